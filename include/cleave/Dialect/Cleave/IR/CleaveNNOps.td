@@ -1,0 +1,340 @@
+//===- CleaveNNOps.td - linear algebra, conv, norm, reduce -*- tablegen -*-===//
+//
+// Contractions, convolutions, pooling, normalisations, softmax, reductions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_DIALECT_CLEAVE_IR_CLEAVENNOPS_TD
+#define CLEAVE_DIALECT_CLEAVE_IR_CLEAVENNOPS_TD
+
+include "cleave/Dialect/Cleave/IR/CleaveBase.td"
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Cleave_MatMulOp : Cleave_InferredOp<"matmul"> {
+  let summary = "matrix product with numpy semantics";
+  let description = [{
+    `numpy.matmul`: the last two dimensions are multiplied, leading (batch)
+    dimensions broadcast. A 1-D lhs is treated as a row vector and a 1-D rhs
+    as a column vector; the inserted dimension is removed from the result.
+
+    Verifier labels: `matmul_c1` (the contracted dimensions agree),
+    `matmul_c2` (batch dimensions broadcast), `matmul_c3` (element types
+    agree).
+
+    ```mlir
+    %y = cleave.matmul %x, %w : (tensor<2x16x64xf32>, tensor<64x256xf32>) -> tensor<2x16x256xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_Tensor:$lhs, Cleave_Tensor:$rhs);
+  let results = (outs Cleave_Tensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Cleave_GemmOp : Cleave_InferredOp<"gemm"> {
+  let summary = "general matrix multiply: alpha * op(A) * op(B) + beta * C";
+  let description = [{
+    ONNX `Gemm` on 2-D operands: `op(X)` is `X` or its transpose according to
+    `trans_a` / `trans_b`; the optional `c` broadcasts (unidirectionally) to
+    the `M x N` result.
+
+    ```mlir
+    %y = cleave.gemm %x, %w, %b {trans_b = true} : (tensor<4x128xf32>, tensor<10x128xf32>, tensor<10xf32>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$a, Cleave_FloatTensor:$b,
+                   Optional<Cleave_FloatTensor>:$c,
+                   DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                   DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+def Cleave_ConvOp : Cleave_InferredOp<"conv"> {
+  let summary = "N-D grouped convolution (1-D, 2-D or 3-D spatial)";
+  let description = [{
+    ONNX `Conv` with every padding explicit: `pads` holds the begin pads of
+    each spatial dimension followed by the end pads (`auto_pad` is resolved by
+    the importer). The kernel shape is the trailing dimensions of `weight`
+    (`M x C/group x k1 x ... x kn`).
+
+    ```mlir
+    %y = cleave.conv %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}
+        : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$weight,
+                   Optional<Cleave_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Cleave_ConvTransposeOp : Cleave_InferredOp<"conv_transpose"> {
+  let summary = "N-D grouped transposed convolution";
+  let description = [{
+    ONNX `ConvTranspose` with explicit `pads` (begin pads then end pads) and
+    `output_padding`; `output_shape` and `auto_pad` are resolved by the
+    importer. `weight` is `C x M/group x k1 x ... x kn`. Output size per
+    spatial dimension: `stride * (in - 1) + output_padding +
+    (k - 1) * dilation + 1 - pad_begin - pad_end`.
+
+    ```mlir
+    %y = cleave.conv_transpose %x, %w {strides = array<i64: 2>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, output_padding = array<i64: 0>, group = 1 : i64}
+        : (tensor<1x8x10xf32>, tensor<8x4x2xf32>) -> tensor<1x4x20xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$weight,
+                   Optional<Cleave_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$output_padding,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Cleave_MaxPoolOp : Cleave_InferredOp<"max_pool"> {
+  let summary = "N-D max pooling";
+  let description = [{
+    ONNX `MaxPool` (values only; the optional indices output is not
+    supported). Padding is explicit (begin pads then end pads); padded
+    positions never win. With `ceil_mode` the output size rounds up.
+
+    ```mlir
+    %y = cleave.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>}
+        : (tensor<1x16x32x32xf32>) -> tensor<1x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Cleave_AveragePoolOp : Cleave_InferredOp<"average_pool"> {
+  let summary = "N-D average pooling";
+  let description = [{
+    ONNX `AveragePool` with explicit padding. `count_include_pad` decides
+    whether padded positions count in the divisor.
+
+    ```mlir
+    %y = cleave.average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+        : (tensor<1x16x32x32xf32>) -> tensor<1x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Cleave_GlobalAveragePoolOp : Cleave_InferredOp<"global_average_pool"> {
+  let summary = "mean over all spatial dimensions";
+  let description = [{
+    `N x C x d1 x ... x dn -> N x C x 1 x ... x 1`.
+
+    ```mlir
+    %y = cleave.global_average_pool %x : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Cleave_GlobalMaxPoolOp : Cleave_InferredOp<"global_max_pool"> {
+  let summary = "max over all spatial dimensions";
+  let description = [{
+    `N x C x d1 x ... x dn -> N x C x 1 x ... x 1`.
+
+    ```mlir
+    %y = cleave.global_max_pool %x : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisations
+//===----------------------------------------------------------------------===//
+
+def Cleave_BatchNormOp : Cleave_InferredOp<"batch_norm"> {
+  let summary = "batch normalisation with running statistics (inference)";
+  let description = [{
+    `y = scale * (x - mean) / sqrt(var + epsilon) + bias` per channel (dim 1).
+    All four parameters have shape `C`. Training mode is not represented.
+
+    ```mlir
+    %y = cleave.batch_norm %x, %s, %b, %m, %v {epsilon = 9.99999974E-6 : f32}
+        : (tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$scale,
+                   Cleave_FloatTensor:$bias, Cleave_FloatTensor:$mean,
+                   Cleave_FloatTensor:$variance,
+                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Cleave_InstanceNormOp : Cleave_InferredOp<"instance_norm"> {
+  let summary = "instance normalisation";
+  let description = [{
+    Normalises each (sample, channel) over its spatial dimensions, then
+    applies the per-channel `scale` and `bias` (shape `C`).
+
+    ```mlir
+    %y = cleave.instance_norm %x, %s, %b {epsilon = 9.99999974E-6 : f32}
+        : (tensor<2x8x100xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x100xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$scale,
+                   Cleave_FloatTensor:$bias,
+                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Cleave_LayerNormOp : Cleave_InferredOp<"layer_norm"> {
+  let summary = "layer normalisation over the trailing dimensions";
+  let description = [{
+    Normalises over dimensions `[axis, rank)` (axis normalised to be
+    non-negative), then multiplies by `scale` and adds the optional `bias`,
+    both broadcast to the normalised shape. Only the `Y` output of ONNX
+    `LayerNormalization` is represented.
+
+    ```mlir
+    %y = cleave.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
+        : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$scale,
+                   Optional<Cleave_FloatTensor>:$bias, I64Attr:$axis,
+                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Cleave_GroupNormOp : Cleave_InferredOp<"group_norm"> {
+  let summary = "group normalisation";
+  let description = [{
+    Splits the channels (dim 1) into `num_groups` groups, normalises each
+    (sample, group) over its channels and spatial dimensions, then applies a
+    per-channel `scale` and `bias` (shape `C`). ONNX opset 18 gives per-group
+    scale and bias; the importer expands them to per-channel.
+
+    ```mlir
+    %y = cleave.group_norm %x, %s, %b {num_groups = 4 : i64, epsilon = 9.99999974E-6 : f32}
+        : (tensor<2x8x100xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x100xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$scale,
+                   Cleave_FloatTensor:$bias, I64Attr:$num_groups,
+                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+def Cleave_SoftmaxOp : Cleave_Op<"softmax", [Pure, SameOperandsAndResultType,
+                                             InferTypeOpInterface]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x) / sum(exp(x))` along `axis` (non-negative). ONNX opsets before 13
+    flatten to 2-D at the axis; the importer rewrites those into a reshape
+    around a softmax on the last axis.
+
+    ```mlir
+    %y = cleave.softmax %x {axis = 3 : i64} : tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Cleave_LogSoftmaxOp : Cleave_Op<"log_softmax", [Pure,
+    SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "log of softmax along one axis";
+  let description = [{
+    `x - log(sum(exp(x)))` along `axis` (non-negative).
+
+    ```mlir
+    %y = cleave.log_softmax %x {axis = 1 : i64} : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Cleave_ReduceOp<string mnemonic, string formula>
+    : Cleave_InferredOp<mnemonic> {
+  let summary = "reduction by " # formula;
+  let description = "Reduces `input` by " # formula # " over `axes` "
+      # "(non-negative, sorted, unique; the importer expands ONNX's empty "
+      # "`axes` to every dimension unless `noop_with_empty_axes` is set). With "
+      # "`keepdims` the reduced dimensions stay with size 1.\n\n"
+      # "Example:\n\n```mlir\n%y = cleave." # mnemonic
+      # " %x {axes = array<i64: 2>, keepdims = true} : "
+      # "(tensor<2x16x64xf32>) -> tensor<2x16x1xf32>\n```";
+  let arguments = (ins Cleave_Tensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Cleave_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Cleave_ReduceSumOp : Cleave_ReduceOp<"reduce_sum", "sum">;
+def Cleave_ReduceMeanOp : Cleave_ReduceOp<"reduce_mean", "arithmetic mean">;
+def Cleave_ReduceMaxOp : Cleave_ReduceOp<"reduce_max", "maximum">;
+def Cleave_ReduceMinOp : Cleave_ReduceOp<"reduce_min", "minimum">;
+def Cleave_ReduceProdOp : Cleave_ReduceOp<"reduce_prod", "product">;
+def Cleave_ReduceL2Op : Cleave_ReduceOp<"reduce_l2", "the Euclidean norm">;
+def Cleave_ReduceSumSquareOp
+    : Cleave_ReduceOp<"reduce_sum_square", "the sum of squares">;
+
+#endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVENNOPS_TD

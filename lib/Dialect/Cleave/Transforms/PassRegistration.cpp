@@ -1,0 +1,3 @@
+//===- PassRegistration.cpp -------------------------------------*- C++ -*-===//
+
+#include "cleave/Dialect/Cleave/Transforms/Passes.h"

@@ -1,0 +1,3 @@
+//===- ONNXImporter.cpp -----------------------------------------*- C++ -*-===//
+#include "cleave/Import/ONNX/ONNXImporter.h"
+void cleave::registerONNXImportTranslation() {}

@@ -1,0 +1,22 @@
+//===- InitAll.cpp - register every cleave dialect and pass -----*- C++ -*-===//
+
+#include "cleave/InitAll.h"
+#include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
+#include "cleave/Dialect/Cleave/Transforms/Passes.h"
+#include "cleave/Import/ONNX/ONNXImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/Passes.h"
+
+void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<CleaveDialect, mlir::func::FuncDialect>();
+}
+
+void cleave::registerAllPasses() {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  registerCleavePasses();
+}
+
+void cleave::registerAllTranslations() { registerONNXImportTranslation(); }

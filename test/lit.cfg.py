@@ -1,0 +1,46 @@
+# -*- Python -*-
+# lit configuration for the cleave regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "cleave"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cleave_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%cleave_src", config.cleave_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+
+# The project's Python package (model generators) is importable from tests.
+llvm_config.with_environment(
+    "PYTHONPATH", os.path.join(config.cleave_src_root, "python"), append_path=True
+)
+
+tool_dirs = [config.cleave_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(
+    ["cleave", "cleave-opt", "cleave-translate"], tool_dirs
+)
+llvm_config.with_environment("PATH", config.cleave_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Tests that need torch (model exports) declare `REQUIRES: torch`.
+try:
+    import subprocess
+
+    subprocess.run(
+        [config.python_executable, "-c", "import torch, torchvision, torchaudio"],
+        check=True,
+        capture_output=True,
+    )
+    config.available_features.add("torch")
+except Exception:
+    pass
