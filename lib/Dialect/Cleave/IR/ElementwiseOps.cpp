@@ -109,5 +109,28 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *context, std::optional<Loca
 
 FailureOr<SmallVector<int64_t>>
 cleave::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
-  return failure();
+  // Align the shapes at their trailing dimensions; the shorter one is padded
+  // with leading 1s.
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t l = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
+    int64_t r = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
+    int64_t &out = result[rank - 1 - i];
+    if (ShapedType::isDynamic(l) || ShapedType::isDynamic(r)) {
+      // A dynamic size can only be 1 or the other size at run time, so a
+      // static size above 1 decides the result.
+      int64_t other = ShapedType::isDynamic(l) ? r : l;
+      out = !ShapedType::isDynamic(other) && other > 1 ? other
+                                                       : ShapedType::kDynamic;
+      continue;
+    }
+    if (l == r || r == 1)
+      out = l;
+    else if (l == 1)
+      out = r;
+    else
+      return failure();
+  }
+  return result;
 }
