@@ -1,0 +1,1 @@
+"""cleave: an ahead-of-time model-partitioning compiler (Python side)."""
