@@ -1,3 +1,0 @@
-//===- PassRegistration.cpp -------------------------------------*- C++ -*-===//
-
-#include "cleave/Dialect/Cleave/Transforms/Passes.h"
