@@ -1,8 +1,60 @@
 //===- Passes.td - cleave dialect passes -------------------*- tablegen -*-===//
+//
+// The passes that clean up and normalise imported cleave IR before analysis.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef CLEAVE_DIALECT_CLEAVE_TRANSFORMS_PASSES_TD
 #define CLEAVE_DIALECT_CLEAVE_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
+  let summary = "Fuse exported decompositions of GELU and LayerNorm into cleave ops";
+  let description = [{
+    Exporters that target opsets without a `Gelu` or `LayerNormalization` op
+    (torch.onnx up to opset 17 writes them as chains of elementwise ops and
+    reductions) leave compositions that the cost model and the code
+    generator would otherwise see as a dozen memory-bound ops. This pass
+    recognises them and replaces each with the one fused op:
+
+    - `x * 0.5 * (1 + erf(x / sqrt(2)))`, in any association and operand
+      order, with `x * (1 / sqrt(2))` accepted for the division, becomes
+      `cleave.gelu {approximate = "none"}`;
+    - `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, with the
+      cube written as `pow(x, 3)` or `x * x * x`, becomes
+      `cleave.gelu {approximate = "tanh"}`;
+    - `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta`,
+      where both means reduce the same trailing dimensions with `keepdims`,
+      becomes `cleave.layer_norm` with `axis` the first reduced dimension,
+      `epsilon` taken from the constant, `scale` gamma and `bias` beta (a
+      splat 1.0 scale when there is no multiplication, no bias when there is
+      no addition). gamma and beta must broadcast to the normalised shape.
+
+    The constants must be `cleave.constant` splats (within float rounding of
+    the element type); a chain whose intermediate values are used outside it
+    is left alone, since fusing it would compute them twice.
+
+    Before:
+
+    ```mlir
+    %c = cleave.constant dense<1.41421354> : tensor<f32>
+    %one = cleave.constant dense<1.0> : tensor<f32>
+    %half = cleave.constant dense<5.0e-01> : tensor<f32>
+    %0 = cleave.div %x, %c : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+    %1 = cleave.erf %0 : tensor<2x64xf32>
+    %2 = cleave.add %1, %one : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+    %3 = cleave.mul %x, %2 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+    %4 = cleave.mul %3, %half : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %4 = cleave.gelu %x {approximate = "none"} : tensor<2x64xf32>
+    ```
+  }];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
 
 #endif // CLEAVE_DIALECT_CLEAVE_TRANSFORMS_PASSES_TD

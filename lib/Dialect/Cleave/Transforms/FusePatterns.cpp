@@ -1,0 +1,457 @@
+//===- FusePatterns.cpp - fuse exported GELU and LayerNorm ------*- C++ -*-===//
+//
+// Recognises the elementwise decompositions of GELU and LayerNorm that ONNX
+// exporters write for opsets without those ops, and replaces each with the
+// fused cleave op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Dialect/Cleave/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+namespace cleave {
+#define GEN_PASS_DEF_FUSEPATTERNSPASS
+#include "cleave/Dialect/Cleave/Transforms/Passes.h.inc"
+} // namespace cleave
+
+using namespace mlir;
+using namespace cleave;
+
+//===----------------------------------------------------------------------===//
+// Matching helpers
+//===----------------------------------------------------------------------===//
+
+/// Returns the value of `value` when it is a `cleave.constant` float splat.
+static std::optional<APFloat> getFloatSplat(Value value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>();
+}
+
+/// Whether `value` is a float splat constant equal to `expected` up to the
+/// rounding of its element type. Exporters write these constants in double
+/// precision and convert them to the model's type; hand-written models
+/// often spell them with fewer digits (`1.41421`), hence the slack beyond
+/// one rounding.
+static bool isSplatNear(Value value, double expected) {
+  std::optional<APFloat> splat = getFloatSplat(value);
+  if (!splat || !splat->isFinite())
+    return false;
+  unsigned precision = APFloat::semanticsPrecision(splat->getSemantics());
+  double tolerance = std::max(1e-4, std::ldexp(4.0, 1 - int(precision)));
+  return std::abs(splat->convertToDouble() - expected) <=
+         tolerance * std::abs(expected);
+}
+
+/// Returns the op of type `OpT` defining `value` when `value` has no other
+/// use, so that the op dies once its one user is fused.
+template <typename OpT> static OpT getSingleUseDef(Value value) {
+  if (!value.hasOneUse())
+    return nullptr;
+  return value.getDefiningOp<OpT>();
+}
+
+namespace {
+
+/// The ops a match will make dead. Fusing pays only when every intermediate
+/// value dies inside the matched decomposition; otherwise the fused op would
+/// recompute what the survivors still compute.
+class Decomposition {
+public:
+  void add(Operation *op) { ops.insert(op); }
+
+  /// Whether every result of every op except `root` is used only inside the
+  /// decomposition.
+  bool isSelfContained(Operation *root) const {
+    for (Operation *op : ops) {
+      if (op == root)
+        continue;
+      for (Operation *user : op->getUsers())
+        if (!ops.contains(user))
+          return false;
+    }
+    return true;
+  }
+
+private:
+  llvm::SmallSetVector<Operation *, 16> ops;
+};
+
+} // namespace
+
+/// Collects the factors of the product tree rooted at `mul`: the operands of
+/// the nested `cleave.mul` ops that feed only this tree, so that every
+/// association of `a * b * c` looks the same. Fails beyond `maxFactors`.
+static LogicalResult collectFactors(MulOp mul, Decomposition &chain,
+                                    SmallVectorImpl<Value> &factors,
+                                    unsigned maxFactors) {
+  chain.add(mul);
+  SmallVector<Value> worklist = {mul.getRhs(), mul.getLhs()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto inner = getSingleUseDef<MulOp>(value)) {
+      chain.add(inner);
+      worklist.push_back(inner.getRhs());
+      worklist.push_back(inner.getLhs());
+      continue;
+    }
+    if (factors.size() == maxFactors)
+      return failure();
+    factors.push_back(value);
+  }
+  return success();
+}
+
+/// Removes from `factors` the first one that is a splat near `expected`.
+static bool takeConstantFactor(SmallVectorImpl<Value> &factors,
+                               double expected) {
+  auto *it = llvm::find_if(
+      factors, [&](Value factor) { return isSplatNear(factor, expected); });
+  if (it == factors.end())
+    return false;
+  factors.erase(it);
+  return true;
+}
+
+/// Matches `1 + f` (either order), returning `f`.
+static Value matchOnePlus(Value value, Decomposition &chain) {
+  auto add = getSingleUseDef<AddOp>(value);
+  if (!add)
+    return {};
+  chain.add(add);
+  if (isSplatNear(add.getLhs(), 1.0))
+    return add.getRhs();
+  if (isSplatNear(add.getRhs(), 1.0))
+    return add.getLhs();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// GELU
+//===----------------------------------------------------------------------===//
+
+/// Whether `value` is `x / sqrt(2)`, written as a division or as a product
+/// with `1 / sqrt(2)`.
+static bool isScaledBySqrtHalf(Value value, Value x, Decomposition &chain) {
+  if (auto div = getSingleUseDef<DivOp>(value)) {
+    chain.add(div);
+    return div.getLhs() == x && isSplatNear(div.getRhs(), llvm::numbers::sqrt2);
+  }
+  if (auto mul = getSingleUseDef<MulOp>(value)) {
+    SmallVector<Value> factors;
+    if (failed(collectFactors(mul, chain, factors, 2)) || factors.size() != 2)
+      return false;
+    return takeConstantFactor(factors, llvm::numbers::inv_sqrt2) &&
+           factors.front() == x;
+  }
+  return false;
+}
+
+/// Whether `value` is `x^3`, as `pow(x, 3)` or a product of three `x`.
+static bool isCube(ArrayRef<Value> factors, Value x, Decomposition &chain) {
+  if (factors.size() == 3)
+    return llvm::all_of(factors, [&](Value f) { return f == x; });
+  if (factors.size() != 1)
+    return false;
+  auto pow = getSingleUseDef<PowOp>(factors.front());
+  if (!pow)
+    return false;
+  chain.add(pow);
+  return pow.getLhs() == x && isSplatNear(pow.getRhs(), 3.0);
+}
+
+/// Whether `value` is `sqrt(2 / pi) * (x + 0.044715 * x^3)`.
+static bool isTanhGeluArgument(Value value, Value x, Decomposition &chain) {
+  auto outer = getSingleUseDef<MulOp>(value);
+  if (!outer)
+    return false;
+  SmallVector<Value> factors;
+  if (failed(collectFactors(outer, chain, factors, 2)) ||
+      !takeConstantFactor(factors, std::sqrt(2.0 / llvm::numbers::pi)) ||
+      factors.size() != 1)
+    return false;
+  auto add = getSingleUseDef<AddOp>(factors.front());
+  if (!add)
+    return false;
+  chain.add(add);
+  if (add.getLhs() != x && add.getRhs() != x)
+    return false;
+  Value cubeTerm = add.getLhs() == x ? add.getRhs() : add.getLhs();
+  auto cubeMul = getSingleUseDef<MulOp>(cubeTerm);
+  if (!cubeMul)
+    return false;
+  SmallVector<Value> cubeFactors;
+  return succeeded(collectFactors(cubeMul, chain, cubeFactors, 4)) &&
+         takeConstantFactor(cubeFactors, 0.044715) &&
+         isCube(cubeFactors, x, chain);
+}
+
+namespace {
+
+/// Fuses `x * 0.5 * (1 + erf(x / sqrt(2)))` and
+/// `x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))` into
+/// `cleave.gelu`, rooted at the outermost multiplication.
+struct FuseGelu : public OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp root,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> factors;
+    Decomposition rootChain;
+    if (failed(collectFactors(root, rootChain, factors, 3)) ||
+        factors.size() != 3 || !takeConstantFactor(factors, 0.5))
+      return rewriter.notifyMatchFailure(root, "not a product x * 0.5 * y");
+
+    // Either remaining factor may be `x`; the other is `1 + f(x)`.
+    for (auto [x, onePlus] : {std::pair(factors[0], factors[1]),
+                              std::pair(factors[1], factors[0])}) {
+      if (x.getType() != root.getType() ||
+          !isa<FloatType>(getElementTypeOrSelf(x.getType())))
+        continue;
+      Decomposition chain = rootChain;
+      Value activation = matchOnePlus(onePlus, chain);
+      if (!activation)
+        continue;
+      StringRef approximate;
+      if (auto erf = getSingleUseDef<ErfOp>(activation)) {
+        chain.add(erf);
+        if (isScaledBySqrtHalf(erf.getInput(), x, chain))
+          approximate = "none";
+      } else if (auto tanh = getSingleUseDef<TanhOp>(activation)) {
+        chain.add(tanh);
+        if (isTanhGeluArgument(tanh.getInput(), x, chain))
+          approximate = "tanh";
+      }
+      if (approximate.empty() || !chain.isSelfContained(root))
+        continue;
+      rewriter.replaceOpWithNewOp<GeluOp>(root, root.getType(), x,
+                                          rewriter.getStringAttr(approximate));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(root, "not a GELU decomposition");
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LayerNorm
+//===----------------------------------------------------------------------===//
+
+/// Returns the first reduced dimension when `mean` averages the trailing
+/// dimensions `[axis, rank)` of its input and keeps them as size 1.
+static std::optional<int64_t> getTrailingReductionAxis(ReduceMeanOp mean) {
+  auto type = dyn_cast<RankedTensorType>(mean.getInput().getType());
+  ArrayRef<int64_t> axes = mean.getAxes();
+  if (!type || !mean.getKeepdims() || axes.empty())
+    return std::nullopt;
+  int64_t rank = type.getRank();
+  int64_t axis = rank - int64_t(axes.size());
+  if (axis < 0)
+    return std::nullopt;
+  for (auto [i, reduced] : llvm::enumerate(axes))
+    if (reduced != axis + int64_t(i))
+      return std::nullopt;
+  return axis;
+}
+
+/// Whether `value` is `(x - mean)^2`, squared by `pow(d, 2)` or `d * d`,
+/// where `d` is `numerator` itself or a second `x - mean`.
+static bool isSquaredDeviation(Value value, SubOp numerator,
+                               Decomposition &chain) {
+  auto isDeviation = [&](Value d) {
+    if (d == numerator.getResult())
+      return true;
+    auto sub = d.getDefiningOp<SubOp>();
+    if (!sub || sub.getLhs() != numerator.getLhs() ||
+        sub.getRhs() != numerator.getRhs())
+      return false;
+    chain.add(sub);
+    return true;
+  };
+  if (auto pow = getSingleUseDef<PowOp>(value)) {
+    chain.add(pow);
+    return isSplatNear(pow.getRhs(), 2.0) && isDeviation(pow.getLhs());
+  }
+  if (auto mul = getSingleUseDef<MulOp>(value)) {
+    chain.add(mul);
+    return mul.getLhs() == mul.getRhs() && isDeviation(mul.getLhs());
+  }
+  return false;
+}
+
+/// Whether `value` can be the scale or bias of a layer norm over
+/// `normalizedShape`: a tensor of the same element type that broadcasts to
+/// the normalised dimensions alone, without reaching into the outer ones.
+static bool fitsNormalizedShape(Value value, ArrayRef<int64_t> normalizedShape,
+                                Type elementType) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getElementType() != elementType ||
+      type.getRank() > int64_t(normalizedShape.size()))
+    return false;
+  ArrayRef<int64_t> trailing = normalizedShape.take_back(type.getRank());
+  for (auto [size, target] : llvm::zip_equal(type.getShape(), trailing))
+    if (size != 1 && size != target)
+      return false;
+  return true;
+}
+
+/// If the single user of `value` is `value <op> other` (either order) with
+/// the type of `value`, returns that op and sets `other`.
+template <typename OpT> static OpT matchAffineUser(Value value, Value &other) {
+  if (!value.hasOneUse())
+    return nullptr;
+  auto op = dyn_cast<OpT>(*value.getUsers().begin());
+  if (!op || op.getType() != value.getType())
+    return nullptr;
+  other = op.getLhs() == value ? op.getRhs() : op.getLhs();
+  return op;
+}
+
+namespace {
+
+/// Fuses `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta`
+/// into `cleave.layer_norm`. Rooted at the division, which every variant
+/// shares; the scale and bias are absorbed when its users apply them.
+struct FuseLayerNorm : public OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp div,
+                                PatternRewriter &rewriter) const override {
+    Decomposition chain;
+    chain.add(div);
+
+    auto numerator = div.getLhs().getDefiningOp<SubOp>();
+    if (!numerator)
+      return rewriter.notifyMatchFailure(div, "numerator is not x - mean");
+    chain.add(numerator);
+    Value x = numerator.getLhs();
+    auto mean = numerator.getRhs().getDefiningOp<ReduceMeanOp>();
+    if (!mean || mean.getInput() != x)
+      return rewriter.notifyMatchFailure(div, "numerator is not x - mean(x)");
+    chain.add(mean);
+    std::optional<int64_t> axis = getTrailingReductionAxis(mean);
+    if (!axis)
+      return rewriter.notifyMatchFailure(
+          div, "mean does not reduce the trailing dimensions");
+
+    auto inputType = cast<RankedTensorType>(x.getType());
+    Type elementType = inputType.getElementType();
+    if (!isa<FloatType>(elementType) || div.getType() != inputType)
+      return rewriter.notifyMatchFailure(div, "not a float normalisation");
+
+    auto sqrt = getSingleUseDef<SqrtOp>(div.getRhs());
+    if (!sqrt)
+      return rewriter.notifyMatchFailure(div, "denominator is not a sqrt");
+    chain.add(sqrt);
+    auto addEps = getSingleUseDef<AddOp>(sqrt.getInput());
+    if (!addEps)
+      return rewriter.notifyMatchFailure(div, "no epsilon under the sqrt");
+    chain.add(addEps);
+    Value variance = addEps.getLhs();
+    std::optional<APFloat> epsilon = getFloatSplat(addEps.getRhs());
+    if (!epsilon) {
+      variance = addEps.getRhs();
+      epsilon = getFloatSplat(addEps.getLhs());
+    }
+    if (!epsilon || epsilon->isNegative() || !epsilon->isFinite() ||
+        addEps.getType() != variance.getType())
+      return rewriter.notifyMatchFailure(div, "epsilon is not a constant");
+
+    auto varianceMean = getSingleUseDef<ReduceMeanOp>(variance);
+    if (!varianceMean || varianceMean.getAxes() != mean.getAxes() ||
+        !varianceMean.getKeepdims())
+      return rewriter.notifyMatchFailure(
+          div, "variance does not reduce the dimensions of the mean");
+    chain.add(varianceMean);
+    if (!isSquaredDeviation(varianceMean.getInput(), numerator, chain))
+      return rewriter.notifyMatchFailure(div, "variance is not of (x - mean)");
+
+    // Absorb `* gamma` and then `+ beta` when the users apply them.
+    ArrayRef<int64_t> normalizedShape = inputType.getShape().drop_front(*axis);
+    Operation *last = div;
+    Value scale, bias, other;
+    if (auto mul = matchAffineUser<MulOp>(div, other)) {
+      if (fitsNormalizedShape(other, normalizedShape, elementType)) {
+        scale = other;
+        last = mul;
+        chain.add(mul);
+      }
+    }
+    if (scale) {
+      if (auto add = matchAffineUser<AddOp>(last->getResult(0), other)) {
+        if (fitsNormalizedShape(other, normalizedShape, elementType)) {
+          bias = other;
+          last = add;
+          chain.add(add);
+        }
+      }
+    }
+    if (!chain.isSelfContained(last))
+      return rewriter.notifyMatchFailure(div, "intermediates have other uses");
+
+    rewriter.setInsertionPoint(last);
+    if (!scale) {
+      // layer_norm always scales; without a gamma the scale is one.
+      auto scaleType = RankedTensorType::get(normalizedShape, elementType);
+      if (!scaleType.hasStaticShape())
+        return rewriter.notifyMatchFailure(div, "dynamic normalised shape");
+      APFloat one(cast<FloatType>(elementType).getFloatSemantics(), 1);
+      scale = ConstantOp::create(rewriter, div.getLoc(), scaleType,
+                                 DenseElementsAttr::get(scaleType, one));
+    }
+    bool losesInfo = false;
+    epsilon->convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                     &losesInfo);
+    auto fused = LayerNormOp::create(
+        rewriter, last->getLoc(), inputType, x, scale, bias,
+        rewriter.getI64IntegerAttr(*axis),
+        rewriter.getF32FloatAttr(epsilon->convertToFloat()));
+    rewriter.replaceOp(last, fused.getResult());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct FusePatternsPass
+    : public cleave::impl::FusePatternsPassBase<FusePatternsPass> {
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet set(context);
+    populateFusePatterns(set);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    // Only fuse: folding and constant CSE belong to -canonicalize, and
+    // keeping them out lets tests pin exactly what fusion changes.
+    GreedyRewriteConfig config;
+    config.enableFolding(false).enableConstantCSE(false);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyPatternsGreedily(getOperation(), patterns, config);
+  }
+
+  FrozenRewritePatternSet patterns;
+};
+
+} // namespace
+
+void cleave::populateFusePatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseGelu, FuseLayerNorm>(patterns.getContext());
+}

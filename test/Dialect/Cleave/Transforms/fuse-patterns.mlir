@@ -1,0 +1,461 @@
+// RUN: cleave-opt %s -split-input-file -cleave-fuse-patterns | FileCheck %s
+
+//===----------------------------------------------------------------------===//
+// GELU, erf form
+//===----------------------------------------------------------------------===//
+
+// torch.onnx (opset 13-17): Mul(Mul(x, Add(Erf(Div(x, sqrt2)), 1)), 0.5).
+// CHECK-LABEL: func.func @gelu_erf_torch
+// CHECK-SAME: (%[[X:.+]]: tensor<2x64xf32>)
+// CHECK-NEXT: %[[G:.+]] = cleave.gelu %[[X]] : tensor<2x64xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_erf_torch(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %sqrt2 = cleave.constant dense<1.41421354> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %0 = cleave.div %x, %sqrt2 : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %1 = cleave.erf %0 : tensor<2x64xf32>
+  %2 = cleave.add %1, %one : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %3 = cleave.mul %x, %2 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %4 = cleave.mul %3, %half : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  return %4 : tensor<2x64xf32>
+}
+
+// -----
+
+// Hugging Face style: x * 0.5 * (1.0 + erf(x / sqrt(2))), other operand
+// orders.
+// CHECK-LABEL: func.func @gelu_erf_reassociated
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[G:.+]] = cleave.gelu %[[X]] : tensor<4x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_erf_reassociated(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %sqrt2 = cleave.constant dense<1.41421> : tensor<f32>
+  %0 = cleave.mul %half, %x : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = cleave.div %x, %sqrt2 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = cleave.erf %1 : tensor<4x8xf32>
+  %3 = cleave.add %one, %2 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = cleave.mul %3, %0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %4 : tensor<4x8xf32>
+}
+
+// -----
+
+// Multiplication by 1/sqrt(2) instead of division by sqrt(2), in f16.
+// CHECK-LABEL: func.func @gelu_erf_inverse_sqrt2_f16
+// CHECK-SAME: (%[[X:.+]]: tensor<8xf16>)
+// CHECK-NEXT: %[[G:.+]] = cleave.gelu %[[X]] : tensor<8xf16>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_erf_inverse_sqrt2_f16(%x: tensor<8xf16>) -> tensor<8xf16> {
+  %rsqrt2 = cleave.constant dense<0.7071> : tensor<f16>
+  %one = cleave.constant dense<1.0> : tensor<f16>
+  %half = cleave.constant dense<0.5> : tensor<1xf16>
+  %0 = cleave.mul %rsqrt2, %x : (tensor<f16>, tensor<8xf16>) -> tensor<8xf16>
+  %1 = cleave.erf %0 : tensor<8xf16>
+  %2 = cleave.add %1, %one : (tensor<8xf16>, tensor<f16>) -> tensor<8xf16>
+  %3 = cleave.mul %2, %half : (tensor<8xf16>, tensor<1xf16>) -> tensor<8xf16>
+  %4 = cleave.mul %x, %3 : (tensor<8xf16>, tensor<8xf16>) -> tensor<8xf16>
+  return %4 : tensor<8xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// GELU, tanh form
+//===----------------------------------------------------------------------===//
+
+// torch.onnx with approximate="tanh": the cube is x * (x * x).
+// CHECK-LABEL: func.func @gelu_tanh_torch
+// CHECK-SAME: (%[[X:.+]]: tensor<2x16xf32>)
+// CHECK-NEXT: %[[G:.+]] = cleave.gelu %[[X]] {approximate = "tanh"} : tensor<2x16xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_tanh_torch(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %beta = cleave.constant dense<0.797884583> : tensor<f32>
+  %kappa = cleave.constant dense<4.471500e-02> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %0 = cleave.mul %x, %x : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %1 = cleave.mul %x, %0 : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %2 = cleave.mul %kappa, %1 : (tensor<f32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %3 = cleave.add %x, %2 : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %4 = cleave.mul %beta, %3 : (tensor<f32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %5 = cleave.tanh %4 : tensor<2x16xf32>
+  %6 = cleave.add %one, %5 : (tensor<f32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %7 = cleave.mul %x, %6 : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %8 = cleave.mul %half, %7 : (tensor<f32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  return %8 : tensor<2x16xf32>
+}
+
+// -----
+
+// GPT-2's NewGELU: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))).
+// CHECK-LABEL: func.func @gelu_tanh_pow
+// CHECK-SAME: (%[[X:.+]]: tensor<2x16xf32>)
+// CHECK-NEXT: %[[G:.+]] = cleave.gelu %[[X]] {approximate = "tanh"} : tensor<2x16xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @gelu_tanh_pow(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %three = cleave.constant dense<3.0> : tensor<f32>
+  %kappa = cleave.constant dense<4.471500e-02> : tensor<f32>
+  %beta = cleave.constant dense<0.797884583> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %0 = cleave.mul %half, %x : (tensor<f32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %1 = cleave.pow %x, %three : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %2 = cleave.mul %1, %kappa : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %3 = cleave.add %2, %x : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %4 = cleave.mul %3, %beta : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %5 = cleave.tanh %4 : tensor<2x16xf32>
+  %6 = cleave.add %5, %one : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %7 = cleave.mul %0, %6 : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  return %7 : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// GELU, decompositions that must not fuse
+//===----------------------------------------------------------------------===//
+
+// 0.6 is not 0.5.
+// CHECK-LABEL: func.func @gelu_wrong_half
+// CHECK-NOT: cleave.gelu
+// CHECK: cleave.erf
+// CHECK-NOT: cleave.gelu
+func.func @gelu_wrong_half(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %sqrt2 = cleave.constant dense<1.41421354> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.6> : tensor<f32>
+  %0 = cleave.div %x, %sqrt2 : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %1 = cleave.erf %0 : tensor<2x64xf32>
+  %2 = cleave.add %1, %one : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %3 = cleave.mul %x, %2 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %4 = cleave.mul %3, %half : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  return %4 : tensor<2x64xf32>
+}
+
+// -----
+
+// Dividing by sqrt(3) is another function.
+// CHECK-LABEL: func.func @gelu_wrong_sqrt2
+// CHECK-NOT: cleave.gelu
+// CHECK: cleave.erf
+// CHECK-NOT: cleave.gelu
+func.func @gelu_wrong_sqrt2(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %sqrt3 = cleave.constant dense<1.73205078> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %0 = cleave.div %x, %sqrt3 : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %1 = cleave.erf %0 : tensor<2x64xf32>
+  %2 = cleave.add %1, %one : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %3 = cleave.mul %x, %2 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %4 = cleave.mul %3, %half : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  return %4 : tensor<2x64xf32>
+}
+
+// -----
+
+// The erf is applied to another tensor than the one multiplied.
+// CHECK-LABEL: func.func @gelu_different_inputs
+// CHECK-NOT: cleave.gelu
+// CHECK: cleave.erf
+// CHECK-NOT: cleave.gelu
+func.func @gelu_different_inputs(%x: tensor<2x64xf32>, %y: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %sqrt2 = cleave.constant dense<1.41421354> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %0 = cleave.div %y, %sqrt2 : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %1 = cleave.erf %0 : tensor<2x64xf32>
+  %2 = cleave.add %1, %one : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %3 = cleave.mul %x, %2 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %4 = cleave.mul %3, %half : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  return %4 : tensor<2x64xf32>
+}
+
+// -----
+
+// The erf result is used elsewhere: fusing would compute it twice.
+// CHECK-LABEL: func.func @gelu_intermediate_escapes
+// CHECK-NOT: cleave.gelu
+// CHECK: %[[ERF:.+]] = cleave.erf
+// CHECK-NOT: cleave.gelu
+// CHECK: return %{{.+}}, %[[ERF]]
+func.func @gelu_intermediate_escapes(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf32>) {
+  %sqrt2 = cleave.constant dense<1.41421354> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %0 = cleave.div %x, %sqrt2 : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %1 = cleave.erf %0 : tensor<2x64xf32>
+  %2 = cleave.add %1, %one : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %3 = cleave.mul %x, %2 : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %4 = cleave.mul %3, %half : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  return %4, %1 : tensor<2x64xf32>, tensor<2x64xf32>
+}
+
+// -----
+
+// The 0.5 broadcasts the result to a larger shape than x: not an activation
+// of x.
+// CHECK-LABEL: func.func @gelu_constant_widens
+// CHECK-NOT: cleave.gelu
+// CHECK: cleave.erf
+// CHECK-NOT: cleave.gelu
+func.func @gelu_constant_widens(%x: tensor<64xf32>) -> tensor<3x64xf32> {
+  %sqrt2 = cleave.constant dense<1.41421354> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<0.5> : tensor<3x64xf32>
+  %0 = cleave.div %x, %sqrt2 : (tensor<64xf32>, tensor<f32>) -> tensor<64xf32>
+  %1 = cleave.erf %0 : tensor<64xf32>
+  %2 = cleave.add %1, %one : (tensor<64xf32>, tensor<f32>) -> tensor<64xf32>
+  %3 = cleave.mul %x, %2 : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %4 = cleave.mul %3, %half : (tensor<64xf32>, tensor<3x64xf32>) -> tensor<3x64xf32>
+  return %4 : tensor<3x64xf32>
+}
+
+// -----
+
+// The tanh form with the wrong cubic coefficient.
+// CHECK-LABEL: func.func @gelu_tanh_wrong_kappa
+// CHECK-NOT: cleave.gelu
+// CHECK: cleave.tanh
+// CHECK-NOT: cleave.gelu
+func.func @gelu_tanh_wrong_kappa(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %half = cleave.constant dense<0.5> : tensor<f32>
+  %three = cleave.constant dense<3.0> : tensor<f32>
+  %kappa = cleave.constant dense<5.0e-02> : tensor<f32>
+  %beta = cleave.constant dense<0.797884583> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %0 = cleave.mul %half, %x : (tensor<f32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %1 = cleave.pow %x, %three : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %2 = cleave.mul %1, %kappa : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %3 = cleave.add %2, %x : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  %4 = cleave.mul %3, %beta : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %5 = cleave.tanh %4 : tensor<2x16xf32>
+  %6 = cleave.add %5, %one : (tensor<2x16xf32>, tensor<f32>) -> tensor<2x16xf32>
+  %7 = cleave.mul %0, %6 : (tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<2x16xf32>
+  return %7 : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// LayerNorm
+//===----------------------------------------------------------------------===//
+
+// torch.onnx before opset 17 (native_layer_norm):
+// ReduceMean -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div ->
+// Mul(gamma) -> Add(beta). The epsilon is the default 1e-5, which is not
+// printed.
+// CHECK-LABEL: func.func @layer_norm_torch
+// CHECK-SAME: (%[[X:.+]]: tensor<2x16x64xf32>, %[[G:.+]]: tensor<64xf32>, %[[B:.+]]: tensor<64xf32>)
+// CHECK-NEXT: %[[LN:.+]] = cleave.layer_norm %[[X]], %[[G]], %[[B]] {axis = 2 : i64} : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+// CHECK-NEXT: return %[[LN]]
+func.func @layer_norm_torch(%x: tensor<2x16x64xf32>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<2x16x64xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 2>, keepdims = true} : (tensor<2x16x64xf32>) -> tensor<2x16x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<2x16x64xf32>, tensor<2x16x1xf32>) -> tensor<2x16x64xf32>
+  %sq = cleave.pow %d, %two : (tensor<2x16x64xf32>, tensor<f32>) -> tensor<2x16x64xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 2>, keepdims = true} : (tensor<2x16x64xf32>) -> tensor<2x16x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<2x16x1xf32>, tensor<f32>) -> tensor<2x16x1xf32>
+  %std = cleave.sqrt %ve : tensor<2x16x1xf32>
+  %n = cleave.div %d, %std : (tensor<2x16x64xf32>, tensor<2x16x1xf32>) -> tensor<2x16x64xf32>
+  %s = cleave.mul %n, %gamma : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  %y = cleave.add %s, %beta : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return %y : tensor<2x16x64xf32>
+}
+
+// -----
+
+// Normalising over the last two dimensions; the axis is the first of them.
+// CHECK-LABEL: func.func @layer_norm_two_axes
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32>, %[[G:.+]]: tensor<4x8xf32>, %[[B:.+]]: tensor<8xf32>)
+// CHECK-NEXT: %[[LN:.+]] = cleave.layer_norm %[[X]], %[[G]], %[[B]] {axis = 1 : i64, epsilon = 9.99999996E-13 : f32}
+// CHECK-NEXT: return %[[LN]]
+func.func @layer_norm_two_axes(%x: tensor<2x4x8xf32>, %gamma: tensor<4x8xf32>, %beta: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-12> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x1x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<2x4x8xf32>, tensor<2x1x1xf32>) -> tensor<2x4x8xf32>
+  %sq = cleave.pow %d, %two : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x1x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+  %std = cleave.sqrt %ve : tensor<2x1x1xf32>
+  %n = cleave.div %d, %std : (tensor<2x4x8xf32>, tensor<2x1x1xf32>) -> tensor<2x4x8xf32>
+  %s = cleave.mul %n, %gamma : (tensor<2x4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  %y = cleave.add %s, %beta : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The hand-written BERT form: (x - u) computed twice, squared by a product,
+// eps added on the left, weight * x + bias with the operands swapped.
+// CHECK-LABEL: func.func @layer_norm_handwritten
+// CHECK-SAME: (%[[X:.+]]: tensor<16x32xf32>, %[[G:.+]]: tensor<32xf32>, %[[B:.+]]: tensor<32xf32>)
+// CHECK-NEXT: %[[LN:.+]] = cleave.layer_norm %[[X]], %[[G]], %[[B]] {axis = 1 : i64, epsilon = 9.99999996E-13 : f32}
+// CHECK-NEXT: return %[[LN]]
+func.func @layer_norm_handwritten(%x: tensor<16x32xf32>, %gamma: tensor<32xf32>, %beta: tensor<32xf32>) -> tensor<16x32xf32> {
+  %eps = cleave.constant dense<1.0e-12> : tensor<f32>
+  %u = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<16x32xf32>) -> tensor<16x1xf32>
+  %d0 = cleave.sub %x, %u : (tensor<16x32xf32>, tensor<16x1xf32>) -> tensor<16x32xf32>
+  %sq = cleave.mul %d0, %d0 : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  %s = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<16x32xf32>) -> tensor<16x1xf32>
+  %d1 = cleave.sub %x, %u : (tensor<16x32xf32>, tensor<16x1xf32>) -> tensor<16x32xf32>
+  %ve = cleave.add %eps, %s : (tensor<f32>, tensor<16x1xf32>) -> tensor<16x1xf32>
+  %std = cleave.sqrt %ve : tensor<16x1xf32>
+  %n = cleave.div %d1, %std : (tensor<16x32xf32>, tensor<16x1xf32>) -> tensor<16x32xf32>
+  %w = cleave.mul %gamma, %n : (tensor<32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = cleave.add %beta, %w : (tensor<32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}
+
+// -----
+
+// Without elementwise affine parameters the scale is a splat of ones and
+// there is no bias.
+// CHECK-LABEL: func.func @layer_norm_no_affine
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[ONES:.+]] = cleave.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK-NEXT: %[[LN:.+]] = cleave.layer_norm %[[X]], %[[ONES]] {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[LN]]
+func.func @layer_norm_no_affine(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = cleave.pow %d, %two : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %std = cleave.sqrt %ve : tensor<4x1xf32>
+  %n = cleave.div %d, %std : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A multiplier that varies along an outer dimension is not a layer-norm
+// scale: the normalisation fuses and the multiplication stays.
+// CHECK-LABEL: func.func @layer_norm_scale_reaches_outer_dims
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[G:.+]]: tensor<4x8xf32>)
+// CHECK: %[[ONES:.+]] = cleave.constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK: %[[LN:.+]] = cleave.layer_norm %[[X]], %[[ONES]] {axis = 1 : i64
+// CHECK: %[[M:.+]] = cleave.mul %[[LN]], %[[G]]
+// CHECK: return %[[M]]
+func.func @layer_norm_scale_reaches_outer_dims(%x: tensor<4x8xf32>, %gamma: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = cleave.pow %d, %two : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %std = cleave.sqrt %ve : tensor<4x1xf32>
+  %n = cleave.div %d, %std : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %s = cleave.mul %n, %gamma : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// LayerNorm, decompositions that must not fuse
+//===----------------------------------------------------------------------===//
+
+// Reducing a middle dimension is not a layer norm.
+// CHECK-LABEL: func.func @layer_norm_middle_axis
+// CHECK-NOT: cleave.layer_norm
+// CHECK: cleave.div
+// CHECK-NOT: cleave.layer_norm
+func.func @layer_norm_middle_axis(%x: tensor<2x16x64xf32>) -> tensor<2x16x64xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<2x16x64xf32>) -> tensor<2x1x64xf32>
+  %d = cleave.sub %x, %mean : (tensor<2x16x64xf32>, tensor<2x1x64xf32>) -> tensor<2x16x64xf32>
+  %sq = cleave.pow %d, %two : (tensor<2x16x64xf32>, tensor<f32>) -> tensor<2x16x64xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<2x16x64xf32>) -> tensor<2x1x64xf32>
+  %ve = cleave.add %var, %eps : (tensor<2x1x64xf32>, tensor<f32>) -> tensor<2x1x64xf32>
+  %std = cleave.sqrt %ve : tensor<2x1x64xf32>
+  %n = cleave.div %d, %std : (tensor<2x16x64xf32>, tensor<2x1x64xf32>) -> tensor<2x16x64xf32>
+  return %n : tensor<2x16x64xf32>
+}
+
+// -----
+
+// The variance reduces other dimensions than the mean.
+// CHECK-LABEL: func.func @layer_norm_mismatched_axes
+// CHECK-NOT: cleave.layer_norm
+// CHECK: cleave.div
+// CHECK-NOT: cleave.layer_norm
+func.func @layer_norm_mismatched_axes(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x4x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<2x4x8xf32>, tensor<2x4x1xf32>) -> tensor<2x4x8xf32>
+  %sq = cleave.pow %d, %two : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x1x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+  %std = cleave.sqrt %ve : tensor<2x1x1xf32>
+  %n = cleave.div %d, %std : (tensor<2x4x8xf32>, tensor<2x1x1xf32>) -> tensor<2x4x8xf32>
+  return %n : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Cubing the deviation is not a variance.
+// CHECK-LABEL: func.func @layer_norm_wrong_exponent
+// CHECK-NOT: cleave.layer_norm
+// CHECK: cleave.div
+// CHECK-NOT: cleave.layer_norm
+func.func @layer_norm_wrong_exponent(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %three = cleave.constant dense<3.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = cleave.pow %d, %three : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %std = cleave.sqrt %ve : tensor<4x1xf32>
+  %n = cleave.div %d, %std : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// An epsilon that is not a constant cannot become the attribute.
+// CHECK-LABEL: func.func @layer_norm_runtime_epsilon
+// CHECK-NOT: cleave.layer_norm
+// CHECK: cleave.div
+// CHECK-NOT: cleave.layer_norm
+func.func @layer_norm_runtime_epsilon(%x: tensor<4x8xf32>, %eps: tensor<f32>) -> tensor<4x8xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = cleave.pow %d, %two : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %std = cleave.sqrt %ve : tensor<4x1xf32>
+  %n = cleave.div %d, %std : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// The mean is also an output of the function: it must stay computed.
+// CHECK-LABEL: func.func @layer_norm_mean_escapes
+// CHECK-NOT: cleave.layer_norm
+// CHECK: cleave.div
+// CHECK-NOT: cleave.layer_norm
+func.func @layer_norm_mean_escapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %mean = cleave.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = cleave.sub %x, %mean : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq = cleave.pow %d, %two : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %var = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %ve = cleave.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %std = cleave.sqrt %ve : tensor<4x1xf32>
+  %n = cleave.div %d, %std : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %n, %mean : tensor<4x8xf32>, tensor<4x1xf32>
+}
