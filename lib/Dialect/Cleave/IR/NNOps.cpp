@@ -1,88 +1,755 @@
-//===- NNOps.cpp - placeholder bodies, replaced by the real ones ----*- C++ -*-===//
+//===- NNOps.cpp - contraction, conv, pool, norm, reduce ops ----*- C++ -*-===//
+//
+// Type inference and verifiers of the neural-network family. Shape errors are
+// found while inferring the result type, which runs both when a builder
+// leaves the result type to the op and when the verifier checks a written
+// one, so every message is worded like an op verifier message.
+//
+//===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
-#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace cleave;
 
-LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "AveragePoolOp: type inference not implemented");
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+/// Emits `'<op>' op <args...>` at `loc`, the form Operation::emitOpError
+/// gives, for errors found where only a location is at hand.
+template <typename OpT, typename... Args>
+LogicalResult emitOpErrorAt(std::optional<Location> loc, Args &&...args) {
+  return emitOptionalError(loc, "'", OpT::getOperationName(), "' op ",
+                           std::forward<Args>(args)...);
 }
 
-LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "BatchNormOp: type inference not implemented");
+/// Formats one dimension, `?` when dynamic.
+std::string formatDim(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ConvOp: type inference not implemented");
+/// Formats a shape as `[2, ?, 4]`.
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(shape, os, [&](int64_t dim) { os << formatDim(dim); });
+  os << ']';
+  return text;
 }
 
-LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ConvTransposeOp: type inference not implemented");
+/// Whether two dimensions may be equal at run time.
+bool dimsCompatible(int64_t lhs, int64_t rhs) {
+  return ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs) || lhs == rhs;
 }
 
-LogicalResult GemmOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "GemmOp: type inference not implemented");
+/// Returns `value` as a ranked tensor type, or null after an error naming
+/// `what` when it is not one (only builders can get here: the op's operand
+/// constraints reject unranked tensors before inference runs).
+template <typename OpT>
+RankedTensorType getRankedType(std::optional<Location> loc, Value value,
+                               StringRef what) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    (void)emitOpErrorAt<OpT>(loc, what, " must be a ranked tensor, got ",
+                             value.getType());
+  return type;
 }
 
-LogicalResult GlobalAveragePoolOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "GlobalAveragePoolOp: type inference not implemented");
+/// Checks that every present operand has the element type of `reference`.
+template <typename OpT>
+LogicalResult
+verifySameElementType(std::optional<Location> loc, RankedTensorType reference,
+                      StringRef referenceName,
+                      ArrayRef<std::pair<Value, StringRef>> others) {
+  for (auto [value, name] : others) {
+    if (!value)
+      continue;
+    Type elementType = getElementTypeOrSelf(value.getType());
+    if (elementType != reference.getElementType())
+      return emitOpErrorAt<OpT>(
+          loc, name, " element type (", elementType, ") must equal ",
+          referenceName, " element type (", reference.getElementType(), ")");
+  }
+  return success();
 }
 
-LogicalResult GlobalMaxPoolOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "GlobalMaxPoolOp: type inference not implemented");
+/// Checks that `param` (named `name`) is a 1-D tensor of `size` elements, the
+/// shape of ONNX's per-channel parameters.
+template <typename OpT>
+LogicalResult verifyChannelParam(std::optional<Location> loc, Value param,
+                                 StringRef name, int64_t size) {
+  auto type = getRankedType<OpT>(loc, param, name);
+  if (!type)
+    return failure();
+  if (type.getRank() != 1 || !dimsCompatible(type.getDimSize(0), size))
+    return emitOpErrorAt<OpT>(loc, name, " must have shape [", formatDim(size),
+                              "] (the input channels), got ",
+                              formatShape(type.getShape()));
+  return success();
 }
 
-LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "GroupNormOp: type inference not implemented");
+//===----------------------------------------------------------------------===//
+// Spatial windows (conv, conv_transpose, pooling)
+//===----------------------------------------------------------------------===//
+
+/// The window attributes of a conv or pooling op, checked against the
+/// number of spatial dimensions.
+struct WindowAttrs {
+  ArrayRef<int64_t> strides;
+  ArrayRef<int64_t> pads;
+  ArrayRef<int64_t> dilations;
+};
+
+/// Checks attribute lengths (one value per spatial dimension, two for pads)
+/// and ranges (positive strides and dilations, non-negative pads).
+template <typename OpT>
+LogicalResult verifyWindowAttrs(std::optional<Location> loc,
+                                const WindowAttrs &attrs, int64_t spatialRank) {
+  auto checkLength = [&](ArrayRef<int64_t> values, StringRef name,
+                         int64_t expected) -> LogicalResult {
+    if (static_cast<int64_t>(values.size()) == expected)
+      return success();
+    return emitOpErrorAt<OpT>(loc, name, " has ", values.size(),
+                              " values, expected ", expected, " for ",
+                              spatialRank, " spatial dimensions");
+  };
+  auto checkRange = [&](ArrayRef<int64_t> values, StringRef name,
+                        int64_t min) -> LogicalResult {
+    for (auto [i, value] : llvm::enumerate(values))
+      if (value < min)
+        return emitOpErrorAt<OpT>(loc, name, "[", i, "] (", value, ") must be ",
+                                  min == 0 ? "non-negative" : "positive");
+    return success();
+  };
+  if (failed(checkLength(attrs.strides, "strides", spatialRank)) ||
+      failed(checkLength(attrs.pads, "pads", 2 * spatialRank)) ||
+      failed(checkLength(attrs.dilations, "dilations", spatialRank)) ||
+      failed(checkRange(attrs.strides, "strides", 1)) ||
+      failed(checkRange(attrs.pads, "pads", 0)) ||
+      failed(checkRange(attrs.dilations, "dilations", 1)))
+    return failure();
+  return success();
 }
 
-LogicalResult InstanceNormOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "InstanceNormOp: type inference not implemented");
+/// Checks that `input` has a batch, a channel and at least one spatial
+/// dimension.
+template <typename OpT>
+LogicalResult verifyWindowInputRank(std::optional<Location> loc,
+                                    RankedTensorType input) {
+  if (input.getRank() >= 3)
+    return success();
+  return emitOpErrorAt<OpT>(loc,
+                            "input must have rank at least 3 (N x C x "
+                            "spatial dimensions), got rank ",
+                            input.getRank());
 }
 
-LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "LayerNormOp: type inference not implemented");
+/// The output size of spatial dimension `dim` of a strided window sliding
+/// over an explicitly padded input (conv and pooling). `ceilMode` rounds the
+/// window count up, then drops a last window that would start in the end
+/// padding, as onnxruntime and the ONNX reference implementation do.
+template <typename OpT>
+FailureOr<int64_t> slidingWindowSize(std::optional<Location> loc,
+                                     const WindowAttrs &attrs, size_t dim,
+                                     int64_t inputSize, int64_t kernelSize,
+                                     bool ceilMode) {
+  if (ShapedType::isDynamic(inputSize) || ShapedType::isDynamic(kernelSize))
+    return ShapedType::kDynamic;
+  size_t spatialRank = attrs.strides.size();
+  int64_t padBegin = attrs.pads[dim];
+  int64_t padEnd = attrs.pads[spatialRank + dim];
+  int64_t stride = attrs.strides[dim];
+  int64_t dilatedKernel = (kernelSize - 1) * attrs.dilations[dim] + 1;
+  int64_t span = inputSize + padBegin + padEnd - dilatedKernel;
+  if (span < 0)
+    return emitOpErrorAt<OpT>(
+        loc, "spatial dimension ", dim, ": padded input size (",
+        inputSize + padBegin + padEnd,
+        ") is smaller than the dilated kernel size (", dilatedKernel, ")");
+  if (!ceilMode)
+    return span / stride + 1;
+  int64_t size = (span + stride - 1) / stride + 1;
+  if ((size - 1) * stride >= inputSize + padBegin)
+    --size;
+  return size;
 }
 
-LogicalResult LogSoftmaxOp::verify() { return success(); }
+/// Infers the result type of max_pool and average_pool.
+template <typename OpT, typename AdaptorT>
+LogicalResult inferPoolType(std::optional<Location> loc, AdaptorT adaptor,
+                            SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType = getRankedType<OpT>(loc, adaptor.getInput(), "input");
+  if (!inputType || failed(verifyWindowInputRank<OpT>(loc, inputType)))
+    return failure();
+  int64_t spatialRank = inputType.getRank() - 2;
+  ArrayRef<int64_t> kernel = adaptor.getKernelShape();
+  if (static_cast<int64_t>(kernel.size()) != spatialRank)
+    return emitOpErrorAt<OpT>(loc, "kernel_shape has ", kernel.size(),
+                              " values, expected ", spatialRank, " for ",
+                              spatialRank, " spatial dimensions");
+  for (auto [i, size] : llvm::enumerate(kernel))
+    if (size < 1)
+      return emitOpErrorAt<OpT>(loc, "kernel_shape[", i, "] (", size,
+                                ") must be positive");
+  WindowAttrs attrs{adaptor.getStrides(), adaptor.getPads(),
+                    adaptor.getDilations()};
+  if (failed(verifyWindowAttrs<OpT>(loc, attrs, spatialRank)))
+    return failure();
 
-LogicalResult MatMulOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "MatMulOp: type inference not implemented");
+  ArrayRef<int64_t> inputShape = inputType.getShape();
+  SmallVector<int64_t> shape(inputShape.take_front(2));
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    FailureOr<int64_t> size = slidingWindowSize<OpT>(
+        loc, attrs, i, inputShape[2 + i], kernel[i], adaptor.getCeilMode());
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
 }
 
-LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "MaxPoolOp: type inference not implemented");
+/// Infers the result type of the global pooling ops: every spatial dimension
+/// becomes 1.
+template <typename OpT, typename AdaptorT>
+LogicalResult inferGlobalPoolType(std::optional<Location> loc, AdaptorT adaptor,
+                                  SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType = getRankedType<OpT>(loc, adaptor.getInput(), "input");
+  if (!inputType)
+    return failure();
+  if (inputType.getRank() < 2)
+    return emitOpErrorAt<OpT>(loc,
+                              "input must have rank at least 2 (N x C x "
+                              "spatial dimensions), got rank ",
+                              inputType.getRank());
+  SmallVector<int64_t> shape(inputType.getShape());
+  std::fill(shape.begin() + 2, shape.end(), 1);
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
 }
 
-LogicalResult ReduceL2Op::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceL2Op: type inference not implemented");
+//===----------------------------------------------------------------------===//
+// Normalisations
+//===----------------------------------------------------------------------===//
+
+/// Checks the input of a per-channel normalisation (at least `N x C`) and
+/// each of its per-channel parameters, then infers the input's type.
+template <typename OpT>
+LogicalResult inferChannelNormType(std::optional<Location> loc, Value input,
+                                   ArrayRef<std::pair<Value, StringRef>> params,
+                                   SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType = getRankedType<OpT>(loc, input, "input");
+  if (!inputType)
+    return failure();
+  if (inputType.getRank() < 2)
+    return emitOpErrorAt<OpT>(
+        loc, "input must have rank at least 2 (N x C x ...), got rank ",
+        inputType.getRank());
+  int64_t channels = inputType.getDimSize(1);
+  for (auto [param, name] : params)
+    if (failed(verifyChannelParam<OpT>(loc, param, name, channels)))
+      return failure();
+  inferredReturnTypes.push_back(inputType);
+  return success();
 }
 
-LogicalResult ReduceMaxOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceMaxOp: type inference not implemented");
+/// Checks that `param` broadcasts (numpy style, towards the normalised
+/// shape only) to `normalisedShape`.
+LogicalResult verifyLayerNormParam(std::optional<Location> loc, Value param,
+                                   StringRef name,
+                                   ArrayRef<int64_t> normalisedShape) {
+  auto type = getRankedType<LayerNormOp>(loc, param, name);
+  if (!type)
+    return failure();
+  ArrayRef<int64_t> shape = type.getShape();
+  bool broadcasts = shape.size() <= normalisedShape.size();
+  for (size_t i = 0; broadcasts && i < shape.size(); ++i) {
+    int64_t dim = shape[shape.size() - 1 - i];
+    int64_t target = normalisedShape[normalisedShape.size() - 1 - i];
+    broadcasts = dim == 1 || dimsCompatible(dim, target);
+  }
+  if (broadcasts)
+    return success();
+  return emitOpErrorAt<LayerNormOp>(
+      loc, name, " shape ", formatShape(shape),
+      " does not broadcast to the normalised shape ",
+      formatShape(normalisedShape));
 }
 
-LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceMeanOp: type inference not implemented");
+//===----------------------------------------------------------------------===//
+// Softmax and reductions
+//===----------------------------------------------------------------------===//
+
+/// Checks that the softmax `axis` is a dimension of `input`.
+LogicalResult verifySoftmaxAxis(Operation *op, Type input, int64_t axis) {
+  int64_t rank = cast<RankedTensorType>(input).getRank();
+  if (axis >= 0 && axis < rank)
+    return success();
+  return op->emitOpError("axis (")
+         << axis << ") must be in [0, " << rank << ")";
 }
 
-LogicalResult ReduceMinOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceMinOp: type inference not implemented");
+/// Infers the result type of a reduction over sorted, unique, non-negative
+/// `axes`; an empty `axes` reduces nothing.
+template <typename OpT>
+LogicalResult inferReduceType(std::optional<Location> loc,
+                              typename OpT::Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType = getRankedType<OpT>(loc, adaptor.getInput(), "input");
+  if (!inputType)
+    return failure();
+  int64_t rank = inputType.getRank();
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= rank)
+      return emitOpErrorAt<OpT>(loc, "axes[", i, "] (", axis,
+                                ") must be in [0, ", rank, ")");
+    if (i > 0 && axis <= axes[i - 1])
+      return emitOpErrorAt<OpT>(loc, "axes must be sorted and unique, got ",
+                                formatShape(axes));
+  }
+  SmallVector<int64_t> shape;
+  for (auto [dim, size] : llvm::enumerate(inputType.getShape())) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(dim)))
+      shape.push_back(size);
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
 }
 
-LogicalResult ReduceProdOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceProdOp: type inference not implemented");
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// MatMulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MatMulOp::inferReturnTypes(MLIRContext *context,
+                           std::optional<Location> location, Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto lhsType = getRankedType<MatMulOp>(location, adaptor.getLhs(), "lhs");
+  auto rhsType = getRankedType<MatMulOp>(location, adaptor.getRhs(), "rhs");
+  if (!lhsType || !rhsType)
+    return failure();
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitOpErrorAt<MatMulOp>(
+        location, "matmul_c3: lhs element type (", lhsType.getElementType(),
+        ") must equal rhs element type (", rhsType.getElementType(), ")");
+  if (lhsType.getRank() == 0 || rhsType.getRank() == 0)
+    return emitOpErrorAt<MatMulOp>(
+        location, "operands must be at least 1-D, got ranks ",
+        lhsType.getRank(), " and ", rhsType.getRank());
+
+  // Promote 1-D operands to matrices (a row vector on the left, a column
+  // vector on the right); the inserted dimension is dropped again below.
+  SmallVector<int64_t> lhs(lhsType.getShape());
+  SmallVector<int64_t> rhs(rhsType.getShape());
+  bool lhsIsVector = lhs.size() == 1;
+  bool rhsIsVector = rhs.size() == 1;
+  if (lhsIsVector)
+    lhs.insert(lhs.begin(), 1);
+  if (rhsIsVector)
+    rhs.push_back(1);
+
+  int64_t lhsContracted = lhs[lhs.size() - 1];
+  int64_t rhsContracted = rhs[rhs.size() - 2];
+  if (!dimsCompatible(lhsContracted, rhsContracted))
+    return emitOpErrorAt<MatMulOp>(
+        location, "matmul_c1: lhs dimension ", lhsType.getRank() - 1, " (",
+        lhsContracted, ") must equal rhs dimension ",
+        rhsIsVector ? 0 : rhsType.getRank() - 2, " (", rhsContracted, ")");
+
+  ArrayRef<int64_t> lhsBatch = ArrayRef<int64_t>(lhs).drop_back(2);
+  ArrayRef<int64_t> rhsBatch = ArrayRef<int64_t>(rhs).drop_back(2);
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(lhsBatch, rhsBatch);
+  if (failed(shape))
+    return emitOpErrorAt<MatMulOp>(location, "matmul_c2: batch dimensions ",
+                                   formatShape(lhsBatch), " and ",
+                                   formatShape(rhsBatch), " do not broadcast");
+  if (!lhsIsVector)
+    shape->push_back(lhs[lhs.size() - 2]);
+  if (!rhsIsVector)
+    shape->push_back(rhs[rhs.size() - 1]);
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(*shape, lhsType.getElementType()));
+  return success();
 }
 
-LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceSumOp: type inference not implemented");
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GemmOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
+                         Adaptor adaptor,
+                         SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto aType = getRankedType<GemmOp>(location, adaptor.getA(), "a");
+  auto bType = getRankedType<GemmOp>(location, adaptor.getB(), "b");
+  if (!aType || !bType)
+    return failure();
+  if (aType.getRank() != 2 || bType.getRank() != 2)
+    return emitOpErrorAt<GemmOp>(location,
+                                 "gemm_c1: a and b must be 2-D, got ranks ",
+                                 aType.getRank(), " and ", bType.getRank());
+  if (failed(verifySameElementType<GemmOp>(
+          location, aType, "a",
+          {{adaptor.getB(), "gemm_c4: b"}, {adaptor.getC(), "gemm_c4: c"}})))
+    return failure();
+
+  bool transA = adaptor.getTransA();
+  bool transB = adaptor.getTransB();
+  int64_t m = aType.getDimSize(transA ? 1 : 0);
+  int64_t aContracted = aType.getDimSize(transA ? 0 : 1);
+  int64_t bContracted = bType.getDimSize(transB ? 1 : 0);
+  int64_t n = bType.getDimSize(transB ? 0 : 1);
+  if (!dimsCompatible(aContracted, bContracted))
+    return emitOpErrorAt<GemmOp>(
+        location, "gemm_c2: contracted dimension of a (", aContracted,
+        ") must equal that of b (", bContracted, ")");
+
+  if (Value c = adaptor.getC()) {
+    auto cType = getRankedType<GemmOp>(location, c, "c");
+    if (!cType)
+      return failure();
+    // `c` broadcasts towards the result only: each of its dimensions is 1 or
+    // the result's.
+    int64_t result[] = {m, n};
+    ArrayRef<int64_t> cShape = cType.getShape();
+    bool broadcasts = cShape.size() <= 2;
+    for (size_t i = 0; broadcasts && i < cShape.size(); ++i) {
+      int64_t dim = cShape[cShape.size() - 1 - i];
+      broadcasts = dim == 1 || dimsCompatible(dim, result[1 - i]);
+    }
+    if (!broadcasts)
+      return emitOpErrorAt<GemmOp>(
+          location, "gemm_c3: c shape ", formatShape(cShape),
+          " does not broadcast to the result shape ", formatShape(result));
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get({m, n}, aType.getElementType()));
+  return success();
 }
 
-LogicalResult ReduceSumSquareOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location, Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
-  return emitOptionalError(location, "ReduceSumSquareOp: type inference not implemented");
+//===----------------------------------------------------------------------===//
+// ConvOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConvOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
+                         Adaptor adaptor,
+                         SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType = getRankedType<ConvOp>(location, adaptor.getInput(), "input");
+  auto weightType =
+      getRankedType<ConvOp>(location, adaptor.getWeight(), "weight");
+  if (!inputType || !weightType ||
+      failed(verifyWindowInputRank<ConvOp>(location, inputType)))
+    return failure();
+  if (weightType.getRank() != inputType.getRank())
+    return emitOpErrorAt<ConvOp>(
+        location, "weight rank (", weightType.getRank(),
+        ") must equal input rank (", inputType.getRank(), ")");
+  if (failed(verifySameElementType<ConvOp>(
+          location, inputType, "input",
+          {{adaptor.getWeight(), "weight"}, {adaptor.getBias(), "bias"}})))
+    return failure();
+  int64_t spatialRank = inputType.getRank() - 2;
+  WindowAttrs attrs{adaptor.getStrides(), adaptor.getPads(),
+                    adaptor.getDilations()};
+  if (failed(verifyWindowAttrs<ConvOp>(location, attrs, spatialRank)))
+    return failure();
+
+  // The group count splits the input channels among the filters:
+  // weight is M x C/group x k1 x ... x kn.
+  int64_t group = static_cast<int64_t>(adaptor.getGroup());
+  if (group < 1)
+    return emitOpErrorAt<ConvOp>(location, "group (", group,
+                                 ") must be positive");
+  int64_t inChannels = inputType.getDimSize(1);
+  int64_t outChannels = weightType.getDimSize(0);
+  int64_t channelsPerGroup = weightType.getDimSize(1);
+  if (!ShapedType::isDynamic(inChannels) &&
+      !ShapedType::isDynamic(channelsPerGroup) &&
+      inChannels != channelsPerGroup * group)
+    return emitOpErrorAt<ConvOp>(
+        location, "input channels (", inChannels, ") must equal weight dim 1 (",
+        channelsPerGroup, ") times group (", group, ")");
+  if (!ShapedType::isDynamic(outChannels) && outChannels % group != 0)
+    return emitOpErrorAt<ConvOp>(location, "output channels (weight dim 0, ",
+                                 outChannels, ") must be divisible by group (",
+                                 group, ")");
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = getRankedType<ConvOp>(location, bias, "bias");
+    if (!biasType)
+      return failure();
+    if (biasType.getRank() != 1 ||
+        !dimsCompatible(biasType.getDimSize(0), outChannels))
+      return emitOpErrorAt<ConvOp>(
+          location, "bias must have shape [", formatDim(outChannels),
+          "] (weight dim 0), got ", formatShape(biasType.getShape()));
+  }
+
+  SmallVector<int64_t> shape = {inputType.getDimSize(0), outChannels};
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    int64_t kernel = weightType.getDimSize(2 + i);
+    if (kernel == 0)
+      return emitOpErrorAt<ConvOp>(location, "weight dim ", 2 + i,
+                                   " (kernel size) must be positive");
+    FailureOr<int64_t> size = slidingWindowSize<ConvOp>(
+        location, attrs, i, inputType.getDimSize(2 + i), kernel,
+        /*ceilMode=*/false);
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
 }
 
-LogicalResult SoftmaxOp::verify() { return success(); }
+//===----------------------------------------------------------------------===//
+// ConvTransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvTransposeOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  using OpT = ConvTransposeOp;
+  auto inputType = getRankedType<OpT>(location, adaptor.getInput(), "input");
+  auto weightType = getRankedType<OpT>(location, adaptor.getWeight(), "weight");
+  if (!inputType || !weightType ||
+      failed(verifyWindowInputRank<OpT>(location, inputType)))
+    return failure();
+  if (weightType.getRank() != inputType.getRank())
+    return emitOpErrorAt<OpT>(location, "weight rank (", weightType.getRank(),
+                              ") must equal input rank (", inputType.getRank(),
+                              ")");
+  if (failed(verifySameElementType<OpT>(
+          location, inputType, "input",
+          {{adaptor.getWeight(), "weight"}, {adaptor.getBias(), "bias"}})))
+    return failure();
+  int64_t spatialRank = inputType.getRank() - 2;
+  WindowAttrs attrs{adaptor.getStrides(), adaptor.getPads(),
+                    adaptor.getDilations()};
+  if (failed(verifyWindowAttrs<OpT>(location, attrs, spatialRank)))
+    return failure();
+  ArrayRef<int64_t> outputPadding = adaptor.getOutputPadding();
+  if (static_cast<int64_t>(outputPadding.size()) != spatialRank)
+    return emitOpErrorAt<OpT>(location, "output_padding has ",
+                              outputPadding.size(), " values, expected ",
+                              spatialRank, " for ", spatialRank,
+                              " spatial dimensions");
+  for (auto [i, padding] : llvm::enumerate(outputPadding)) {
+    // A larger output padding would select positions that no input element
+    // contributes to.
+    int64_t stride = attrs.strides[i];
+    int64_t dilation = attrs.dilations[i];
+    if (padding < 0 || (padding >= stride && padding >= dilation))
+      return emitOpErrorAt<OpT>(location, "output_padding[", i, "] (", padding,
+                                ") must be non-negative and less than the "
+                                "stride (",
+                                stride, ") or the dilation (", dilation, ")");
+  }
+
+  // weight is C x M/group x k1 x ... x kn.
+  int64_t group = static_cast<int64_t>(adaptor.getGroup());
+  if (group < 1)
+    return emitOpErrorAt<OpT>(location, "group (", group, ") must be positive");
+  int64_t inChannels = inputType.getDimSize(1);
+  if (!dimsCompatible(inChannels, weightType.getDimSize(0)))
+    return emitOpErrorAt<OpT>(location, "input channels (", inChannels,
+                              ") must equal weight dim 0 (",
+                              weightType.getDimSize(0), ")");
+  if (!ShapedType::isDynamic(inChannels) && inChannels % group != 0)
+    return emitOpErrorAt<OpT>(location, "input channels (", inChannels,
+                              ") must be divisible by group (", group, ")");
+  int64_t outChannels = weightType.getDimSize(1);
+  if (!ShapedType::isDynamic(outChannels))
+    outChannels *= group;
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = getRankedType<OpT>(location, bias, "bias");
+    if (!biasType)
+      return failure();
+    if (biasType.getRank() != 1 ||
+        !dimsCompatible(biasType.getDimSize(0), outChannels))
+      return emitOpErrorAt<OpT>(location, "bias must have shape [",
+                                formatDim(outChannels),
+                                "] (weight dim 1 times group), got ",
+                                formatShape(biasType.getShape()));
+  }
+
+  SmallVector<int64_t> shape = {inputType.getDimSize(0), outChannels};
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    int64_t in = inputType.getDimSize(2 + i);
+    int64_t kernel = weightType.getDimSize(2 + i);
+    if (kernel == 0)
+      return emitOpErrorAt<OpT>(location, "weight dim ", 2 + i,
+                                " (kernel size) must be positive");
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t size = attrs.strides[i] * (in - 1) + outputPadding[i] +
+                   (kernel - 1) * attrs.dilations[i] + 1 - attrs.pads[i] -
+                   attrs.pads[spatialRank + i];
+    if (size < 1)
+      return emitOpErrorAt<OpT>(location, "spatial dimension ", i,
+                                ": pads remove the whole output (size ", size,
+                                ")");
+    shape.push_back(size);
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MaxPoolOp::inferReturnTypes(MLIRContext *context,
+                            std::optional<Location> location, Adaptor adaptor,
+                            SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferPoolType<MaxPoolOp>(location, adaptor, inferredReturnTypes);
+}
+
+LogicalResult AveragePoolOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferPoolType<AveragePoolOp>(location, adaptor, inferredReturnTypes);
+}
+
+LogicalResult GlobalAveragePoolOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferGlobalPoolType<GlobalAveragePoolOp>(location, adaptor,
+                                                  inferredReturnTypes);
+}
+
+LogicalResult GlobalMaxPoolOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferGlobalPoolType<GlobalMaxPoolOp>(location, adaptor,
+                                              inferredReturnTypes);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisations
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BatchNormOp::inferReturnTypes(MLIRContext *context,
+                              std::optional<Location> location, Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferChannelNormType<BatchNormOp>(
+      location, adaptor.getInput(),
+      {{adaptor.getScale(), "scale"},
+       {adaptor.getBias(), "bias"},
+       {adaptor.getMean(), "mean"},
+       {adaptor.getVariance(), "variance"}},
+      inferredReturnTypes);
+}
+
+LogicalResult InstanceNormOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferChannelNormType<InstanceNormOp>(
+      location, adaptor.getInput(),
+      {{adaptor.getScale(), "scale"}, {adaptor.getBias(), "bias"}},
+      inferredReturnTypes);
+}
+
+LogicalResult
+GroupNormOp::inferReturnTypes(MLIRContext *context,
+                              std::optional<Location> location, Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredReturnTypes) {
+  if (failed(inferChannelNormType<GroupNormOp>(
+          location, adaptor.getInput(),
+          {{adaptor.getScale(), "scale"}, {adaptor.getBias(), "bias"}},
+          inferredReturnTypes)))
+    return failure();
+  int64_t groups = static_cast<int64_t>(adaptor.getNumGroups());
+  if (groups < 1)
+    return emitOpErrorAt<GroupNormOp>(location, "num_groups (", groups,
+                                      ") must be positive");
+  int64_t channels =
+      cast<RankedTensorType>(adaptor.getInput().getType()).getDimSize(1);
+  if (!ShapedType::isDynamic(channels) && channels % groups != 0)
+    return emitOpErrorAt<GroupNormOp>(location, "input channels (", channels,
+                                      ") must be divisible by num_groups (",
+                                      groups, ")");
+  return success();
+}
+
+LogicalResult
+LayerNormOp::inferReturnTypes(MLIRContext *context,
+                              std::optional<Location> location, Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType =
+      getRankedType<LayerNormOp>(location, adaptor.getInput(), "input");
+  if (!inputType)
+    return failure();
+  int64_t rank = inputType.getRank();
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  if (axis < 0 || axis >= rank)
+    return emitOpErrorAt<LayerNormOp>(location, "axis (", axis,
+                                      ") must be in [0, ", rank, ")");
+  ArrayRef<int64_t> normalised = inputType.getShape().drop_front(axis);
+  if (failed(verifyLayerNormParam(location, adaptor.getScale(), "scale",
+                                  normalised)))
+    return failure();
+  if (Value bias = adaptor.getBias())
+    if (failed(verifyLayerNormParam(location, bias, "bias", normalised)))
+      return failure();
+  inferredReturnTypes.push_back(inputType);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  return verifySoftmaxAxis(*this, getInput().getType(),
+                           static_cast<int64_t>(getAxis()));
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxAxis(*this, getInput().getType(),
+                           static_cast<int64_t>(getAxis()));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+#define CLEAVE_REDUCE_INFER(OpT)                                               \
+  LogicalResult OpT::inferReturnTypes(                                         \
+      MLIRContext *context, std::optional<Location> location, Adaptor adaptor, \
+      SmallVectorImpl<Type> &inferredReturnTypes) {                            \
+    return inferReduceType<OpT>(location, adaptor, inferredReturnTypes);       \
+  }
+
+CLEAVE_REDUCE_INFER(ReduceSumOp)
+CLEAVE_REDUCE_INFER(ReduceMeanOp)
+CLEAVE_REDUCE_INFER(ReduceMaxOp)
+CLEAVE_REDUCE_INFER(ReduceMinOp)
+CLEAVE_REDUCE_INFER(ReduceProdOp)
+CLEAVE_REDUCE_INFER(ReduceL2Op)
+CLEAVE_REDUCE_INFER(ReduceSumSquareOp)
+
+#undef CLEAVE_REDUCE_INFER

@@ -18,7 +18,8 @@ def Cleave_MatMulOp : Cleave_InferredOp<"matmul"> {
   let description = [{
     `numpy.matmul`: the last two dimensions are multiplied, leading (batch)
     dimensions broadcast. A 1-D lhs is treated as a row vector and a 1-D rhs
-    as a column vector; the inserted dimension is removed from the result.
+    as a column vector; the inserted dimension is removed from the result
+    (two 1-D operands give a 0-D result). Operands must be at least 1-D.
 
     Verifier labels: `matmul_c1` (the contracted dimensions agree),
     `matmul_c2` (batch dimensions broadcast), `matmul_c3` (element types
@@ -41,6 +42,10 @@ def Cleave_GemmOp : Cleave_InferredOp<"gemm"> {
     ONNX `Gemm` on 2-D operands: `op(X)` is `X` or its transpose according to
     `trans_a` / `trans_b`; the optional `c` broadcasts (unidirectionally) to
     the `M x N` result.
+
+    Verifier labels: `gemm_c1` (`a` and `b` are 2-D), `gemm_c2` (the
+    contracted dimensions agree), `gemm_c3` (`c` is at most 2-D and
+    broadcasts to `M x N`), `gemm_c4` (element types agree).
 
     ```mlir
     %y = cleave.gemm %x, %w, %b {trans_b = true} : (tensor<4x128xf32>, tensor<10x128xf32>, tensor<10xf32>) -> tensor<4x10xf32>
@@ -68,7 +73,11 @@ def Cleave_ConvOp : Cleave_InferredOp<"conv"> {
     ONNX `Conv` with every padding explicit: `pads` holds the begin pads of
     each spatial dimension followed by the end pads (`auto_pad` is resolved by
     the importer). The kernel shape is the trailing dimensions of `weight`
-    (`M x C/group x k1 x ... x kn`).
+    (`M x C/group x k1 x ... x kn`); `group` divides both `C` and `M`, and
+    the optional `bias` has shape `M`. `strides` and `dilations` hold one
+    positive value per spatial dimension, `pads` two non-negative ones. Output
+    size per spatial dimension: `floor((in + pad_begin + pad_end -
+    ((k - 1) * dilation + 1)) / stride) + 1`, which must be at least 1.
 
     ```mlir
     %y = cleave.conv %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}
@@ -91,9 +100,11 @@ def Cleave_ConvTransposeOp : Cleave_InferredOp<"conv_transpose"> {
   let description = [{
     ONNX `ConvTranspose` with explicit `pads` (begin pads then end pads) and
     `output_padding`; `output_shape` and `auto_pad` are resolved by the
-    importer. `weight` is `C x M/group x k1 x ... x kn`. Output size per
+    importer. `weight` is `C x M/group x k1 x ... x kn` and the optional
+    `bias` has shape `M`. Each `output_padding` value is non-negative and
+    less than the stride or the dilation of its dimension. Output size per
     spatial dimension: `stride * (in - 1) + output_padding +
-    (k - 1) * dilation + 1 - pad_begin - pad_end`.
+    (k - 1) * dilation + 1 - pad_begin - pad_end`, which must be at least 1.
 
     ```mlir
     %y = cleave.conv_transpose %x, %w {strides = array<i64: 2>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, output_padding = array<i64: 0>, group = 1 : i64}
@@ -117,7 +128,11 @@ def Cleave_MaxPoolOp : Cleave_InferredOp<"max_pool"> {
   let description = [{
     ONNX `MaxPool` (values only; the optional indices output is not
     supported). Padding is explicit (begin pads then end pads); padded
-    positions never win. With `ceil_mode` the output size rounds up.
+    positions never win. The output size per spatial dimension is
+    `(in + pad_begin + pad_end - ((k - 1) * dilation + 1)) / stride + 1`,
+    rounded down, or up with `ceil_mode`; with `ceil_mode` a last window
+    that would start in the end padding is dropped (as onnxruntime and the
+    ONNX reference implementation do).
 
     ```mlir
     %y = cleave.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>}
@@ -136,7 +151,8 @@ def Cleave_AveragePoolOp : Cleave_InferredOp<"average_pool"> {
   let summary = "N-D average pooling";
   let description = [{
     ONNX `AveragePool` with explicit padding. `count_include_pad` decides
-    whether padded positions count in the divisor.
+    whether padded positions count in the divisor. The output size follows
+    the same rule as `cleave.max_pool`, `ceil_mode` included.
 
     ```mlir
     %y = cleave.average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
@@ -155,7 +171,8 @@ def Cleave_AveragePoolOp : Cleave_InferredOp<"average_pool"> {
 def Cleave_GlobalAveragePoolOp : Cleave_InferredOp<"global_average_pool"> {
   let summary = "mean over all spatial dimensions";
   let description = [{
-    `N x C x d1 x ... x dn -> N x C x 1 x ... x 1`.
+    `N x C x d1 x ... x dn -> N x C x 1 x ... x 1`; the input is at least
+    2-D.
 
     ```mlir
     %y = cleave.global_average_pool %x : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
@@ -169,7 +186,8 @@ def Cleave_GlobalAveragePoolOp : Cleave_InferredOp<"global_average_pool"> {
 def Cleave_GlobalMaxPoolOp : Cleave_InferredOp<"global_max_pool"> {
   let summary = "max over all spatial dimensions";
   let description = [{
-    `N x C x d1 x ... x dn -> N x C x 1 x ... x 1`.
+    `N x C x d1 x ... x dn -> N x C x 1 x ... x 1`; the input is at least
+    2-D.
 
     ```mlir
     %y = cleave.global_max_pool %x : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
@@ -188,7 +206,8 @@ def Cleave_BatchNormOp : Cleave_InferredOp<"batch_norm"> {
   let summary = "batch normalisation with running statistics (inference)";
   let description = [{
     `y = scale * (x - mean) / sqrt(var + epsilon) + bias` per channel (dim 1).
-    All four parameters have shape `C`. Training mode is not represented.
+    The input is at least 2-D and all four parameters have shape `C`.
+    Training mode is not represented.
 
     ```mlir
     %y = cleave.batch_norm %x, %s, %b, %m, %v {epsilon = 9.99999974E-6 : f32}
@@ -210,7 +229,8 @@ def Cleave_InstanceNormOp : Cleave_InferredOp<"instance_norm"> {
   let summary = "instance normalisation";
   let description = [{
     Normalises each (sample, channel) over its spatial dimensions, then
-    applies the per-channel `scale` and `bias` (shape `C`).
+    applies the per-channel `scale` and `bias` (shape `C`). The input is at
+    least 2-D (`N x C x d1 x ... x dn`).
 
     ```mlir
     %y = cleave.instance_norm %x, %s, %b {epsilon = 9.99999974E-6 : f32}
@@ -229,9 +249,10 @@ def Cleave_InstanceNormOp : Cleave_InferredOp<"instance_norm"> {
 def Cleave_LayerNormOp : Cleave_InferredOp<"layer_norm"> {
   let summary = "layer normalisation over the trailing dimensions";
   let description = [{
-    Normalises over dimensions `[axis, rank)` (axis normalised to be
-    non-negative), then multiplies by `scale` and adds the optional `bias`,
-    both broadcast to the normalised shape. Only the `Y` output of ONNX
+    Normalises over dimensions `[axis, rank)` (`axis` normalised to be
+    non-negative, in `[0, rank)`), then multiplies by `scale` and adds the
+    optional `bias`, both broadcast (unidirectionally, numpy style) to the
+    normalised shape `input.shape[axis:]`. Only the `Y` output of ONNX
     `LayerNormalization` is represented.
 
     ```mlir
@@ -254,7 +275,8 @@ def Cleave_GroupNormOp : Cleave_InferredOp<"group_norm"> {
     Splits the channels (dim 1) into `num_groups` groups, normalises each
     (sample, group) over its channels and spatial dimensions, then applies a
     per-channel `scale` and `bias` (shape `C`). ONNX opset 18 gives per-group
-    scale and bias; the importer expands them to per-channel.
+    scale and bias; the importer expands them to per-channel. The input is at
+    least 2-D and `num_groups` is positive and divides `C`.
 
     ```mlir
     %y = cleave.group_norm %x, %s, %b {num_groups = 4 : i64, epsilon = 9.99999974E-6 : f32}
@@ -278,7 +300,7 @@ def Cleave_SoftmaxOp : Cleave_Op<"softmax", [Pure, SameOperandsAndResultType,
                                              InferTypeOpInterface]> {
   let summary = "softmax along one axis";
   let description = [{
-    `exp(x) / sum(exp(x))` along `axis` (non-negative). ONNX opsets before 13
+    `exp(x) / sum(exp(x))` along `axis`, in `[0, rank)`. ONNX opsets before 13
     flatten to 2-D at the axis; the importer rewrites those into a reshape
     around a softmax on the last axis.
 
@@ -296,7 +318,7 @@ def Cleave_LogSoftmaxOp : Cleave_Op<"log_softmax", [Pure,
     SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "log of softmax along one axis";
   let description = [{
-    `x - log(sum(exp(x)))` along `axis` (non-negative).
+    `x - log(sum(exp(x)))` along `axis`, in `[0, rank)`.
 
     ```mlir
     %y = cleave.log_softmax %x {axis = 1 : i64} : tensor<4x10xf32>
@@ -317,8 +339,10 @@ class Cleave_ReduceOp<string mnemonic, string formula>
   let summary = "reduction by " # formula;
   let description = "Reduces `input` by " # formula # " over `axes` "
       # "(non-negative, sorted, unique; the importer expands ONNX's empty "
-      # "`axes` to every dimension unless `noop_with_empty_axes` is set). With "
-      # "`keepdims` the reduced dimensions stay with size 1.\n\n"
+      # "`axes` to every dimension unless `noop_with_empty_axes` is set, so an "
+      # "empty `axes` reduces nothing and the result has the input's shape). "
+      # "With `keepdims` the reduced dimensions stay with size 1, without it "
+      # "they are removed.\n\n"
       # "Example:\n\n```mlir\n%y = cleave." # mnemonic
       # " %x {axes = array<i64: 2>, keepdims = true} : "
       # "(tensor<2x16x64xf32>) -> tensor<2x16x1xf32>\n```";

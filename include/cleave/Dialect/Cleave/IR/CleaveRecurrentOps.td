@@ -41,8 +41,17 @@ def Cleave_RNNOp : Cleave_RecurrentOp<"rnn", 1, (ins), (outs)> {
     `recurrence` `dirs x hidden x hidden`, the optional `bias`
     `dirs x 2*hidden` (Wb then Rb), `initial_h` `dirs x batch x hidden`, where
     `dirs` is 2 for `direction = "bidirectional"` and 1 otherwise.
-    `activations` has one name per direction (`Tanh`, `Relu`, `Sigmoid`).
-    Results: `y` (`seq x dirs x batch x hidden`) and the last state `y_h`.
+    `activations` has one name per direction. Results: `y`
+    (`seq x dirs x batch x hidden`) and the last state `y_h`
+    (`dirs x batch x hidden`).
+
+    Shared rules: `direction` is `forward`, `reverse` or `bidirectional`;
+    `hidden_size` is positive and matches the weight shapes; `activations`
+    names come from the parameter-free ONNX activations `Relu`, `Tanh`,
+    `Sigmoid`, `Softsign` and `Softplus` (the parameterised ones such as
+    `LeakyRelu` or `HardSigmoid` need ONNX's `activation_alpha` /
+    `activation_beta`, which are not represented); `clip`, when present, is
+    positive.
 
     ```mlir
     %y, %h = cleave.rnn %x, %w, %r bias %b {hidden_size = 32 : i64, direction = "bidirectional", activations = ["Relu", "Relu"]}
@@ -64,7 +73,16 @@ def Cleave_GRUOp : Cleave_RecurrentOp<"gru", 3,
     `dirs x 6*hidden`. `activations` has two names per direction (gate
     activation, then hidden activation). `linear_before_reset` selects the
     variant that applies the reset gate after the recurrent matmul (the one
-    PyTorch implements).
+    PyTorch implements). `input`, `initial_h` and the results are shaped as
+    for `cleave.rnn`.
+
+    Shared rules: `direction` is `forward`, `reverse` or `bidirectional`;
+    `hidden_size` is positive and matches the weight shapes; `activations`
+    names come from the parameter-free ONNX activations `Relu`, `Tanh`,
+    `Sigmoid`, `Softsign` and `Softplus` (the parameterised ones such as
+    `LeakyRelu` or `HardSigmoid` need ONNX's `activation_alpha` /
+    `activation_beta`, which are not represented); `clip`, when present, is
+    positive.
 
     ```mlir
     %y, %h = cleave.gru %x, %w, %r bias %b {hidden_size = 8 : i64, activations = ["Sigmoid", "Tanh"], linear_before_reset = true}
@@ -88,8 +106,17 @@ def Cleave_LSTMOp : Cleave_RecurrentOp<"lstm", 4,
     4*hidden x input_size`) and `recurrence` (`dirs x 4*hidden x hidden`);
     `bias` is `dirs x 8*hidden`, `initial_c` like `initial_h`, and the
     optional `peepholes` `dirs x 3*hidden`. `activations` has three names per
-    direction (gates, cell input, cell output). Results: `y`, and the last
-    hidden and cell states `y_h`, `y_c`.
+    direction (gates, cell input, cell output). Results: `y`
+    (`seq x dirs x batch x hidden`), and the last hidden and cell states
+    `y_h`, `y_c` (`dirs x batch x hidden`).
+
+    Shared rules: `direction` is `forward`, `reverse` or `bidirectional`;
+    `hidden_size` is positive and matches the weight shapes; `activations`
+    names come from the parameter-free ONNX activations `Relu`, `Tanh`,
+    `Sigmoid`, `Softsign` and `Softplus` (the parameterised ones such as
+    `LeakyRelu` or `HardSigmoid` need ONNX's `activation_alpha` /
+    `activation_beta`, which are not represented); `clip`, when present, is
+    positive.
 
     ```mlir
     %y, %h, %c = cleave.lstm %x, %w, %r bias %b {hidden_size = 8 : i64, activations = ["Sigmoid", "Tanh", "Tanh"]}
