@@ -112,7 +112,10 @@ def load_node_test(directory: Path) -> NodeTest:
                 if attribute.HasField("g"):
                     pending.append(attribute.g)
     return NodeTest(
-        directory.name, directory / "model.onnx", frozenset(op_types), frozenset(domains)
+        directory.name,
+        directory / "model.onnx",
+        frozenset(op_types),
+        frozenset(domains),
     )
 
 
@@ -217,7 +220,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="pinned list of tests that import (default: %(default)s)",
     )
     parser.add_argument(
-        "--update", action="store_true", help="rewrite the pin with the tests that import"
+        "--update",
+        action="store_true",
+        help="rewrite the pin with the tests that import",
     )
     parser.add_argument(
         "--filter", type=re.compile, help="only tests whose name matches this regex"

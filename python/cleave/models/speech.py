@@ -75,17 +75,23 @@ class RecurrentAcousticModel(nn.Module):
         return self.classifier(hidden).log_softmax(dim=-1)
 
 
+def _acoustic(model: nn.Module, generator: torch.Generator) -> ReferenceModel:
+    return ReferenceModel(
+        model.eval(), {"features": _frames(generator)}, ("log_probs",)
+    )
+
+
 def build_lstm() -> ReferenceModel:
     """Two stacked bidirectional LSTM layers."""
     generator = seeded()
     model = RecurrentAcousticModel(
         nn.LSTM(_FEATURES, _HIDDEN, num_layers=2, bidirectional=True, batch_first=True)
     )
-    return ReferenceModel(model.eval(), {"features": _frames(generator)}, ("log_probs",))
+    return _acoustic(model, generator)
 
 
 def build_gru() -> ReferenceModel:
     """One forward GRU layer."""
     generator = seeded()
     model = RecurrentAcousticModel(nn.GRU(_FEATURES, _HIDDEN, batch_first=True))
-    return ReferenceModel(model.eval(), {"features": _frames(generator)}, ("log_probs",))
+    return _acoustic(model, generator)

@@ -44,13 +44,17 @@ def build_vit() -> ReferenceModel:
 def build_resnet() -> ReferenceModel:
     """ResNet-10: one BasicBlock per stage, the stem's 7x7 conv and max pool."""
     generator = seeded()
-    return _classifier(ResNet(BasicBlock, [1, 1, 1, 1], num_classes=_CLASSES), generator)
+    return _classifier(
+        ResNet(BasicBlock, [1, 1, 1, 1], num_classes=_CLASSES), generator
+    )
 
 
 def build_mobilenet_v2() -> ReferenceModel:
     """MobileNetV2 at a quarter width: depthwise convs and ReLU6."""
     generator = seeded()
-    return _classifier(models.mobilenet_v2(width_mult=0.25, num_classes=_CLASSES), generator)
+    return _classifier(
+        models.mobilenet_v2(width_mult=0.25, num_classes=_CLASSES), generator
+    )
 
 
 def build_mobilenet_v3_small() -> ReferenceModel:
