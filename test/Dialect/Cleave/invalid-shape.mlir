@@ -524,8 +524,17 @@ func.func @resize_c3(%x: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @resize_c4(%x: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{result dimension 3 is 10 but floor(4 * 2.250000e+00) is 9}}
+  // expected-error @+1 {{result dimension 3 is 10 but 4 * 2.250000e+00 gives 9}}
   %0 = cleave.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.25>} : tensor<1x8x4x4xf32> -> tensor<1x8x8x10xf32>
+  return
+}
+
+// -----
+
+func.func @resize_c4_round(%x: tensor<1x8x4x5xf32>) {
+  // 5 * 1.7 = 8.5: 8 (floor) and 9 (round, aspect-preserving sizes) are valid.
+  // expected-error @+1 {{result dimension 3 is 7 but 5 * 1.700000e+00 gives 8 (floor) or 9 (round)}}
+  %0 = cleave.resize %x {scales = array<f64: 1.0, 1.0, 1.0, 1.7>} : tensor<1x8x4x5xf32> -> tensor<1x8x4x7xf32>
   return
 }
 

@@ -99,5 +99,8 @@ func.func @padding_and_resizing(%x: tensor<2x8xf32>, %y: tensor<1x8x4x4xf32>, %z
   // A scale stored as size / input size (7 / 5) sizes the output 7.
   // CHECK: cleave.resize %{{.+}} {coordinate_transformation_mode = "align_corners", mode = "linear", scales = array<f64: 1.000000e+00, 1.000000e+00, 1.400000e+00, 1.400000e+00>} : tensor<1x3x5x5xf16> -> tensor<1x3x7x7xf16>
   %3 = cleave.resize %z {scales = array<f64: 1.0, 1.0, 1.4, 1.4>, mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x3x5x5xf16> -> tensor<1x3x7x7xf16>
+  // Sizes that keep the aspect ratio round: 5 * 1.7 = 8.5 gives 9.
+  // CHECK: cleave.resize %{{.+}} {mode = "cubic", scales = array<f64: 1.000000e+00, 1.000000e+00, 1.700000e+00, 1.700000e+00>} : tensor<1x3x5x5xf16> -> tensor<1x3x9x9xf16>
+  %5 = cleave.resize %z {scales = array<f64: 1.0, 1.0, 1.7, 1.7>, mode = "cubic"} : tensor<1x3x5x5xf16> -> tensor<1x3x9x9xf16>
   return
 }

@@ -1104,19 +1104,25 @@ LogicalResult ResizeOp::verify() {
     if (!(scale > 0.0))
       return emitOpError("'scales' entry ")
              << d << " is " << scale << "; scales must be positive";
-    // resize_c4: ONNX sizes the output floor(input * scale). A scale stored
+    // resize_c4: ONNX sizes the output floor(input * scale), or
+    // round(input * scale) when `sizes` keeps the aspect ratio. A scale stored
     // as size / input size may land just below the integer, hence the
     // relative tolerance.
     int64_t in = inputType.getDimSize(d), out = resultType.getDimSize(d);
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
       continue;
     double exact = static_cast<double>(in) * scale;
-    auto expected =
+    auto floored =
         static_cast<int64_t>(std::floor(exact + 1e-6 * std::max(1.0, exact)));
-    if (out != expected)
-      return emitOpError("result dimension ")
-             << d << " is " << out << " but floor(" << in << " * " << scale
-             << ") is " << expected;
+    auto rounded = static_cast<int64_t>(std::llround(exact));
+    if (out == floored || out == rounded)
+      continue;
+    InFlightDiagnostic diag = emitOpError("result dimension ")
+                              << d << " is " << out << " but " << in << " * "
+                              << scale << " gives " << floored;
+    if (rounded != floored)
+      diag << " (floor) or " << rounded << " (round)";
+    return diag;
   }
   // resize_c5, resize_c6, resize_c7: ONNX's enumerations.
   if (!llvm::is_contained({"nearest", "linear", "cubic"}, getMode()))
