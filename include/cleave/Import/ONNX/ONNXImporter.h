@@ -12,6 +12,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBufferRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <string>
@@ -21,8 +23,9 @@ namespace cleave {
 
 /// Options of one import.
 struct ONNXImportOptions {
-  /// Static shapes for graph inputs, by input name. They replace the model's
-  /// dynamic (and any declared) dimensions of those inputs.
+  /// Static shapes for graph inputs, by input name. They bind the model's
+  /// dynamic dimensions of those inputs; a rank or a static dimension that
+  /// disagrees with the model's declaration is an error.
   llvm::SmallVector<std::pair<std::string, llvm::SmallVector<int64_t>>>
       inputShapes;
   /// Initializers with at most this many elements become `cleave.constant`
@@ -41,11 +44,31 @@ bool parseInputShapeOption(llvm::StringRef text, ONNXImportOptions &opts,
 /// Imports the ONNX model at `path` into a new module. Diagnostics (with the
 /// file or ONNX node as location) go to the context's diagnostic engine; on
 /// any error the result is null.
+///
+/// The module holds `func.func @<functionName>` whose arguments are the graph
+/// inputs and whose results are the graph outputs (each with a `cleave.name`
+/// attribute carrying its ONNX name); the module carries the producer, opset
+/// and path of the model as `cleave.onnx_*` attributes. Initializers are
+/// referenced by their byte range in the model file or its external-data
+/// files; importing reads no weight bytes.
 mlir::OwningOpRef<mlir::ModuleOp>
 importONNXModel(llvm::StringRef path, mlir::MLIRContext &context,
                 const ONNXImportOptions &opts);
 
-/// Registers `--import-onnx` with mlir-translate's registry.
+/// Imports a model whose file is already in memory. `buffer` must hold the
+/// whole file named by its identifier: weights are referenced by their
+/// offsets in that file.
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNXModel(llvm::MemoryBufferRef buffer, mlir::MLIRContext &context,
+                const ONNXImportOptions &opts);
+
+/// Writes the Markdown table of the supported ONNX operators: for each, the
+/// opsets it is read at and the cleave ops it becomes (docs/onnx-operators.md
+/// is this output).
+void printSupportedONNXOps(llvm::raw_ostream &os);
+
+/// Registers `--import-onnx` (with its `--input-shape` option) and
+/// `--onnx-operator-table` with mlir-translate's registry.
 void registerONNXImportTranslation();
 
 } // namespace cleave

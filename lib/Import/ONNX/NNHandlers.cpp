@@ -1,0 +1,560 @@
+//===- NNHandlers.cpp - contractions, windows, norms, reductions ----------===//
+//
+// Handlers of MatMul/Gemm, convolutions and pooling (with `auto_pad`
+// resolved to explicit pads), the normalisations, softmax and reductions
+// (whose axes moved from an attribute to an input at opset 13 or 18).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphImporter.h"
+#include "NodeBinder.h"
+#include "OpHandlers.h"
+
+using namespace mlir;
+
+namespace cleave::onnx_import {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+LogicalResult importMatMul(NodeBinder &b) {
+  Value lhs, rhs;
+  if (failed(b.input(0, lhs)) || failed(b.input(1, rhs)))
+    return failure();
+  return b.replaceWith<MatMulOp>({lhs, rhs});
+}
+
+LogicalResult importGemm(NodeBinder &b) {
+  Value a, bMatrix, c;
+  float alpha, beta;
+  int64_t transA, transB;
+  if (failed(b.input(0, a)) || failed(b.input(1, bMatrix)) ||
+      failed(b.optionalInput(2, c)) ||
+      failed(b.floatAttr("alpha", alpha, 1.0f)) ||
+      failed(b.floatAttr("beta", beta, 1.0f)) ||
+      failed(b.intAttr("transA", transA, 0)) ||
+      failed(b.intAttr("transB", transB, 0)))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<Value> operands = {a, bMatrix};
+  if (c)
+    operands.push_back(c);
+  return b.replaceWith<GemmOp>(
+      operands, {b.named("alpha", builder.getF32FloatAttr(alpha)),
+                 b.named("beta", builder.getF32FloatAttr(beta)),
+                 b.named("trans_a", builder.getBoolAttr(transA != 0)),
+                 b.named("trans_b", builder.getBoolAttr(transB != 0))});
+}
+
+//===----------------------------------------------------------------------===//
+// Windows: convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// The window attributes shared by Conv, ConvTranspose and the pools, with
+/// one entry per spatial dimension (pads: begin pads, then end pads).
+struct Window {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+  std::string autoPad;
+};
+
+/// Reads `kernel_shape`, `strides`, `dilations`, `pads` and `auto_pad`.
+/// `weightKernel` is the kernel implied by the weight (empty for pools,
+/// which require `kernel_shape`).
+LogicalResult readWindow(NodeBinder &b, Value input,
+                         ArrayRef<int64_t> weightKernel, Window &w) {
+  int64_t rank = NodeBinder::getType(input).getRank();
+  if (rank < 3)
+    return b.emitError() << "input must have rank 3 or more (N x C x "
+                            "spatial...), not "
+                         << rank;
+  size_t spatial = rank - 2;
+  if (failed(b.intsAttr("kernel_shape", w.kernel)) ||
+      failed(b.intsAttr("strides", w.strides)) ||
+      failed(b.intsAttr("dilations", w.dilations)) ||
+      failed(b.intsAttr("pads", w.pads)) ||
+      failed(b.stringAttr("auto_pad", w.autoPad, "NOTSET")))
+    return failure();
+  if (w.kernel.empty()) {
+    if (weightKernel.empty())
+      return b.emitError() << "attribute 'kernel_shape' is required";
+    w.kernel.assign(weightKernel.begin(), weightKernel.end());
+  }
+  if (w.strides.empty())
+    w.strides.assign(spatial, 1);
+  if (w.dilations.empty())
+    w.dilations.assign(spatial, 1);
+  if (w.pads.empty())
+    w.pads.assign(2 * spatial, 0);
+  if (w.autoPad.empty())
+    w.autoPad = "NOTSET";
+
+  auto checkSize = [&](StringRef attr, ArrayRef<int64_t> values,
+                       size_t expected) -> LogicalResult {
+    if (values.size() == expected)
+      return success();
+    return b.emitError() << "attribute '" << attr << "' has " << values.size()
+                         << " entries; the input has " << spatial
+                         << " spatial dimensions, so it needs " << expected;
+  };
+  if (failed(checkSize("kernel_shape", w.kernel, spatial)) ||
+      failed(checkSize("strides", w.strides, spatial)) ||
+      failed(checkSize("dilations", w.dilations, spatial)) ||
+      failed(checkSize("pads", w.pads, 2 * spatial)))
+    return failure();
+  for (size_t i = 0; i < spatial; ++i)
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+      return b.emitError() << "kernel sizes, strides and dilations must be "
+                              "positive";
+  if (w.autoPad != "NOTSET" && w.autoPad != "VALID" &&
+      w.autoPad != "SAME_UPPER" && w.autoPad != "SAME_LOWER")
+    return b.emitError() << "attribute 'auto_pad' is '" << w.autoPad
+                         << "'; expected NOTSET, VALID, SAME_UPPER or "
+                            "SAME_LOWER";
+  return success();
+}
+
+/// Replaces `auto_pad` of a forward window (Conv, pools) by explicit pads:
+/// SAME_* pads so that each output size is ceil(input / stride), putting the
+/// odd pad at the end (UPPER) or the beginning (LOWER).
+LogicalResult resolveForwardAutoPad(NodeBinder &b, Value input, Window &w) {
+  size_t spatial = w.kernel.size();
+  if (w.autoPad == "VALID") {
+    w.pads.assign(2 * spatial, 0);
+    return success();
+  }
+  if (w.autoPad == "NOTSET")
+    return success();
+  for (size_t i = 0; i < spatial; ++i) {
+    if (failed(b.requireStaticDim(input, i + 2, "auto_pad " + w.autoPad)))
+      return failure();
+    int64_t in = NodeBinder::getType(input).getDimSize(i + 2);
+    int64_t out = llvm::divideCeil(in, w.strides[i]);
+    int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t total =
+        std::max<int64_t>(0, (out - 1) * w.strides[i] + extent - in);
+    int64_t small = total / 2, large = total - total / 2;
+    w.pads[i] = w.autoPad == "SAME_UPPER" ? small : large;
+    w.pads[i + spatial] = w.autoPad == "SAME_UPPER" ? large : small;
+  }
+  return success();
+}
+
+LogicalResult importConv(NodeBinder &b) {
+  Value x, weight, bias;
+  int64_t group;
+  if (failed(b.input(0, x)) || failed(b.input(1, weight)) ||
+      failed(b.optionalInput(2, bias)) || failed(b.intAttr("group", group, 1)))
+    return failure();
+  Window w;
+  ArrayRef<int64_t> weightShape = NodeBinder::getType(weight).getShape();
+  if (weightShape.size() < 3)
+    return b.emitError() << "weight must have rank 3 or more, not "
+                         << weightShape.size();
+  if (failed(readWindow(b, x, weightShape.drop_front(2), w)) ||
+      failed(resolveForwardAutoPad(b, x, w)))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<Value> operands = {x, weight};
+  if (bias)
+    operands.push_back(bias);
+  return b.replaceWith<ConvOp>(
+      operands,
+      {b.named("strides", builder.getDenseI64ArrayAttr(w.strides)),
+       b.named("pads", builder.getDenseI64ArrayAttr(w.pads)),
+       b.named("dilations", builder.getDenseI64ArrayAttr(w.dilations)),
+       b.named("group", builder.getI64IntegerAttr(group))});
+}
+
+LogicalResult importConvTranspose(NodeBinder &b) {
+  Value x, weight, bias;
+  int64_t group;
+  SmallVector<int64_t> outputPadding, outputShape;
+  if (failed(b.input(0, x)) || failed(b.input(1, weight)) ||
+      failed(b.optionalInput(2, bias)) ||
+      failed(b.intAttr("group", group, 1)) ||
+      failed(b.intsAttr("output_padding", outputPadding)) ||
+      failed(b.intsAttr("output_shape", outputShape)))
+    return failure();
+  ArrayRef<int64_t> weightShape = NodeBinder::getType(weight).getShape();
+  if (weightShape.size() < 3)
+    return b.emitError() << "weight must have rank 3 or more, not "
+                         << weightShape.size();
+  Window w;
+  if (failed(readWindow(b, x, weightShape.drop_front(2), w)))
+    return failure();
+  size_t spatial = w.kernel.size();
+  if (outputPadding.empty())
+    outputPadding.assign(spatial, 0);
+  if (outputPadding.size() != spatial)
+    return b.emitError() << "attribute 'output_padding' has "
+                         << outputPadding.size() << " entries; expected "
+                         << spatial;
+  // Some exporters include the batch and channel dimensions.
+  if (outputShape.size() == spatial + 2)
+    outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+  if (!outputShape.empty() && outputShape.size() != spatial)
+    return b.emitError() << "attribute 'output_shape' has "
+                         << outputShape.size() << " entries; expected "
+                         << spatial;
+
+  // With output_shape, or SAME_* (whose output is input * stride), ONNX
+  // derives the pads from the requested size; UPPER puts the odd pad at the
+  // end, everything else at the beginning.
+  if (w.autoPad == "VALID") {
+    w.pads.assign(2 * spatial, 0);
+  } else if (!outputShape.empty() || w.autoPad != "NOTSET") {
+    for (size_t i = 0; i < spatial; ++i) {
+      if (failed(b.requireStaticDim(x, i + 2, "output_shape/auto_pad")))
+        return failure();
+      int64_t in = NodeBinder::getType(x).getDimSize(i + 2);
+      int64_t target = outputShape.empty() ? in * w.strides[i] : outputShape[i];
+      int64_t total = w.strides[i] * (in - 1) + outputPadding[i] +
+                      (w.kernel[i] - 1) * w.dilations[i] + 1 - target;
+      if (total < 0)
+        return b.emitError()
+               << "output size " << target << " of spatial dimension " << i
+               << " is larger than this transposed convolution produces";
+      bool upper = w.autoPad == "SAME_UPPER";
+      w.pads[i] = upper ? total / 2 : total - total / 2;
+      w.pads[i + spatial] = upper ? total - total / 2 : total / 2;
+    }
+  }
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<Value> operands = {x, weight};
+  if (bias)
+    operands.push_back(bias);
+  return b.replaceWith<ConvTransposeOp>(
+      operands,
+      {b.named("strides", builder.getDenseI64ArrayAttr(w.strides)),
+       b.named("pads", builder.getDenseI64ArrayAttr(w.pads)),
+       b.named("dilations", builder.getDenseI64ArrayAttr(w.dilations)),
+       b.named("output_padding", builder.getDenseI64ArrayAttr(outputPadding)),
+       b.named("group", builder.getI64IntegerAttr(group))});
+}
+
+LogicalResult importMaxPool(NodeBinder &b) {
+  Value x;
+  int64_t ceilMode;
+  Window w;
+  if (failed(b.input(0, x)) || failed(b.intAttr("ceil_mode", ceilMode, 0)) ||
+      failed(b.rejectUsedOutputs(1, "MaxPool's Indices output")) ||
+      failed(readWindow(b, x, {}, w)) || failed(resolveForwardAutoPad(b, x, w)))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  return b.replaceWith<MaxPoolOp>(
+      {x}, {b.named("kernel_shape", builder.getDenseI64ArrayAttr(w.kernel)),
+            b.named("strides", builder.getDenseI64ArrayAttr(w.strides)),
+            b.named("pads", builder.getDenseI64ArrayAttr(w.pads)),
+            b.named("dilations", builder.getDenseI64ArrayAttr(w.dilations)),
+            b.named("ceil_mode", builder.getBoolAttr(ceilMode != 0))});
+}
+
+LogicalResult importAveragePool(NodeBinder &b) {
+  Value x;
+  int64_t ceilMode, countIncludePad;
+  Window w;
+  if (failed(b.input(0, x)) || failed(b.intAttr("ceil_mode", ceilMode, 0)) ||
+      failed(b.intAttr("count_include_pad", countIncludePad, 0)) ||
+      failed(readWindow(b, x, {}, w)) || failed(resolveForwardAutoPad(b, x, w)))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  return b.replaceWith<AveragePoolOp>(
+      {x}, {b.named("kernel_shape", builder.getDenseI64ArrayAttr(w.kernel)),
+            b.named("strides", builder.getDenseI64ArrayAttr(w.strides)),
+            b.named("pads", builder.getDenseI64ArrayAttr(w.pads)),
+            b.named("dilations", builder.getDenseI64ArrayAttr(w.dilations)),
+            b.named("ceil_mode", builder.getBoolAttr(ceilMode != 0)),
+            b.named("count_include_pad",
+                    builder.getBoolAttr(countIncludePad != 0))});
+}
+
+template <typename OpTy> LogicalResult importGlobalPool(NodeBinder &b) {
+  Value x;
+  if (failed(b.input(0, x)))
+    return failure();
+  return b.replaceWith<OpTy>({x});
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisations
+//===----------------------------------------------------------------------===//
+
+LogicalResult importBatchNorm(NodeBinder &b) {
+  Value x, scale, bias, mean, variance;
+  float epsilon;
+  int64_t trainingMode;
+  if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
+      failed(b.input(2, bias)) || failed(b.input(3, mean)) ||
+      failed(b.input(4, variance)) ||
+      failed(b.floatAttr("epsilon", epsilon, 1e-5f)) ||
+      failed(b.intAttr("training_mode", trainingMode, 0)))
+    return failure();
+  if (trainingMode != 0)
+    return b.emitError() << "training mode is not supported";
+  if (failed(b.rejectUsedOutputs(1, "batch statistics (training mode)")))
+    return failure();
+  return b.replaceWith<BatchNormOp>(
+      {x, scale, bias, mean, variance},
+      {b.named("epsilon", b.getBuilder().getF32FloatAttr(epsilon))});
+}
+
+LogicalResult importInstanceNorm(NodeBinder &b) {
+  Value x, scale, bias;
+  float epsilon;
+  if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
+      failed(b.input(2, bias)) ||
+      failed(b.floatAttr("epsilon", epsilon, 1e-5f)))
+    return failure();
+  return b.replaceWith<InstanceNormOp>(
+      {x, scale, bias},
+      {b.named("epsilon", b.getBuilder().getF32FloatAttr(epsilon))});
+}
+
+LogicalResult importLayerNorm(NodeBinder &b) {
+  Value x, scale, bias;
+  float epsilon;
+  int64_t axis;
+  if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
+      failed(b.optionalInput(2, bias)) ||
+      failed(b.floatAttr("epsilon", epsilon, 1e-5f)) ||
+      failed(b.intAttr("axis", axis, -1)) ||
+      failed(b.rejectUsedOutputs(1, "LayerNormalization's Mean and "
+                                    "InvStdDev outputs")) ||
+      failed(b.normalizeAxis(axis, NodeBinder::getType(x).getRank(), "axis")))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<Value> operands = {x, scale};
+  if (bias)
+    operands.push_back(bias);
+  return b.replaceWith<LayerNormOp>(
+      operands, {b.named("axis", builder.getI64IntegerAttr(axis)),
+                 b.named("epsilon", builder.getF32FloatAttr(epsilon))});
+}
+
+/// Repeats each of the `groups` entries of the 1-D `perGroup` value
+/// `channels / groups` times: ONNX's opset-18 GroupNormalization scales per
+/// group, cleave.group_norm per channel.
+FailureOr<Value> expandGroupsToChannels(NodeBinder &b, Value perGroup,
+                                        int64_t groups, int64_t channels,
+                                        StringRef role) {
+  auto type = NodeBinder::getType(perGroup);
+  if (type.getRank() != 1 || type.getDimSize(0) != groups)
+    return b.emitError() << role << " must have shape " << groups
+                         << " (num_groups) at opset 18, not "
+                         << formatShape(type.getShape());
+  if (groups == channels)
+    return perGroup;
+  OpBuilder &builder = b.getBuilder();
+  Type elementType = type.getElementType();
+  FailureOr<Value> column = b.create<UnsqueezeOp>(
+      {perGroup}, {b.named("axes", builder.getDenseI64ArrayAttr({1}))});
+  if (failed(column))
+    return failure();
+  FailureOr<Value> repeated = b.create<ExpandOp>(
+      {*column}, {},
+      RankedTensorType::get({groups, channels / groups}, elementType));
+  if (failed(repeated))
+    return failure();
+  return b.create<ReshapeOp>({*repeated}, {},
+                             RankedTensorType::get({channels}, elementType));
+}
+
+template <bool perGroupScale> LogicalResult importGroupNorm(NodeBinder &b) {
+  Value x, scale, bias;
+  float epsilon;
+  int64_t groups;
+  if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
+      failed(b.input(2, bias)) ||
+      failed(b.floatAttr("epsilon", epsilon, 1e-5f)) ||
+      failed(b.requiredIntAttr("num_groups", groups)))
+    return failure();
+  auto type = NodeBinder::getType(x);
+  if (type.getRank() < 2)
+    return b.emitError() << "input must have rank 2 or more";
+  if (failed(b.requireStaticDim(x, 1, "the channel count")))
+    return failure();
+  int64_t channels = type.getDimSize(1);
+  if (groups < 1 || channels % groups != 0)
+    return b.emitError() << "num_groups " << groups
+                         << " does not divide the channel count " << channels;
+  if (perGroupScale) {
+    FailureOr<Value> channelScale =
+        expandGroupsToChannels(b, scale, groups, channels, "scale");
+    if (failed(channelScale))
+      return failure();
+    FailureOr<Value> channelBias =
+        expandGroupsToChannels(b, bias, groups, channels, "bias");
+    if (failed(channelBias))
+      return failure();
+    scale = *channelScale;
+    bias = *channelBias;
+  }
+  OpBuilder &builder = b.getBuilder();
+  return b.replaceWith<GroupNormOp>(
+      {x, scale, bias},
+      {b.named("num_groups", builder.getI64IntegerAttr(groups)),
+       b.named("epsilon", builder.getF32FloatAttr(epsilon))});
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+/// Opset 13 semantics: one axis, default the last.
+template <typename OpTy> LogicalResult importSoftmax(NodeBinder &b) {
+  Value x;
+  int64_t axis;
+  if (failed(b.input(0, x)) || failed(b.intAttr("axis", axis, -1)) ||
+      failed(b.normalizeAxis(axis, NodeBinder::getType(x).getRank(), "axis")))
+    return failure();
+  return b.replaceWith<OpTy>(
+      {x}, {b.named("axis", b.getBuilder().getI64IntegerAttr(axis))});
+}
+
+/// Before opset 13 the input is coerced to 2-D at `axis` (default 1) and
+/// normalised over the second dimension: a reshape around a last-axis
+/// softmax.
+template <typename OpTy> LogicalResult importSoftmaxCoerced(NodeBinder &b) {
+  Value x;
+  int64_t axis;
+  if (failed(b.input(0, x)) || failed(b.intAttr("axis", axis, 1)))
+    return failure();
+  auto type = NodeBinder::getType(x);
+  int64_t rank = type.getRank();
+  if (failed(b.normalizeAxis(axis, rank, "axis")))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  if (axis == rank - 1)
+    return b.replaceWith<OpTy>(
+        {x}, {b.named("axis", builder.getI64IntegerAttr(axis))});
+  if (!type.hasStaticShape())
+    return b.emitError() << "the input shape must be static to coerce it to "
+                            "2-D";
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rows = ShapedType::getNumElements(shape.take_front(axis));
+  int64_t cols = ShapedType::getNumElements(shape.drop_front(axis));
+  FailureOr<Value> matrix = b.create<ReshapeOp>(
+      {x}, {}, RankedTensorType::get({rows, cols}, type.getElementType()));
+  if (failed(matrix))
+    return failure();
+  FailureOr<Value> normalized = b.create<OpTy>(
+      {*matrix}, {b.named("axis", builder.getI64IntegerAttr(1))});
+  if (failed(normalized))
+    return failure();
+  return b.replaceWith<ReshapeOp>({*normalized}, {}, type);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// `axesInput`: the opsets where the axes are input 1 and
+/// `noop_with_empty_axes` exists; before that they are an attribute.
+template <typename OpTy, bool axesInput>
+LogicalResult importReduce(NodeBinder &b) {
+  Value x;
+  int64_t keepdims, noopWithEmptyAxes = 0;
+  SmallVector<int64_t> axes;
+  if (failed(b.input(0, x)) || failed(b.intAttr("keepdims", keepdims, 1)))
+    return failure();
+  if (axesInput) {
+    if (failed(b.intAttr("noop_with_empty_axes", noopWithEmptyAxes, 0)))
+      return failure();
+    if (b.hasInput(1) && failed(b.constantInts(1, "axes", axes)))
+      return failure();
+  } else if (failed(b.intsAttr("axes", axes))) {
+    return failure();
+  }
+  int64_t rank = NodeBinder::getType(x).getRank();
+  if (axes.empty()) {
+    if (noopWithEmptyAxes)
+      return b.bindOutputs(x);
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  if (failed(b.normalizeAxes(axes, rank, "axis")))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  return b.replaceWith<OpTy>(
+      {x}, {b.named("axes", builder.getDenseI64ArrayAttr(axes)),
+            b.named("keepdims", builder.getBoolAttr(keepdims != 0))});
+}
+
+constexpr StringLiteral kAutoPad = "`auto_pad` resolved to explicit pads";
+constexpr StringLiteral kAxesAttr = "`axes` attribute; empty means every axis";
+constexpr StringLiteral kAxesInput =
+    "constant `axes` input; empty means every axis unless "
+    "`noop_with_empty_axes`";
+
+const OpHandler nnHandlers[] = {
+    {"AveragePool", 11, importAveragePool, "cleave.average_pool", kAutoPad},
+    {"BatchNormalization", 11, importBatchNorm, "cleave.batch_norm",
+     "inference only; statistics outputs must be unused"},
+    {"Conv", 11, importConv, "cleave.conv",
+     "`auto_pad` resolved to explicit pads; kernel shape from the weight"},
+    {"ConvTranspose", 11, importConvTranspose, "cleave.conv_transpose",
+     "`output_shape` and `auto_pad` resolved to explicit pads"},
+    {"Gemm", 11, importGemm, "cleave.gemm", "optional `C` broadcasts"},
+    {"GlobalAveragePool", 11, importGlobalPool<GlobalAveragePoolOp>,
+     "cleave.global_average_pool", ""},
+    {"GlobalMaxPool", 11, importGlobalPool<GlobalMaxPoolOp>,
+     "cleave.global_max_pool", ""},
+    {"GroupNormalization", 18, importGroupNorm<true>,
+     "cleave.group_norm cleave.unsqueeze cleave.expand cleave.reshape",
+     "per-group scale and bias expanded to per-channel"},
+    {"GroupNormalization", 21, importGroupNorm<false>, "cleave.group_norm",
+     "per-channel scale and bias"},
+    {"InstanceNormalization", 11, importInstanceNorm, "cleave.instance_norm",
+     ""},
+    {"LayerNormalization", 17, importLayerNorm, "cleave.layer_norm",
+     "negative axis normalised; Mean/InvStdDev outputs must be unused"},
+    {"LogSoftmax", 11, importSoftmaxCoerced<LogSoftmaxOp>,
+     "cleave.log_softmax cleave.reshape",
+     "coerced to 2-D at `axis` (default 1): reshape around a last-axis op"},
+    {"LogSoftmax", 13, importSoftmax<LogSoftmaxOp>, "cleave.log_softmax",
+     "one axis (default -1)"},
+    {"MatMul", 11, importMatMul, "cleave.matmul", ""},
+    {"MaxPool", 11, importMaxPool, "cleave.max_pool",
+     "`auto_pad` resolved to explicit pads; Indices output must be unused"},
+    {"ReduceL2", 11, importReduce<ReduceL2Op, false>, "cleave.reduce_l2",
+     kAxesAttr},
+    {"ReduceL2", 18, importReduce<ReduceL2Op, true>, "cleave.reduce_l2",
+     kAxesInput},
+    {"ReduceMax", 11, importReduce<ReduceMaxOp, false>, "cleave.reduce_max",
+     kAxesAttr},
+    {"ReduceMax", 18, importReduce<ReduceMaxOp, true>, "cleave.reduce_max",
+     kAxesInput},
+    {"ReduceMean", 11, importReduce<ReduceMeanOp, false>, "cleave.reduce_mean",
+     kAxesAttr},
+    {"ReduceMean", 18, importReduce<ReduceMeanOp, true>, "cleave.reduce_mean",
+     kAxesInput},
+    {"ReduceMin", 11, importReduce<ReduceMinOp, false>, "cleave.reduce_min",
+     kAxesAttr},
+    {"ReduceMin", 18, importReduce<ReduceMinOp, true>, "cleave.reduce_min",
+     kAxesInput},
+    {"ReduceProd", 11, importReduce<ReduceProdOp, false>, "cleave.reduce_prod",
+     kAxesAttr},
+    {"ReduceProd", 18, importReduce<ReduceProdOp, true>, "cleave.reduce_prod",
+     kAxesInput},
+    {"ReduceSum", 11, importReduce<ReduceSumOp, false>, "cleave.reduce_sum",
+     kAxesAttr},
+    {"ReduceSum", 13, importReduce<ReduceSumOp, true>, "cleave.reduce_sum",
+     kAxesInput},
+    {"ReduceSumSquare", 11, importReduce<ReduceSumSquareOp, false>,
+     "cleave.reduce_sum_square", kAxesAttr},
+    {"ReduceSumSquare", 18, importReduce<ReduceSumSquareOp, true>,
+     "cleave.reduce_sum_square", kAxesInput},
+    {"Softmax", 11, importSoftmaxCoerced<SoftmaxOp>,
+     "cleave.softmax cleave.reshape",
+     "coerced to 2-D at `axis` (default 1): reshape around a last-axis op"},
+    {"Softmax", 13, importSoftmax<SoftmaxOp>, "cleave.softmax",
+     "one axis (default -1)"},
+};
+
+} // namespace
+
+ArrayRef<OpHandler> getNNHandlers() { return nnHandlers; }
+
+} // namespace cleave::onnx_import
