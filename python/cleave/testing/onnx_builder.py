@@ -141,6 +141,10 @@ class GraphBuilder:
         import onnxruntime
 
         model = self.model()
+        # Leave the outputs' types to onnxruntime: the declared ones are what
+        # this method is about to replace.
+        for output in model.graph.output:
+            output.ClearField("type")
         session = onnxruntime.InferenceSession(
             model.SerializeToString(), providers=["CPUExecutionProvider"]
         )
