@@ -22,32 +22,30 @@ using namespace cleave;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-
 /// Folders never build a non-splat constant larger than this: constants are
 /// for shape values and small tables, weights stay out of the IR.
-constexpr int64_t kMaxFoldedElements = 4096;
+static constexpr int64_t kMaxFoldedElements = 4096;
 
 /// Range tables (positions, arange-based masks) are routinely a few tens of
 /// thousands of elements and are worth folding; anything larger stays an op.
-constexpr int64_t kMaxFoldedRangeElements = 65536;
+static constexpr int64_t kMaxFoldedRangeElements = 65536;
 
 /// The product of two dimensions, dynamic when either is.
-int64_t mulDims(int64_t lhs, int64_t rhs) {
+static int64_t mulDims(int64_t lhs, int64_t rhs) {
   if (ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs))
     return ShapedType::kDynamic;
   return lhs * rhs;
 }
 
 /// The sum of two dimensions, dynamic when either is.
-int64_t addDims(int64_t lhs, int64_t rhs) {
+static int64_t addDims(int64_t lhs, int64_t rhs) {
   if (ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs))
     return ShapedType::kDynamic;
   return lhs + rhs;
 }
 
 /// Row-major strides of a static shape.
-SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
@@ -56,8 +54,8 @@ SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
 
 /// Calls `fn` with the multi-index of every element of the static `shape`,
 /// in row-major order.
-void forEachIndex(ArrayRef<int64_t> shape,
-                  function_ref<void(ArrayRef<int64_t>)> fn) {
+static void forEachIndex(ArrayRef<int64_t> shape,
+                         function_ref<void(ArrayRef<int64_t>)> fn) {
   if (ShapedType::getNumElements(shape) == 0)
     return;
   SmallVector<int64_t> index(shape.size(), 0);
@@ -76,8 +74,8 @@ void forEachIndex(ArrayRef<int64_t> shape,
 
 /// Whether a folder may build a constant of `type`: static, and either a
 /// splat or no larger than `limit` elements.
-bool canFoldTo(ShapedType type, bool isSplat,
-               int64_t limit = kMaxFoldedElements) {
+static bool canFoldTo(ShapedType type, bool isSplat,
+                      int64_t limit = kMaxFoldedElements) {
   if (!type.hasStaticShape())
     return false;
   return isSplat || type.getNumElements() <= limit;
@@ -86,7 +84,7 @@ bool canFoldTo(ShapedType type, bool isSplat,
 /// Builds the constant of `resultType` whose element at each index is the
 /// element of `source` at the linear index `sourceIndex` maps it to. Returns
 /// null when the result would be too large to fold.
-DenseElementsAttr
+static DenseElementsAttr
 remapElements(DenseElementsAttr source, ShapedType resultType,
               function_ref<int64_t(ArrayRef<int64_t>)> sourceIndex) {
   if (!canFoldTo(resultType, source.isSplat()))
@@ -104,7 +102,7 @@ remapElements(DenseElementsAttr source, ShapedType resultType,
 }
 
 /// The linear row-major offset of `index` given `strides`.
-int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
+static int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
   int64_t offset = 0;
   for (auto [i, stride] : llvm::zip_equal(index, strides))
     offset += i * stride;
@@ -113,7 +111,7 @@ int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
 
 /// Reinterprets a constant with the (static) result type of a reshape-like
 /// op, within the folding size limit.
-OpFoldResult reshapeConstant(Attribute operand, Type resultType) {
+static OpFoldResult reshapeConstant(Attribute operand, Type resultType) {
   auto elements = dyn_cast_if_present<DenseElementsAttr>(operand);
   auto type = cast<ShapedType>(resultType);
   if (!elements || !canFoldTo(type, elements.isSplat()) ||
@@ -124,9 +122,9 @@ OpFoldResult reshapeConstant(Attribute operand, Type resultType) {
 
 /// Checks that `axes` are sorted, unique and in `[0, bound)`. `what` names
 /// the dimension space the axes index, for the message.
-LogicalResult verifyAxes(std::optional<Location> location,
-                         ArrayRef<int64_t> axes, int64_t bound,
-                         StringRef what) {
+static LogicalResult verifyAxes(std::optional<Location> location,
+                                ArrayRef<int64_t> axes, int64_t bound,
+                                StringRef what) {
   for (auto [i, axis] : llvm::enumerate(axes)) {
     if (axis < 0 || axis >= bound)
       return emitOptionalError(location, "'axes' entry ", i, " is ", axis,
@@ -144,7 +142,7 @@ LogicalResult verifyAxes(std::optional<Location> location,
 }
 
 /// The integer value of a constant 0-d tensor operand, if it is one.
-std::optional<APInt> getConstantInt(Value value) {
+static std::optional<APInt> getConstantInt(Value value) {
   DenseIntElementsAttr attr;
   if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 1)
     return std::nullopt;
@@ -152,14 +150,12 @@ std::optional<APInt> getConstantInt(Value value) {
 }
 
 /// The floating-point value of a constant 0-d tensor operand, if it is one.
-std::optional<double> getConstantFloat(Value value) {
+static std::optional<double> getConstantFloat(Value value) {
   DenseFPElementsAttr attr;
   if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 1)
     return std::nullopt;
   return (*attr.getValues<APFloat>().begin()).convertToDouble();
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // resolveReshape
@@ -320,8 +316,8 @@ ShapeOp::inferReturnTypes(MLIRContext *context,
 }
 
 LogicalResult ShapeOp::verify() {
-  // Also checked by type inference; repeated so that the verifier states the
-  // op's contract on its own.
+  // The verifier runs before the inferred result type is checked, so the
+  // range is reported here first; inference repeats the check for builders.
   return verifyShapeRange(getLoc(), getInput().getType().getRank(),
                           getStartAttr().getInt(), getEndAttr().getInt());
 }
@@ -377,8 +373,8 @@ OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor adaptor) {
 // RangeOp
 //===----------------------------------------------------------------------===//
 
-/// The length of the constant range, when every operand is a constant.
-/// Fails (after a diagnostic at `location`) on a zero delta.
+/// The length of the range, when every operand is a constant. Fails, with a
+/// diagnostic on `op`, on a constant zero delta.
 static FailureOr<std::optional<int64_t>> getConstantRangeLength(RangeOp op) {
   Type elementType = op.getOutput().getType().getElementType();
   if (isa<FloatType>(elementType)) {
