@@ -52,4 +52,4 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCLEAVE_PYTHON="$VENV/bin/python"
 fi
 log "building"
-ninja -C "$BUILD" cleave cleave-opt cleave-translate
+ninja -C "$BUILD" cleave cleave-opt cleave-translate cleave-unittests

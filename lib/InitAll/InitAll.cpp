@@ -1,6 +1,8 @@
 //===- InitAll.cpp - register every cleave dialect and pass -----*- C++ -*-===//
 
 #include "cleave/InitAll.h"
+#include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Analysis/Cost/Passes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/Transforms/Passes.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
@@ -10,6 +12,7 @@
 
 void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<CleaveDialect, mlir::func::FuncDialect>();
+  registerCostInterfaceExternalModels(registry);
 }
 
 void cleave::registerAllPasses() {
@@ -17,6 +20,7 @@ void cleave::registerAllPasses() {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   registerCleavePasses();
+  registerCostPasses();
 }
 
 void cleave::registerAllTranslations() { registerONNXImportTranslation(); }

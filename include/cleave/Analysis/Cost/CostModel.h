@@ -1,0 +1,186 @@
+//===- CostModel.h - time and memory of ops on a target ---------*- C++ -*-===//
+//
+// The analytical cost model the planner searches with:
+//
+//   - compute: a roofline per op, time = max(flops / (peak * compute_eff),
+//     bytes / (bandwidth * memory_eff));
+//   - communication: an α-β model per collective and link level, with ring
+//     and tree algorithms;
+//   - memory per device: weights + peak live activations + communication
+//     buffers.
+//
+// Op work comes from `cleave::CostInterface`; device and link figures from a
+// `TargetDescription`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_ANALYSIS_COST_COSTMODEL_H
+#define CLEAVE_ANALYSIS_COST_COSTMODEL_H
+
+#include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Analysis/Cost/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cleave {
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+/// Choices about kernels that change an op's cost but are not properties of
+/// the hardware.
+struct CostOptions {
+  /// Let f32 contractions run in TF32 on matrix units.
+  bool allowTF32 = false;
+};
+
+/// Time of some work under the roofline model.
+struct Roofline {
+  /// flops / (peak * compute efficiency), in seconds.
+  double computeTime = 0;
+  /// bytes / (bandwidth * memory efficiency), in seconds.
+  double memoryTime = 0;
+
+  double time() const { return std::max(computeTime, memoryTime); }
+  bool isComputeBound() const { return computeTime > memoryTime; }
+};
+
+/// Roofline time of `flops` operations at `precision` that move `bytes`
+/// bytes on `device`. The planner calls this for a share of an op's work.
+Roofline getRoofline(double flops, double bytes, Precision precision,
+                     const DeviceDescription &device);
+
+/// The work of one op and its time on one device.
+struct OpCost {
+  int64_t flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  /// Parameter bytes among the operands (included in `bytesRead`).
+  int64_t parameterBytes = 0;
+  /// The precision whose peak bounds the op's arithmetic.
+  Precision precision = Precision::F32;
+  Roofline roofline;
+
+  int64_t bytesMoved() const { return bytesRead + bytesWritten; }
+  double time() const { return roofline.time(); }
+};
+
+/// The precision an op computes in: contractions (`usesMatrixUnits`) run at
+/// the peak of their element type (f32 as TF32 when `options` allow); every
+/// other op at the vector rate, which target files give as f32 (f64 for f64
+/// ops). Integer ops count at the f32 rate.
+Precision getComputePrecision(mlir::Operation *op,
+                              const CostOptions &options = {});
+
+/// The cost of `op` on one device of `target`. Fails, with an error on the
+/// op, when it does not implement `CostInterface` or an operand or result is
+/// not a statically shaped ranked tensor.
+mlir::FailureOr<OpCost> getOpCost(mlir::Operation *op,
+                                  const TargetDescription &target,
+                                  const CostOptions &options = {});
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+/// Collectives over a group of `p` devices, each message of `n` bytes:
+///   - AllReduce: every device holds n bytes and ends with their sum;
+///   - AllGather: every device holds n / p bytes and ends with all n;
+///   - ReduceScatter: every device holds n bytes and ends with its n / p
+///     slice of the sum;
+///   - Broadcast: one device's n bytes reach every device;
+///   - SendRecv: n bytes from one device to another (p is ignored).
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  SendRecv
+};
+
+/// How a collective moves its data.
+enum class CollectiveAlgorithm {
+  /// Pipelined around a ring: bandwidth-optimal, latency grows with p.
+  Ring,
+  /// Along a binomial tree: ceil(log2 p) steps of whole messages, best for
+  /// small messages on large groups.
+  Tree,
+  /// One message between two devices.
+  Direct,
+};
+
+llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
+llvm::StringRef stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
+
+/// The α-β time of `kind` with `algorithm` over `groupSize` devices on
+/// `link` (α = latency, β = effective bandwidth):
+///   ring all-reduce        2(p-1)/p · n/β + 2(p-1)·α
+///   tree all-reduce        2·ceil(log2 p)·(α + n/β)   (reduce, then broadcast)
+///   ring all-gather,
+///   ring reduce-scatter    (p-1)/p · n/β + (p-1)·α
+///   ring broadcast         n/β + (p-1)·α               (pipelined chain)
+///   tree broadcast         ceil(log2 p)·(α + n/β)
+///   send/recv (direct)     α + n/β
+/// A group of one device costs 0. Returns +infinity for a pair that does not
+/// exist (a tree all-gather, a ring send/recv).
+double collectiveAlgorithmTime(CollectiveKind kind,
+                               CollectiveAlgorithm algorithm, int64_t bytes,
+                               int64_t groupSize, const LinkDescription &link);
+
+/// The fastest algorithm for a collective and its time.
+struct CollectiveCost {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  double time = 0;
+};
+
+/// The fastest algorithm for `kind` on `link`.
+CollectiveCost bestCollective(CollectiveKind kind, int64_t bytes,
+                              int64_t groupSize, const LinkDescription &link);
+
+/// Time of the fastest algorithm for `kind` on the link level of `target`
+/// that the group uses: inter-node when `crossesNodes`, intra-node otherwise.
+/// A group that spans nodes runs at the inter-node link's speed throughout.
+double collectiveTime(CollectiveKind kind, int64_t bytes, int64_t groupSize,
+                      bool crossesNodes, const TargetDescription &target);
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// Bytes of the parameters `func` holds (results of ops whose `isParameter`
+/// holds: weights and constants). Fails, with an error on the op, for a
+/// parameter that is not statically shaped.
+mlir::FailureOr<int64_t> getParameterBytes(mlir::func::FuncOp func);
+
+/// The most activation bytes live at once while `func`'s body runs in order.
+/// Every buffer (a function argument or an op result that is neither a view
+/// nor a parameter) is live from its definition to its last use, through
+/// views; an op's operands and results are live together while it runs;
+/// returned values stay live to the end. Fails, with an error on the op, for
+/// an activation that is not statically shaped.
+mlir::FailureOr<int64_t> peakActivationBytes(mlir::func::FuncOp func);
+
+/// Peak memory of one device.
+struct DeviceMemory {
+  int64_t weights = 0;
+  int64_t activations = 0;
+  int64_t communication = 0;
+
+  int64_t total() const { return weights + activations + communication; }
+};
+
+/// The peak memory of the device that runs `func`: its parameters, its peak
+/// live activations, and `communicationBufferBytes` of buffers that its
+/// collectives and transfers stage through.
+mlir::FailureOr<DeviceMemory>
+estimateDeviceMemory(mlir::func::FuncOp func,
+                     int64_t communicationBufferBytes = 0);
+
+} // namespace cleave
+
+#endif // CLEAVE_ANALYSIS_COST_COSTMODEL_H

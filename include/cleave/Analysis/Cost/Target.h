@@ -1,0 +1,138 @@
+//===- Target.h - cluster descriptions loaded from JSON ---------*- C++ -*-===//
+//
+// A target describes the machines a model is partitioned for: one kind of
+// device (its peak arithmetic rates, memory and efficiency), how many devices
+// a node holds and how many there are, and the link of each level of the
+// interconnect. Targets are data: presets ship as targets/NAME.json and users
+// write their own; docs/targets.md documents the schema.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_ANALYSIS_COST_TARGET_H
+#define CLEAVE_ANALYSIS_COST_TARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cleave {
+
+/// Arithmetic precisions a device's peak rate is quoted for. `TF32` is the
+/// tensor-core format that f32 matrix products may use; it is never an
+/// element type in the IR.
+enum class Precision { F64, F32, TF32, F16, BF16 };
+
+/// Number of `Precision` values.
+inline constexpr unsigned kNumPrecisions = 5;
+
+/// The spelling of `precision` in target files ("f64", "f32", "tf32", "f16",
+/// "bf16").
+llvm::StringRef stringifyPrecision(Precision precision);
+
+/// Parses a target-file spelling of a precision.
+std::optional<Precision> parsePrecision(llvm::StringRef name);
+
+/// One device (a GPU, or a CPU core running one rank).
+struct DeviceDescription {
+  std::string name;
+  /// Peak dense FLOP/s per precision; 0 where the file gives none (see
+  /// `peakFlops`).
+  std::array<double, kNumPrecisions> peakFlopsPerSecond = {};
+  /// Memory capacity in bytes.
+  int64_t memoryBytes = 0;
+  /// Peak memory bandwidth in bytes/s.
+  double memoryBandwidth = 0;
+  /// Fraction of the peak arithmetic rate that kernels reach, in (0, 1].
+  double computeEfficiency = 1;
+  /// Fraction of the peak memory bandwidth that kernels reach, in (0, 1].
+  double memoryEfficiency = 1;
+
+  /// The peak FLOP/s for `precision`. A precision the file leaves out runs at
+  /// the f32 rate (a CPU without bf16 arithmetic converts to f32).
+  double peakFlops(Precision precision) const;
+};
+
+/// One level of the interconnect, as seen by one device.
+struct LinkDescription {
+  std::string name;
+  /// Bandwidth per device and direction, in bytes/s.
+  double bandwidth = 0;
+  /// Latency of one message (the α of the α-β model), in seconds.
+  double latency = 0;
+  /// Fraction of `bandwidth` that collectives reach, in (0, 1].
+  double efficiency = 1;
+
+  /// The bandwidth collectives reach: `bandwidth * efficiency`.
+  double effectiveBandwidth() const { return bandwidth * efficiency; }
+};
+
+/// A cluster: `numDevices` identical devices, `devicesPerNode` to a node.
+/// Devices are numbered node by node, so devices `[k * devicesPerNode,
+/// (k + 1) * devicesPerNode)` share node `k`.
+struct TargetDescription {
+  /// The target's name (`name` in the file).
+  std::string name;
+  std::string description;
+  DeviceDescription device;
+  int64_t numDevices = 1;
+  int64_t devicesPerNode = 1;
+  /// Links between devices of one node (NVLink/NVSwitch, shared memory).
+  LinkDescription intraNode;
+  /// Links between nodes (InfiniBand, Ethernet).
+  LinkDescription interNode;
+
+  /// Number of nodes the devices occupy.
+  int64_t numNodes() const {
+    return (numDevices + devicesPerNode - 1) / devicesPerNode;
+  }
+
+  /// The link a collective over a group uses: inter-node when the group spans
+  /// nodes.
+  const LinkDescription &link(bool crossesNodes) const {
+    return crossesNodes ? interNode : intraNode;
+  }
+
+  /// Whether a group of `groupSize` devices `d, d + stride, d + 2 * stride,
+  /// ...` starting on a node boundary spans more than one node.
+  bool groupCrossesNodes(int64_t groupSize, int64_t stride = 1) const {
+    return (groupSize - 1) * stride >= devicesPerNode;
+  }
+};
+
+/// How `loadTarget` finds a target and how it resizes the cluster.
+struct TargetLoadOptions {
+  /// Directory that holds the preset files: a bare name NAME resolves to
+  /// `targetsDirectory/NAME.json`. Tools pass their install location
+  /// (`defaultTargetsDirectory()`).
+  std::string targetsDirectory;
+  /// Total number of devices, replacing `nodes.count * nodes.devices_per_node`
+  /// of the file.
+  std::optional<int64_t> numDevices;
+  /// Devices per node, replacing `nodes.devices_per_node` of the file.
+  std::optional<int64_t> devicesPerNode;
+};
+
+/// Loads a target. `nameOrPath` is a path when it contains a path separator
+/// or ends in `.json`, and a preset name otherwise. Errors name the file, and
+/// for a malformed file the field (`h100.json: devices.memory_bytes: expected
+/// a positive number, got 0`).
+llvm::Expected<TargetDescription> loadTarget(llvm::StringRef nameOrPath,
+                                             const TargetLoadOptions &options);
+
+/// Parses the text of a target file; `fileName` prefixes every error.
+/// Overrides in `options` apply; `options.targetsDirectory` is unused.
+llvm::Expected<TargetDescription>
+parseTarget(llvm::StringRef text, llvm::StringRef fileName,
+            const TargetLoadOptions &options = {});
+
+/// `share/cleave/targets` next to the `bin/` directory of the running
+/// executable: where the build and `cmake --install` put the presets.
+std::string defaultTargetsDirectory();
+
+} // namespace cleave
+
+#endif // CLEAVE_ANALYSIS_COST_TARGET_H

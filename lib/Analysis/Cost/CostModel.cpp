@@ -1,0 +1,313 @@
+//===- CostModel.cpp - time and memory of ops on a target -------*- C++ -*-===//
+//
+// Roofline time per op, α-β time per collective, and per-device memory from
+// a liveness walk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Analysis/Cost/CostModel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace cleave;
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
+                             const DeviceDescription &device) {
+  Roofline roofline;
+  roofline.computeTime =
+      flops / (device.peakFlops(precision) * device.computeEfficiency);
+  roofline.memoryTime =
+      bytes / (device.memoryBandwidth * device.memoryEfficiency);
+  return roofline;
+}
+
+Precision cleave::getComputePrecision(Operation *op,
+                                      const CostOptions &options) {
+  Type type;
+  if (op->getNumOperands() > 0)
+    type = op->getOperand(0).getType();
+  else if (op->getNumResults() > 0)
+    type = op->getResult(0).getType();
+  Type element = type ? getElementTypeOrSelf(type) : Type();
+  if (element && element.isF64())
+    return Precision::F64;
+
+  auto cost = dyn_cast<CostInterface>(op);
+  if (!element || !cost || !cost.usesMatrixUnits())
+    return Precision::F32;
+  if (element.isF16())
+    return Precision::F16;
+  if (element.isBF16())
+    return Precision::BF16;
+  if (element.isF32() && options.allowTF32)
+    return Precision::TF32;
+  return Precision::F32;
+}
+
+/// Fails, with an error on `op`, on the first operand or result that the
+/// cost formulas cannot size.
+static LogicalResult checkStaticTensors(Operation *op) {
+  auto check = [&](Type type, StringRef kind, unsigned index) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.hasStaticShape())
+      return success();
+    return op->emitError() << "cost model needs statically shaped tensors; "
+                           << kind << " #" << index << " has type " << type;
+  };
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", index)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", index)))
+      return failure();
+  return success();
+}
+
+FailureOr<OpCost> cleave::getOpCost(Operation *op,
+                                    const TargetDescription &target,
+                                    const CostOptions &options) {
+  auto cost = dyn_cast<CostInterface>(op);
+  if (!cost)
+    return op->emitError() << "no cost model for '" << op->getName() << "'";
+  if (failed(checkStaticTensors(op)))
+    return failure();
+
+  OpCost result;
+  result.flops = cost.getFlops();
+  result.bytesRead = cost.getBytesRead();
+  result.bytesWritten = cost.getBytesWritten();
+  result.parameterBytes = cost.getParameterBytes();
+  result.precision = getComputePrecision(op, options);
+  result.roofline = getRoofline(static_cast<double>(result.flops),
+                                static_cast<double>(result.bytesMoved()),
+                                result.precision, target.device);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+StringRef cleave::stringifyCollectiveKind(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::Broadcast:
+    return "broadcast";
+  case CollectiveKind::SendRecv:
+    return "send_recv";
+  }
+  return "unknown";
+}
+
+StringRef cleave::stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+  case CollectiveAlgorithm::Ring:
+    return "ring";
+  case CollectiveAlgorithm::Tree:
+    return "tree";
+  case CollectiveAlgorithm::Direct:
+    return "direct";
+  }
+  return "unknown";
+}
+
+double cleave::collectiveAlgorithmTime(CollectiveKind kind,
+                                       CollectiveAlgorithm algorithm,
+                                       int64_t bytes, int64_t groupSize,
+                                       const LinkDescription &link) {
+  constexpr double kUnavailable = std::numeric_limits<double>::infinity();
+  bool pointToPoint = kind == CollectiveKind::SendRecv;
+  if (pointToPoint != (algorithm == CollectiveAlgorithm::Direct))
+    return kUnavailable;
+  if (bytes <= 0 || (!pointToPoint && groupSize <= 1))
+    return 0;
+
+  double n = static_cast<double>(bytes);
+  double p = static_cast<double>(groupSize);
+  double alpha = link.latency;
+  double beta = link.effectiveBandwidth();
+  double steps =
+      pointToPoint ? 1 : static_cast<double>(llvm::Log2_64_Ceil(groupSize));
+
+  switch (kind) {
+  case CollectiveKind::SendRecv:
+    return alpha + n / beta;
+  case CollectiveKind::AllReduce:
+    if (algorithm == CollectiveAlgorithm::Ring)
+      return 2 * (p - 1) / p * n / beta + 2 * (p - 1) * alpha;
+    return 2 * steps * (alpha + n / beta);
+  case CollectiveKind::AllGather:
+  case CollectiveKind::ReduceScatter:
+    // A tree would move whole messages at every level; only the ring is
+    // modelled, as NCCL does.
+    if (algorithm == CollectiveAlgorithm::Ring)
+      return (p - 1) / p * n / beta + (p - 1) * alpha;
+    return kUnavailable;
+  case CollectiveKind::Broadcast:
+    if (algorithm == CollectiveAlgorithm::Ring)
+      return n / beta + (p - 1) * alpha;
+    return steps * (alpha + n / beta);
+  }
+  return kUnavailable;
+}
+
+CollectiveCost cleave::bestCollective(CollectiveKind kind, int64_t bytes,
+                                      int64_t groupSize,
+                                      const LinkDescription &link) {
+  CollectiveCost best;
+  best.time = std::numeric_limits<double>::infinity();
+  for (CollectiveAlgorithm algorithm :
+       {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree,
+        CollectiveAlgorithm::Direct}) {
+    double time =
+        collectiveAlgorithmTime(kind, algorithm, bytes, groupSize, link);
+    // Strictly faster only, so that ties go to the ring.
+    if (time < best.time) {
+      best.algorithm = algorithm;
+      best.time = time;
+    }
+  }
+  return best;
+}
+
+double cleave::collectiveTime(CollectiveKind kind, int64_t bytes,
+                              int64_t groupSize, bool crossesNodes,
+                              const TargetDescription &target) {
+  return bestCollective(kind, bytes, groupSize, target.link(crossesNodes)).time;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+static bool isParameterOp(Operation *op) {
+  auto cost = dyn_cast<CostInterface>(op);
+  return cost && cost.isParameter();
+}
+
+static bool isViewOp(Operation *op) {
+  auto cost = dyn_cast<CostInterface>(op);
+  return cost && cost.isView();
+}
+
+/// Bytes of a buffer's value; fails, with an error on `owner`, when the
+/// value has no static size.
+static FailureOr<int64_t> bufferBytes(Value value, Operation *owner) {
+  auto tensor = dyn_cast<RankedTensorType>(value.getType());
+  if (!tensor || !tensor.hasStaticShape())
+    return owner->emitError()
+           << "memory estimate needs statically shaped tensors; a value has "
+              "type "
+           << value.getType();
+  return getTensorBytes(tensor);
+}
+
+FailureOr<int64_t> cleave::getParameterBytes(func::FuncOp func) {
+  int64_t total = 0;
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (!isParameterOp(op))
+      return WalkResult::advance();
+    for (Value result : op->getResults()) {
+      FailureOr<int64_t> bytes = bufferBytes(result, op);
+      if (failed(bytes))
+        return WalkResult::interrupt();
+      total += *bytes;
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return total;
+}
+
+namespace {
+/// An activation buffer: live over the steps [firstStep, lastStep].
+struct LiveRange {
+  int64_t bytes = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+};
+} // namespace
+
+FailureOr<int64_t> cleave::peakActivationBytes(func::FuncOp func) {
+  if (func.isExternal())
+    return 0;
+  Block &body = func.getBody().front();
+
+  // Buffers in order of definition; arguments are live from the first step.
+  llvm::MapVector<Value, LiveRange> buffers;
+  for (BlockArgument argument : body.getArguments()) {
+    FailureOr<int64_t> bytes = bufferBytes(argument, func);
+    if (failed(bytes))
+      return failure();
+    buffers[argument] = {*bytes, 0, 0};
+  }
+
+  int64_t step = 0;
+  for (Operation &op : body) {
+    // A use anywhere inside `op` (its regions included) keeps the buffer
+    // live while `op` runs.
+    op.walk([&](Operation *user) {
+      for (Value operand : user->getOperands()) {
+        auto it = buffers.find(getBufferRoot(operand));
+        if (it != buffers.end())
+          it->second.lastStep = std::max(it->second.lastStep, step);
+      }
+    });
+    if (!isParameterOp(&op) && !isViewOp(&op)) {
+      for (Value result : op.getResults()) {
+        FailureOr<int64_t> bytes = bufferBytes(result, &op);
+        if (failed(bytes))
+          return failure();
+        buffers[result] = {*bytes, step, step};
+      }
+    }
+    ++step;
+  }
+
+  // Sweep: a buffer adds its bytes at its first step and drops them after
+  // its last.
+  SmallVector<int64_t> delta(step + 1, 0);
+  for (const auto &entry : buffers) {
+    const LiveRange &range = entry.second;
+    delta[range.firstStep] += range.bytes;
+    delta[range.lastStep + 1] -= range.bytes;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t change : delta) {
+    live += change;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+FailureOr<DeviceMemory>
+cleave::estimateDeviceMemory(func::FuncOp func,
+                             int64_t communicationBufferBytes) {
+  FailureOr<int64_t> weights = getParameterBytes(func);
+  if (failed(weights))
+    return failure();
+  FailureOr<int64_t> activations = peakActivationBytes(func);
+  if (failed(activations))
+    return failure();
+  DeviceMemory memory;
+  memory.weights = *weights;
+  memory.activations = *activations;
+  memory.communication = communicationBufferBytes;
+  return memory;
+}

@@ -1,0 +1,103 @@
+//===- PrintOpCost.cpp - report per-op cost as remarks ----------*- C++ -*-===//
+//
+// `--cleave-print-op-cost`: the cost model's view of a module, one remark
+// per op, for people inspecting a model and for tests of the model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/Analysis/Cost/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/Format.h"
+
+#include <optional>
+
+namespace cleave {
+#define GEN_PASS_DEF_PRINTOPCOST
+#include "cleave/Analysis/Cost/Passes.h.inc"
+} // namespace cleave
+
+using namespace mlir;
+using namespace cleave;
+
+namespace {
+
+struct PrintOpCostPass : cleave::impl::PrintOpCostBase<PrintOpCostPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    Location loc = UnknownLoc::get(context);
+    if (target.empty())
+      return emitError(loc) << "cleave-print-op-cost: no target; pass "
+                               "target=NAME (a preset) or target=PATH";
+    TargetLoadOptions options;
+    options.targetsDirectory =
+        targetsDir.empty() ? defaultTargetsDirectory() : targetsDir.getValue();
+    llvm::Expected<TargetDescription> loaded = loadTarget(target, options);
+    if (!loaded)
+      return emitError(loc) << llvm::toString(loaded.takeError());
+    targetDescription = std::move(*loaded);
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(report(func)))
+        return signalPassFailure();
+  }
+
+private:
+  LogicalResult report(func::FuncOp func) {
+    CostOptions options;
+    options.allowTF32 = allowTF32;
+    int64_t flops = 0, bytesRead = 0, bytesWritten = 0;
+    double time = 0;
+    WalkResult walk = func.walk([&](CostInterface op) {
+      FailureOr<OpCost> cost = getOpCost(op, *targetDescription, options);
+      if (failed(cost))
+        return WalkResult::interrupt();
+      flops += cost->flops;
+      bytesRead += cost->bytesRead;
+      bytesWritten += cost->bytesWritten;
+      time += cost->time();
+      // Parameters and views cost nothing to run; a remark on each would
+      // only bury the ones that do.
+      if (op.isParameter() || op.isView())
+        return WalkResult::advance();
+      op->emitRemark() << "flops=" << cost->flops << " read=" << cost->bytesRead
+                       << " written=" << cost->bytesWritten
+                       << " params=" << cost->parameterBytes << " "
+                       << stringifyPrecision(cost->precision)
+                       << " time=" << formatSeconds(cost->time()) << " "
+                       << (cost->roofline.isComputeBound() ? "compute-bound"
+                                                           : "memory-bound");
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    FailureOr<DeviceMemory> memory = estimateDeviceMemory(func);
+    if (failed(memory))
+      return failure();
+    func.emitRemark() << "total on " << targetDescription->name
+                      << ": flops=" << flops << " read=" << bytesRead
+                      << " written=" << bytesWritten
+                      << " time=" << formatSeconds(time)
+                      << " params=" << memory->weights
+                      << " peak-activations=" << memory->activations;
+    return success();
+  }
+
+  static std::string formatSeconds(double seconds) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format("%.3e", seconds) << "s";
+    return text;
+  }
+
+  std::optional<TargetDescription> targetDescription;
+};
+
+} // namespace

@@ -1,0 +1,495 @@
+//===- Target.cpp - cluster descriptions loaded from JSON -------*- C++ -*-===//
+//
+// Reads target files strictly: every required field must be there with the
+// right type and a sensible value, and a field the schema does not know is an
+// error, so that a typo never silently falls back to a default.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Analysis/Cost/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace cleave;
+
+static constexpr StringLiteral kPrecisionNames[kNumPrecisions] = {
+    "f64", "f32", "tf32", "f16", "bf16"};
+
+StringRef cleave::stringifyPrecision(Precision precision) {
+  return kPrecisionNames[static_cast<unsigned>(precision)];
+}
+
+std::optional<Precision> cleave::parsePrecision(StringRef name) {
+  for (auto [index, spelling] : llvm::enumerate(kPrecisionNames))
+    if (name == spelling)
+      return static_cast<Precision>(index);
+  return std::nullopt;
+}
+
+double DeviceDescription::peakFlops(Precision precision) const {
+  double peak = peakFlopsPerSecond[static_cast<unsigned>(precision)];
+  if (peak > 0)
+    return peak;
+  return peakFlopsPerSecond[static_cast<unsigned>(Precision::F32)];
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the file
+//===----------------------------------------------------------------------===//
+
+/// How a JSON value reads in "expected X, got Y": numbers as themselves,
+/// anything else by its kind.
+static std::string describeValue(const json::Value &value) {
+  switch (value.kind()) {
+  case json::Value::Null:
+    return "null";
+  case json::Value::Boolean:
+    return "a boolean";
+  case json::Value::Number: {
+    // "%g" rather than JSON's round-trip precision: -1e-06, not
+    // -9.9999999999999995e-07.
+    std::string text;
+    raw_string_ostream os(text);
+    if (std::optional<int64_t> integer = value.getAsInteger())
+      os << *integer;
+    else
+      os << format("%g", *value.getAsNumber());
+    return text;
+  }
+  case json::Value::String:
+    return "a string";
+  case json::Value::Array:
+    return "an array";
+  case json::Value::Object:
+    return "an object";
+  }
+  return "a value";
+}
+
+namespace {
+
+/// One JSON object of a target file, at `path` (e.g. `devices`). Errors read
+/// `FILE: PATH.KEY: MESSAGE`.
+class ObjectReader {
+public:
+  ObjectReader(const json::Object &object, std::string path, StringRef fileName)
+      : object(object), path(std::move(path)), fileName(fileName) {}
+
+  /// Fails on the first key of the object that is not in `known`.
+  Error checkKnownFields(ArrayRef<StringRef> known) const {
+    SmallVector<StringRef> keys;
+    for (const auto &entry : object)
+      keys.push_back(entry.first);
+    // json::Object is a hash map; sort so that the error is deterministic.
+    llvm::sort(keys);
+    for (StringRef key : keys)
+      if (!llvm::is_contained(known, key))
+        return error(key, "unknown field (expected " + listOf(known) + ")");
+    return Error::success();
+  }
+
+  Expected<ObjectReader> getObject(StringRef key) const {
+    Expected<const json::Value *> value = getRequired(key);
+    if (!value)
+      return value.takeError();
+    const json::Object *child = (*value)->getAsObject();
+    if (!child)
+      return error(key, "expected an object, got " + describeValue(**value));
+    return ObjectReader(*child, fieldPath(key), fileName);
+  }
+
+  /// A string; `std::nullopt` when the field is absent and not `required`.
+  Expected<std::optional<std::string>> getString(StringRef key,
+                                                 bool required) const {
+    const json::Value *value = object.get(key);
+    if (!value) {
+      if (required)
+        return error(key, "missing required field");
+      return std::nullopt;
+    }
+    std::optional<StringRef> text = value->getAsString();
+    if (!text)
+      return error(key, "expected a string, got " + describeValue(*value));
+    return text->str();
+  }
+
+  /// A finite number greater than zero.
+  Expected<double> getPositiveNumber(StringRef key) const {
+    Expected<double> number = getNumber(key);
+    if (number && !(*number > 0))
+      return error(key, "expected a positive number, got " +
+                            describeValue(*object.get(key)));
+    return number;
+  }
+
+  /// A finite number that is zero or more.
+  Expected<double> getNonNegativeNumber(StringRef key) const {
+    Expected<double> number = getNumber(key);
+    if (number && *number < 0)
+      return error(key, "expected a non-negative number, got " +
+                            describeValue(*object.get(key)));
+    return number;
+  }
+
+  /// A number in (0, 1]; `defaultValue` when the field is absent, if given.
+  Expected<double> getFraction(StringRef key,
+                               std::optional<double> defaultValue) const {
+    if (defaultValue && !object.get(key))
+      return *defaultValue;
+    Expected<double> number = getNumber(key);
+    if (number && !(*number > 0 && *number <= 1))
+      return error(key, "expected a number in (0, 1], got " +
+                            describeValue(*object.get(key)));
+    return number;
+  }
+
+  /// An integer greater than zero.
+  Expected<int64_t> getPositiveInteger(StringRef key) const {
+    Expected<const json::Value *> value = getRequired(key);
+    if (!value)
+      return value.takeError();
+    if ((*value)->kind() != json::Value::Number)
+      return error(key, "expected an integer, got " + describeValue(**value));
+    std::optional<int64_t> integer = (*value)->getAsInteger();
+    if (!integer)
+      return error(key, "expected an integer, got " + describeValue(**value));
+    if (*integer <= 0)
+      return error(key,
+                   "expected a positive number, got " + describeValue(**value));
+    return *integer;
+  }
+
+  Error error(StringRef key, const Twine &message) const {
+    return createStringError(inconvertibleErrorCode(),
+                             fileName + ": " + fieldPath(key) + ": " + message);
+  }
+
+  const json::Object &object;
+  const std::string path;
+
+private:
+  std::string fieldPath(StringRef key) const {
+    return path.empty() ? key.str() : path + "." + key.str();
+  }
+
+  static std::string listOf(ArrayRef<StringRef> names) {
+    return llvm::join(names, ", ");
+  }
+
+  Expected<const json::Value *> getRequired(StringRef key) const {
+    const json::Value *value = object.get(key);
+    if (!value)
+      return error(key, "missing required field");
+    return value;
+  }
+
+  Expected<double> getNumber(StringRef key) const {
+    Expected<const json::Value *> value = getRequired(key);
+    if (!value)
+      return value.takeError();
+    std::optional<double> number = (*value)->getAsNumber();
+    if (!number)
+      return error(key, "expected a number, got " + describeValue(**value));
+    if (!std::isfinite(*number))
+      return error(key, "expected a finite number");
+    return *number;
+  }
+
+  StringRef fileName;
+};
+
+} // namespace
+
+/// Turns a json::ParseError ("[LINE:COLUMN, byte=N]: MESSAGE") into
+/// `FILE:LINE:COLUMN: invalid JSON: MESSAGE`, the form editors jump to. The
+/// position is recomputed from the byte offset: llvm::json reports the
+/// position after the character it rejected, with columns from 0, and
+/// editors want the character itself, with columns from 1.
+static Error describeSyntaxError(Error error, StringRef text,
+                                 StringRef fileName) {
+  std::string message = toString(std::move(error));
+  Regex position("^\\[[0-9]+:[0-9]+, byte=([0-9]+)\\]: (.*)$");
+  SmallVector<StringRef> groups;
+  size_t offset = 0;
+  if (!position.match(message, &groups) || groups[1].getAsInteger(10, offset) ||
+      offset > text.size())
+    return createStringError(inconvertibleErrorCode(),
+                             fileName + ": invalid JSON: " + message);
+  if (offset > 0)
+    --offset;
+  StringRef before = text.take_front(offset);
+  size_t line = 1 + before.count('\n');
+  size_t lineStart = before.rfind('\n');
+  size_t column =
+      lineStart == StringRef::npos ? offset + 1 : offset - lineStart;
+  return createStringError(inconvertibleErrorCode(),
+                           fileName + ":" + Twine(line) + ":" + Twine(column) +
+                               ": invalid JSON: " + groups[2]);
+}
+
+static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
+  if (Error error =
+          reader.checkKnownFields({"name", "peak_flops_per_s", "memory_bytes",
+                                   "memory_bandwidth_bytes_per_s",
+                                   "compute_efficiency", "memory_efficiency"}))
+    return error;
+  Expected<std::optional<std::string>> name =
+      reader.getString("name", /*required=*/true);
+  if (!name)
+    return name.takeError();
+  device.name = **name;
+
+  Expected<ObjectReader> peaks = reader.getObject("peak_flops_per_s");
+  if (!peaks)
+    return peaks.takeError();
+  SmallVector<StringRef> keys;
+  for (const auto &entry : peaks->object)
+    keys.push_back(entry.first);
+  llvm::sort(keys);
+  for (StringRef key : keys) {
+    std::optional<Precision> precision = parsePrecision(key);
+    if (!precision)
+      return peaks->error(key, "unknown dtype (expected " +
+                                   llvm::join(std::begin(kPrecisionNames),
+                                              std::end(kPrecisionNames), ", ") +
+                                   ")");
+    Expected<double> peak = peaks->getPositiveNumber(key);
+    if (!peak)
+      return peak.takeError();
+    device.peakFlopsPerSecond[static_cast<unsigned>(*precision)] = *peak;
+  }
+  // Every other precision falls back to the f32 rate, so f32 must be there.
+  if (!peaks->object.get("f32"))
+    return peaks->error("f32", "missing required field");
+
+  Expected<int64_t> memory = reader.getPositiveInteger("memory_bytes");
+  if (!memory)
+    return memory.takeError();
+  device.memoryBytes = *memory;
+  Expected<double> bandwidth =
+      reader.getPositiveNumber("memory_bandwidth_bytes_per_s");
+  if (!bandwidth)
+    return bandwidth.takeError();
+  device.memoryBandwidth = *bandwidth;
+  Expected<double> computeEfficiency =
+      reader.getFraction("compute_efficiency", std::nullopt);
+  if (!computeEfficiency)
+    return computeEfficiency.takeError();
+  device.computeEfficiency = *computeEfficiency;
+  Expected<double> memoryEfficiency =
+      reader.getFraction("memory_efficiency", std::nullopt);
+  if (!memoryEfficiency)
+    return memoryEfficiency.takeError();
+  device.memoryEfficiency = *memoryEfficiency;
+  return Error::success();
+}
+
+static Error readLink(const ObjectReader &reader, LinkDescription &link) {
+  if (Error error = reader.checkKnownFields(
+          {"name", "bandwidth_bytes_per_s", "latency_s", "efficiency"}))
+    return error;
+  Expected<std::optional<std::string>> name =
+      reader.getString("name", /*required=*/false);
+  if (!name)
+    return name.takeError();
+  link.name = name->value_or(reader.path);
+  Expected<double> bandwidth =
+      reader.getPositiveNumber("bandwidth_bytes_per_s");
+  if (!bandwidth)
+    return bandwidth.takeError();
+  link.bandwidth = *bandwidth;
+  Expected<double> latency = reader.getNonNegativeNumber("latency_s");
+  if (!latency)
+    return latency.takeError();
+  link.latency = *latency;
+  Expected<double> efficiency = reader.getFraction("efficiency", 1.0);
+  if (!efficiency)
+    return efficiency.takeError();
+  link.efficiency = *efficiency;
+  return Error::success();
+}
+
+/// Applies the device-count overrides. Whole nodes only: a mesh keeps its
+/// tensor-parallel axis inside a node, which needs every node to be alike.
+static Error applyOverrides(TargetDescription &target, int64_t numNodes,
+                            const TargetLoadOptions &options,
+                            StringRef fileName) {
+  auto fail = [&](const Twine &message) {
+    return createStringError(inconvertibleErrorCode(),
+                             fileName + ": " + message);
+  };
+  if (options.devicesPerNode) {
+    if (*options.devicesPerNode <= 0)
+      return fail("devices per node: expected a positive number, got " +
+                  Twine(*options.devicesPerNode));
+    target.devicesPerNode = *options.devicesPerNode;
+  }
+  target.numDevices = numNodes * target.devicesPerNode;
+  if (!options.numDevices)
+    return Error::success();
+  int64_t count = *options.numDevices;
+  if (count <= 0)
+    return fail("devices: expected a positive number, got " + Twine(count));
+  if (count < target.devicesPerNode) {
+    // Fewer devices than a node holds: they all sit in one node.
+    target.devicesPerNode = count;
+  } else if (count % target.devicesPerNode != 0) {
+    return fail(Twine(count) + " devices do not fill whole nodes of " +
+                Twine(target.devicesPerNode) + " devices");
+  }
+  target.numDevices = count;
+  return Error::success();
+}
+
+Expected<TargetDescription>
+cleave::parseTarget(StringRef text, StringRef fileName,
+                    const TargetLoadOptions &options) {
+  Expected<json::Value> root = json::parse(text);
+  if (!root)
+    return describeSyntaxError(root.takeError(), text, fileName);
+  const json::Object *object = root->getAsObject();
+  if (!object)
+    return createStringError(inconvertibleErrorCode(),
+                             fileName + ": expected a JSON object, got " +
+                                 describeValue(*root));
+
+  TargetDescription target;
+  ObjectReader reader(*object, "", fileName);
+  if (Error error = reader.checkKnownFields(
+          {"name", "description", "devices", "nodes", "links"}))
+    return std::move(error);
+  Expected<std::optional<std::string>> name =
+      reader.getString("name", /*required=*/true);
+  if (!name)
+    return name.takeError();
+  target.name = **name;
+  Expected<std::optional<std::string>> description =
+      reader.getString("description", /*required=*/false);
+  if (!description)
+    return description.takeError();
+  target.description = description->value_or("");
+
+  Expected<ObjectReader> devices = reader.getObject("devices");
+  if (!devices)
+    return devices.takeError();
+  if (Error error = readDevice(*devices, target.device))
+    return std::move(error);
+
+  Expected<ObjectReader> nodes = reader.getObject("nodes");
+  if (!nodes)
+    return nodes.takeError();
+  if (Error error = nodes->checkKnownFields({"count", "devices_per_node"}))
+    return std::move(error);
+  Expected<int64_t> numNodes = nodes->getPositiveInteger("count");
+  if (!numNodes)
+    return numNodes.takeError();
+  Expected<int64_t> devicesPerNode =
+      nodes->getPositiveInteger("devices_per_node");
+  if (!devicesPerNode)
+    return devicesPerNode.takeError();
+  target.devicesPerNode = *devicesPerNode;
+
+  Expected<ObjectReader> links = reader.getObject("links");
+  if (!links)
+    return links.takeError();
+  if (Error error = links->checkKnownFields({"intra_node", "inter_node"}))
+    return std::move(error);
+  Expected<ObjectReader> intraNode = links->getObject("intra_node");
+  if (!intraNode)
+    return intraNode.takeError();
+  if (Error error = readLink(*intraNode, target.intraNode))
+    return std::move(error);
+  Expected<ObjectReader> interNode = links->getObject("inter_node");
+  if (!interNode)
+    return interNode.takeError();
+  if (Error error = readLink(*interNode, target.interNode))
+    return std::move(error);
+
+  if (Error error = applyOverrides(target, *numNodes, options, fileName))
+    return std::move(error);
+  return target;
+}
+
+//===----------------------------------------------------------------------===//
+// Finding the file
+//===----------------------------------------------------------------------===//
+
+static bool looksLikePath(StringRef nameOrPath) {
+  return nameOrPath.ends_with(".json") || llvm::any_of(nameOrPath, [](char c) {
+           return sys::path::is_separator(c);
+         });
+}
+
+/// The preset names in `directory`, sorted, for "unknown target" errors.
+static std::string listPresets(StringRef directory) {
+  SmallVector<std::string> names;
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(directory, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef file = sys::path::filename(it->path());
+    if (file.ends_with(".json"))
+      names.push_back(file.drop_back(5).str());
+  }
+  llvm::sort(names);
+  return llvm::join(names, ", ");
+}
+
+Expected<TargetDescription>
+cleave::loadTarget(StringRef nameOrPath, const TargetLoadOptions &options) {
+  std::string path = nameOrPath.str();
+  if (!looksLikePath(nameOrPath)) {
+    if (options.targetsDirectory.empty())
+      return createStringError(
+          inconvertibleErrorCode(),
+          "target '" + nameOrPath +
+              "': no targets directory to find a preset in; give the path "
+              "of a target file");
+    if (!sys::fs::is_directory(options.targetsDirectory))
+      return createStringError(
+          inconvertibleErrorCode(),
+          "target '" + nameOrPath + "': targets directory '" +
+              options.targetsDirectory + "' does not exist");
+    SmallString<256> preset(options.targetsDirectory);
+    sys::path::append(preset, nameOrPath + ".json");
+    if (!sys::fs::exists(preset))
+      return createStringError(
+          inconvertibleErrorCode(),
+          "unknown target '" + nameOrPath + "': no " + nameOrPath +
+              ".json in '" + options.targetsDirectory +
+              "' (presets: " + listPresets(options.targetsDirectory) + ")");
+    path = preset.str().str();
+  }
+
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return createStringError(buffer.getError(),
+                             "cannot read target file '" + path +
+                                 "': " + buffer.getError().message());
+  return parseTarget((*buffer)->getBuffer(), path, options);
+}
+
+std::string cleave::defaultTargetsDirectory() {
+  // On Linux this reads /proc/self/exe; the address is only a fallback for
+  // systems that locate the executable through its loaded image.
+  std::string executable = sys::fs::getMainExecutable(
+      "", reinterpret_cast<void *>(&cleave::defaultTargetsDirectory));
+  if (executable.empty())
+    return "";
+  SmallString<256> directory(
+      sys::path::parent_path(sys::path::parent_path(executable)));
+  sys::path::append(directory, "share", "cleave", "targets");
+  return directory.str().str();
+}

@@ -1,0 +1,321 @@
+//===- TargetTest.cpp - target files: presets, overrides, errors -*- C++
+//-*-===//
+
+#include "cleave/Analysis/Cost/Target.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace cleave;
+
+namespace {
+
+TargetLoadOptions presetOptions() {
+  TargetLoadOptions options;
+  options.targetsDirectory = CLEAVE_SOURCE_TARGETS_DIR;
+  return options;
+}
+
+/// A well-formed target that the error tests break one field at a time.
+const char *const kValidTarget = R"json({
+  "name": "test",
+  "devices": {
+    "name": "test device",
+    "peak_flops_per_s": {"f32": 1.0e12, "bf16": 4.0e12},
+    "memory_bytes": 1000,
+    "memory_bandwidth_bytes_per_s": 1.0e9,
+    "compute_efficiency": 0.5,
+    "memory_efficiency": 0.25
+  },
+  "nodes": {"count": 2, "devices_per_node": 4},
+  "links": {
+    "intra_node": {"bandwidth_bytes_per_s": 1.0e9, "latency_s": 1.0e-6},
+    "inter_node": {"name": "slow", "bandwidth_bytes_per_s": 1.0e8,
+                   "latency_s": 1.0e-5, "efficiency": 0.5}
+  }
+})json";
+
+/// `kValidTarget` with the first occurrence of `from` replaced by `to`.
+std::string withReplacement(const std::string &from, const std::string &to) {
+  std::string text = kValidTarget;
+  size_t position = text.find(from);
+  EXPECT_NE(position, std::string::npos) << "no '" << from << "' to replace";
+  if (position != std::string::npos)
+    text.replace(position, from.size(), to);
+  return text;
+}
+
+/// The error message of parsing `text` as `bad.json`, or "" when it parses.
+std::string parseError(const std::string &text,
+                       const TargetLoadOptions &options = {}) {
+  llvm::Expected<TargetDescription> target =
+      parseTarget(text, "bad.json", options);
+  if (target)
+    return "";
+  return llvm::toString(target.takeError());
+}
+
+TEST(TargetTest, ParsesEveryField) {
+  llvm::Expected<TargetDescription> target =
+      parseTarget(kValidTarget, "test.json");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->name, "test");
+  EXPECT_EQ(target->device.name, "test device");
+  EXPECT_EQ(target->device.peakFlops(Precision::F32), 1.0e12);
+  EXPECT_EQ(target->device.peakFlops(Precision::BF16), 4.0e12);
+  // Precisions the file leaves out run at the f32 rate.
+  EXPECT_EQ(target->device.peakFlops(Precision::F16), 1.0e12);
+  EXPECT_EQ(target->device.peakFlops(Precision::TF32), 1.0e12);
+  EXPECT_EQ(target->device.memoryBytes, 1000);
+  EXPECT_EQ(target->device.memoryBandwidth, 1.0e9);
+  EXPECT_EQ(target->device.computeEfficiency, 0.5);
+  EXPECT_EQ(target->device.memoryEfficiency, 0.25);
+  EXPECT_EQ(target->numDevices, 8);
+  EXPECT_EQ(target->devicesPerNode, 4);
+  EXPECT_EQ(target->numNodes(), 2);
+  // A link without a name is named after its level; efficiency defaults
+  // to 1.
+  EXPECT_EQ(target->intraNode.name, "links.intra_node");
+  EXPECT_EQ(target->intraNode.efficiency, 1.0);
+  EXPECT_EQ(target->intraNode.effectiveBandwidth(), 1.0e9);
+  EXPECT_EQ(target->interNode.name, "slow");
+  EXPECT_EQ(target->interNode.latency, 1.0e-5);
+  EXPECT_EQ(target->interNode.effectiveBandwidth(), 0.5e8);
+}
+
+TEST(TargetTest, PresetH100) {
+  llvm::Expected<TargetDescription> target =
+      loadTarget("h100-sxm", presetOptions());
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->name, "h100-sxm");
+  EXPECT_EQ(target->device.peakFlops(Precision::BF16), 989.4e12);
+  EXPECT_EQ(target->device.peakFlops(Precision::F16), 989.4e12);
+  EXPECT_EQ(target->device.peakFlops(Precision::TF32), 494.7e12);
+  EXPECT_EQ(target->device.peakFlops(Precision::F32), 67.0e12);
+  EXPECT_EQ(target->device.memoryBytes, 80000000000);
+  EXPECT_EQ(target->device.memoryBandwidth, 3.35e12);
+  EXPECT_EQ(target->numDevices, 8);
+  EXPECT_EQ(target->devicesPerNode, 8);
+  // NVLink's 900 GB/s count both directions; NDR is 400 Gb/s per port.
+  EXPECT_EQ(target->intraNode.bandwidth, 450.0e9);
+  EXPECT_EQ(target->interNode.bandwidth, 50.0e9);
+}
+
+TEST(TargetTest, PresetH200) {
+  llvm::Expected<TargetDescription> target =
+      loadTarget("h200-sxm", presetOptions());
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->device.peakFlops(Precision::BF16), 989.4e12);
+  EXPECT_EQ(target->device.memoryBytes, 141000000000);
+  EXPECT_EQ(target->device.memoryBandwidth, 4.8e12);
+  EXPECT_EQ(target->intraNode.bandwidth, 450.0e9);
+}
+
+TEST(TargetTest, PresetA100) {
+  llvm::Expected<TargetDescription> target =
+      loadTarget("a100-80gb", presetOptions());
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->device.peakFlops(Precision::BF16), 312.0e12);
+  EXPECT_EQ(target->device.memoryBytes, 80000000000);
+  EXPECT_EQ(target->device.memoryBandwidth, 2.0e12);
+  EXPECT_EQ(target->intraNode.bandwidth, 300.0e9);
+}
+
+TEST(TargetTest, PresetCPU) {
+  llvm::Expected<TargetDescription> target = loadTarget("cpu", presetOptions());
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->device.peakFlops(Precision::F32), 96.0e9);
+  // No bf16 arithmetic on the core: it runs at the f32 rate.
+  EXPECT_EQ(target->device.peakFlops(Precision::BF16), 96.0e9);
+}
+
+TEST(TargetTest, LoadsByPath) {
+  llvm::SmallString<256> path(CLEAVE_SOURCE_TARGETS_DIR);
+  llvm::sys::path::append(path, "h100-sxm.json");
+  llvm::Expected<TargetDescription> target =
+      loadTarget(path, TargetLoadOptions());
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->name, "h100-sxm");
+}
+
+TEST(TargetTest, DeviceOverrides) {
+  TargetLoadOptions options = presetOptions();
+  options.numDevices = 64;
+  llvm::Expected<TargetDescription> target = loadTarget("h100-sxm", options);
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->numDevices, 64);
+  EXPECT_EQ(target->devicesPerNode, 8);
+  EXPECT_EQ(target->numNodes(), 8);
+
+  // Fewer devices than a node holds share one node.
+  options.numDevices = 4;
+  target = loadTarget("h100-sxm", options);
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->devicesPerNode, 4);
+  EXPECT_EQ(target->numNodes(), 1);
+
+  options.numDevices = 16;
+  options.devicesPerNode = 4;
+  target = loadTarget("h100-sxm", options);
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  EXPECT_EQ(target->numNodes(), 4);
+
+  // Without a device count, the file's node count times the new node size.
+  TargetLoadOptions perNode;
+  perNode.devicesPerNode = 2;
+  EXPECT_EQ(parseTarget(kValidTarget, "test.json", perNode)->numDevices, 4);
+}
+
+TEST(TargetTest, DeviceOverrideErrors) {
+  TargetLoadOptions options;
+  options.numDevices = 10;
+  EXPECT_EQ(parseError(kValidTarget, options),
+            "bad.json: 10 devices do not fill whole nodes of 4 devices");
+  options.numDevices = 0;
+  EXPECT_EQ(parseError(kValidTarget, options),
+            "bad.json: devices: expected a positive number, got 0");
+  options.numDevices.reset();
+  options.devicesPerNode = -1;
+  EXPECT_EQ(parseError(kValidTarget, options),
+            "bad.json: devices per node: expected a positive number, got -1");
+}
+
+TEST(TargetTest, GroupsCrossingNodes) {
+  TargetDescription target;
+  target.devicesPerNode = 8;
+  target.numDevices = 32;
+  EXPECT_FALSE(target.groupCrossesNodes(8));
+  EXPECT_TRUE(target.groupCrossesNodes(9));
+  // Every 8th device: one per node.
+  EXPECT_TRUE(target.groupCrossesNodes(2, 8));
+  // Devices 0, 2, 4, 6 share a node; 0, 2, ..., 8 do not.
+  EXPECT_FALSE(target.groupCrossesNodes(4, 2));
+  EXPECT_TRUE(target.groupCrossesNodes(5, 2));
+  EXPECT_FALSE(target.groupCrossesNodes(1, 64));
+  EXPECT_EQ(&target.link(true), &target.interNode);
+  EXPECT_EQ(&target.link(false), &target.intraNode);
+}
+
+TEST(TargetTest, MissingField) {
+  EXPECT_EQ(parseError(withReplacement("\"memory_bytes\": 1000,", "")),
+            "bad.json: devices.memory_bytes: missing required field");
+  EXPECT_EQ(parseError(withReplacement(", \"latency_s\": 1.0e-6", "")),
+            "bad.json: links.intra_node.latency_s: missing required field");
+  EXPECT_EQ(parseError(withReplacement(R"("f32": 1.0e12, )", "")),
+            "bad.json: devices.peak_flops_per_s.f32: missing required field");
+  EXPECT_EQ(parseError(withReplacement(R"("name": "test",)", "")),
+            "bad.json: name: missing required field");
+}
+
+TEST(TargetTest, WrongType) {
+  EXPECT_EQ(parseError(withReplacement("1000", "\"1000\"")),
+            "bad.json: devices.memory_bytes: expected an integer, got a "
+            "string");
+  EXPECT_EQ(parseError(withReplacement("1000", "1000.5")),
+            "bad.json: devices.memory_bytes: expected an integer, got 1000.5");
+  EXPECT_EQ(parseError(withReplacement("\"compute_efficiency\": 0.5",
+                                       "\"compute_efficiency\": [0.5]")),
+            "bad.json: devices.compute_efficiency: expected a number, got an "
+            "array");
+  EXPECT_EQ(
+      parseError(withReplacement(
+          R"("nodes": {"count": 2, "devices_per_node": 4})", R"("nodes": 8)")),
+      "bad.json: nodes: expected an object, got 8");
+  EXPECT_EQ(parseError(withReplacement(R"("name": "test")", R"("name": 7)")),
+            "bad.json: name: expected a string, got 7");
+  EXPECT_EQ(parseError("[1, 2]"),
+            "bad.json: expected a JSON object, got an array");
+}
+
+TEST(TargetTest, NonPositive) {
+  EXPECT_EQ(parseError(withReplacement("1000", "0")),
+            "bad.json: devices.memory_bytes: expected a positive number, got "
+            "0");
+  EXPECT_EQ(parseError(withReplacement("\"count\": 2", "\"count\": -2")),
+            "bad.json: nodes.count: expected a positive number, got -2");
+  EXPECT_EQ(parseError(withReplacement("1.0e12", "0")),
+            "bad.json: devices.peak_flops_per_s.f32: expected a positive "
+            "number, got 0");
+  EXPECT_EQ(parseError(withReplacement("\"memory_bandwidth_bytes_per_s\": "
+                                       "1.0e9",
+                                       "\"memory_bandwidth_bytes_per_s\": "
+                                       "-1.5")),
+            "bad.json: devices.memory_bandwidth_bytes_per_s: expected a "
+            "positive number, got -1.5");
+  EXPECT_EQ(parseError(withReplacement("1.0e-6", "-1.0e-6")),
+            "bad.json: links.intra_node.latency_s: expected a non-negative "
+            "number, got -1e-06");
+  EXPECT_EQ(parseError(withReplacement("0.25", "1.5")),
+            "bad.json: devices.memory_efficiency: expected a number in (0, "
+            "1], got 1.5");
+  EXPECT_EQ(
+      parseError(withReplacement("\"efficiency\": 0.5", "\"efficiency\": 0")),
+      "bad.json: links.inter_node.efficiency: expected a number in (0, "
+      "1], got 0");
+}
+
+TEST(TargetTest, UnknownDtypeAndField) {
+  EXPECT_EQ(parseError(withReplacement("\"bf16\"", "\"fp8\"")),
+            "bad.json: devices.peak_flops_per_s.fp8: unknown dtype (expected "
+            "f64, f32, tf32, f16, bf16)");
+  EXPECT_EQ(parseError(withReplacement("\"memory_bytes\"", "\"memory_byte\"")),
+            "bad.json: devices.memory_byte: unknown field (expected name, "
+            "peak_flops_per_s, memory_bytes, memory_bandwidth_bytes_per_s, "
+            "compute_efficiency, memory_efficiency)");
+  EXPECT_EQ(parseError(withReplacement("\"intra_node\"", "\"pcie\"")),
+            "bad.json: links.pcie: unknown field (expected intra_node, "
+            "inter_node)");
+}
+
+TEST(TargetTest, SyntaxErrorNamesLine) {
+  // A missing comma after the "name" line: the next key (line 3, column 3)
+  // is where the parser gives up.
+  EXPECT_EQ(parseError(withReplacement("\"test\",", "\"test\"")),
+            "bad.json:3:3: invalid JSON: Expected , or } after object "
+            "property");
+  // A truncated literal: the parser gives up where the `e` should be.
+  EXPECT_EQ(parseError("{\n  \"name\": tru\n}"),
+            "bad.json:2:14: invalid JSON: Invalid JSON value (true?)");
+}
+
+TEST(TargetTest, UnknownPresetListsPresets) {
+  llvm::Expected<TargetDescription> target =
+      loadTarget("h100", presetOptions());
+  ASSERT_FALSE(static_cast<bool>(target));
+  EXPECT_EQ(llvm::toString(target.takeError()),
+            std::string("unknown target 'h100': no h100.json in '") +
+                CLEAVE_SOURCE_TARGETS_DIR +
+                "' (presets: a100-80gb, cpu, h100-sxm, h200-sxm)");
+}
+
+TEST(TargetTest, BareNameNeedsDirectory) {
+  llvm::Expected<TargetDescription> target =
+      loadTarget("h100-sxm", TargetLoadOptions());
+  ASSERT_FALSE(static_cast<bool>(target));
+  EXPECT_EQ(llvm::toString(target.takeError()),
+            "target 'h100-sxm': no targets directory to find a preset in; "
+            "give the path of a target file");
+}
+
+TEST(TargetTest, MissingFile) {
+  llvm::Expected<TargetDescription> target =
+      loadTarget("/nonexistent/dir/t.json", TargetLoadOptions());
+  ASSERT_FALSE(static_cast<bool>(target));
+  EXPECT_EQ(llvm::toString(target.takeError()),
+            "cannot read target file '/nonexistent/dir/t.json': No such file "
+            "or directory");
+}
+
+TEST(TargetTest, PrecisionNames) {
+  for (Precision precision : {Precision::F64, Precision::F32, Precision::TF32,
+                              Precision::F16, Precision::BF16})
+    EXPECT_EQ(parsePrecision(stringifyPrecision(precision)), precision);
+  EXPECT_FALSE(parsePrecision("f8").has_value());
+}
+
+} // namespace
