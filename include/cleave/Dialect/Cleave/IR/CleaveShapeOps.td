@@ -22,6 +22,7 @@ def Cleave_ConstantOp : Cleave_Op<"constant", [ConstantLike, Pure,
     A small tensor whose value the compiler needs: ONNX `Constant` nodes,
     scalar and integer initializers, and the results of folding shape
     computations. Large tensors are weights (`cleave.weight`), never constants.
+    `value` has a ranked tensor type (`constant_c1`).
 
     ```mlir
     %c = cleave.constant dense<[2, 16, 4, 16]> : tensor<4xi64>
@@ -67,6 +68,8 @@ def Cleave_ShapeOp : Cleave_InferredOp<"shape"> {
     ONNX `Shape`, dimensions `[start, end)` (normalised, non-negative) of the
     operand's shape. Folds to a constant when those dimensions are static.
 
+    Verifier label: `shape_c1` (`0 <= start <= end <= rank`).
+
     ```mlir
     %s = cleave.shape %x {start = 0 : i64, end = 2 : i64} : (tensor<2x16x64xf32>) -> tensor<2xi64>
     ```
@@ -83,7 +86,12 @@ def Cleave_ConstantOfShapeOp : Cleave_Op<"constant_of_shape", [Pure]> {
   let description = [{
     ONNX `ConstantOfShape`. The result type carries the shape; the operand is
     the shape value it was computed from. Folds to a splat `cleave.constant`
-    once the operand is constant.
+    once the result type is static.
+
+    Verifier labels: `constant_of_shape_c1` (`value` has the result element
+    type), `constant_of_shape_c2` (the operand has one entry per result
+    dimension), `constant_of_shape_c3` (a constant operand is the result
+    shape).
 
     ```mlir
     %z = cleave.constant_of_shape %s {value = 0.000000e+00 : f32} : (tensor<2xi64>) -> tensor<2x8xf32>
@@ -101,7 +109,12 @@ def Cleave_RangeOp : Cleave_Op<"range", [Pure]> {
   let description = [{
     ONNX `Range` on scalar operands; the result length is
     `max(ceil((limit - start) / delta), 0)`. Folds to a constant when the
-    operands are constant.
+    operands are constant and the result has at most 65536 elements.
+
+    Verifier labels: `range_c1` (1-D result of a float or signless integer
+    type), `range_c2` (operands are 0-d of the result element type),
+    `range_c3` (a constant `delta` is non-zero), `range_c4` (the result length
+    agrees with constant operands).
 
     ```mlir
     %r = cleave.range %start, %limit, %delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<16xi64>
@@ -146,7 +159,7 @@ def Cleave_FlattenOp : Cleave_InferredOp<"flatten"> {
   let summary = "flatten to 2-D around an axis";
   let description = [{
     `d0 x ... x dn -> (d0 * ... * d(axis-1)) x (d(axis) * ... * dn)`, with a
-    non-negative `axis` no larger than the rank.
+    non-negative `axis` no larger than the rank (`flatten_c1`).
 
     ```mlir
     %y = cleave.flatten %x {axis = 1 : i64} : (tensor<1x64x1x1xf32>) -> tensor<1x64xf32>
@@ -165,6 +178,9 @@ def Cleave_TransposeOp : Cleave_InferredOp<"transpose"> {
     reversal). Folds to its operand for the identity permutation, and
     composes with a transpose that feeds it.
 
+    Verifier labels: `transpose_c1` (one `perm` entry per dimension),
+    `transpose_c2` (`perm` is a permutation).
+
     ```mlir
     %y = cleave.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x4x16xf32>) -> tensor<2x4x16x16xf32>
     ```
@@ -182,6 +198,9 @@ def Cleave_SqueezeOp : Cleave_InferredOp<"squeeze"> {
     Removes the listed `axes` (non-negative, sorted, unique, each of size 1).
     Folds on constants.
 
+    Verifier labels: `squeeze_c1` (axes in range), `squeeze_c2` (sorted and
+    unique), `squeeze_c3` (each removed dimension has size 1).
+
     ```mlir
     %y = cleave.squeeze %x {axes = array<i64: 0>} : (tensor<1x16xf32>) -> tensor<16xf32>
     ```
@@ -198,6 +217,9 @@ def Cleave_UnsqueezeOp : Cleave_InferredOp<"unsqueeze"> {
     Inserts size-1 dimensions at the listed `axes` of the result
     (non-negative, sorted, unique, below the result rank). Folds on constants.
 
+    Verifier labels: `unsqueeze_c1` (axes in range), `unsqueeze_c2` (sorted
+    and unique).
+
     ```mlir
     %y = cleave.unsqueeze %x {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
     ```
@@ -213,7 +235,8 @@ def Cleave_ExpandOp : Cleave_Op<"expand", [Pure]> {
   let description = [{
     ONNX `Expand`. The result type is the broadcast of the operand's shape
     with the requested shape, which the importer computes; the operand must
-    broadcast to it (`expand_c1`). Folds on constants.
+    broadcast to it (`expand_c1`) and keep its element type (`expand_c2`).
+    Folds on constants.
 
     ```mlir
     %y = cleave.expand %x : tensor<1x16xf32> -> tensor<4x16xf32>
@@ -230,6 +253,9 @@ def Cleave_TileOp : Cleave_InferredOp<"tile"> {
   let summary = "repeat a tensor along each dimension";
   let description = [{
     Dimension `i` of the result is `repeats[i]` copies of dimension `i`.
+
+    Verifier labels: `tile_c1` (one entry per dimension), `tile_c2` (repeats
+    are non-negative).
 
     ```mlir
     %y = cleave.tile %x {repeats = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
@@ -250,6 +276,10 @@ def Cleave_ConcatOp : Cleave_InferredOp<"concat"> {
     All operands have the same rank and element type and agree on every
     dimension but `axis` (non-negative). Folds on constants.
 
+    Verifier labels: `concat_c1` (at least one operand), `concat_c2` (`axis`
+    in range), `concat_c3` (same rank), `concat_c4` (same element type),
+    `concat_c5` (other dimensions agree).
+
     ```mlir
     %y = cleave.concat %a, %b {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
     ```
@@ -267,6 +297,9 @@ def Cleave_SplitOp : Cleave_InferredOp<"split"> {
     up to the dimension. The importer resolves ONNX's even split and
     `num_outputs`.
 
+    Verifier labels: `split_c1` (`axis` in range), `split_c2` (sizes are
+    non-negative), `split_c3` (sizes add up to the dimension).
+
     ```mlir
     %q, %k, %v = cleave.split %x {axis = 2 : i64, sizes = array<i64: 64, 64, 64>} : (tensor<2x16x192xf32>) -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>)
     ```
@@ -281,10 +314,14 @@ def Cleave_SliceOp : Cleave_InferredOp<"slice"> {
   let summary = "strided slice with one start, end and step per dimension";
   let description = [{
     Canonical form of ONNX `Slice`: `starts`, `ends` and `steps` have one
-    entry per dimension, already clamped (`0 <= start <= dim`, and `-1 <= end
-    <= dim` for negative steps), so the result dimension is
+    entry per dimension, already clamped as ONNX clamps them (`0 <= start,
+    end <= dim` for positive steps; `0 <= start <= dim - 1` and `-1 <= end <=
+    dim - 1` for negative steps), so the result dimension is
     `max(0, ceil((end - start) / step))`. Steps are non-zero. Folds on
     constants and when it selects the whole operand.
+
+    Verifier labels: `slice_c1` (one entry per dimension), `slice_c2` (steps
+    are non-zero), `slice_c3` (starts clamped), `slice_c4` (ends clamped).
 
     ```mlir
     %y = cleave.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 2, 32>, steps = array<i64: 1, 2>} : (tensor<2x64xf32>) -> tensor<2x16xf32>
@@ -303,6 +340,8 @@ def Cleave_GatherOp : Cleave_InferredOp<"gather"> {
     ONNX `Gather`: the result shape is `data.shape[:axis] + indices.shape +
     data.shape[axis+1:]`. Negative indices count from the end. Embedding
     lookups are gathers on axis 0 of a weight. Folds on constants.
+
+    Verifier label: `gather_c1` (`axis` in `[0, rank)` of `data`).
 
     ```mlir
     %y = cleave.gather %table, %ids {axis = 0 : i64} : (tensor<1000x64xf32>, tensor<2x16xi64>) -> tensor<2x16x64xf32>
@@ -328,6 +367,9 @@ def Cleave_PadOp : Cleave_InferredOp<"pad"> {
     (non-negative; the importer expands ONNX's `axes`). `mode` is `constant`
     (filled with `value`), `reflect`, `edge` or `wrap`.
 
+    Verifier labels: `pad_c1` (`2 * rank` pads), `pad_c2` (pads are
+    non-negative), `pad_c3` (`mode` is known).
+
     ```mlir
     %y = cleave.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 0.000000e+00 : f64} : (tensor<2x8xf32>) -> tensor<2x10xf32>
     ```
@@ -345,8 +387,16 @@ def Cleave_ResizeOp : Cleave_Op<"resize", [Pure]> {
   let description = [{
     ONNX `Resize` with one scale per dimension (`scales`; when the model gives
     `sizes`, the importer stores `size / input size`). The result type holds
-    the output sizes. `mode` is `nearest`, `linear` or `cubic`;
-    `coordinate_transformation_mode` and `nearest_mode` take ONNX's values.
+    the output sizes: `floor(input * scale)`, or `round(input * scale)` when
+    ONNX `sizes` keep the aspect ratio. `mode` is `nearest`, `linear` or
+    `cubic`; `coordinate_transformation_mode` and `nearest_mode` take ONNX's
+    values.
+
+    Verifier labels: `resize_c1` (one scale per dimension), `resize_c2` (the
+    result has the input's rank and element type), `resize_c3` (scales are
+    positive), `resize_c4` (result sizes follow the scales), `resize_c5`
+    (`mode`), `resize_c6` (`coordinate_transformation_mode`), `resize_c7`
+    (`nearest_mode`).
 
     ```mlir
     %y = cleave.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "nearest"} : tensor<1x8x4x4xf32> -> tensor<1x8x8x8xf32>
