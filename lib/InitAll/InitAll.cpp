@@ -6,19 +6,26 @@
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/Transforms/Passes.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
+#include "cleave/Transforms/Partition/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
 
 void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<CleaveDialect, mlir::func::FuncDialect>();
+  registry.insert<CleaveDialect, mlir::func::FuncDialect,
+                  mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
   registerCostInterfaceExternalModels(registry);
+  registerShardingInterfaceExternalModels(registry);
 }
 
 void cleave::registerAllPasses() {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
+  mlir::shard::registerShardPasses();
   registerCleavePasses();
   registerCostPasses();
 }

@@ -1,0 +1,103 @@
+//===- Sharding.h - how splitting one loop distributes an op ----*- C++ -*-===//
+//
+// cleave ops implement upstream MLIR's `shard::ShardingInterface` as external
+// models, so that `sharding-propagation` and `shard-partition` can rewrite
+// cleave IR into SPMD form. This header registers those models and offers the
+// planner a small view of them: which loops of an op may be split over the
+// tensor-parallel axis, and what splitting one of them does to each operand
+// and result.
+//
+// Loop numbering is the one of the op's `ShardingInterface`
+// (`getLoopIteratorTypes`), and it is what `cleave.tp_loop` refers to; the
+// per-op orders are listed in docs/partitioning.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TRANSFORMS_PARTITION_SHARDING_H
+#define CLEAVE_TRANSFORMS_PARTITION_SHARDING_H
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+
+namespace cleave {
+
+/// How one tensor is laid out over the tensor-parallel axis.
+struct ValueSharding {
+  enum class Kind {
+    /// Every device holds the whole tensor.
+    Replicated,
+    /// Device r holds the r-th of equal contiguous blocks along `dim`.
+    Split,
+    /// Every device holds a tensor of the full shape; the value is their
+    /// reduction by `reduction` (the result of a split reduction loop,
+    /// before the all-reduce that `shard-partition` inserts).
+    Partial,
+  };
+
+  Kind kind = Kind::Replicated;
+  /// The split dimension when `kind` is `Split`, -1 otherwise.
+  int64_t dim = -1;
+  /// How the partial values combine when `kind` is `Partial`.
+  mlir::shard::ReductionKind reduction = mlir::shard::ReductionKind::Sum;
+
+  static ValueSharding replicated() { return {}; }
+  static ValueSharding split(int64_t dim) {
+    return {Kind::Split, dim, mlir::shard::ReductionKind::Sum};
+  }
+  static ValueSharding partial(mlir::shard::ReductionKind reduction) {
+    return {Kind::Partial, -1, reduction};
+  }
+
+  bool isReplicated() const { return kind == Kind::Replicated; }
+  bool isSplit() const { return kind == Kind::Split; }
+  bool isPartial() const { return kind == Kind::Partial; }
+
+  bool operator==(const ValueSharding &other) const {
+    return kind == other.kind && dim == other.dim &&
+           (kind != Kind::Partial || reduction == other.reduction);
+  }
+  bool operator!=(const ValueSharding &other) const {
+    return !(*this == other);
+  }
+};
+
+/// The layout of every operand and result of an op whose loop `loop` is split
+/// over the tensor-parallel axis. Operands that are not ranked tensors of
+/// rank >= 1 are always `Replicated`.
+struct OpLoopSharding {
+  int64_t loop = -1;
+  mlir::utils::IteratorType iteratorType = mlir::utils::IteratorType::parallel;
+  /// The loop's trip count: the size of the dimensions it splits.
+  int64_t extent = 0;
+  llvm::SmallVector<ValueSharding> operands;
+  llvm::SmallVector<ValueSharding> results;
+};
+
+/// The layout splitting loop `loop` of `op` gives its operands and results.
+/// Fails when `op` has no `ShardingInterface`, when `loop` is out of range,
+/// and when the loop is not splittable (a normalised axis of softmax or
+/// layer_norm, the axis of a concat, a broadcast batch loop, ...).
+mlir::FailureOr<OpLoopSharding> getLoopSharding(mlir::Operation *op,
+                                                int64_t loop);
+
+/// Every loop of `op` that may be split `numShards` ways: the loops
+/// `getLoopSharding` accepts whose split dimensions all divide by
+/// `numShards`. In loop order; empty when `op` has no `ShardingInterface`.
+llvm::SmallVector<OpLoopSharding> getShardableLoops(mlir::Operation *op,
+                                                    int64_t numShards = 1);
+
+/// Attaches `shard::ShardingInterface` external models to the cleave ops
+/// whose split is described by a map of one iteration space: elementwise,
+/// broadcasting, contractions, transposes, reductions, normalisations,
+/// gathers, reshapes and the ops that join, split and slice tensors. Tools
+/// call this through `cleave::registerAllDialects`.
+void registerShardingInterfaceExternalModels(mlir::DialectRegistry &registry);
+
+} // namespace cleave
+
+#endif // CLEAVE_TRANSFORMS_PARTITION_SHARDING_H
