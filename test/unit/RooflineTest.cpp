@@ -16,12 +16,9 @@ namespace {
 TargetDescription roundTarget() {
   TargetDescription target;
   target.name = "round";
-  target.device.peakFlopsPerSecond[static_cast<unsigned>(Precision::F32)] =
-      10e12;
-  target.device.peakFlopsPerSecond[static_cast<unsigned>(Precision::BF16)] =
-      100e12;
-  target.device.peakFlopsPerSecond[static_cast<unsigned>(Precision::TF32)] =
-      50e12;
+  target.device.setPeakFlops(Precision::F32, 10e12);
+  target.device.setPeakFlops(Precision::BF16, 100e12);
+  target.device.setPeakFlops(Precision::TF32, 50e12);
   target.device.memoryBandwidth = 1e12;
   target.device.computeEfficiency = 0.5;
   target.device.memoryEfficiency = 0.8;

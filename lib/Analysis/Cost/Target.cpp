@@ -268,7 +268,7 @@ static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
     Expected<double> peak = peaks->getPositiveNumber(key);
     if (!peak)
       return peak.takeError();
-    device.peakFlopsPerSecond[static_cast<unsigned>(*precision)] = *peak;
+    device.setPeakFlops(*precision, *peak);
   }
   // Every other precision falls back to the f32 rate, so f32 must be there.
   if (!peaks->object.get("f32"))

@@ -45,8 +45,10 @@ def Cleave_CostInterface : OpInterface<"CostInterface"> {
       }]>,
     InterfaceMethod<[{
         Bytes of the distinct operands that are model parameters (values of
-        ops whose `isParameter` holds, seen through views). They are part of
-        the bytes read; the planner also counts them as resident memory.
+        ops whose `isParameter` holds, seen through views), whole: they stay
+        resident, so the planner counts them as memory. They are usually part
+        of the bytes read too; an op that reads a few rows of a parameter (a
+        gather from an embedding table) reads less than it holds.
       }],
       "int64_t", "getParameterBytes", (ins), [{}], [{
         return ::cleave::detail::defaultParameterBytes($_op.getOperation());

@@ -54,6 +54,11 @@ struct DeviceDescription {
   /// The peak FLOP/s for `precision`. A precision the file leaves out runs at
   /// the f32 rate (a CPU without bf16 arithmetic converts to f32).
   double peakFlops(Precision precision) const;
+
+  /// Sets the peak FLOP/s for `precision`; 0 makes it fall back to f32.
+  void setPeakFlops(Precision precision, double flopsPerSecond) {
+    peakFlopsPerSecond[static_cast<unsigned>(precision)] = flopsPerSecond;
+  }
 };
 
 /// One level of the interconnect, as seen by one device.
