@@ -78,8 +78,8 @@ LogicalResult NodeBinder::constantInput(unsigned index, StringRef role,
   if (operand.getDefiningOp<WeightOp>())
     diag << ", but it is an initializer with more elements than are inlined";
   else
-    diag << ", but it is computed at run time (it did not fold to a "
-            "constant; are all input shapes static?)";
+    diag << ", but it is computed at run time (it does not fold to a "
+            "constant)";
   return diag;
 }
 

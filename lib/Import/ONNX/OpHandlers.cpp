@@ -69,7 +69,10 @@ void OpHandlerTable::print(raw_ostream &os) const {
         os << "-";
       llvm::interleave(
           ops, os, [&](StringRef op) { os << "`" << op << "`"; }, ", ");
-      os << " | " << handler->notes << " |\n";
+      os << " | ";
+      if (!handler->notes.empty())
+        os << handler->notes << " ";
+      os << "|\n";
     }
   }
 }
