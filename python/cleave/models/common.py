@@ -37,6 +37,53 @@ def seeded() -> torch.Generator:
     return torch.Generator().manual_seed(SEED + 1)
 
 
+_NORM_LAYERS = (nn.modules.batchnorm._BatchNorm, nn.LayerNorm, nn.GroupNorm)
+
+
+def randomize_constant_init(module: nn.Module) -> None:
+    """Redraws the parameters that initialisation sets to constants: the
+    scale and shift of normalisation layers (1 and 0) and biases set to 0.
+
+    With those constants the affine step of a norm and the bias of a layer
+    are invisible in any numerical comparison, and the exporter merges the
+    identical initializers of different layers into one. A trained model has
+    neither property; values near the constants keep the model's behaviour.
+    """
+    with torch.no_grad():
+        for layer in module.modules():
+            if isinstance(layer, _NORM_LAYERS) and layer.weight is not None:
+                layer.weight.copy_(1 + 0.1 * torch.randn_like(layer.weight))
+                layer.bias.copy_(0.1 * torch.randn_like(layer.bias))
+        for name, parameter in module.named_parameters():
+            if name.endswith("bias") and not parameter.any():
+                parameter.copy_(0.02 * torch.randn_like(parameter))
+
+
+def calibrate_batch_norm(module: nn.Module, batches: list[torch.Tensor]) -> None:
+    """Sets the running statistics of every batch norm to the statistics of
+    the activations on `batches`, then puts the module in eval mode.
+
+    With its initial statistics (mean 0, variance 1) a batch norm in eval
+    mode does not normalise, and through a randomly initialised deep CNN the
+    activations shrink towards zero (MobileNet's logits end near 1e-8), so
+    the comparison of an export against torch could not see a wrong graph.
+    Training would have matched the statistics to the activations; this
+    does the same without updating any weight.
+    """
+    norms = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    momenta = [norm.momentum for norm in norms]
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # a cumulative average over the batches
+    module.train()
+    with torch.no_grad():
+        for batch in batches:
+            module(batch)
+    for norm, momentum in zip(norms, momenta):
+        norm.momentum = momentum
+    module.eval()
+
+
 class FirstOutput(nn.Module):
     """Keeps only the first result of a module that returns a tuple.
 

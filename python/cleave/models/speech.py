@@ -12,7 +12,12 @@ import torch
 from torch import nn
 from torchaudio.models import DeepSpeech, wav2vec2_model
 
-from cleave.models.common import FirstOutput, ReferenceModel, seeded
+from cleave.models.common import (
+    FirstOutput,
+    ReferenceModel,
+    randomize_constant_init,
+    seeded,
+)
 
 _CLASSES = 10
 _FRAMES = 20
@@ -43,6 +48,7 @@ def build_wav2vec2() -> ReferenceModel:
         encoder_layer_drop=0.0,
         aux_num_out=_CLASSES,
     )
+    randomize_constant_init(model)
     waveform = torch.randn(1, 1600, generator=generator)
     return ReferenceModel(
         FirstOutput(model).eval(), {"waveform": waveform}, ("emissions",)
@@ -57,6 +63,7 @@ def build_deepspeech() -> ReferenceModel:
     """DeepSpeech: its input is (batch, channel, time, feature)."""
     generator = seeded()
     model = DeepSpeech(n_feature=_FEATURES, n_hidden=_HIDDEN, n_class=_CLASSES)
+    randomize_constant_init(model)
     features = _frames(generator)[:, None]
     return ReferenceModel(model.eval(), {"features": features}, ("log_probs",))
 
@@ -76,6 +83,7 @@ class RecurrentAcousticModel(nn.Module):
 
 
 def _acoustic(model: nn.Module, generator: torch.Generator) -> ReferenceModel:
+    randomize_constant_init(model)
     return ReferenceModel(
         model.eval(), {"features": _frames(generator)}, ("log_probs",)
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from cleave.models.common import ReferenceModel, seeded
+from cleave.models.common import ReferenceModel, randomize_constant_init, seeded
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,22 @@ class BERT(nn.Module):
         self.position_embedding = nn.Embedding(config.max_positions, config.hidden)
         self.segment_embedding = nn.Embedding(2, config.hidden)
         self.ln_embedding = nn.LayerNorm(config.hidden)
-        layer = nn.TransformerEncoderLayer(
+        # The nested-tensor fast path packs padded batches; it is an
+        # execution strategy with no ONNX counterpart.
+        self.encoder = nn.TransformerEncoder(
+            self._layer(config), config.layers, enable_nested_tensor=False
+        )
+        # TransformerEncoder deep-copies one layer, so every layer would
+        # start with the same weights (and the exporter would store them
+        # once); give each layer its own.
+        self.encoder.layers = nn.ModuleList(
+            self._layer(config) for _ in range(config.layers)
+        )
+        self.pooler = nn.Sequential(nn.Linear(config.hidden, config.hidden), nn.Tanh())
+
+    @staticmethod
+    def _layer(config: TransformerConfig) -> nn.TransformerEncoderLayer:
+        return nn.TransformerEncoderLayer(
             config.hidden,
             config.heads,
             dim_feedforward=config.mlp_ratio * config.hidden,
@@ -117,12 +132,6 @@ class BERT(nn.Module):
             batch_first=True,
             norm_first=False,
         )
-        # The nested-tensor fast path packs padded batches; it is an
-        # execution strategy with no ONNX counterpart.
-        self.encoder = nn.TransformerEncoder(
-            layer, config.layers, enable_nested_tensor=False
-        )
-        self.pooler = nn.Sequential(nn.Linear(config.hidden, config.hidden), nn.Tanh())
 
     def forward(
         self,
@@ -150,6 +159,7 @@ def build_gpt(config: TransformerConfig = TransformerConfig()) -> ReferenceModel
     """The GPT-2-style decoder; logits for every position."""
     generator = seeded()
     model = GPT(config).eval()
+    randomize_constant_init(model)
     return ReferenceModel(
         model, {"input_ids": _token_ids(config, generator)}, ("logits",)
     )
@@ -160,6 +170,7 @@ def build_bert(config: TransformerConfig = TransformerConfig()) -> ReferenceMode
     the end so the padding mask changes the result."""
     generator = seeded()
     model = BERT(config).eval()
+    randomize_constant_init(model)
     token_type_ids = torch.zeros(config.batch, config.seq, dtype=torch.long)
     token_type_ids[:, config.seq // 2 :] = 1
     attention_mask = torch.ones(config.batch, config.seq, dtype=torch.long)

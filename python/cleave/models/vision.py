@@ -11,34 +11,45 @@ import torch
 from torchvision import models
 from torchvision.models.resnet import BasicBlock, ResNet
 
-from cleave.models.common import ReferenceModel, seeded
+from cleave.models.common import (
+    ReferenceModel,
+    calibrate_batch_norm,
+    randomize_constant_init,
+    seeded,
+)
 
 _CLASSES = 10
 _IMAGE_SIZE = 32
 
 
+def _images(count: int, generator: torch.Generator) -> torch.Tensor:
+    return torch.randn(count, 3, _IMAGE_SIZE, _IMAGE_SIZE, generator=generator)
+
+
 def _classifier(
     module: torch.nn.Module, generator: torch.Generator
 ) -> ReferenceModel:
-    image = torch.randn(1, 3, _IMAGE_SIZE, _IMAGE_SIZE, generator=generator)
-    return ReferenceModel(module.eval(), {"image": image}, ("logits",))
+    randomize_constant_init(module)
+    calibrate_batch_norm(module, [_images(8, generator) for _ in range(2)])
+    return ReferenceModel(module, {"image": _images(1, generator)}, ("logits",))
 
 
 def build_vit() -> ReferenceModel:
     """VisionTransformer: 16 patches plus the class token, 2 encoder blocks."""
     generator = seeded()
-    return _classifier(
-        models.VisionTransformer(
-            image_size=_IMAGE_SIZE,
-            patch_size=8,
-            num_layers=2,
-            num_heads=2,
-            hidden_dim=32,
-            mlp_dim=64,
-            num_classes=_CLASSES,
-        ),
-        generator,
+    model = models.VisionTransformer(
+        image_size=_IMAGE_SIZE,
+        patch_size=8,
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=32,
+        mlp_dim=64,
+        num_classes=_CLASSES,
     )
+    # torchvision zero-initialises the head for fine-tuning a pretrained
+    # body; with a random body that makes every logit 0.
+    model.heads.head.reset_parameters()
+    return _classifier(model, generator)
 
 
 def build_resnet() -> ReferenceModel:
