@@ -46,8 +46,9 @@ def build_vit() -> ReferenceModel:
         mlp_dim=64,
         num_classes=_CLASSES,
     )
-    # torchvision zero-initialises the head for fine-tuning a pretrained
-    # body; with a random body that makes every logit 0.
+    # torchvision zero-initialises the class token and the head, as suits
+    # fine-tuning a pretrained body; with a random body every logit is 0.
+    torch.nn.init.normal_(model.class_token, std=0.02)
     model.heads.head.reset_parameters()
     return _classifier(model, generator)
 
