@@ -6,6 +6,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/Transforms/Passes.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
+#include "cleave/Transforms/Partition/Passes.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,7 @@ void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
   registerCostInterfaceExternalModels(registry);
   registerShardingInterfaceExternalModels(registry);
+  registerCommCostExternalModels(registry);
 }
 
 void cleave::registerAllPasses() {
@@ -28,6 +30,7 @@ void cleave::registerAllPasses() {
   mlir::shard::registerShardPasses();
   registerCleavePasses();
   registerCostPasses();
+  registerPartitionPasses();
 }
 
 void cleave::registerAllTranslations() { registerONNXImportTranslation(); }

@@ -588,9 +588,11 @@ template <typename OpT> struct SourceSpace {
     space.resultDims = {identityDims(result->size())};
     return space;
   }
+};
 
-  /// A constant is the same on every device in SPMD form, so it is never
-  /// stored split; users that need a split take their slice of it.
+/// Constants: an SPMD program holds the same constant on every device, so a
+/// constant is never stored split; users that need a split slice it.
+struct ConstantSpace : SourceSpace<ConstantOp> {
   static LogicalResult localize(Operation *local,
                                 ArrayRef<SmallVector<GridAxis>> axes) {
     if (llvm::any_of(axes, [](const auto &a) { return !a.empty(); }))
@@ -600,9 +602,78 @@ template <typename OpT> struct SourceSpace {
   }
 };
 
+/// The split of a source op's only split dimension, or failure when more
+/// than one dimension or more than one grid axis is split.
+FailureOr<std::optional<std::pair<int64_t, GridAxis>>>
+singleSplit(ArrayRef<SmallVector<GridAxis>> loopAxes) {
+  std::optional<std::pair<int64_t, GridAxis>> split;
+  for (auto [d, axes] : llvm::enumerate(loopAxes)) {
+    if (axes.empty())
+      continue;
+    if (split || axes.size() != 1)
+      return failure();
+    split = {static_cast<int64_t>(d), axes.front()};
+  }
+  return split;
+}
+
+/// Weights and weight slices: loops are the result dimensions. A device
+/// holds its block of a split weight as a `cleave.weight_slice`, so that the
+/// IR (and the memory check) sees only the bytes the device keeps.
+template <typename OpT> struct WeightSpace : SourceSpace<OpT> {
+  static FailureOr<Operation *>
+  partitionLocal(Operation *op, ArrayRef<SmallVector<GridAxis>> loopAxes,
+                 shard::GridOp grid, Type localType, OpBuilder &builder) {
+    FailureOr<std::optional<std::pair<int64_t, GridAxis>>> split =
+        singleSplit(loopAxes);
+    if (failed(split))
+      return op->emitOpError()
+             << "can be split along one dimension and one grid axis only";
+    if (!*split)
+      return builder.clone(*op);
+    auto [dim, axis] = **split;
+    auto weight = cast<OpT>(op);
+    if constexpr (std::is_same_v<OpT, WeightSliceOp>) {
+      if (weight.getSplitDim())
+        return op->emitOpError() << "is split already";
+    }
+    int64_t groupSize = grid.getShape()[axis];
+    auto fullType = cast<RankedTensorType>(weight.getOutput().getType());
+    SmallVector<int64_t> shape(fullType.getShape());
+    SmallVector<int64_t> starts(shape.size(), 0);
+    if constexpr (std::is_same_v<OpT, WeightSliceOp>) {
+      shape.assign(weight.getShape().begin(), weight.getShape().end());
+      starts.assign(weight.getStarts().begin(), weight.getStarts().end());
+    }
+    Builder b(op->getContext());
+    auto slice = WeightSliceOp::create(
+        builder, op->getLoc(), localType, weight.getNameAttr(),
+        weight.getFileAttr(), weight.getOffsetAttr(), weight.getLengthAttr(),
+        b.getDenseI64ArrayAttr(shape), b.getDenseI64ArrayAttr(starts),
+        b.getI64IntegerAttr(dim), b.getStringAttr(getGridAxisName(grid, axis)),
+        b.getI64IntegerAttr(groupSize));
+    // Plan attributes (the stage) carry over.
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      slice->setAttr(attr.getName(), attr.getValue());
+    return slice.getOperation();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
+
+/// Detects whether a description builds the local op itself
+/// (`partitionLocal`) instead of cloning the op with local types.
+template <typename Space, typename = void>
+struct HasPartitionLocal : std::false_type {};
+template <typename Space>
+struct HasPartitionLocal<
+    Space, std::void_t<decltype(Space::partitionLocal(
+               std::declval<Operation *>(),
+               std::declval<ArrayRef<SmallVector<GridAxis>>>(),
+               std::declval<shard::GridOp>(), std::declval<Type>(),
+               std::declval<OpBuilder &>()))>> : std::true_type {};
 
 /// Detects whether a description has a `localize` hook that fixes up the
 /// attributes of a partitioned clone.
@@ -875,11 +946,24 @@ struct LoopSpaceShardingModel : public shard::ShardingInterface::ExternalModel<
                << " is annotated with a sharding its operands do not produce";
     }
 
-    Operation *local = builder.clone(*op, partitionMap);
-    for (auto [result, sharding] :
-         llvm::zip(local->getResults(), resultShardings))
-      if (sharding)
-        result.setType(shard::shardType(result.getType(), grid, sharding));
+    Operation *local = nullptr;
+    if constexpr (HasPartitionLocal<Space>::value) {
+      Type localType = op->getResult(0).getType();
+      if (resultShardings.front())
+        localType = shard::shardType(localType, grid, resultShardings.front());
+      FailureOr<Operation *> built =
+          Space::partitionLocal(op, loopAxes, grid, localType, builder);
+      if (failed(built))
+        return failure();
+      local = *built;
+      partitionMap.map(op->getResults(), local->getResults());
+    } else {
+      local = builder.clone(*op, partitionMap);
+      for (auto [result, sharding] :
+           llvm::zip(local->getResults(), resultShardings))
+        if (sharding)
+          result.setType(shard::shardType(result.getType(), grid, sharding));
+    }
     if constexpr (HasLocalize<Space>::value)
       if (failed(Space::localize(local, loopAxes)))
         return failure();
@@ -920,6 +1004,14 @@ template <typename... OpTs> void attachBroadcasting(MLIRContext *ctx) {
 
 } // namespace
 
+std::string cleave::getGridAxisName(shard::GridOp grid, GridAxis axis) {
+  if (auto names = grid->getAttrOfType<ArrayAttr>("cleave.axes"))
+    if (axis < static_cast<int64_t>(names.size()))
+      if (auto name = dyn_cast<StringAttr>(names[axis]))
+        return name.str();
+  return "axis" + std::to_string(axis);
+}
+
 void cleave::registerShardingInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.insert<shard::ShardDialect>();
@@ -957,7 +1049,8 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<UnsqueezeOp, UnsqueezeSpace>(ctx);
     attach<ReshapeOp, ReshapeSpace<ReshapeOp>>(ctx);
     attach<FlattenOp, ReshapeSpace<FlattenOp>>(ctx);
-    attach<ConstantOp, SourceSpace<ConstantOp>>(ctx);
-    attach<WeightOp, SourceSpace<WeightOp>>(ctx);
+    attach<ConstantOp, ConstantSpace>(ctx);
+    attach<WeightOp, WeightSpace<WeightOp>>(ctx);
+    attach<WeightSliceOp, WeightSpace<WeightSliceOp>>(ctx);
   });
 }

@@ -23,6 +23,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <string>
 
 namespace cleave {
 
@@ -90,6 +91,11 @@ mlir::FailureOr<OpLoopSharding> getLoopSharding(mlir::Operation *op,
 /// `numShards`. In loop order; empty when `op` has no `ShardingInterface`.
 llvm::SmallVector<OpLoopSharding> getShardableLoops(mlir::Operation *op,
                                                     int64_t numShards = 1);
+
+/// The mesh axis name of axis `axis` of `grid`: its entry in the grid's
+/// `cleave.axes` attribute, `axis<N>` for grids without one.
+std::string getGridAxisName(mlir::shard::GridOp grid,
+                            mlir::shard::GridAxis axis);
 
 /// Attaches `shard::ShardingInterface` external models to the cleave ops
 /// whose split is described by a map of one iteration space: elementwise,

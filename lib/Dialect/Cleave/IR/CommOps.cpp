@@ -1,0 +1,252 @@
+//===- CommOps.cpp - communication and partitioned-data ops -----*- C++ -*-===//
+//
+// Verifiers of the ops that partitioned IR communicates with. Each message
+// starts with the verifier label that docs and tests refer to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace cleave;
+
+//===----------------------------------------------------------------------===//
+// Point to point
+//===----------------------------------------------------------------------===//
+
+/// The stage of the function that holds `op` (`cleave.stage` on a stage
+/// function), if any.
+static std::optional<int64_t> enclosingStage(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!func)
+    return std::nullopt;
+  if (auto stage = func->getAttrOfType<IntegerAttr>("cleave.stage"))
+    return stage.getInt();
+  return std::nullopt;
+}
+
+static LogicalResult verifyPeer(Operation *op, IntegerAttr peer,
+                                IntegerAttr tag, StringRef label) {
+  if (peer.getInt() < 0 || tag.getInt() < 0)
+    return op->emitOpError()
+           << "[" << label << "_c1] peer (" << peer.getInt() << ") and tag ("
+           << tag.getInt() << ") must be non-negative";
+  if (std::optional<int64_t> stage = enclosingStage(op);
+      stage && *stage == peer.getInt())
+    return op->emitOpError() << "[" << label << "_c2] peer " << peer.getInt()
+                             << " is the stage the op runs in";
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyPeer(*this, getPeerAttr(), getTagAttr(), "send");
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyPeer(*this, getPeerAttr(), getTagAttr(), "recv");
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyGroup(Operation *op, StringRef axis,
+                                 IntegerAttr groupSize) {
+  if (axis.empty() || groupSize.getInt() < 1)
+    return op->emitOpError()
+           << "[collective_c1] needs a mesh axis and a positive group size, "
+              "got axis \""
+           << axis << "\" and group_size " << groupSize.getInt();
+  return success();
+}
+
+static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
+  if (!llvm::is_contained({"sum", "product", "max", "min", "average"},
+                          reduction))
+    return op->emitOpError()
+           << "[collective_c2] unknown reduction \"" << reduction
+           << "\"; expected sum, product, max, min or average";
+  return success();
+}
+
+static LogicalResult verifyDim(Operation *op, IntegerAttr dim, int64_t rank,
+                               StringRef name = "dim") {
+  if (dim.getInt() < 0 || dim.getInt() >= rank)
+    return op->emitOpError()
+           << "[collective_c3] " << name << " " << dim.getInt()
+           << " is not a dimension of a " << rank << "-D operand";
+  return success();
+}
+
+/// Checks that `result` is `input` with dimension `dim` scaled: multiplied
+/// by `factor` when `gather`, divided (exactly) otherwise.
+static LogicalResult verifyScaledDim(Operation *op, RankedTensorType input,
+                                     RankedTensorType result, int64_t dim,
+                                     int64_t factor, bool gather,
+                                     StringRef label) {
+  SmallVector<int64_t> expected(input.getShape());
+  if (!ShapedType::isDynamic(expected[dim])) {
+    if (gather) {
+      expected[dim] *= factor;
+    } else {
+      if (expected[dim] % factor != 0)
+        return op->emitOpError()
+               << "[" << label << "] dimension " << dim << " (size "
+               << expected[dim] << ") does not divide by the group size "
+               << factor;
+      expected[dim] /= factor;
+    }
+  }
+  if (result.getShape() != ArrayRef(expected) ||
+      result.getElementType() != input.getElementType())
+    return op->emitOpError()
+           << "[" << label << "] expected result type "
+           << RankedTensorType::get(expected, input.getElementType())
+           << ", got " << result;
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())))
+    return failure();
+  return verifyReduction(*this, getReduction());
+}
+
+LogicalResult AllGatherOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||
+      failed(verifyDim(*this, getDimAttr(), input.getRank())))
+    return failure();
+  return verifyScaledDim(*this, input,
+                         cast<RankedTensorType>(getOutput().getType()),
+                         getDimAttr().getInt(), getGroupSizeAttr().getInt(),
+                         /*gather=*/true, "all_gather_c1");
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||
+      failed(verifyReduction(*this, getReduction())) ||
+      failed(verifyDim(*this, getDimAttr(), input.getRank())))
+    return failure();
+  return verifyScaledDim(*this, input,
+                         cast<RankedTensorType>(getOutput().getType()),
+                         getDimAttr().getInt(), getGroupSizeAttr().getInt(),
+                         /*gather=*/false, "collective_c4");
+}
+
+LogicalResult AllSliceOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||
+      failed(verifyDim(*this, getDimAttr(), input.getRank())))
+    return failure();
+  return verifyScaledDim(*this, input,
+                         cast<RankedTensorType>(getOutput().getType()),
+                         getDimAttr().getInt(), getGroupSizeAttr().getInt(),
+                         /*gather=*/false, "collective_c4");
+}
+
+LogicalResult AllToAllOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getOutput().getType());
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())))
+    return failure();
+  int64_t rank = input.getRank();
+  int64_t splitDim = getSplitDimAttr().getInt();
+  int64_t concatDim = getConcatDimAttr().getInt();
+  if (splitDim < 0 || splitDim >= rank || concatDim < 0 || concatDim >= rank ||
+      splitDim == concatDim)
+    return emitOpError() << "[all_to_all_c1] split_dim " << splitDim
+                         << " and concat_dim " << concatDim
+                         << " must be distinct dimensions of a " << rank
+                         << "-D operand";
+  int64_t groupSize = getGroupSizeAttr().getInt();
+  SmallVector<int64_t> expected(input.getShape());
+  if (!ShapedType::isDynamic(expected[concatDim]))
+    expected[concatDim] *= groupSize;
+  if (!ShapedType::isDynamic(expected[splitDim])) {
+    if (expected[splitDim] % groupSize != 0)
+      return emitOpError() << "[all_to_all_c2] split_dim " << splitDim
+                           << " (size " << expected[splitDim]
+                           << ") does not divide by the group size "
+                           << groupSize;
+    expected[splitDim] /= groupSize;
+  }
+  if (result.getShape() != ArrayRef(expected) ||
+      result.getElementType() != input.getElementType())
+    return emitOpError() << "[all_to_all_c2] expected result type "
+                         << RankedTensorType::get(expected,
+                                                  input.getElementType())
+                         << ", got " << result;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WeightSliceOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> WeightSliceOp::getWindowShape() {
+  SmallVector<int64_t> window(
+      cast<RankedTensorType>(getOutput().getType()).getShape());
+  if (std::optional<uint64_t> dim = getSplitDim();
+      dim && *dim < window.size() && getGroupSize())
+    window[*dim] *= static_cast<int64_t>(*getGroupSize());
+  return window;
+}
+
+LogicalResult WeightSliceOp::verify() {
+  auto type = cast<RankedTensorType>(getOutput().getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "[weight_slice_c2] needs a static result type";
+  ArrayRef<int64_t> shape = getShape(), starts = getStarts();
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(shape.size()) != rank ||
+      static_cast<int64_t>(starts.size()) != rank)
+    return emitOpError() << "[weight_slice_c2] shape and starts need " << rank
+                         << " entries, got " << shape.size() << " and "
+                         << starts.size();
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitOpError() << "[weight_slice_c2] shape has a negative size";
+
+  int64_t bits = type.getElementTypeBitWidth();
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  int64_t bytes = elements * ((bits + 7) / 8);
+  if (getLengthAttr().getInt() != bytes || getOffsetAttr().getInt() < 0)
+    return emitOpError() << "[weight_slice_c1] a weight of shape "
+                         << RankedTensorType::get(shape, type.getElementType())
+                         << " takes " << bytes
+                         << " bytes at a non-negative offset, got length "
+                         << getLengthAttr().getInt() << " at offset "
+                         << getOffsetAttr().getInt();
+
+  bool hasDim = getSplitDimAttr() != nullptr;
+  bool hasAxis = getAxisAttr() != nullptr;
+  bool hasSize = getGroupSizeAttr() != nullptr;
+  if (hasDim != hasAxis || hasDim != hasSize)
+    return emitOpError()
+           << "[weight_slice_c4] split_dim, axis and group_size go together";
+  if (hasDim) {
+    int64_t dim = getSplitDimAttr().getInt();
+    if (dim < 0 || dim >= rank || getGroupSizeAttr().getInt() < 1 ||
+        getAxisAttr().getValue().empty())
+      return emitOpError()
+             << "[weight_slice_c4] split_dim " << dim
+             << " must be a dimension of the result, group_size positive "
+                "and axis named";
+  }
+
+  SmallVector<int64_t> window = getWindowShape();
+  for (int64_t d = 0; d < rank; ++d)
+    if (starts[d] < 0 || starts[d] + window[d] > shape[d])
+      return emitOpError() << "[weight_slice_c3] dimension " << d
+                           << ": window [" << starts[d] << ", "
+                           << starts[d] + window[d]
+                           << ") is not inside the weight's size " << shape[d];
+  return success();
+}

@@ -1,0 +1,386 @@
+//===- VerifyPartition.cpp - memory and deadlock checks ---------*- C++ -*-===//
+//
+// `cleave-verify-partition`: before anything is emitted, prove that every
+// device's peak memory fits and that the stages' communication cannot
+// deadlock; otherwise say which device, which op, and by how much.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Transforms/Partition/Passes.h"
+
+#include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Transforms/Partition/Contract.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+namespace cleave {
+#define GEN_PASS_DEF_VERIFYPARTITIONPASS
+#include "cleave/Transforms/Partition/Passes.h.inc"
+} // namespace cleave
+
+using namespace mlir;
+using namespace cleave;
+
+namespace {
+
+/// `1.20 GB (1200000000 bytes)`: readable, and exact for tests and scripts.
+std::string formatBytes(int64_t bytes) {
+  double value = static_cast<double>(bytes);
+  const char *unit = "bytes";
+  std::string readable;
+  if (bytes >= 1000000000)
+    readable = llvm::formatv("{0:F2} GB", value / 1e9).str();
+  else if (bytes >= 1000000)
+    readable = llvm::formatv("{0:F2} MB", value / 1e6).str();
+  else if (bytes >= 1000)
+    readable = llvm::formatv("{0:F2} kB", value / 1e3).str();
+  else
+    return llvm::formatv("{0} {1}", bytes, unit).str();
+  return llvm::formatv("{0} ({1} bytes)", readable, bytes).str();
+}
+
+bool isCommunication(Operation *op) {
+  return isa<SendOp, RecvOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
+             AllToAllOp>(op);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// The op of `func`'s body at which the most activation bytes are live, by
+/// the same liveness rules as `cleave::peakActivationBytes` (which gives the
+/// number; this finds where).
+Operation *findPeakOp(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto bytesOf = [](Value v) { return getTensorBytes(v.getType()); };
+  auto isParamOrView = [](Operation *op) {
+    auto cost = dyn_cast<CostInterface>(op);
+    return cost && (cost.isParameter() || cost.isView());
+  };
+
+  llvm::MapVector<Value, std::pair<int64_t, int64_t>> ranges;
+  SmallVector<int64_t> bytes;
+  for (BlockArgument arg : body.getArguments())
+    ranges[arg] = {0, 0};
+  SmallVector<Operation *> steps;
+  int64_t step = 0;
+  for (Operation &op : body) {
+    op.walk([&](Operation *user) {
+      for (Value operand : user->getOperands()) {
+        auto it = ranges.find(getBufferRoot(operand));
+        if (it != ranges.end())
+          it->second.second = std::max(it->second.second, step);
+      }
+    });
+    if (!isParamOrView(&op))
+      for (Value result : op.getResults())
+        ranges[result] = {step, step};
+    steps.push_back(&op);
+    ++step;
+  }
+  SmallVector<int64_t> delta(step + 1, 0);
+  for (auto &[value, range] : ranges) {
+    delta[range.first] += bytesOf(value);
+    delta[range.second + 1] -= bytesOf(value);
+  }
+  int64_t live = 0, peak = -1;
+  Operation *peakOp = steps.empty() ? func.getOperation() : steps.front();
+  for (int64_t i = 0; i < step; ++i) {
+    live += delta[i];
+    if (live > peak) {
+      peak = live;
+      peakOp = steps[i];
+    }
+  }
+  return peakOp;
+}
+
+/// The largest message a stage sends, receives or reduces: the staging
+/// buffer its communication needs on top of the tensors themselves.
+int64_t communicationBufferBytes(func::FuncOp func) {
+  int64_t largest = 0;
+  func.walk([&](Operation *op) {
+    if (!isCommunication(op))
+      return;
+    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+      largest = std::max(largest, getTensorBytes(v.getType()));
+  });
+  return largest;
+}
+
+LogicalResult checkMemory(ArrayRef<func::FuncOp> stages,
+                          const TargetDescription &target, int64_t tp) {
+  bool ok = true;
+  int64_t capacity = target.device.memoryBytes;
+  for (func::FuncOp func : stages) {
+    FailureOr<DeviceMemory> memory =
+        estimateDeviceMemory(func, communicationBufferBytes(func));
+    if (failed(memory))
+      return failure();
+    if (memory->total() <= capacity)
+      continue;
+    int64_t stage = *getStage(func);
+    std::string ranks = tp > 1 ? llvm::formatv("tp ranks 0-{0}", tp - 1).str()
+                               : std::string("tp rank 0");
+    findPeakOp(func)->emitError()
+        << "stage " << stage << " (" << ranks << ") needs "
+        << formatBytes(memory->total()) << ", "
+        << formatBytes(memory->total() - capacity) << " more than the "
+        << formatBytes(capacity) << " of a '" << target.device.name
+        << "' (weights " << formatBytes(memory->weights) << ", activations "
+        << formatBytes(memory->activations) << ", communication buffers "
+        << formatBytes(memory->communication)
+        << "); the live activations peak at this op";
+    ok = false;
+  }
+  return success(ok);
+}
+
+//===----------------------------------------------------------------------===//
+// Deadlock
+//===----------------------------------------------------------------------===//
+
+/// One send or receive of a stage in one microbatch.
+struct Transfer {
+  Operation *op;
+  bool isSend;
+  int64_t peer;
+  int64_t tag;
+  Type type;
+  int64_t microbatch;
+};
+
+std::string describe(const Transfer &t, int64_t stage, int64_t microbatches) {
+  std::string text =
+      t.isSend
+          ? llvm::formatv("stage {0} sends to stage {1}", stage, t.peer).str()
+          : llvm::formatv("stage {0} receives from stage {1}", stage, t.peer)
+                .str();
+  text += llvm::formatv(" (tag {0}", t.tag).str();
+  if (microbatches > 1)
+    text += llvm::formatv(", microbatch {0}", t.microbatch).str();
+  return text + ")";
+}
+
+class CommunicationSimulator {
+public:
+  CommunicationSimulator(const std::map<int64_t, func::FuncOp> &stages,
+                         int64_t microbatches)
+      : microbatches(microbatches) {
+    for (auto [stage, func] : stages) {
+      std::vector<Transfer> &sequence = sequences[stage];
+      for (int64_t mb = 0; mb < microbatches; ++mb)
+        for (Operation &op : func.getBody().front()) {
+          if (auto send = dyn_cast<SendOp>(op))
+            sequence.push_back({&op, true, send.getPeerAttr().getInt(),
+                                send.getTagAttr().getInt(),
+                                send.getInput().getType(), mb});
+          else if (auto recv = dyn_cast<RecvOp>(op))
+            sequence.push_back({&op, false, recv.getPeerAttr().getInt(),
+                                recv.getTagAttr().getInt(),
+                                recv.getOutput().getType(), mb});
+        }
+      position[stage] = 0;
+    }
+  }
+
+  LogicalResult run() {
+    while (true) {
+      bool progress = false;
+      for (auto &[stage, sequence] : sequences) {
+        const Transfer *send = current(stage);
+        if (!send || !send->isSend)
+          continue;
+        if (!sequences.count(send->peer))
+          return send->op->emitError()
+                 << describe(*send, stage, microbatches)
+                 << ", but there is no stage " << send->peer;
+        const Transfer *recv = current(send->peer);
+        if (!recv || recv->isSend || recv->peer != stage)
+          continue;
+        if (recv->tag != send->tag || recv->type != send->type) {
+          InFlightDiagnostic diag =
+              send->op->emitError()
+              << "mismatched transfer: " << describe(*send, stage, microbatches)
+              << " a " << send->type << ", but stage " << send->peer
+              << " expects tag " << recv->tag << " and a " << recv->type;
+          diag.attachNote(recv->op->getLoc())
+              << "the receive it meets: "
+              << describe(*recv, send->peer, microbatches);
+          return failure();
+        }
+        ++position[stage];
+        ++position[send->peer];
+        progress = true;
+      }
+      if (!progress)
+        break;
+    }
+    return reportBlocked();
+  }
+
+private:
+  const Transfer *current(int64_t stage) {
+    auto &sequence = sequences[stage];
+    size_t at = position[stage];
+    return at < sequence.size() ? &sequence[at] : nullptr;
+  }
+
+  /// When no pair can meet: either every stage is done, or the waits form a
+  /// cycle, or a stage waits for one that has finished (or does not exist).
+  LogicalResult reportBlocked() {
+    std::optional<int64_t> first;
+    for (auto &[stage, sequence] : sequences)
+      if (current(stage)) {
+        first = stage;
+        break;
+      }
+    if (!first)
+      return success();
+
+    SmallVector<int64_t> path;
+    int64_t stage = *first;
+    while (true) {
+      const Transfer &waiting = *current(stage);
+      int64_t peer = waiting.peer;
+      if (!sequences.count(peer) || !current(peer))
+        return waiting.op->emitError()
+               << "communication cannot complete: "
+               << describe(waiting, stage, microbatches) << ", but stage "
+               << peer
+               << (sequences.count(peer) ? " has no transfer left"
+                                         : " does not exist");
+      path.push_back(stage);
+      if (!llvm::is_contained(path, peer)) {
+        stage = peer;
+        continue;
+      }
+      ArrayRef<int64_t> cycle(llvm::find(path, peer), path.end());
+      std::string chain;
+      for (int64_t s : cycle)
+        chain += llvm::formatv("{0}stage {1} waits for stage {2}",
+                               chain.empty() ? "" : ", ", s, current(s)->peer)
+                     .str();
+      const Transfer &head = *current(cycle.front());
+      InFlightDiagnostic diag = head.op->emitError()
+                                << "communication deadlock: " << chain << "; "
+                                << describe(head, cycle.front(), microbatches)
+                                << " here";
+      for (int64_t s : cycle.drop_front())
+        diag.attachNote(current(s)->op->getLoc())
+            << "blocked: " << describe(*current(s), s, microbatches);
+      return failure();
+    }
+  }
+
+  int64_t microbatches;
+  std::map<int64_t, std::vector<Transfer>> sequences;
+  std::map<int64_t, size_t> position;
+};
+
+/// Collectives run at the top level of their stage (every device of the
+/// group reaches them in the same order) over a mesh axis of the plan.
+LogicalResult checkCollectives(func::FuncOp func,
+                               std::optional<PlanContract> contract) {
+  WalkResult result = func.walk([&](Operation *op) {
+    if (!isCommunication(op))
+      return WalkResult::advance();
+    if (op->getParentOp() != func.getOperation()) {
+      op->emitError() << "communication must be at the top level of its "
+                         "stage, where every device of the stage reaches it";
+      return WalkResult::interrupt();
+    }
+    if (!contract || isa<SendOp, RecvOp>(op))
+      return WalkResult::advance();
+    auto axis = op->getAttrOfType<StringAttr>("axis");
+    auto size = op->getAttrOfType<IntegerAttr>("group_size");
+    std::optional<int64_t> expected =
+        axis ? contract->axisSize(axis.getValue()) : std::nullopt;
+    if (!expected || !size || *expected != size.getInt()) {
+      op->emitError() << "runs over mesh axis \""
+                      << (axis ? axis.getValue() : StringRef()) << "\" with "
+                      << (size ? size.getInt() : 0)
+                      << " devices, which the plan's mesh does not have";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct VerifyPartitionPass
+    : public cleave::impl::VerifyPartitionPassBase<VerifyPartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<PlanContract> contract;
+    if (module->hasAttr(kMeshAttrName)) {
+      FailureOr<PlanContract> read = readPlanContract(module);
+      if (failed(read))
+        return signalPassFailure();
+      contract = *read;
+    }
+
+    std::map<int64_t, func::FuncOp> stages;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      std::optional<int64_t> stage = getStage(func);
+      if (!stage || func.isExternal())
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError() << "a stage function must have one block";
+        return signalPassFailure();
+      }
+      auto [it, inserted] = stages.emplace(*stage, func);
+      if (!inserted) {
+        func.emitError() << "stage " << *stage << " has two functions, @"
+                         << it->second.getSymName() << " and @"
+                         << func.getSymName();
+        return signalPassFailure();
+      }
+    }
+
+    bool ok = true;
+    for (auto &[stage, func] : stages)
+      ok &= succeeded(checkCollectives(func, contract));
+    if (!ok)
+      return signalPassFailure();
+
+    int64_t microbatches = contract ? contract->microbatches : 1;
+    if (failed(CommunicationSimulator(stages, microbatches).run()))
+      return signalPassFailure();
+
+    std::string targetName = target;
+    if (targetName.empty())
+      if (auto attr = module->getAttrOfType<StringAttr>(kTargetAttrName))
+        targetName = attr.str();
+    if (targetName.empty())
+      return;
+    TargetLoadOptions options;
+    options.targetsDirectory = targetsDirectory.empty()
+                                   ? defaultTargetsDirectory()
+                                   : std::string(targetsDirectory);
+    llvm::Expected<TargetDescription> loaded = loadTarget(targetName, options);
+    if (!loaded) {
+      module.emitError() << "cannot load the target for the memory check: "
+                         << llvm::toString(loaded.takeError());
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs;
+    for (auto &[stage, func] : stages)
+      funcs.push_back(func);
+    if (failed(checkMemory(funcs, *loaded, contract ? contract->tp : 1)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

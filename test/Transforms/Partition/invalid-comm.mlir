@@ -1,0 +1,167 @@
+// RUN: cleave-opt %s -split-input-file -verify-diagnostics
+
+func.func @send_c1(%x: tensor<4xf32>) {
+  // expected-error @+1 {{[send_c1] peer (-1) and tag (0) must be non-negative}}
+  cleave.send %x to -1 tag 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @send_c2(%x: tensor<4xf32>) attributes {cleave.stage = 1 : i64} {
+  // expected-error @+1 {{[send_c2] peer 1 is the stage the op runs in}}
+  cleave.send %x to 1 tag 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @recv_c1() -> tensor<4xf32> {
+  // expected-error @+1 {{[recv_c1] peer (0) and tag (-2) must be non-negative}}
+  %x = cleave.recv from 0 tag -2 : tensor<4xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @recv_c2() -> tensor<4xf32> attributes {cleave.stage = 0 : i64} {
+  // expected-error @+1 {{[recv_c2] peer 0 is the stage the op runs in}}
+  %x = cleave.recv from 0 tag 0 : tensor<4xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @collective_c1_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[collective_c1] needs a mesh axis and a positive group size, got axis "" and group_size 2}}
+  %y = cleave.all_reduce %x {axis = "", group_size = 2 : i64, reduction = "sum"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @collective_c1_size(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{[collective_c1] needs a mesh axis and a positive group size, got axis "tp" and group_size 0}}
+  %y = cleave.all_gather %x {axis = "tp", group_size = 0 : i64, dim = 0 : i64} : tensor<4xf32> -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @collective_c2(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[collective_c2] unknown reduction "mean"; expected sum, product, max, min or average}}
+  %y = cleave.all_reduce %x {axis = "tp", group_size = 2 : i64, reduction = "mean"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @collective_c2_scatter(%x: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{[collective_c2] unknown reduction "xor"}}
+  %y = cleave.reduce_scatter %x {axis = "tp", group_size = 2 : i64, dim = 0 : i64, reduction = "xor"} : tensor<4xf32> -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+func.func @collective_c3(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{[collective_c3] dim 1 is not a dimension of a 1-D operand}}
+  %y = cleave.all_gather %x {axis = "tp", group_size = 2 : i64, dim = 1 : i64} : tensor<4xf32> -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @all_gather_c1(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{[all_gather_c1] expected result type 'tensor<4x4xf32>', got 'tensor<4x2xf32>'}}
+  %y = cleave.all_gather %x {axis = "tp", group_size = 2 : i64, dim = 1 : i64} : tensor<4x2xf32> -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @collective_c4_divide(%x: tensor<5xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{[collective_c4] dimension 0 (size 5) does not divide by the group size 2}}
+  %y = cleave.all_slice %x {axis = "tp", group_size = 2 : i64, dim = 0 : i64} : tensor<5xf32> -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+func.func @collective_c4_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[collective_c4] expected result type 'tensor<2xf32>', got 'tensor<4xf32>'}}
+  %y = cleave.reduce_scatter %x {axis = "tp", group_size = 2 : i64, dim = 0 : i64, reduction = "sum"} : tensor<4xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @all_to_all_c1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{[all_to_all_c1] split_dim 1 and concat_dim 1 must be distinct dimensions of a 2-D operand}}
+  %y = cleave.all_to_all %x {axis = "tp", group_size = 2 : i64, split_dim = 1 : i64, concat_dim = 1 : i64} : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @all_to_all_c2(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{[all_to_all_c2] expected result type 'tensor<2x16xf32>', got 'tensor<4x8xf32>'}}
+  %y = cleave.all_to_all %x {axis = "tp", group_size = 2 : i64, split_dim = 0 : i64, concat_dim = 1 : i64} : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @all_to_all_c2_divide(%x: tensor<3x8xf32>) -> tensor<1x16xf32> {
+  // expected-error @+1 {{[all_to_all_c2] split_dim 0 (size 3) does not divide by the group size 2}}
+  %y = cleave.all_to_all %x {axis = "tp", group_size = 2 : i64, split_dim = 0 : i64, concat_dim = 1 : i64} : tensor<3x8xf32> -> tensor<1x16xf32>
+  return %y : tensor<1x16xf32>
+}
+
+// -----
+
+func.func @weight_slice_c1() -> tensor<16x32xf32> {
+  // expected-error @+1 {{[weight_slice_c1] a weight of shape 'tensor<16x64xf32>' takes 4096 bytes at a non-negative offset, got length 2048 at offset 0}}
+  %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 2048 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0, 0>} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @weight_slice_c2() -> tensor<16x32xf32> {
+  // expected-error @+1 {{[weight_slice_c2] shape and starts need 2 entries, got 2 and 1}}
+  %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 4096 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0>} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @weight_slice_c3() -> tensor<16x32xf32> {
+  // expected-error @+1 {{[weight_slice_c3] dimension 1: window [40, 72) is not inside the weight's size 64}}
+  %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 4096 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0, 40>} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @weight_slice_c3_split() -> tensor<16x48xf32> {
+  // expected-error @+1 {{[weight_slice_c3] dimension 1: window [0, 96) is not inside the weight's size 64}}
+  %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 4096 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0, 0>, split_dim = 1 : i64, axis = "tp", group_size = 2 : i64} : tensor<16x48xf32>
+  return %w : tensor<16x48xf32>
+}
+
+// -----
+
+func.func @weight_slice_c4_together() -> tensor<16x32xf32> {
+  // expected-error @+1 {{[weight_slice_c4] split_dim, axis and group_size go together}}
+  %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 4096 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0, 0>, split_dim = 1 : i64} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @weight_slice_c4_dim() -> tensor<16x32xf32> {
+  // expected-error @+1 {{[weight_slice_c4] split_dim 2 must be a dimension of the result, group_size positive and axis named}}
+  %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 4096 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0, 0>, split_dim = 2 : i64, axis = "tp", group_size = 2 : i64} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
