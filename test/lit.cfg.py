@@ -16,6 +16,9 @@ config.test_exec_root = os.path.join(config.cleave_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%cleave_src", config.cleave_src_root))
+config.substitutions.append(
+    ("%mlir_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include"))
+)
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
