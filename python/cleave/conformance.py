@@ -1,19 +1,30 @@
 """ONNX backend node conformance of the importer.
 
 The onnx wheel ships one small model per operator behaviour
-(`onnx/backend/test/data/node/<test>/model.onnx`). This script imports every
-such model whose operators the importer claims to support, prints how many
-import, and compares the result against a pinned list of tests that are
-known to import:
+(`onnx/backend/test/data/node/<test>/model.onnx`, with inputs and expected
+outputs in `test_data_set_0/`). This script imports every such model whose
+operators the importer claims to support, prints how many import, and
+compares the result against a pinned list of tests that are known to import:
 
 - a pinned test that no longer imports is a regression, and the script
   exits non-zero;
 - a test that imports but is not pinned is reported, without failing, so
   that the pin can be raised (`--update` rewrites it).
 
-A test "imports" when `cleave-translate --import-onnx` exits cleanly and its
-output parses and verifies again in `cleave-opt` (a printed module that
-cannot be read back is as broken as one that was never written).
+A test imports when
+
+1. `cleave-translate --import-onnx` exits cleanly,
+2. with `--cleave-opt`, its output parses and verifies again in
+   `cleave-opt --verify-each` (printed IR that cannot be read back is as
+   broken as IR that was never written), and
+3. the result types of the imported function are the shapes and element
+   types of the test's expected outputs.
+
+Many node tests pass configuration (axes, shapes, pads, scales, bounds) as
+graph inputs, which the importer requires to be constants. When the
+importer reports that such a graph input is computed at run time, the
+script binds that input to its value in `test_data_set_0` (it becomes an
+initializer) and imports again; the report counts those tests.
 
     python -m cleave.conformance --cleave-translate build/bin/cleave-translate \\
         --cleave-opt build/bin/cleave-opt
@@ -24,8 +35,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,27 +55,72 @@ _DEFAULT_PIN = (
 # ai.onnx.preview.training) are out of the importer's scope.
 _DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
 
+# The importer's diagnostic for a configuration input it cannot fold, e.g.
+# "input 1 ('axes', value 'axes') must be a constant, but it is computed at
+# run time"; the group is the ONNX value.
+_RUN_TIME_VALUE = re.compile(
+    r"value '([^']+)'\) must be a constant, but it is computed at run time"
+)
+
+_ELEMENT_TYPES = {
+    onnx.TensorProto.FLOAT: "f32",
+    onnx.TensorProto.DOUBLE: "f64",
+    onnx.TensorProto.FLOAT16: "f16",
+    onnx.TensorProto.BFLOAT16: "bf16",
+    onnx.TensorProto.BOOL: "i1",
+    onnx.TensorProto.INT8: "i8",
+    onnx.TensorProto.INT16: "i16",
+    onnx.TensorProto.INT32: "i32",
+    onnx.TensorProto.INT64: "i64",
+    onnx.TensorProto.UINT8: "ui8",
+    onnx.TensorProto.UINT16: "ui16",
+    onnx.TensorProto.UINT32: "ui32",
+    onnx.TensorProto.UINT64: "ui64",
+}
+
 
 @dataclass(frozen=True)
 class NodeTest:
-    """One backend node test: its name and model, and the operators in it."""
+    """One backend node test: its directory and the operators in its model."""
 
-    name: str
-    model: Path
+    directory: Path
     op_types: frozenset[str]
     domains: frozenset[str]
+
+    @property
+    def name(self) -> str:
+        return self.directory.name
+
+    @property
+    def model(self) -> Path:
+        return self.directory / "model.onnx"
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """The result of importing one test; `error` is empty on success."""
+    """The result of one test: `error` is empty when it imports; `bound`
+    names the graph inputs that were bound to their test data."""
 
     name: str
     error: str
+    bound: tuple[str, ...] = ()
 
     @property
     def imported(self) -> bool:
         return not self.error
+
+
+@dataclass(frozen=True)
+class Tools:
+    """How to run the tools: command prefixes and the time allowed per run."""
+
+    translate: list[str]
+    opt: list[str] | None
+    timeout: float
+
+
+class StageFailure(Exception):
+    """One stage of a test failed; the message says which and why."""
 
 
 def default_node_test_dir() -> Path:
@@ -93,7 +151,7 @@ def parse_operator_table(text: str) -> frozenset[str]:
 
 
 def load_node_test(directory: Path) -> NodeTest:
-    """Reads the operators of one test's model (weights are not needed).
+    """Reads the operators of one test's model.
 
     Operators inside subgraphs (If, Loop, Scan bodies) count too: the
     importer has to handle every node it is given.
@@ -111,12 +169,7 @@ def load_node_test(directory: Path) -> NodeTest:
                 pending.extend(attribute.graphs)
                 if attribute.HasField("g"):
                     pending.append(attribute.g)
-    return NodeTest(
-        directory.name,
-        directory / "model.onnx",
-        frozenset(op_types),
-        frozenset(domains),
-    )
+    return NodeTest(directory, frozenset(op_types), frozenset(domains))
 
 
 def select_tests(
@@ -145,30 +198,191 @@ def first_error_line(output: str) -> str:
     return lines[0] if lines else "(no output)"
 
 
-def import_test(
-    test: NodeTest, translate: str, opt: str | None, timeout: float
-) -> Outcome:
-    """Imports one model and, with `opt`, parses and verifies the result."""
-    stages = [("import", [translate, "--import-onnx", str(test.model)])]
-    if opt:
-        stages.append(("round-trip", [opt, "--verify-each"]))
-    text: str | None = None
-    for stage, command in stages:
+def _run(
+    stage: str, command: list[str], tools: Tools, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            command, input=stdin, capture_output=True, text=True, timeout=tools.timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise StageFailure(f"{stage}: timed out after {tools.timeout:g} s") from None
+
+
+def _failure(
+    stage: str, result: subprocess.CompletedProcess[str], paths: list[Path]
+) -> StageFailure:
+    message = first_error_line(result.stderr or result.stdout)
+    # Absolute paths of models make every line long and say nothing.
+    for path in paths:
+        message = message.replace(str(path) + os.sep, "")
+    return StageFailure(f"{stage}: exit {result.returncode}: {message}")
+
+
+def _test_data(directory: Path, kind: str) -> list[onnx.TensorProto]:
+    """The `input` or `output` tensors of test_data_set_0, in order."""
+    data_dir = directory / "test_data_set_0"
+    tensors = []
+    index = 0
+    while (data_dir / f"{kind}_{index}.pb").is_file():
+        tensors.append(onnx.load_tensor(str(data_dir / f"{kind}_{index}.pb")))
+        index += 1
+    return tensors
+
+
+def bind_inputs(model: onnx.ModelProto, values: dict[str, onnx.TensorProto]) -> None:
+    """Turns the graph inputs named in `values` into initializers."""
+    kept = [i for i in model.graph.input if i.name not in values]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    for name, tensor in values.items():
+        initializer = model.graph.initializer.add()
+        initializer.CopyFrom(tensor)
+        initializer.name = name
+
+
+def result_types(module_text: str, function: str = "main") -> list[str] | None:
+    """The result types of `function` as written in the IR (`2x3xf32`, or
+    `f32` for a scalar), or None when the function is not there."""
+    start = module_text.find(f"func.func @{function}(")
+    if start < 0:
+        return None
+    # Skip the argument list: its types and attributes hold no parentheses.
+    depth = 0
+    position = module_text.index("(", start)
+    for position in range(position, len(module_text)):
+        depth += {"(": 1, ")": -1}.get(module_text[position], 0)
+        if depth == 0:
+            break
+    rest = module_text[position + 1 :].lstrip()
+    if not rest.startswith("->"):
+        return []
+    rest = rest[2:].lstrip()
+    if rest.startswith("("):
+        rest = rest[1 : rest.index(")")]
+    else:
+        rest = rest.split(" ", 1)[0]
+    return re.findall(r"tensor<([^>]*)>", rest)
+
+
+def expected_type(tensor: onnx.TensorProto, declared: int) -> str:
+    """The IR spelling (`2x3xf32`, `f32`) of a test output: its shape from
+    the test data, its element type as the model declares it (`declared`,
+    0 when it does not) or else from the data.
+
+    The declared type comes first because the test data stores bfloat16
+    outputs as uint16.
+    """
+    data_type = declared or tensor.data_type
+    element = _ELEMENT_TYPES.get(data_type, f"onnx-type-{data_type}")
+    return "".join(f"{dim}x" for dim in tensor.dims) + element
+
+
+def _check_signature(test: NodeTest, module_text: str) -> None:
+    actual = result_types(module_text)
+    if actual is None:
+        raise StageFailure("signature: the output has no func.func @main")
+    model = onnx.load(str(test.model), load_external_data=False)
+    declared = [o.type.tensor_type.elem_type for o in model.graph.output]
+    outputs = _test_data(test.directory, "output")
+    expected = [
+        expected_type(tensor, element) for tensor, element in zip(outputs, declared)
+    ]
+    if actual != expected:
+        raise StageFailure(
+            "signature: @main returns "
+            + ", ".join(f"tensor<{t}>" for t in actual)
+            + "; the test expects "
+            + ", ".join(f"tensor<{t}>" for t in expected)
+        )
+
+
+def import_test(test: NodeTest, tools: Tools) -> Outcome:
+    """Imports one test, binding configuration inputs to their test data
+    when the importer asks for constants, then checks the result."""
+    bound: dict[str, onnx.TensorProto] = {}
+    with tempfile.TemporaryDirectory(prefix="cleave-conformance-") as scratch:
+        model_path = test.model
         try:
-            result = subprocess.run(
-                command, input=text, capture_output=True, text=True, timeout=timeout
-            )
-        except subprocess.TimeoutExpired:
-            return Outcome(test.name, f"{stage}: timed out after {timeout:g} s")
-        if result.returncode != 0:
-            message = first_error_line(result.stderr or result.stdout)
-            # The model's absolute path makes every line long and says nothing.
-            message = message.replace(str(test.model.parent) + os.sep, "")
-            return Outcome(
-                test.name, f"{stage}: exit {result.returncode}: {message}"
-            )
-        text = result.stdout
-    return Outcome(test.name, "")
+            while True:
+                result = _run(
+                    "import", [*tools.translate, "--import-onnx", str(model_path)], tools
+                )
+                if result.returncode == 0:
+                    break
+                wanted = _bindable_inputs(test, result.stderr, bound)
+                if not wanted:
+                    raise _failure(
+                        "import", result, [test.directory, Path(scratch)]
+                    )
+                bound.update(wanted)
+                model = onnx.load(str(test.model))
+                bind_inputs(model, bound)
+                model_path = Path(scratch) / "model.onnx"
+                onnx.save(model, str(model_path))
+            module_text = result.stdout
+            if tools.opt:
+                check = _run(
+                    "round-trip", [*tools.opt, "--verify-each"], tools, module_text
+                )
+                if check.returncode != 0:
+                    raise _failure("round-trip", check, [])
+            _check_signature(test, module_text)
+        except StageFailure as failure:
+            return Outcome(test.name, str(failure), tuple(sorted(bound)))
+    return Outcome(test.name, "", tuple(sorted(bound)))
+
+
+def _bindable_inputs(
+    test: NodeTest, diagnostics: str, bound: dict[str, onnx.TensorProto]
+) -> dict[str, onnx.TensorProto]:
+    """The graph inputs to bind so that the values the importer reports as
+    computed at run time become constants.
+
+    A reported value that is a graph input is bound itself. One computed
+    from graph inputs (a function expansion computing pads from a target
+    shape) has its integer-typed graph inputs bound: configuration is
+    integer-valued, while the data a test feeds is not bound.
+    """
+    reported = set(_RUN_TIME_VALUE.findall(diagnostics))
+    if not reported:
+        return {}
+    model = onnx.load(str(test.model), load_external_data=False)
+    graph_inputs = {i.name: i for i in model.graph.input}
+    producers = {out: node for node in model.graph.node for out in node.output}
+    integer_types = {onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+
+    wanted: set[str] = set()
+    for name in reported:
+        if name in graph_inputs:
+            wanted.add(name)
+            continue
+        for ancestor in _ancestors(name, producers):
+            info = graph_inputs.get(ancestor)
+            if info is not None and info.type.tensor_type.elem_type in integer_types:
+                wanted.add(ancestor)
+    wanted -= set(bound)
+
+    tensors = _test_data(test.directory, "input")
+    if all(tensor.name for tensor in tensors):
+        by_name = {tensor.name: tensor for tensor in tensors}
+    else:
+        # Unnamed test data follows the order of the graph inputs.
+        by_name = dict(zip(graph_inputs, tensors))
+    return {name: by_name[name] for name in wanted if name in by_name}
+
+
+def _ancestors(value: str, producers: dict[str, onnx.NodeProto]) -> set[str]:
+    """Every value that `value` is computed from, itself included."""
+    seen = {value}
+    pending = [value]
+    while pending:
+        node = producers.get(pending.pop())
+        for name in node.input if node is not None else ():
+            if name and name not in seen:
+                seen.add(name)
+                pending.append(name)
+    return seen
 
 
 def read_pin(path: Path) -> set[str]:
@@ -194,12 +408,16 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "importer supports and compare with the pinned passing set.",
     )
     parser.add_argument(
-        "--cleave-translate", required=True, help="path of cleave-translate"
+        "--cleave-translate",
+        required=True,
+        type=shlex.split,
+        help="cleave-translate, as a path or a command line",
     )
     parser.add_argument(
         "--cleave-opt",
-        help="path of cleave-opt; when given, each imported module must also "
-        "parse and verify there",
+        type=shlex.split,
+        help="cleave-opt, as a path or a command line; when given, each "
+        "imported module must also parse and verify there",
     )
     parser.add_argument(
         "--node-dir",
@@ -234,52 +452,31 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parse_args(argv)
-    if not args.node_dir.is_dir():
-        print(f"error: no node tests at {args.node_dir}", file=sys.stderr)
-        return 2
-    if not args.operators.is_file():
-        print(f"error: no operator table at {args.operators}", file=sys.stderr)
-        return 2
-    supported = parse_operator_table(args.operators.read_text())
-    if not supported:
-        print(f"error: no operators listed in {args.operators}", file=sys.stderr)
-        return 2
-
-    tests = select_tests(args.node_dir, supported, args.filter)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        outcomes = list(
-            pool.map(
-                lambda test: import_test(
-                    test, args.cleave_translate, args.cleave_opt, args.timeout
-                ),
-                tests,
-            )
-        )
-
+def _report(outcomes: list[Outcome], supported: frozenset[str]) -> set[str]:
     imported = {outcome.name for outcome in outcomes if outcome.imported}
-    failures = [outcome for outcome in outcomes if not outcome.imported]
+    with_bound = sum(1 for o in outcomes if o.imported and o.bound)
     print(
         f"imported {len(imported)}/{len(outcomes)} node tests "
-        f"({len(supported)} supported operators)"
+        f"({len(supported)} supported operators; {with_bound} of the imported "
+        "with configuration inputs bound to their test data)"
     )
-    for outcome in failures:
-        print(f"FAIL {outcome.name}: {outcome.error}")
+    for outcome in outcomes:
+        if not outcome.imported:
+            bound = f" [bound: {', '.join(outcome.bound)}]" if outcome.bound else ""
+            print(f"FAIL {outcome.name}: {outcome.error}{bound}")
+    return imported
 
-    if args.update:
-        write_pin(args.expected, imported)
-        print(f"wrote {len(imported)} tests to {args.expected}")
-        return 0
 
+def _compare_with_pin(
+    args: argparse.Namespace, tests: list[NodeTest], imported: set[str]
+) -> int:
     pinned = read_pin(args.expected)
     if args.filter:
         pinned = {name for name in pinned if args.filter.search(name)}
     selected = {test.name for test in tests}
     available = {path.name for path in args.node_dir.iterdir()}
     # A pinned test that this onnx release does not ship cannot regress.
-    absent = sorted(pinned - available)
-    for name in absent:
+    for name in sorted(pinned - available):
         print(f"note: pinned test {name} is not in {args.node_dir}")
     regressions = sorted((pinned & available) - imported)
     newly = sorted(imported - pinned)
@@ -297,6 +494,32 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(pinned)} pinned"
     )
     return 1 if regressions else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    if not args.node_dir.is_dir():
+        print(f"error: no node tests at {args.node_dir}", file=sys.stderr)
+        return 2
+    if not args.operators.is_file():
+        print(f"error: no operator table at {args.operators}", file=sys.stderr)
+        return 2
+    supported = parse_operator_table(args.operators.read_text())
+    if not supported:
+        print(f"error: no operators listed in {args.operators}", file=sys.stderr)
+        return 2
+
+    tests = select_tests(args.node_dir, supported, args.filter)
+    tools = Tools(args.cleave_translate, args.cleave_opt, args.timeout)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        outcomes = list(pool.map(lambda test: import_test(test, tools), tests))
+    imported = _report(outcomes, supported)
+
+    if args.update:
+        write_pin(args.expected, imported)
+        print(f"wrote {len(imported)} tests to {args.expected}")
+        return 0
+    return _compare_with_pin(args, tests, imported)
 
 
 if __name__ == "__main__":
