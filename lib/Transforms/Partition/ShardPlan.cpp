@@ -159,6 +159,10 @@ private:
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : value.getUses())
       uses.push_back(&use);
+    llvm::stable_sort(uses, [](OpOperand *a, OpOperand *b) {
+      return a->getOwner() != b->getOwner() &&
+             a->getOwner()->isBeforeInBlock(b->getOwner());
+    });
     if (Operation *def = value.getDefiningOp())
       builder.setInsertionPointAfter(def);
     else
@@ -167,13 +171,23 @@ private:
     auto result =
         shard::ShardOp::create(builder, value.getLoc(), value, definedSharding,
                                /*annotate_for_users=*/false);
+    // One annotation per distinct sharding the users need, before the first
+    // of them, so that a resharding several users need happens once.
+    std::vector<std::pair<Sharding, Value>> annotations;
     for (OpOperand *use : uses) {
-      builder.setInsertionPoint(use->getOwner());
-      Value needed = shardingValue(neededBy(*use), builder);
-      auto operand =
-          shard::ShardOp::create(builder, value.getLoc(), result, needed,
-                                 /*annotate_for_users=*/true);
-      use->set(operand);
+      Sharding needed = neededBy(*use);
+      auto known = llvm::find_if(annotations, [&](const auto &entry) {
+        return entry.first == needed;
+      });
+      if (known == annotations.end()) {
+        builder.setInsertionPoint(use->getOwner());
+        Value sharding = shardingValue(needed, builder);
+        Value annotated =
+            shard::ShardOp::create(builder, value.getLoc(), result, sharding,
+                                   /*annotate_for_users=*/true);
+        known = annotations.insert(annotations.end(), {needed, annotated});
+      }
+      use->set(known->second);
     }
   }
 

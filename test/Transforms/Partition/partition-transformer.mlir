@@ -33,6 +33,14 @@
 // COUNT-NOT: cleave.all_gather
 // COUNT-NOT: cleave.reduce_scatter
 
+// The layer's 101 kB of per-device weights do not fit a 64 kB device: the
+// plan is rejected before anything is emitted, naming the device and the
+// excess, and the error sits on an op of the stage.
+// RUN: not cleave-opt %s --cleave-partition=target=%S/Inputs/tiny-device.json 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TINY
+// TINY: partition-transformer.mlir:{{[0-9]+}}:{{[0-9]+}}: error: stage 0 (tp ranks 0-1) needs 125.57 kB (125572 bytes), 61.57 kB (61572 bytes) more than the 64.00 kB (64000 bytes) of a '64 kB test device' (weights 101.00 kB (100996 bytes), activations 20.48 kB (20480 bytes), communication buffers 4.10 kB (4096 bytes)); the live activations peak at this op
+// TINY-NOT: func.func
+
 module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
   func.func @main(%x: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
     %h0_ln_1_weight = cleave.weight "h0.ln_1.weight" {file = "/m.data", offset = 0 : i64, length = 256 : i64, cleave.stage = 0 : i64} : tensor<64xf32>

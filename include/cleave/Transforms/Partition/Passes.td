@@ -210,6 +210,26 @@ def VerifyPartitionPass : Pass<"cleave-verify-partition", "mlir::ModuleOp"> {
   ];
 }
 
+def PrintLoopShardingsPass : Pass<"cleave-print-loop-shardings"> {
+  let summary = "Report, as remarks, the loops of each op that tp may split";
+  let description = [{
+    For every op with a `ShardingInterface`, emits a remark listing the
+    loops `cleave::getShardableLoops` accepts for `num-shards` devices and,
+    for each, the layout of every operand and result
+    (`cleave::getLoopSharding`): `split(d)`, `replicated`, or
+    `partial(<reduction>)`. It shows what the planner chooses from, and
+    tests the interface models. Changes nothing.
+
+    ```
+    remark: loop 0 (parallel, 4): operands [split(0), replicated] results [split(0)]; loop 2 (reduction, 16): operands [split(1), split(0)] results [partial(sum)]
+    ```
+  }];
+  let options = [
+    Option<"numShards", "num-shards", "int64_t", /*default=*/"2",
+           "The number of tensor-parallel devices">,
+  ];
+}
+
 def PartitionPass : Pass<"cleave-partition", "mlir::ModuleOp"> {
   let summary = "Apply a partition plan: SPMD rewrite, stage outlining, communication, checks";
   let description = [{

@@ -1,0 +1,75 @@
+// RUN: cleave-opt %s -split-input-file -verify-diagnostics --cleave-shard-plan
+
+// expected-error @+1 {{the module has no plan: expected `cleave.mesh = {pp = P : i64, tp = T : i64, dp = D : i64}`}}
+module {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{`cleave.mesh` needs a positive integer `tp`}}
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 0 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{the plan needs a positive `cleave.microbatches = M : i64`}}
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}} {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{the plan's entry function @main is missing}}
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @model(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{the symbol @tp is taken; it names the tensor-parallel grid}}
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func private @tp()
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+    // expected-error @+1 {{cannot split loop 1 over 2 tensor-parallel devices: the loop is not splittable or a dimension it splits does not divide by 2}}
+    %y = cleave.softmax %x {axis = 1 : i64, cleave.stage = 0 : i64, cleave.tp_loop = 1 : i64} : tensor<4x16xf32>
+    return %y : tensor<4x16xf32>
+  }
+}
+
+// -----
+
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<3x16xf32>) -> tensor<3x16xf32> {
+    // expected-error @+1 {{cannot split loop 0 over 2 tensor-parallel devices}}
+    %y = cleave.relu %x {cleave.stage = 0 : i64, cleave.tp_loop = 0 : i64} : tensor<3x16xf32>
+    return %y : tensor<3x16xf32>
+  }
+}
+
+// -----
+
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32> {
+    // expected-error @+1 {{has `cleave.tp_loop` but cannot be sharded}}
+    %y = cleave.global_average_pool %x {cleave.stage = 0 : i64, cleave.tp_loop = 1 : i64} : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
+    return %y : tensor<1x64x1x1xf32>
+  }
+}
