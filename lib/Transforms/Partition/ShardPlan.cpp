@@ -81,7 +81,9 @@ private:
     chosen.operands.assign(op->getNumOperands(), replicated());
     chosen.results.assign(op->getNumResults(), replicated());
     auto loopAttr = op->getAttrOfType<IntegerAttr>(kTpLoopAttrName);
-    if (!loopAttr || tp == 1)
+    // A constant is whole on every device of an SPMD program whatever the
+    // plan says; its users take their slice.
+    if (!loopAttr || tp == 1 || isa<ConstantOp>(op))
       return success();
     int64_t loop = loopAttr.getInt();
     auto shardingOp = dyn_cast<shard::ShardingInterface>(op);

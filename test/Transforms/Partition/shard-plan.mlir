@@ -75,3 +75,24 @@ module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cle
     return %y, %n : tensor<4x64xf32>, tensor<16x64xf32>
   }
 }
+
+// -----
+
+// A constant stays whole even when the plan splits it; its split user takes
+// its slice.
+
+// CHECK-LABEL: func.func @main
+// CHECK: %[[C:.*]] = cleave.constant
+// CHECK-NEXT: shard.shard %[[C]] to %{{.*}} : tensor<64xf32>
+
+// SPMD-LABEL: func.func @main
+// SPMD: %[[C:.*]] = cleave.constant {{.*}} : tensor<64xf32>
+// SPMD: %[[S:.*]] = cleave.all_slice %[[C]] {axis = "tp", dim = 0 : i64, group_size = 2 : i64} : tensor<64xf32> -> tensor<32xf32>
+// SPMD: cleave.add %{{.*}}, %[[S]] {{.*}}: (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+    %c = cleave.constant {cleave.stage = 0 : i64, cleave.tp_loop = 0 : i64} dense<1.000000e+00> : tensor<64xf32>
+    %y = cleave.add %x, %c {cleave.stage = 0 : i64, cleave.tp_loop = 1 : i64} : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+    return %y : tensor<4x64xf32>
+  }
+}
