@@ -40,6 +40,8 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// Renders integers as `[1, -1, 4]`.
 std::string formatList(llvm::ArrayRef<int64_t> values);
 
+/// Imports one model: owns the builder, the value map and the handler table,
+/// and gives handlers (through NodeBinder) the values and tensors they need.
 class GraphImporter {
 public:
   /// `modelPath` is the absolute path of the file `layout` was scanned from;

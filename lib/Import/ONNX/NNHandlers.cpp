@@ -200,8 +200,9 @@ LogicalResult importConvTranspose(NodeBinder &b) {
                          << spatial;
 
   // With output_shape, or SAME_* (whose output is input * stride), ONNX
-  // derives the pads from the requested size; UPPER puts the odd pad at the
-  // end, everything else at the beginning.
+  // derives the pads from the requested size; SAME_UPPER puts the odd pad at
+  // the end, everything else at the beginning (as the ONNX reference does;
+  // onnxruntime differs for odd NOTSET pads).
   if (w.autoPad == "VALID") {
     w.pads.assign(2 * spatial, 0);
   } else if (!outputShape.empty() || w.autoPad != "NOTSET") {
@@ -212,13 +213,23 @@ LogicalResult importConvTranspose(NodeBinder &b) {
       int64_t target = outputShape.empty() ? in * w.strides[i] : outputShape[i];
       int64_t total = w.strides[i] * (in - 1) + outputPadding[i] +
                       (w.kernel[i] - 1) * w.dilations[i] + 1 - target;
-      if (total < 0)
+      // The total may be negative (a larger output than the pads-free
+      // size); ONNX's rule then yields a negative end pad, which is extra
+      // output at the end: output_padding.
+      bool upper = w.autoPad == "SAME_UPPER";
+      int64_t half = llvm::divideFloorSigned(total, 2);
+      int64_t begin = upper ? half : total - half;
+      int64_t end = total - begin;
+      if (begin < 0)
         return b.emitError()
                << "output size " << target << " of spatial dimension " << i
-               << " is larger than this transposed convolution produces";
-      bool upper = w.autoPad == "SAME_UPPER";
-      w.pads[i] = upper ? total / 2 : total - total / 2;
-      w.pads[i + spatial] = upper ? total - total / 2 : total / 2;
+               << " needs a negative begin pad, which is not supported";
+      if (end < 0) {
+        outputPadding[i] -= end;
+        end = 0;
+      }
+      w.pads[i] = begin;
+      w.pads[i + spatial] = end;
     }
   }
   OpBuilder &builder = b.getBuilder();

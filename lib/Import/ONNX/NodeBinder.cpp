@@ -93,10 +93,11 @@ LogicalResult NodeBinder::constantInts(unsigned index, StringRef role,
     return emitError() << "input " << index << " ('" << role
                        << "') must hold integers, not "
                        << attr.getElementType();
+  // Booleans are i1: true is 1, not the sign-extended -1.
+  bool zeroExtend = intType.isUnsigned() || intType.getWidth() == 1;
   for (const APInt &v : attr.getValues<APInt>())
-    values.push_back(intType.isUnsigned()
-                         ? static_cast<int64_t>(v.getZExtValue())
-                         : v.getSExtValue());
+    values.push_back(zeroExtend ? static_cast<int64_t>(v.getZExtValue())
+                                : v.getSExtValue());
   return success();
 }
 
@@ -288,7 +289,11 @@ LogicalResult NodeBinder::tensorAttr(StringRef attrName, Value &value) {
   if (!attr)
     return emitError() << "attribute '" << attrName
                        << "' is required but missing";
-  unsigned attrIndex = attr - &node.attribute(0);
+  // Repeated message fields are arrays of pointers: find the index by
+  // address.
+  unsigned attrIndex = 0;
+  while (&node.attribute(attrIndex) != attr)
+    ++attrIndex;
   StringRef valueName = node.output_size() > 0 && !node.output(0).empty()
                             ? StringRef(node.output(0))
                             : StringRef(name);
@@ -358,8 +363,11 @@ LogicalResult NodeBinder::reportFailures(function_ref<LogicalResult()> fn) {
       if (!messages.empty())
         messages += "; ";
       messages += diag.str();
+      // The verifier's "see current operation" note prints generic IR, which
+      // says nothing to someone looking at an ONNX model.
       for (const Diagnostic &note : diag.getNotes())
-        messages += " (" + note.str() + ")";
+        if (!StringRef(note.str()).starts_with("see current operation"))
+          messages += " (" + note.str() + ")";
       return success();
     });
     result = fn();
@@ -398,6 +406,12 @@ NodeBinder::createVerifiedAndFolded(OperationState &state) {
 
 Value NodeBinder::constant(DenseElementsAttr value) {
   return ConstantOp::create(getBuilder(), loc, value.getType(), value);
+}
+
+Value NodeBinder::intScalarConstant(Type elementType, int64_t value) {
+  auto type = RankedTensorType::get({}, elementType);
+  return constant(
+      DenseElementsAttr::get(type, IntegerAttr::get(elementType, value)));
 }
 
 Value NodeBinder::scalarConstant(Type elementType, double value) {

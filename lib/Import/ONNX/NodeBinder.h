@@ -28,6 +28,8 @@ namespace cleave::onnx_import {
 
 class GraphImporter;
 
+/// The view of one node that its handler works through. Readers fail with a
+/// diagnostic at the node; builders infer, verify and fold the new ops.
 class NodeBinder {
 public:
   NodeBinder(GraphImporter &importer, const onnx::NodeProto &node,
@@ -185,6 +187,8 @@ public:
   mlir::Value constant(mlir::DenseElementsAttr value);
   /// A rank-0 constant of `elementType` (float or integer) holding `value`.
   mlir::Value scalarConstant(mlir::Type elementType, double value);
+  /// A rank-0 constant of integer type `elementType` holding `value`.
+  mlir::Value intScalarConstant(mlir::Type elementType, int64_t value);
 
   mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute value) {
     return getBuilder().getNamedAttr(name, value);

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -689,31 +690,39 @@ LogicalResult importRange(NodeBinder &b) {
     return failure();
   Type elementType = NodeBinder::getType(start).getElementType();
   // The result length depends on the operand values, which must therefore
-  // be constants.
+  // be constants. Exporters sometimes pass one-element tensors for the
+  // scalars; the operands are rebuilt as scalars.
+  SmallVector<double> s, l, d;
+  if (failed(b.constantDoubles(0, "start", s)) ||
+      failed(b.constantDoubles(1, "limit", l)) ||
+      failed(b.constantDoubles(2, "delta", d)))
+    return failure();
+  if (s.size() != 1 || l.size() != 1 || d.size() != 1)
+    return b.emitError() << "start, limit and delta must be scalars";
+  if (d[0] == 0)
+    return b.emitError() << "delta must be non-zero";
   int64_t length;
   if (isa<IntegerType>(elementType)) {
-    SmallVector<int64_t> s, l, d;
-    if (failed(b.constantInts(0, "start", s)) ||
-        failed(b.constantInts(1, "limit", l)) ||
-        failed(b.constantInts(2, "delta", d)))
+    SmallVector<int64_t> si, li, di;
+    if (failed(b.constantInts(0, "start", si)) ||
+        failed(b.constantInts(1, "limit", li)) ||
+        failed(b.constantInts(2, "delta", di)))
       return failure();
-    if (s.size() != 1 || l.size() != 1 || d.size() != 1)
-      return b.emitError() << "start, limit and delta must be scalars";
-    if (d[0] == 0)
-      return b.emitError() << "delta must be non-zero";
-    length = std::max<int64_t>(0, llvm::divideCeilSigned(l[0] - s[0], d[0]));
+    std::optional<int64_t> span = llvm::checkedSub(li[0], si[0]);
+    if (!span)
+      return b.emitError() << "the range is too long";
+    length = std::max<int64_t>(0, llvm::divideCeilSigned(*span, di[0]));
+    start = b.intScalarConstant(elementType, si[0]);
+    limit = b.intScalarConstant(elementType, li[0]);
+    delta = b.intScalarConstant(elementType, di[0]);
   } else {
-    SmallVector<double> s, l, d;
-    if (failed(b.constantDoubles(0, "start", s)) ||
-        failed(b.constantDoubles(1, "limit", l)) ||
-        failed(b.constantDoubles(2, "delta", d)))
-      return failure();
-    if (s.size() != 1 || l.size() != 1 || d.size() != 1)
-      return b.emitError() << "start, limit and delta must be scalars";
-    if (d[0] == 0)
-      return b.emitError() << "delta must be non-zero";
-    length = std::max<int64_t>(
-        0, static_cast<int64_t>(std::ceil((l[0] - s[0]) / d[0])));
+    double count = std::ceil((l[0] - s[0]) / d[0]);
+    if (!std::isfinite(count) || count > static_cast<double>(INT32_MAX))
+      return b.emitError() << "the range is too long";
+    length = std::max<int64_t>(0, static_cast<int64_t>(count));
+    start = b.scalarConstant(elementType, s[0]);
+    limit = b.scalarConstant(elementType, l[0]);
+    delta = b.scalarConstant(elementType, d[0]);
   }
   return b.replaceWith<RangeOp>({start, limit, delta}, {},
                                 RankedTensorType::get({length}, elementType));

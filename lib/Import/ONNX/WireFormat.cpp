@@ -27,6 +27,8 @@ enum WireType : uint32_t {
   kVarint = 0,
   kFixed64 = 1,
   kLengthDelimited = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
   kFixed32 = 5,
 };
 
@@ -66,8 +68,10 @@ public:
       pos += length;
       return success();
     }
+    case kStartGroup:
+      // onnx.proto has no groups, but the parser keeps unknown ones.
+      return skipGroup(field);
     default:
-      // Groups (3, 4) are not used by onnx.proto; anything else is corrupt.
       return failure();
     }
   }
@@ -82,6 +86,24 @@ private:
       value |= static_cast<uint64_t>(byte & 0x7f) << shift;
       if (!(byte & 0x80))
         return success();
+    }
+    return failure();
+  }
+
+  /// Skips the fields of a group up to its end tag.
+  LogicalResult skipGroup(uint32_t groupField) {
+    while (pos < end) {
+      // Peek at the tag: an end-group tag closes this group.
+      uint64_t savedPos = pos, tag;
+      if (failed(readVarint(tag)))
+        return failure();
+      if ((tag & 7) == kEndGroup)
+        return success((tag >> 3) == groupField);
+      pos = savedPos;
+      uint32_t field, wireType;
+      ByteRange ignored;
+      if (failed(next(field, wireType, ignored)))
+        return failure();
     }
     return failure();
   }

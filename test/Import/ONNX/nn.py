@@ -15,6 +15,7 @@
 # RUN: cleave-translate --import-onnx %t/softmax13.onnx | FileCheck %s --check-prefix=SOFTMAX13
 # RUN: cleave-translate --import-onnx %t/reduce13.onnx | FileCheck %s --check-prefix=REDUCE
 # RUN: cleave-translate --import-onnx %t/reduce18.onnx | FileCheck %s --check-prefix=REDUCE
+# RUN: cleave-translate --import-onnx %t/reduce_empty.onnx | FileCheck %s --check-prefix=EMPTY
 
 import sys
 
@@ -82,12 +83,17 @@ g.save(f"{out}/conv.onnx")
 # CONVT: cleave.conv_transpose %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x10x10xf32>
 # CONVT: cleave.conv_transpose %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x10x10xf32>
 # CONVT: cleave.conv_transpose %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+# CONVT: cleave.conv_transpose %{{.+}}, %{{.+}} {dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 2>} : (tensor<1x1x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x10x8xf32>
 g = GraphBuilder(opset=17)
 x = g.input("x", [1, 2, 5, 5])
 w = g.initializer("w", weight(2, 3, 3, 3))
 g.output(g.node("ConvTranspose", [x, w], strides=[2, 2], output_shape=[10, 10]))
 g.output(g.node("ConvTranspose", [x, w], strides=[2, 2], auto_pad="SAME_UPPER"))
 g.output(g.node("ConvTranspose", [x, w], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]))
+# An output_shape one larger than the unpadded output: ONNX's rule gives an
+# end pad of -1, that is one more row of output padding.
+g.output(g.node("ConvTranspose", [g.input("y", [1, 1, 3, 3]), g.initializer("w2", weight(1, 2, 3, 3))],
+                strides=[3, 2], output_shape=[10, 8]))
 g.declare_reference_shapes()
 g.save(f"{out}/conv_transpose.onnx")
 
@@ -218,13 +224,26 @@ def reductions(opset):
     g.output(reduce("ReduceProd", [0], 18))
     g.output(reduce("ReduceL2", [-2, -1], 18))
     g.output(reduce("ReduceSumSquare", [2], 18, keepdims=0))
-    if opset >= 18:
-        # Empty axes with noop_with_empty_axes: the input itself (unused
-        # here, so nothing is left of it).
-        g.node("ReduceMean", [x, g.const(np.zeros(0, np.int64))], noop_with_empty_axes=1)
     g.declare_reference_shapes()
     g.save(f"{out}/reduce{opset}.onnx")
 
 
 reductions(13)
 reductions(18)
+
+
+# Empty (or omitted) axes reduce every dimension, unless
+# noop_with_empty_axes makes the reduction its input.
+# EMPTY-LABEL: func.func @main
+# EMPTY-SAME: (%[[X:.+]]: tensor<2x3xf32>
+# EMPTY-NEXT: %[[ALL:.+]] = cleave.reduce_sum %[[X]] {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+# EMPTY-NEXT: %[[ALL2:.+]] = cleave.reduce_max %[[X]] {axes = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<1x1xf32>
+# EMPTY-NEXT: return %[[ALL]], %[[ALL2]], %[[X]], %[[X]]
+g = GraphBuilder(opset=18)
+x = g.input("x", [2, 3])
+g.output(g.node("ReduceSum", [x, g.const(np.zeros(0, np.int64))], keepdims=0))
+g.output(g.node("ReduceMax", [x]))
+g.output(g.node("ReduceMean", [x, g.const(np.zeros(0, np.int64))], noop_with_empty_axes=1))
+g.output(g.node("ReduceL2", [x], noop_with_empty_axes=1))
+g.declare_reference_shapes()
+g.save(f"{out}/reduce_empty.onnx")
