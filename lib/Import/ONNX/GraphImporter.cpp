@@ -480,6 +480,11 @@ FailureOr<Value> GraphImporter::importTensor(const onnx::TensorProto &tensor,
     return fail() << "has more bytes than cleave can count";
   bool inlined = count <= options.maxInlineElements;
 
+  // The wire scan and the parser see the tensors in the same order; a name
+  // that disagrees means the scan went astray, and its ranges are not used.
+  if (payloads && payloads->name != tensor.name())
+    payloads = nullptr;
+
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return importExternalTensor(tensor, type, byteSize, valueName, kind, loc);
 

@@ -20,6 +20,7 @@ constexpr uint32_t kGraphInitializer = 5;
 constexpr uint32_t kNodeAttribute = 5;
 constexpr uint32_t kAttributeTensor = 5;
 constexpr uint32_t kTensorFloatData = 4;
+constexpr uint32_t kTensorName = 8;
 constexpr uint32_t kTensorRawData = 9;
 constexpr uint32_t kTensorDoubleData = 10;
 
@@ -139,7 +140,11 @@ LogicalResult scanTensor(ArrayRef<uint8_t> file, ByteRange message,
       return failure();
     if (wireType != kLengthDelimited)
       continue;
-    if (field == kTensorRawData)
+    if (field == kTensorName)
+      payloads.name.assign(
+          reinterpret_cast<const char *>(&file[payload.offset]),
+          payload.length);
+    else if (field == kTensorRawData)
       recordOnce(payloads.rawData, seenRaw, payload);
     else if (field == kTensorFloatData)
       recordOnce(payloads.floatData, seenFloat, payload);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct ByteRange {
 /// absent when the tensor does not use it, or when it occurs more than once
 /// (its bytes are then not contiguous).
 struct TensorPayloads {
+  /// `name` (field 8), to check that the entry belongs to the parsed tensor
+  /// it is matched with by index.
+  std::string name;
   /// `raw_data` (field 9).
   std::optional<ByteRange> rawData;
   /// Packed `float_data` (field 4): little-endian f32, the layout of raw data.
