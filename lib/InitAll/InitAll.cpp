@@ -20,7 +20,6 @@ void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
   registerCostInterfaceExternalModels(registry);
   registerShardingInterfaceExternalModels(registry);
-  registerCommCostExternalModels(registry);
 }
 
 void cleave::registerAllPasses() {

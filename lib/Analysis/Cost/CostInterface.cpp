@@ -492,7 +492,11 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     LSTMOp::attachInterface<LSTMCostModel>(*context);
 
     // Parameters, views and data movement.
-    attachAll<ParameterCostModel, WeightOp, ConstantOp>(context);
+    attachAll<ParameterCostModel, WeightOp, ConstantOp, WeightSliceOp>(context);
+    // Communication ops move bytes; their time on the links is the
+    // collective model's (collectiveTime), which callers add per transfer.
+    attachAll<DataMovementCostModel, SendOp, RecvOp, AllReduceOp, AllGatherOp,
+              ReduceScatterOp, AllSliceOp, AllToAllOp>(context);
     attachAll<ViewCostModel, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
         context);
     attachAll<DataMovementCostModel, TransposeOp, ExpandOp, TileOp, ConcatOp,

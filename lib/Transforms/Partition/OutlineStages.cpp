@@ -44,8 +44,9 @@ bool isDuplicatedSource(Operation *op) {
 
 class StageOutliner {
 public:
-  StageOutliner(ModuleOp module, func::FuncOp entry)
-      : module(module), entry(entry) {}
+  StageOutliner(ModuleOp module, func::FuncOp entry,
+                std::optional<int64_t> maxStages)
+      : module(module), entry(entry), maxStages(maxStages) {}
 
   LogicalResult run() {
     Block &body = entry.getBody().front();
@@ -90,6 +91,10 @@ private:
     }
     for (Operation &op : body.without_terminator()) {
       numStages = std::max(numStages, stages[&op] + 1);
+      if (maxStages && stages[&op] >= *maxStages)
+        return op.emitOpError()
+               << "is in stage " << stages[&op] << ", but the plan's mesh has "
+               << *maxStages << " pipeline stages";
       for (Value operand : op.getOperands()) {
         Operation *def = operand.getDefiningOp();
         if (def && !isDuplicatedSource(def) && stages[def] > stages[&op])
@@ -234,6 +239,8 @@ private:
 
   ModuleOp module;
   func::FuncOp entry;
+  /// The plan's `pp`, when the module has a plan.
+  std::optional<int64_t> maxStages;
   llvm::DenseMap<Operation *, int64_t> stages;
   int64_t numStages = 1;
   std::vector<Transfer> transfers;
@@ -254,7 +261,14 @@ struct OutlineStagesPass
       func.emitError() << "a function to outline must have one block";
       return signalPassFailure();
     }
-    if (failed(StageOutliner(module, func).run()))
+    std::optional<int64_t> maxStages;
+    if (module->hasAttr(kMeshAttrName)) {
+      FailureOr<PlanContract> contract = readPlanContract(module);
+      if (failed(contract))
+        return signalPassFailure();
+      maxStages = contract->pp;
+    }
+    if (failed(StageOutliner(module, func, maxStages).run()))
       signalPassFailure();
   }
 };

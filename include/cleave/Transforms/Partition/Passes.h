@@ -1,7 +1,7 @@
 //===- Passes.h - applying a partition plan ---------------------*- C++ -*-===//
 //
-// Declares the passes of lib/Transforms/Partition, the pipeline that chains
-// them, and the cost models of the communication ops.
+// Declares the passes of lib/Transforms/Partition and the pipeline that
+// chains them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +9,6 @@
 #define CLEAVE_TRANSFORMS_PARTITION_PASSES_H
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -21,11 +20,6 @@ namespace cleave {
 /// Adds the passes of `cleave-partition` to `pm` (a module pass manager).
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionPassOptions &options);
-
-/// Attaches `cleave::CostInterface` to the communication ops and
-/// `cleave.weight_slice` (a parameter), so that the cost model sizes
-/// partitioned IR. Tools call this through `cleave::registerAllDialects`.
-void registerCommCostExternalModels(mlir::DialectRegistry &registry);
 
 #define GEN_PASS_REGISTRATION
 #include "cleave/Transforms/Partition/Passes.h.inc"

@@ -234,7 +234,14 @@ def PartitionPass : Pass<"cleave-partition", "mlir::ModuleOp"> {
   let summary = "Apply a partition plan: SPMD rewrite, stage outlining, communication, checks";
   let description = [{
     The whole of applying a plan, as one pipeline built in C++
-    (`cleave::buildPartitionPipeline`, also what the `cleave` CLI runs):
+    (`cleave::buildPartitionPipeline`, for the `cleave` CLI and Python).
+
+    The plan contract it reads (docs/partitioning.md): module attributes
+    `cleave.mesh = {pp = P : i64, tp = T : i64, dp = D : i64}` and
+    `cleave.microbatches = M : i64`; on every op of the entry function
+    `cleave.stage = S : i64` (stages are contiguous in program order) and,
+    optionally, `cleave.tp_loop = L : i64` (loop L of the op's
+    `ShardingInterface` is split over tp; absent: replicated). The passes:
 
     1. `cleave-split-projections`;
     2. `cleave-shard-plan`: tensor-parallel choices become `shard.shard`
