@@ -66,15 +66,8 @@ FailureOr<OpLoopSharding> cleave::getLoopSharding(Operation *op, int64_t loop) {
       annotations->size() != op->getNumOperands() + op->getNumResults())
     return failure();
 
-  auto noteExtent = [&](Value value, const ValueSharding &sharding) {
-    if (sharding.isSplit() && result.extent == 0)
-      result.extent =
-          cast<RankedTensorType>(value.getType()).getDimSize(sharding.dim);
-  };
-  for (auto [operand, sharding] : llvm::zip(op->getOperands(), *annotations)) {
+  for (auto [operand, sharding] : llvm::zip(op->getOperands(), *annotations))
     result.operands.push_back(fromAnnotation(operand, sharding));
-    noteExtent(operand, result.operands.back());
-  }
   for (auto [value, sharding] :
        llvm::zip(op->getResults(),
                  ArrayRef(*annotations).drop_front(op->getNumOperands()))) {
@@ -82,8 +75,19 @@ FailureOr<OpLoopSharding> cleave::getLoopSharding(Operation *op, int64_t loop) {
     if (types[loop] == IteratorType::reduction)
       layout = ValueSharding::partial(reduction);
     result.results.push_back(layout);
-    noteExtent(value, layout);
   }
+
+  // The extent is that of the split result dimension (a reshape's operand
+  // dimension may be a different size), else of a split operand dimension
+  // (a reduction loop).
+  auto noteExtent = [&](ValueRange values, ArrayRef<ValueSharding> layouts) {
+    for (auto [value, layout] : llvm::zip(values, layouts))
+      if (layout.isSplit() && result.extent == 0)
+        result.extent =
+            cast<RankedTensorType>(value.getType()).getDimSize(layout.dim);
+  };
+  noteExtent(op->getResults(), result.results);
+  noteExtent(op->getOperands(), result.operands);
   // A loop that splits no value (a unit loop no dimension uses) is no choice.
   if (result.extent == 0)
     return failure();

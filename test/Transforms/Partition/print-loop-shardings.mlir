@@ -36,9 +36,9 @@ func.func @ops(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b3: tensor<2x4x16xf3
   %12:2 = cleave.split %x {axis = 1 : i64, sizes = array<i64: 8, 8>} : (tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   // expected-remark @below {{loop 0 (parallel, 4): operands [split(0)] results [split(0)]}}
   %13 = cleave.slice %x {starts = array<i64: 0, 2>, ends = array<i64: 4, 10>, steps = array<i64: 1, 1>} : (tensor<4x16xf32>) -> tensor<4x8xf32>
-  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0)] results [split(0)]; loop 1 (parallel, 8): operands [split(1)] results [split(1)]; loop 2 (parallel, 64): operands [split(2)] results [split(2)]}}
-  %14 = cleave.reshape %h : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
   // expected-remark @below {{loop 0 (parallel, 2): operands [split(0)] results [split(0)]; loop 1 (parallel, 8): operands [split(1)] results [split(1)]; loop 2 (parallel, 4): operands [split(2)] results [split(2)]}}
+  %14 = cleave.reshape %h : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0)] results [split(0)]; loop 1 (parallel, 8): operands [split(1)] results [split(1)]; loop 2 (parallel, 64): operands [split(2)] results [split(2)]}}
   %15 = cleave.reshape %14 : tensor<2x8x4x16xf32> -> tensor<2x8x64xf32>
   // expected-remark @below {{loop 1 (parallel, 4): operands [split(0)] results [split(1)]; loop 2 (parallel, 16): operands [split(1)] results [split(2)]}}
   %16 = cleave.unsqueeze %x {axes = array<i64: 0>} : (tensor<4x16xf32>) -> tensor<1x4x16xf32>
@@ -48,7 +48,7 @@ func.func @ops(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b3: tensor<2x4x16xf3
   %18 = cleave.where %cond, %x, %v : (tensor<4x16xi1>, tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   // expected-remark @below {{loop 0 (parallel, 16): operands [] results [split(0)]; loop 1 (parallel, 8): operands [] results [split(1)]}}
   %19 = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 512 : i64} : tensor<16x8xf32>
-  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0)] results [split(0)]; loop 1 (parallel, 64): operands [split(2)] results [split(1)]}}
+  // expected-remark @below {{loop 0 (parallel, 16): operands [split(0)] results [split(0)]; loop 1 (parallel, 64): operands [split(2)] results [split(1)]}}
   %20 = cleave.reshape %h : tensor<2x8x64xf32> -> tensor<16x64xf32>
   return
 }
