@@ -198,7 +198,9 @@ def VerifyPartitionPass : Pass<"cleave-verify-partition", "mlir::ModuleOp"> {
     The pass changes nothing. Example error:
 
     ```
-    error: stage 1 (tp ranks 0-1) needs 1.20 GB, 0.20 GB more than the 1.00 GB of a 'tiny-gpu'; peak at this op
+    error: stage 1 (tp ranks 0-1) needs 73.73 kB (73728 bytes), 9.73 kB (9728 bytes) more than
+    the 64.00 kB (64000 bytes) of a '64 kB test device' (weights ..., activations ...,
+    communication buffers ...); the live activations peak at this op
     ```
   }];
   let options = [
