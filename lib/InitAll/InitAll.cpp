@@ -6,6 +6,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/Transforms/Passes.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
+#include "cleave/Plan/Passes.h"
 #include "cleave/Transforms/Partition/Passes.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
@@ -30,6 +31,7 @@ void cleave::registerAllPasses() {
   registerCleavePasses();
   registerCostPasses();
   registerPartitionPasses();
+  registerPlanPasses();
 }
 
 void cleave::registerAllTranslations() { registerONNXImportTranslation(); }

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanCommand.h"
+
 #include "cleave/Analysis/ModelSummary.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
@@ -104,14 +106,18 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   ImportCommand importCmd;
   OpsCommand opsCmd;
+  cleave::PlanCommand planCmd;
   cl::ParseCommandLineOptions(
       argc, argv,
       "cleave: ahead-of-time model partitioning compiler\n\n"
       "  cleave import MODEL.onnx [--input-shape NAME=DIMS]... [-o FILE]\n"
+      "  cleave plan MODEL.onnx --target T [--devices N] [--format text|json]\n"
       "  cleave ops\n");
 
   if (importCmd.command)
     return runImport(importCmd);
+  if (planCmd.command)
+    return cleave::runPlanCommand(planCmd);
   if (opsCmd.command)
     return 0; // OPS-TABLE
   printError("no subcommand given; run 'cleave --help'");

@@ -1,0 +1,243 @@
+//===- Plan.h - an auto-parallel plan and the options that shape it -*- C++
+//-*-===//
+//
+// The planner decides how a model runs on a cluster: a device mesh of `pp`
+// pipeline stages × `tp` tensor-parallel shards × `dp` data-parallel
+// replicas, the number of microbatches a step is cut into, which contiguous
+// range of the model each stage runs, and how every op of a stage is split
+// over its tensor-parallel group. `Plan` is that decision together with the
+// predictions that justify it; docs/plan-format.md describes its JSON form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_PLAN_PLAN_H
+#define CLEAVE_PLAN_PLAN_H
+
+#include "cleave/Analysis/Cost/CostModel.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cleave {
+
+/// What the planner optimises.
+enum class PlanObjective {
+  /// Samples per second of a step that runs the global batch through the
+  /// pipeline (the fill and drain bubble included).
+  Throughput,
+  /// Time one microbatch takes through every stage.
+  Latency,
+};
+
+llvm::StringRef stringifyPlanObjective(PlanObjective objective);
+std::optional<PlanObjective> parsePlanObjective(llvm::StringRef name);
+
+/// What the user fixes and how the search is bounded. Unset mesh factors and
+/// microbatch counts are searched.
+struct PlanOptions {
+  /// Devices to plan for; 0 takes the target's device count.
+  int64_t numDevices = 0;
+  std::optional<int64_t> pipelineStages;
+  std::optional<int64_t> tensorParallel;
+  std::optional<int64_t> dataParallel;
+  std::optional<int64_t> microbatches;
+  /// Samples per step; unset, the batch dimension of the model's inputs.
+  std::optional<int64_t> globalBatch;
+  PlanObjective objective = PlanObjective::Throughput;
+  /// Sequence parallelism (as Megatron-LM's `--sequence-parallel`): the
+  /// tensor-parallel group may also split token dimensions (batch,
+  /// sequence), and a partial sum may be reduce-scattered into a split
+  /// instead of all-reduced.
+  bool sequenceParallel = false;
+  /// Gives every stage the same number of segments instead of balancing
+  /// their time (the naive layer split, for comparison).
+  bool uniformStages = false;
+  /// Share of each device's memory that the plan may fill; the rest is left
+  /// to the runtime, kernel workspaces and fragmentation.
+  double usableMemoryFraction = 0.9;
+  /// Seconds a byte of per-device weight memory is worth in the sharding
+  /// search: between layouts of equal time the smaller one wins.
+  double weightBytePenalty = 1e-18;
+  /// Seconds a collective is worth in the sharding search beyond its
+  /// predicted time: between layouts of equal time the one with fewer
+  /// collectives wins (an all-reduce over two all-gathers).
+  double collectivePenalty = 1e-9;
+  /// Bound on the sharding states the per-segment search keeps per op;
+  /// beyond it only the cheapest survive and the result is marked inexact.
+  int64_t maxShardingStates = 1 << 14;
+  /// Microbatch counts above this are not tried.
+  int64_t maxMicrobatches = 256;
+  CostOptions costOptions;
+  /// The function that holds the model.
+  std::string functionName = "main";
+};
+
+/// `pp × tp × dp` devices. Ranks are laid out replica-major with the
+/// tensor-parallel shards innermost:
+/// `rank = replica * (pp * tp) + stage * tp + shard`, so a tensor-parallel
+/// group is consecutive (inside a node) and a replica's stages are
+/// neighbours.
+struct DeviceMesh {
+  int64_t pp = 1;
+  int64_t tp = 1;
+  int64_t dp = 1;
+
+  int64_t size() const { return pp * tp * dp; }
+  int64_t rank(int64_t stage, int64_t replica, int64_t shard) const {
+    return replica * pp * tp + stage * tp + shard;
+  }
+  bool operator==(const DeviceMesh &other) const {
+    return pp == other.pp && tp == other.tp && dp == other.dp;
+  }
+};
+
+/// How one weight is stored over its stage's tensor-parallel group.
+struct PlanWeight {
+  std::string name;
+  /// The shape the op reads.
+  llvm::SmallVector<int64_t> shape;
+  /// Where that window starts in the named weight, when the op reads a
+  /// window of it (a piece of a fused projection); empty for all of it.
+  llvm::SmallVector<int64_t> windowStarts;
+  int64_t stage = 0;
+  /// The segment whose op reads it.
+  int64_t segment = 0;
+  /// The dimension split over the group; unset when every shard holds all
+  /// of it.
+  std::optional<int64_t> splitDim;
+  int64_t bytes = 0;
+  int64_t bytesPerDevice = 0;
+};
+
+/// One communication of a step, per microbatch.
+struct PlanCommunication {
+  /// all_reduce, all_gather, reduce_scatter or send_recv.
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  int64_t stage = 0;
+  /// Location name of the op that needs it (for a send: the stage's last
+  /// op).
+  std::string op;
+  /// Location name of the op that computed the value it moves.
+  std::string producer;
+  /// Ranks of replica 0: the tensor-parallel group of a collective, or the
+  /// sender and the receiver of shard 0 of a send.
+  llvm::SmallVector<int64_t> group;
+  /// How many copies run at once across shards and replicas.
+  int64_t instances = 1;
+  /// Message bytes in the cost model's convention (the full tensor of a
+  /// collective; the bytes one shard sends).
+  int64_t bytes = 0;
+  /// Predicted seconds per microbatch.
+  double time = 0;
+  /// The interconnect level it runs on.
+  bool crossesNodes = false;
+};
+
+/// One interval of a stage's work on one microbatch, in order.
+struct PlanStageEvent {
+  enum class Kind { Compute, Collective, Send };
+  Kind kind = Kind::Compute;
+  /// The collective, for `Collective` events.
+  CollectiveKind collective = CollectiveKind::AllReduce;
+  /// What it is: the first op of a run of compute, the producer of a
+  /// communicated value.
+  std::string name;
+  double duration = 0;
+};
+
+/// A contiguous range of the model on `tp` devices of each replica.
+struct PlanStage {
+  int64_t index = 0;
+  /// Segments [firstSegment, lastSegment] of the model.
+  int64_t firstSegment = 0;
+  int64_t lastSegment = 0;
+  /// Ops [firstOp, lastOp] of the planned op sequence, and their location
+  /// names.
+  int64_t firstOp = 0;
+  int64_t lastOp = 0;
+  std::string firstOpName;
+  std::string lastOpName;
+  /// Ranks of replica 0.
+  llvm::SmallVector<int64_t> ranks;
+  /// Seconds per microbatch.
+  double computeTime = 0;
+  double collectiveTime = 0;
+  double sendTime = 0;
+  double time() const { return computeTime + collectiveTime + sendTime; }
+  /// Peak memory of each of its devices.
+  DeviceMemory memory;
+  /// How many of its segments use the sharding of least weight memory
+  /// rather than the fastest one (to fit).
+  int64_t leanSegments = 0;
+  /// What each of its devices does per microbatch, in order.
+  std::vector<PlanStageEvent> schedule;
+};
+
+/// A configuration the search weighed.
+struct PlanAlternative {
+  DeviceMesh mesh;
+  /// Best microbatch count for the mesh; 0 when none is valid.
+  int64_t microbatches = 0;
+  bool feasible = false;
+  double throughput = 0;
+  double stepTime = 0;
+  double latency = 0;
+  int64_t peakMemoryBytes = 0;
+  /// `chosen`, or why it lost.
+  std::string verdict;
+};
+
+/// The planner's decision and its predictions.
+struct Plan {
+  std::string functionName;
+  std::string targetName;
+  int64_t numDevices = 0;
+  int64_t devicesPerNode = 0;
+  int64_t memoryCapacityBytes = 0;
+  int64_t usableMemoryBytes = 0;
+
+  DeviceMesh mesh;
+  int64_t microbatches = 1;
+  int64_t microbatchSize = 1;
+  int64_t globalBatch = 1;
+  PlanObjective objective = PlanObjective::Throughput;
+  bool sequenceParallel = false;
+
+  std::vector<PlanStage> stages;
+  std::vector<PlanWeight> weights;
+  std::vector<PlanCommunication> communications;
+
+  /// Seconds per step, microbatch latency, samples per second.
+  double stepTime = 0;
+  double latency = 0;
+  double throughput = 0;
+  /// Share of the step each device idles in pipeline fill and drain.
+  double bubbleFraction = 0;
+  int64_t peakMemoryBytes = 0;
+
+  std::vector<PlanAlternative> alternatives;
+
+  /// The model as the planner saw it.
+  int64_t numOps = 0;
+  int64_t numSegments = 0;
+  int64_t numDistinctSegments = 0;
+  /// The class (index of its first instance's kind) of every segment:
+  /// segments with equal classes are structurally identical.
+  std::vector<int64_t> segmentClasses;
+  /// Whether every per-segment sharding search was exact.
+  bool shardingExact = true;
+
+  /// Per planned op (the non-parameter ops of the function, in order): its
+  /// stage and the loop split over the tensor-parallel group (-1: none).
+  std::vector<int64_t> opStage;
+  std::vector<int64_t> opTensorParallelLoop;
+};
+
+} // namespace cleave
+
+#endif // CLEAVE_PLAN_PLAN_H

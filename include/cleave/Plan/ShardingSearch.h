@@ -1,0 +1,254 @@
+//===- ShardingSearch.h - tensor-parallel layout of one segment -*- C++ -*-===//
+//
+// Within a segment every op either runs replicated on each device of the
+// tensor-parallel group or splits one of its shardable loops over the group
+// (the loops and the layouts they imply come from the partitioner's sharding
+// rules, cleave/Transforms/Partition/Sharding.h). Between a producer and a
+// consumer that disagree, the value is resharded:
+//
+//   partial  -> replicated   all-reduce
+//   split    -> replicated   all-gather
+//   partial  -> split        reduce-scatter (with sequence parallelism;
+//                            otherwise all-reduce, then a local slice)
+//   split    -> other split  all-gather, then a local slice
+//   replicated -> split      free (each device keeps its slice)
+//   replicated -> partial    free (one device contributes the value)
+//
+// Split work costs 1/tp of the op's roofline time.
+//
+// Tensor parallelism, as Megatron-LM defines it, splits the model's feature
+// dimensions between contractions and keeps the residual stream whole on
+// every device. So unless sequence parallelism is asked for, no strategy
+// splits a token dimension (batch, sequence: left to data parallelism and
+// microbatching), and the ops that compute a segment's outputs from its last
+// contractions (the chain of ops without reduction loops or matrix units
+// that ends in an output: bias and residual adds) run replicated. Segment
+// inputs arrive
+// replicated and outputs leave replicated, so segments compose without
+// knowing their neighbours. `searchSegmentSharding` finds the assignment of
+// minimal time (plus a weight-memory penalty) by dynamic programming over the
+// ops in order, with the layouts of the live activations as the state: it is
+// exact over that space unless the state bound is hit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_PLAN_SHARDINGSEARCH_H
+#define CLEAVE_PLAN_SHARDINGSEARCH_H
+
+#include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/Plan/Segmentation.h"
+#include "cleave/Transforms/Partition/Sharding.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace cleave {
+
+//===----------------------------------------------------------------------===//
+// Resharding
+//===----------------------------------------------------------------------===//
+
+/// What it takes to make a value laid out as `from` available as `to`.
+struct ReshardStep {
+  /// The collective that moves the data; none when a local slice (or
+  /// nothing) suffices.
+  std::optional<CollectiveKind> collective;
+  /// The layout the value is held in afterwards (a value that becomes
+  /// replicated stays replicated: every later layout is a free slice of it).
+  ValueSharding result;
+};
+
+/// The reshard from `from` to `to`. Reduce-scatter is used for partial to
+/// split only with `allowReduceScatter`.
+ReshardStep getReshardStep(const ValueSharding &from, const ValueSharding &to,
+                           bool allowReduceScatter);
+
+//===----------------------------------------------------------------------===//
+// A segment as the search sees it
+//===----------------------------------------------------------------------===//
+
+/// An activation of a segment.
+struct SegmentValue {
+  mlir::Value value;
+  llvm::SmallVector<int64_t> shape;
+  /// Bytes of the whole tensor at the model's batch size.
+  int64_t bytes = 0;
+  /// The dimension holding the batch, or -1.
+  int64_t batchDim = -1;
+  /// The value whose buffer it shares (itself unless it is a view).
+  int64_t bufferRoot = 0;
+  /// Step (op offset in the segment) that defines it; -1 for inputs.
+  int64_t definition = -1;
+  /// Last step that reads it; `numOps` for outputs.
+  int64_t lastUse = -1;
+  bool isOutput = false;
+};
+
+/// A parameter (weight or constant) read by a segment.
+struct SegmentParameter {
+  mlir::Value value;
+  llvm::SmallVector<int64_t> shape;
+  int64_t bytes = 0;
+};
+
+/// One operand of a segment op: an activation, a parameter, or neither (a
+/// non-tensor value, always replicated).
+struct SegmentOperand {
+  enum class Kind { Activation, Parameter, Other };
+  Kind kind = Kind::Other;
+  int64_t index = -1;
+};
+
+/// One way to run an op: replicated, or one loop split.
+struct ShardingStrategy {
+  /// The loop split over the group, as numbered by the op's
+  /// `ShardingInterface`; -1 for replicated.
+  int64_t loop = -1;
+  llvm::SmallVector<ValueSharding> operands;
+  llvm::SmallVector<ValueSharding> results;
+  /// Whether it splits a token dimension (batch, sequence) of an activation:
+  /// sequence parallelism rather than tensor parallelism.
+  bool splitsTokenDim = false;
+};
+
+/// A segment op with its work and its strategies.
+struct SegmentOp {
+  mlir::Operation *op = nullptr;
+  /// Work at the model's batch size.
+  OpCost cost;
+  /// Whether `cost.bytesRead` is the plain sum of the distinct operands, so
+  /// that a shard reads exactly its operands' shares.
+  bool readsWholeOperands = true;
+  /// Whether the work grows with the batch.
+  bool scalesWithBatch = false;
+  /// Whether it computes the residual stream: it has no reduction loop and
+  /// no matrix units, and its result reaches a segment output through such
+  /// ops only.
+  bool onResidualStream = false;
+  llvm::SmallVector<SegmentOperand> operands;
+  /// The activation index of each result.
+  llvm::SmallVector<int64_t> results;
+  /// Strategy 0 is replicated; the others split one loop each.
+  llvm::SmallVector<ShardingStrategy> strategies;
+};
+
+/// Everything the search needs about a segment, independent of the group
+/// size and the microbatch.
+struct SegmentShardingModel {
+  int64_t numOps() const { return static_cast<int64_t>(ops.size()); }
+
+  std::vector<SegmentOp> ops;
+  std::vector<SegmentValue> values;
+  std::vector<SegmentParameter> parameters;
+};
+
+/// Builds the search model of segment `segment` of `model`. Fails, with an
+/// error on the op, for an op the cost model cannot size.
+mlir::FailureOr<SegmentShardingModel>
+buildSegmentShardingModel(const SegmentedModel &model, int64_t segment,
+                          const TargetDescription &target,
+                          const CostOptions &costOptions);
+
+//===----------------------------------------------------------------------===//
+// Costing and searching
+//===----------------------------------------------------------------------===//
+
+/// The tensor-parallel setting a segment is costed in.
+struct ShardingContext {
+  const TargetDescription *target = nullptr;
+  /// Devices of the group.
+  int64_t tp = 1;
+  /// Whether the group spans nodes (its collectives then run on the
+  /// inter-node link).
+  bool crossesNodes = false;
+  /// Microbatch size over the model's batch size.
+  double batchScale = 1;
+  /// Sequence parallelism: strategies may split token dimensions, and
+  /// partial sums may be reduce-scattered.
+  bool sequenceParallel = false;
+  /// Seconds per byte of per-device weight memory in the objective.
+  double weightBytePenalty = 0;
+  /// Seconds each collective adds to the objective: between layouts of
+  /// equal time, the one with fewer collectives (fewer launches and
+  /// synchronisations, which the α-β model does not price) wins.
+  double collectivePenalty = 0;
+};
+
+/// A reshard the assignment needs, per microbatch.
+struct SegmentCollective {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  /// The op that needs it (`numOps` for the segment's outputs).
+  int64_t step = 0;
+  /// The activation it moves.
+  int64_t value = 0;
+  /// Bytes of the whole tensor at the microbatch.
+  int64_t bytes = 0;
+  double time = 0;
+};
+
+/// The predicted cost of a segment under one assignment, per microbatch and
+/// device.
+struct SegmentCost {
+  double computeTime = 0;
+  double collectiveTime = 0;
+  /// Weight bytes each device holds (a parameter read in two layouts is held
+  /// twice).
+  int64_t weightBytes = 0;
+  /// Most activation bytes live at once while the segment runs.
+  int64_t peakActivationBytes = 0;
+  /// Bytes of the largest collective message.
+  int64_t largestMessageBytes = 0;
+  /// `time() + weightBytePenalty * weightBytes + collectivePenalty *
+  /// collectives.size()`.
+  double objective = 0;
+  llvm::SmallVector<double> opTimes;
+  llvm::SmallVector<SegmentCollective> collectives;
+
+  double time() const { return computeTime + collectiveTime; }
+};
+
+/// The strategy index of every op of a segment.
+using SegmentAssignment = llvm::SmallVector<int64_t>;
+
+/// Whether strategy `strategy` of op `op` can run in `context`: every split
+/// dimension (at the microbatch) divides by the group size, and unless the
+/// context allows sequence parallelism it splits no token dimension and the
+/// op is not on the residual stream.
+bool isStrategyValid(const SegmentShardingModel &model, int64_t op,
+                     int64_t strategy, const ShardingContext &context);
+
+/// The cost of `assignment`; fails when a strategy is invalid in `context`.
+mlir::FailureOr<SegmentCost>
+evaluateSegmentSharding(const SegmentShardingModel &model,
+                        const SegmentAssignment &assignment,
+                        const ShardingContext &context);
+
+/// The cheapest assignment and its cost.
+struct SegmentSharding {
+  SegmentAssignment assignment;
+  SegmentCost cost;
+  /// False when the state bound cut the search.
+  bool exact = true;
+};
+
+/// The assignment of least objective, by dynamic programming over the ops.
+SegmentSharding searchSegmentSharding(const SegmentShardingModel &model,
+                                      const ShardingContext &context,
+                                      int64_t maxStates = 1 << 14);
+
+/// The trade-off between time and weight memory: the assignments that no
+/// other beats in both (at most `maxPoints` of them, spread over the
+/// range), fastest first. The same dynamic program, keeping per state every
+/// (time, weight bytes) pair that no other dominates (at most 32; beyond
+/// that the result is marked inexact).
+std::vector<SegmentSharding>
+searchSegmentShardingFront(const SegmentShardingModel &model,
+                           const ShardingContext &context,
+                           int64_t maxStates = 1 << 14, int64_t maxPoints = 12);
+
+} // namespace cleave
+
+#endif // CLEAVE_PLAN_SHARDINGSEARCH_H

@@ -1,0 +1,130 @@
+//===- StagePartitioner.h - contiguous pipeline stages ----------*- C++ -*-===//
+//
+// Splits a sequence of segments into pipeline stages by dynamic programming
+// over the order: each stage is a contiguous range, the ranges may be
+// uneven, and every stage must fit in a device's memory. A stage's time per
+// microbatch is the time of its segments plus the send of its last
+// segment's outputs to the next stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_PLAN_STAGEPARTITIONER_H
+#define CLEAVE_PLAN_STAGEPARTITIONER_H
+
+#include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/Plan/Plan.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace cleave {
+
+/// One segment under one sharding, per microbatch and device.
+struct SegmentCandidate {
+  double time = 0;
+  int64_t weightBytes = 0;
+  int64_t peakActivationBytes = 0;
+  int64_t largestMessageBytes = 0;
+};
+
+/// What the stage split needs to know about the segments at one tensor-
+/// parallel degree and microbatch size.
+struct StageSplitProblem {
+  /// Per segment, its shardings from the fastest to the one of least weight
+  /// memory: the lower convex hull of (time, weight bytes), so that each
+  /// step saves bytes at a higher price in time than the one before. A
+  /// stage that does not fit with the fastest moves segments down the list,
+  /// the cheapest steps first.
+  std::vector<std::vector<SegmentCandidate>> candidates;
+  /// Per segment, its class: segments of a class have equal candidates.
+  /// Empty: every segment is its own class.
+  std::vector<int64_t> segmentClass;
+  /// Per segment: per-device bytes of the activations it passes on.
+  std::vector<int64_t> outputBytes;
+  /// Per-device bytes of the model's inputs (what stage 0 receives).
+  int64_t inputBytes = 0;
+  /// Per segment: seconds to send its outputs to the next stage inside a
+  /// node and across nodes.
+  std::vector<double> sendTimeIntraNode;
+  std::vector<double> sendTimeInterNode;
+
+  int64_t numSegments() const {
+    return static_cast<int64_t>(candidates.size());
+  }
+};
+
+/// How to split.
+struct StageSplitOptions {
+  int64_t numStages = 1;
+  /// Per stage but the last: whether its sends cross nodes.
+  std::vector<bool> sendCrossesNodes;
+  /// Microbatches per step: the step takes sum + (m - 1) * max of the
+  /// stage times.
+  int64_t microbatches = 1;
+  /// Microbatches whose inputs a stage buffers at once.
+  int64_t inFlightMicrobatches = 1;
+  /// Bytes a device may hold.
+  int64_t memoryLimitBytes = 0;
+  PlanObjective objective = PlanObjective::Throughput;
+  /// Equal segment counts instead of balanced time.
+  bool uniform = false;
+};
+
+/// One stage of a split.
+struct StageRange {
+  int64_t firstSegment = 0;
+  int64_t lastSegment = 0;
+  /// Per segment of the range, the index of its candidate.
+  std::vector<int64_t> level;
+  double segmentTime = 0;
+  double sendTime = 0;
+  DeviceMemory memory;
+
+  double time() const { return segmentTime + sendTime; }
+  /// Segments that do not take their fastest sharding.
+  int64_t numLean() const {
+    return static_cast<int64_t>(std::count_if(
+        level.begin(), level.end(), [](int64_t index) { return index > 0; }));
+  }
+};
+
+/// A split into stages.
+struct StageSplit {
+  std::vector<StageRange> stages;
+  bool fits = false;
+
+  double maxStageTime() const;
+  double sumStageTime() const;
+  /// The stage with the most memory per device.
+  int64_t largestStage() const;
+};
+
+/// The stage range [first, last] as `options` would run it: every segment
+/// with its fastest sharding when that fits; otherwise segments step down
+/// their candidates, the steps that cost the least time per byte saved
+/// first, until the stage fits. `fits` says whether it does.
+StageRange evaluateStageRange(const StageSplitProblem &problem,
+                              const StageSplitOptions &options, int64_t stage,
+                              int64_t first, int64_t last, bool &fits);
+
+/// The best split that fits, or none when no split fits or there are fewer
+/// segments than stages. For latency, and for throughput with one
+/// microbatch: the least sum of stage times (exact; among equal sums a small
+/// largest stage is preferred). For throughput with m > 1 microbatches: the
+/// least step `sum + (m - 1) * max` over the split of least max (exact) and
+/// the splits of least sum under a few larger bounds on the max (the best of
+/// those; exact as m grows).
+std::optional<StageSplit> splitStages(const StageSplitProblem &problem,
+                                      const StageSplitOptions &options);
+
+/// The split with the least memory on its fullest device, fitting or not:
+/// what explains a model that does not fit.
+std::optional<StageSplit>
+splitStagesForMemory(const StageSplitProblem &problem,
+                     const StageSplitOptions &options);
+
+} // namespace cleave
+
+#endif // CLEAVE_PLAN_STAGEPARTITIONER_H

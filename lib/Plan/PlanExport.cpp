@@ -1,0 +1,478 @@
+//===- PlanExport.cpp - plans for people and tools --------------*- C++ -*-===//
+
+#include "cleave/Plan/PlanExport.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+using namespace cleave;
+
+//===----------------------------------------------------------------------===//
+// plan.json
+//===----------------------------------------------------------------------===//
+
+static void writeMesh(llvm::json::OStream &json, const DeviceMesh &mesh) {
+  json.attributeObject("mesh", [&] {
+    json.attribute("pp", mesh.pp);
+    json.attribute("tp", mesh.tp);
+    json.attribute("dp", mesh.dp);
+  });
+}
+
+static void writeRanks(llvm::json::OStream &json, llvm::StringRef name,
+                       llvm::ArrayRef<int64_t> ranks) {
+  json.attributeArray(name, [&] {
+    for (int64_t rank : ranks)
+      json.value(rank);
+  });
+}
+
+static void writeMemory(llvm::json::OStream &json, const DeviceMemory &memory) {
+  json.attributeObject("memory_bytes", [&] {
+    json.attribute("weights", memory.weights);
+    json.attribute("activations", memory.activations);
+    json.attribute("communication", memory.communication);
+    json.attribute("total", memory.total());
+  });
+}
+
+void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
+  llvm::json::OStream json(os, 2);
+  json.object([&] {
+    json.attribute("format", "cleave.plan");
+    json.attribute("version", kPlanFormatVersion);
+    json.attribute("function", plan.functionName);
+    json.attributeObject("target", [&] {
+      json.attribute("name", plan.targetName);
+      json.attribute("devices", plan.numDevices);
+      json.attribute("devices_per_node", plan.devicesPerNode);
+      json.attribute("memory_bytes", plan.memoryCapacityBytes);
+      json.attribute("usable_memory_bytes", plan.usableMemoryBytes);
+    });
+    json.attribute("objective", stringifyPlanObjective(plan.objective));
+    writeMesh(json, plan.mesh);
+    json.attribute("microbatches", plan.microbatches);
+    json.attribute("microbatch_size", plan.microbatchSize);
+    json.attribute("global_batch", plan.globalBatch);
+    json.attribute("sequence_parallel", plan.sequenceParallel);
+    json.attributeObject("model", [&] {
+      json.attribute("ops", plan.numOps);
+      json.attribute("segments", plan.numSegments);
+      json.attribute("distinct_segments", plan.numDistinctSegments);
+      json.attribute("sharding_search_exact", plan.shardingExact);
+    });
+    json.attributeObject("predicted", [&] {
+      json.attribute("step_time_s", plan.stepTime);
+      json.attribute("latency_s", plan.latency);
+      json.attribute("throughput_samples_per_s", plan.throughput);
+      json.attribute("bubble_fraction", plan.bubbleFraction);
+      json.attribute("peak_memory_bytes", plan.peakMemoryBytes);
+    });
+
+    json.attributeArray("stages", [&] {
+      for (const PlanStage &stage : plan.stages)
+        json.object([&] {
+          json.attribute("index", stage.index);
+          json.attribute("first_op", stage.firstOpName);
+          json.attribute("last_op", stage.lastOpName);
+          json.attributeArray("op_range", [&] {
+            json.value(stage.firstOp);
+            json.value(stage.lastOp);
+          });
+          json.attributeArray("segment_range", [&] {
+            json.value(stage.firstSegment);
+            json.value(stage.lastSegment);
+          });
+          writeRanks(json, "ranks", stage.ranks);
+          json.attribute("lean_segments", stage.leanSegments);
+          json.attributeObject("time_s", [&] {
+            json.attribute("compute", stage.computeTime);
+            json.attribute("collectives", stage.collectiveTime);
+            json.attribute("send", stage.sendTime);
+            json.attribute("total", stage.time());
+          });
+          writeMemory(json, stage.memory);
+        });
+    });
+
+    json.attributeArray("weights", [&] {
+      for (const PlanWeight &weight : plan.weights)
+        json.object([&] {
+          json.attribute("name", weight.name);
+          json.attributeArray("shape", [&] {
+            for (int64_t dim : weight.shape)
+              json.value(dim);
+          });
+          if (!weight.windowStarts.empty())
+            json.attributeArray("window_starts", [&] {
+              for (int64_t start : weight.windowStarts)
+                json.value(start);
+            });
+          json.attribute("stage", weight.stage);
+          json.attribute("layout", weight.splitDim ? "split" : "replicated");
+          if (weight.splitDim)
+            json.attribute("split_dim", *weight.splitDim);
+          else
+            json.attribute("split_dim", nullptr);
+          json.attribute("bytes", weight.bytes);
+          json.attribute("bytes_per_device", weight.bytesPerDevice);
+        });
+    });
+
+    json.attributeArray("communications", [&] {
+      for (const PlanCommunication &communication : plan.communications)
+        json.object([&] {
+          json.attribute("kind", stringifyCollectiveKind(communication.kind));
+          json.attribute("stage", communication.stage);
+          json.attribute("producer", communication.producer);
+          json.attribute("op", communication.op);
+          writeRanks(json, "group", communication.group);
+          json.attribute("instances", communication.instances);
+          json.attribute("bytes", communication.bytes);
+          json.attribute("time_s", communication.time);
+          json.attribute("link", communication.crossesNodes ? "inter_node"
+                                                            : "intra_node");
+        });
+    });
+
+    json.attributeArray("alternatives", [&] {
+      for (const PlanAlternative &alternative : plan.alternatives)
+        json.object([&] {
+          writeMesh(json, alternative.mesh);
+          json.attribute("microbatches", alternative.microbatches);
+          json.attribute("fits", alternative.feasible);
+          if (alternative.feasible) {
+            json.attribute("throughput_samples_per_s", alternative.throughput);
+            json.attribute("step_time_s", alternative.stepTime);
+            json.attribute("latency_s", alternative.latency);
+          }
+          if (alternative.peakMemoryBytes > 0)
+            json.attribute("peak_memory_bytes", alternative.peakMemoryBytes);
+          json.attribute("verdict", alternative.verdict);
+        });
+    });
+  });
+  os << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Text
+//===----------------------------------------------------------------------===//
+
+static std::string formatSeconds(double seconds) {
+  if (seconds == 0)
+    return "0";
+  if (seconds < 1e-6)
+    return llvm::formatv("{0:f1} ns", seconds * 1e9).str();
+  if (seconds < 1e-3)
+    return llvm::formatv("{0:f1} us", seconds * 1e6).str();
+  if (seconds < 1)
+    return llvm::formatv("{0:f2} ms", seconds * 1e3).str();
+  return llvm::formatv("{0:f2} s", seconds).str();
+}
+
+static std::string formatBytes(int64_t bytes) {
+  double value = static_cast<double>(bytes);
+  const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (std::abs(value) >= 1000 && unit < 4) {
+    value /= 1000;
+    ++unit;
+  }
+  if (unit == 0)
+    return llvm::formatv("{0} B", bytes).str();
+  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
+}
+
+static std::string formatRanks(llvm::ArrayRef<int64_t> ranks) {
+  if (ranks.empty())
+    return "-";
+  if (ranks.size() == 1)
+    return std::to_string(ranks.front());
+  bool consecutive =
+      ranks.back() - ranks.front() == static_cast<int64_t>(ranks.size()) - 1;
+  if (consecutive)
+    return std::to_string(ranks.front()) + "-" + std::to_string(ranks.back());
+  return llvm::join(
+      llvm::map_range(ranks, [](int64_t rank) { return std::to_string(rank); }),
+      ",");
+}
+
+static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  return llvm::join(
+      llvm::map_range(shape, [](int64_t dim) { return std::to_string(dim); }),
+      "x");
+}
+
+/// `[0:64, 128:192]`: the window of a weight that starts at `starts`.
+static std::string formatWindow(llvm::ArrayRef<int64_t> starts,
+                                llvm::ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < starts.size() && i < shape.size(); ++i) {
+    if (i)
+      text += ", ";
+    text +=
+        std::to_string(starts[i]) + ":" + std::to_string(starts[i] + shape[i]);
+  }
+  return text + "]";
+}
+
+namespace {
+/// Columns padded to their widest cell.
+class TextTable {
+public:
+  explicit TextTable(std::vector<std::string> header) {
+    rows.push_back(std::move(header));
+  }
+  void add(std::vector<std::string> row) { rows.push_back(std::move(row)); }
+  void print(llvm::raw_ostream &os, llvm::StringRef indent = "  ") const {
+    std::vector<size_t> widths;
+    for (const auto &row : rows)
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (widths.size() <= i)
+          widths.push_back(0);
+        widths[i] = std::max(widths[i], row[i].size());
+      }
+    for (const auto &row : rows) {
+      os << indent;
+      for (size_t i = 0; i < row.size(); ++i) {
+        os << row[i];
+        if (i + 1 < row.size())
+          os.indent(widths[i] - row[i].size() + 2);
+      }
+      os << "\n";
+    }
+  }
+
+private:
+  std::vector<std::vector<std::string>> rows;
+};
+} // namespace
+
+void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
+  const DeviceMesh &mesh = plan.mesh;
+  os << "plan for @" << plan.functionName << " on " << plan.numDevices << " x "
+     << plan.targetName << " (" << plan.devicesPerNode << " per node)\n";
+  os << llvm::formatv("  mesh          pp={0} tp={1} dp={2}\n", mesh.pp,
+                      mesh.tp, mesh.dp);
+  os << llvm::formatv("  microbatches  {0} of {1} sample{2} (global batch "
+                      "{3})\n",
+                      plan.microbatches, plan.microbatchSize,
+                      plan.microbatchSize == 1 ? "" : "s", plan.globalBatch);
+  os << "  objective     " << stringifyPlanObjective(plan.objective)
+     << (plan.sequenceParallel ? ", sequence parallel" : "") << "\n";
+  os << llvm::formatv("  predicted     {0:f2} samples/s, step {1}, "
+                      "microbatch latency {2}, bubble {3:f1}%\n",
+                      plan.throughput, formatSeconds(plan.stepTime),
+                      formatSeconds(plan.latency), 100.0 * plan.bubbleFraction);
+  os << "  peak memory   " << formatBytes(plan.peakMemoryBytes) << " of "
+     << formatBytes(plan.usableMemoryBytes) << " usable per device\n";
+  os << "  model         " << plan.numOps << " ops in " << plan.numSegments
+     << " segments, " << plan.numDistinctSegments << " distinct"
+     << (plan.shardingExact ? "" : " (sharding search bounded)") << "\n";
+
+  os << "\nstages (times per microbatch, memory per device)\n";
+  TextTable stages({"stage", "ranks", "first op", "last op", "ops", "compute",
+                    "collectives", "send", "weights", "activations", "total"});
+  for (const PlanStage &stage : plan.stages)
+    stages.add(
+        {std::to_string(stage.index), formatRanks(stage.ranks),
+         stage.firstOpName, stage.lastOpName,
+         std::to_string(stage.lastOp - stage.firstOp + 1),
+         formatSeconds(stage.computeTime), formatSeconds(stage.collectiveTime),
+         formatSeconds(stage.sendTime), formatBytes(stage.memory.weights),
+         formatBytes(stage.memory.activations),
+         formatBytes(stage.memory.total())});
+  stages.print(os);
+
+  os << "\ncommunication per microbatch\n";
+  if (plan.communications.empty()) {
+    os << "  none\n";
+  } else {
+    // Collectives of one kind, size and group, counted together.
+    using Key = std::tuple<int64_t, int, int64_t, bool, std::string>;
+    std::map<Key, std::pair<int64_t, double>> groups;
+    for (const PlanCommunication &communication : plan.communications) {
+      Key key{communication.stage, static_cast<int>(communication.kind),
+              communication.bytes, communication.crossesNodes,
+              formatRanks(communication.group)};
+      groups[key].first += 1;
+      groups[key].second += communication.time;
+    }
+    TextTable table(
+        {"stage", "kind", "count", "bytes", "time", "group", "link"});
+    for (const auto &[key, value] : groups) {
+      auto [stage, kind, bytes, crosses, group] = key;
+      table.add(
+          {std::to_string(stage),
+           stringifyCollectiveKind(static_cast<CollectiveKind>(kind)).str(),
+           std::to_string(value.first), formatBytes(bytes),
+           formatSeconds(value.second), group,
+           crosses ? "inter-node" : "intra-node"});
+    }
+    table.print(os);
+  }
+
+  os << "\nweights (one instance of each distinct segment)\n";
+  llvm::DenseMap<int64_t, int64_t> firstSegmentOfClass;
+  llvm::DenseMap<int64_t, int64_t> instances;
+  for (auto [segment, segmentClass] : llvm::enumerate(plan.segmentClasses)) {
+    firstSegmentOfClass.try_emplace(segmentClass,
+                                    static_cast<int64_t>(segment));
+    ++instances[segmentClass];
+  }
+  TextTable weights({"segment", "weight", "shape", "layout", "per device"});
+  bool anyWeight = false;
+  for (const PlanWeight &weight : plan.weights) {
+    if (weight.segment >= static_cast<int64_t>(plan.segmentClasses.size()))
+      continue;
+    int64_t segmentClass = plan.segmentClasses[weight.segment];
+    if (firstSegmentOfClass.lookup(segmentClass) != weight.segment)
+      continue;
+    anyWeight = true;
+    weights.add(
+        {llvm::formatv("{0} (x{1})", weight.segment,
+                       instances.lookup(segmentClass))
+             .str(),
+         weight.windowStarts.empty()
+             ? weight.name
+             : weight.name + formatWindow(weight.windowStarts, weight.shape),
+         formatShape(weight.shape),
+         weight.splitDim ? "split dim " + std::to_string(*weight.splitDim)
+                         : "replicated",
+         formatBytes(weight.bytesPerDevice)});
+  }
+  if (anyWeight)
+    weights.print(os);
+  else
+    os << "  none\n";
+
+  os << "\nalternatives\n";
+  TextTable alternatives({"pp", "tp", "dp", "mb", "throughput", "step",
+                          "latency", "peak memory", "verdict"});
+  constexpr size_t kMaxAlternatives = 24;
+  for (size_t i = 0; i < plan.alternatives.size() && i < kMaxAlternatives;
+       ++i) {
+    const PlanAlternative &alternative = plan.alternatives[i];
+    bool fits = alternative.feasible;
+    alternatives.add(
+        {std::to_string(alternative.mesh.pp),
+         std::to_string(alternative.mesh.tp),
+         std::to_string(alternative.mesh.dp),
+         alternative.microbatches ? std::to_string(alternative.microbatches)
+                                  : "-",
+         fits ? llvm::formatv("{0:f2}/s", alternative.throughput).str() : "-",
+         fits ? formatSeconds(alternative.stepTime) : "-",
+         fits ? formatSeconds(alternative.latency) : "-",
+         alternative.peakMemoryBytes ? formatBytes(alternative.peakMemoryBytes)
+                                     : "-",
+         alternative.verdict});
+  }
+  alternatives.print(os);
+  if (plan.alternatives.size() > kMaxAlternatives)
+    os << "  ... " << plan.alternatives.size() - kMaxAlternatives
+       << " more in plan.json\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Chrome trace
+//===----------------------------------------------------------------------===//
+
+void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
+  // Microbatch j starts on stage k when the stage has finished j - 1 and
+  // stage k - 1 has sent j (sends are part of a stage's time).
+  int64_t numStages = static_cast<int64_t>(plan.stages.size());
+  std::vector<std::vector<double>> start(
+      numStages, std::vector<double>(plan.microbatches, 0));
+  for (int64_t j = 0; j < plan.microbatches; ++j)
+    for (int64_t k = 0; k < numStages; ++k) {
+      double ready = 0;
+      if (j > 0)
+        ready = start[k][j - 1] + plan.stages[k].time();
+      if (k > 0)
+        ready = std::max(ready, start[k - 1][j] + plan.stages[k - 1].time());
+      start[k][j] = ready;
+    }
+
+  llvm::json::OStream json(os);
+  json.object([&] {
+    json.attribute("displayTimeUnit", "ns");
+    json.attributeObject("otherData", [&] {
+      json.attribute("format", "cleave.plan.trace");
+      json.attribute("function", plan.functionName);
+      json.attribute("target", plan.targetName);
+      json.attribute("pp", plan.mesh.pp);
+      json.attribute("tp", plan.mesh.tp);
+      json.attribute("dp", plan.mesh.dp);
+      json.attribute("microbatches", plan.microbatches);
+      json.attribute("step_time_s", plan.stepTime);
+    });
+    json.attributeArray("traceEvents", [&] {
+      for (const PlanStage &stage : plan.stages) {
+        for (auto [shard, rank] : llvm::enumerate(stage.ranks)) {
+          json.object([&] {
+            json.attribute("ph", "M");
+            json.attribute("name", "process_name");
+            json.attribute("pid", rank);
+            json.attributeObject("args", [&] {
+              json.attribute("name", llvm::formatv("rank {0} (stage {1}, "
+                                                   "shard {2})",
+                                                   rank, stage.index, shard)
+                                         .str());
+            });
+          });
+          json.object([&] {
+            json.attribute("ph", "M");
+            json.attribute("name", "process_sort_index");
+            json.attribute("pid", rank);
+            json.attributeObject("args",
+                                 [&] { json.attribute("sort_index", rank); });
+          });
+          static const char *const kTracks[] = {"compute", "communication"};
+          for (auto [tid, name] : llvm::enumerate(kTracks))
+            json.object([&] {
+              json.attribute("ph", "M");
+              json.attribute("name", "thread_name");
+              json.attribute("pid", rank);
+              json.attribute("tid", static_cast<int64_t>(tid));
+              json.attributeObject("args",
+                                   [&] { json.attribute("name", name); });
+            });
+          for (int64_t j = 0; j < plan.microbatches; ++j) {
+            double now = start[stage.index][j];
+            for (const PlanStageEvent &event : stage.schedule) {
+              bool isCompute = event.kind == PlanStageEvent::Kind::Compute;
+              std::string name =
+                  isCompute ? event.name
+                  : event.kind == PlanStageEvent::Kind::Send
+                      ? event.name
+                      : (stringifyCollectiveKind(event.collective) + " " +
+                         event.name)
+                            .str();
+              json.object([&] {
+                json.attribute("ph", "X");
+                json.attribute("name", name);
+                json.attribute("cat", isCompute ? "compute" : "communication");
+                json.attribute("pid", rank);
+                json.attribute("tid", isCompute ? 0 : 1);
+                json.attribute("ts", now * 1e6);
+                json.attribute("dur", event.duration * 1e6);
+                json.attributeObject("args",
+                                     [&] { json.attribute("microbatch", j); });
+              });
+              now += event.duration;
+            }
+          }
+        }
+      }
+    });
+  });
+  os << "\n";
+}

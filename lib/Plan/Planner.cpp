@@ -1,0 +1,974 @@
+//===- Planner.cpp - the auto-parallel planner ------------------*- C++ -*-===//
+//
+// The search is layered so that each level is costed once per distinct
+// input: the sharding of a segment class per (tp, microbatch size), the
+// stage split per (mesh, microbatch count), the choice over all meshes and
+// microbatch counts last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Plan/Planner.h"
+
+#include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Plan/Segmentation.h"
+#include "cleave/Plan/ShardingSearch.h"
+#include "cleave/Plan/StagePartitioner.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+using namespace cleave;
+
+llvm::StringRef cleave::stringifyPlanObjective(PlanObjective objective) {
+  return objective == PlanObjective::Throughput ? "throughput" : "latency";
+}
+
+std::optional<PlanObjective> cleave::parsePlanObjective(llvm::StringRef name) {
+  if (name == "throughput")
+    return PlanObjective::Throughput;
+  if (name == "latency")
+    return PlanObjective::Latency;
+  return std::nullopt;
+}
+
+/// The name an op's location gives it (the ONNX node name, for imported
+/// models), or `op-name#index` when it has none.
+static std::string getOpLocationName(Operation *op, int64_t index) {
+  std::function<std::string(Location)> nameOf = [&](Location loc) {
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return name.getName().str();
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      for (Location inner : fused.getLocations())
+        if (std::string name = nameOf(inner); !name.empty())
+          return name;
+    if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+      return nameOf(callSite.getCallee());
+    return std::string();
+  };
+  std::string name = nameOf(op->getLoc());
+  if (name.empty())
+    name = (op->getName().getStringRef() + "#" + llvm::Twine(index)).str();
+  return name;
+}
+
+/// Bytes in a short human form (decimal units, as device memory is quoted).
+static std::string formatBytes(int64_t bytes) {
+  double value = static_cast<double>(bytes);
+  const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (std::abs(value) >= 1000 && unit < 4) {
+    value /= 1000;
+    ++unit;
+  }
+  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
+}
+
+/// "1 device", "8 devices".
+static std::string devicesText(int64_t count) {
+  return std::to_string(count) + (count == 1 ? " device" : " devices");
+}
+
+static std::string formatRanks(ArrayRef<int64_t> ranks) {
+  if (ranks.size() == 1)
+    return std::to_string(ranks.front());
+  return std::to_string(ranks.front()) + "-" + std::to_string(ranks.back());
+}
+
+namespace {
+
+/// The shardings of a segment class at one (tp, microbatch size): the
+/// lower convex hull of (time, weight bytes), fastest first.
+struct ClassSharding {
+  std::vector<SegmentSharding> candidates;
+  std::vector<SegmentCandidate> summaries;
+};
+
+/// One (mesh, microbatch count) as costed.
+struct Evaluation {
+  DeviceMesh mesh;
+  int64_t microbatches = 0;
+  int64_t microbatchSize = 0;
+  /// Why the mesh cannot run at all; empty when it can.
+  std::string invalidReason;
+  bool feasible = false;
+  StageSplit split;
+  double stepTime = 0;
+  double latency = 0;
+  double throughput = 0;
+  int64_t peakMemory = 0;
+  /// For a configuration that does not fit: the split of least memory and
+  /// its excess over the usable memory.
+  std::optional<StageSplit> memorySplit;
+  int64_t overflowBytes = std::numeric_limits<int64_t>::max();
+};
+
+/// The values of `PlanOptions` that pin the mesh.
+struct MeshPins {
+  std::optional<int64_t> pp, tp, dp, microbatches;
+};
+
+class AutoParallelPlanner {
+public:
+  AutoParallelPlanner(SegmentedModel &model, const TargetDescription &target,
+                      const PlanOptions &options)
+      : model(model), target(target), options(options) {}
+
+  LogicalResult initialize();
+  FailureOr<Plan> run();
+
+private:
+  /// Errors go to the function's location without printing the function
+  /// (which would be the whole model).
+  InFlightDiagnostic emitError() {
+    return mlir::emitError(model.function.getLoc());
+  }
+
+  LogicalResult checkPins(int64_t numDevices);
+  std::vector<Evaluation> searchConfigurations(int64_t numDevices,
+                                               const MeshPins &pins);
+  std::vector<DeviceMesh> enumerateMeshes(int64_t numDevices,
+                                          const MeshPins &pins) const;
+  std::string invalidReason(const DeviceMesh &mesh) const;
+  Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
+  Evaluation evaluate(const DeviceMesh &mesh, int64_t microbatches);
+  bool isBetter(const Evaluation &a, const Evaluation &b) const;
+
+  const ClassSharding &getClassSharding(int64_t segmentClass, int64_t tp,
+                                        int64_t microbatchSize);
+  ShardingContext makeContext(int64_t tp, int64_t microbatchSize) const;
+  StageSplitProblem buildProblem(int64_t tp, int64_t microbatchSize);
+  StageSplitOptions buildSplitOptions(const DeviceMesh &mesh,
+                                      int64_t microbatches) const;
+  double boundarySendTime(int64_t bytes, bool crossesNodes, int64_t tp,
+                          bool *scatterGather = nullptr) const;
+  bool tpGroupCrossesNodes(int64_t tp) const {
+    return tp > target.devicesPerNode || target.devicesPerNode % tp != 0;
+  }
+  double batchScale(int64_t microbatchSize) const {
+    return static_cast<double>(microbatchSize) /
+           static_cast<double>(model.batchSize);
+  }
+  int64_t scaledBytes(Value value, int64_t microbatchSize) const;
+
+  void emitCannotFit(const std::vector<Evaluation> &evaluations,
+                     int64_t numDevices);
+  Plan buildPlan(const Evaluation &best,
+                 const std::vector<Evaluation> &evaluations,
+                 int64_t numDevices);
+  void addStage(Plan &plan, const Evaluation &best, int64_t stage);
+
+  SegmentedModel &model;
+  const TargetDescription &target;
+  const PlanOptions &options;
+  int64_t globalBatch = 1;
+  int64_t usableMemory = 0;
+  std::vector<SegmentShardingModel> classModels;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, ClassSharding> classCache;
+  std::vector<std::string> opNames;
+  /// Weights (name, window, layout, stage) already in the plan.
+  llvm::StringSet<> weightKeys;
+};
+
+} // namespace
+
+LogicalResult AutoParallelPlanner::initialize() {
+  for (const SegmentClass &segmentClass : model.classes) {
+    FailureOr<SegmentShardingModel> classModel = buildSegmentShardingModel(
+        model, segmentClass.representative, target, options.costOptions);
+    if (failed(classModel))
+      return failure();
+    classModels.push_back(std::move(*classModel));
+  }
+  for (auto [index, op] : llvm::enumerate(model.ops))
+    opNames.push_back(getOpLocationName(op, index));
+  globalBatch = options.globalBatch.value_or(model.batchSize);
+  usableMemory =
+      static_cast<int64_t>(static_cast<double>(target.device.memoryBytes) *
+                           options.usableMemoryFraction);
+  return success();
+}
+
+ShardingContext AutoParallelPlanner::makeContext(int64_t tp,
+                                                 int64_t microbatchSize) const {
+  ShardingContext context;
+  context.target = &target;
+  context.tp = tp;
+  context.crossesNodes = tpGroupCrossesNodes(tp);
+  context.batchScale = batchScale(microbatchSize);
+  context.sequenceParallel = options.sequenceParallel;
+  context.weightBytePenalty = options.weightBytePenalty;
+  context.collectivePenalty = options.collectivePenalty;
+  return context;
+}
+
+/// What the stage split reads of a sharding.
+static SegmentCandidate summarize(const SegmentSharding &sharding) {
+  return {sharding.cost.time(), sharding.cost.weightBytes,
+          sharding.cost.peakActivationBytes, sharding.cost.largestMessageBytes};
+}
+
+const ClassSharding &
+AutoParallelPlanner::getClassSharding(int64_t segmentClass, int64_t tp,
+                                      int64_t microbatchSize) {
+  auto key = std::make_tuple(segmentClass, tp, microbatchSize);
+  auto it = classCache.find(key);
+  if (it != classCache.end())
+    return it->second;
+  ShardingContext context = makeContext(tp, microbatchSize);
+  const SegmentShardingModel &classModel = classModels[segmentClass];
+  // Fastest first, down to the one of least weight memory.
+  std::vector<SegmentSharding> hull = searchSegmentShardingFront(
+      classModel, context, options.maxShardingStates);
+  ClassSharding sharding;
+  for (SegmentSharding &candidate : hull) {
+    sharding.summaries.push_back(summarize(candidate));
+    sharding.candidates.push_back(std::move(candidate));
+  }
+  return classCache.emplace(key, std::move(sharding)).first->second;
+}
+
+int64_t AutoParallelPlanner::scaledBytes(Value value,
+                                         int64_t microbatchSize) const {
+  double bytes = static_cast<double>(getTensorBytes(value.getType()));
+  if (model.getBatchDim(value) >= 0)
+    bytes *= batchScale(microbatchSize);
+  return static_cast<int64_t>(std::llround(bytes));
+}
+
+double AutoParallelPlanner::boundarySendTime(int64_t bytes, bool crossesNodes,
+                                             int64_t tp,
+                                             bool *scatterGather) const {
+  double direct =
+      collectiveTime(CollectiveKind::SendRecv, bytes, 2, crossesNodes, target);
+  if (scatterGather)
+    *scatterGather = false;
+  if (tp <= 1)
+    return direct;
+  // Each shard sends its slice; the receiving group all-gathers them.
+  double sliced =
+      collectiveTime(CollectiveKind::SendRecv, (bytes + tp - 1) / tp, 2,
+                     crossesNodes, target) +
+      collectiveTime(CollectiveKind::AllGather, bytes, tp,
+                     tpGroupCrossesNodes(tp), target);
+  if (sliced < direct) {
+    if (scatterGather)
+      *scatterGather = true;
+    return sliced;
+  }
+  return direct;
+}
+
+StageSplitProblem AutoParallelPlanner::buildProblem(int64_t tp,
+                                                    int64_t microbatchSize) {
+  StageSplitProblem problem;
+  for (const ModelSegment &segment : model.segments) {
+    const ClassSharding &sharding =
+        getClassSharding(segment.segmentClass, tp, microbatchSize);
+    problem.segmentClass.push_back(segment.segmentClass);
+    problem.candidates.push_back(sharding.summaries);
+    int64_t bytes = 0;
+    for (Value output : segment.outputs)
+      bytes += scaledBytes(output, microbatchSize);
+    problem.outputBytes.push_back(bytes);
+    problem.sendTimeIntraNode.push_back(boundarySendTime(bytes, false, tp));
+    problem.sendTimeInterNode.push_back(boundarySendTime(bytes, true, tp));
+  }
+  for (BlockArgument argument : model.function.getArguments())
+    if (isActivation(argument))
+      problem.inputBytes += scaledBytes(argument, microbatchSize);
+  return problem;
+}
+
+StageSplitOptions
+AutoParallelPlanner::buildSplitOptions(const DeviceMesh &mesh,
+                                       int64_t microbatches) const {
+  StageSplitOptions split;
+  split.numStages = mesh.pp;
+  split.microbatches = microbatches;
+  split.inFlightMicrobatches = std::min(microbatches, mesh.pp);
+  split.memoryLimitBytes = usableMemory;
+  split.objective = options.objective;
+  split.uniform = options.uniformStages;
+  int64_t perNode = target.devicesPerNode;
+  for (int64_t stage = 0; stage + 1 < mesh.pp; ++stage) {
+    bool crosses = false;
+    for (int64_t replica = 0; replica < mesh.dp && !crosses; ++replica)
+      for (int64_t shard : {int64_t(0), mesh.tp - 1})
+        crosses |= mesh.rank(stage, replica, shard) / perNode !=
+                   mesh.rank(stage + 1, replica, shard) / perNode;
+    split.sendCrossesNodes.push_back(crosses);
+  }
+  return split;
+}
+
+Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
+                                         int64_t microbatches) {
+  Evaluation evaluation;
+  evaluation.mesh = mesh;
+  evaluation.microbatches = microbatches;
+  evaluation.microbatchSize = globalBatch / (mesh.dp * microbatches);
+
+  StageSplitProblem problem = buildProblem(mesh.tp, evaluation.microbatchSize);
+  StageSplitOptions split = buildSplitOptions(mesh, microbatches);
+  std::optional<StageSplit> stages = splitStages(problem, split);
+  if (!stages) {
+    evaluation.memorySplit = splitStagesForMemory(problem, split);
+    if (evaluation.memorySplit) {
+      const StageRange &largest =
+          evaluation.memorySplit
+              ->stages[evaluation.memorySplit->largestStage()];
+      evaluation.overflowBytes = largest.memory.total() - usableMemory;
+    }
+    return evaluation;
+  }
+  evaluation.feasible = true;
+  evaluation.split = std::move(*stages);
+  double sum = evaluation.split.sumStageTime();
+  double max = evaluation.split.maxStageTime();
+  evaluation.latency = sum;
+  evaluation.stepTime = sum + static_cast<double>(microbatches - 1) * max;
+  evaluation.throughput =
+      evaluation.stepTime > 0
+          ? static_cast<double>(globalBatch) / evaluation.stepTime
+          : std::numeric_limits<double>::infinity();
+  for (const StageRange &stage : evaluation.split.stages)
+    evaluation.peakMemory =
+        std::max(evaluation.peakMemory, stage.memory.total());
+  return evaluation;
+}
+
+bool AutoParallelPlanner::isBetter(const Evaluation &a,
+                                   const Evaluation &b) const {
+  if (a.feasible != b.feasible)
+    return a.feasible;
+  if (!a.feasible)
+    return a.overflowBytes < b.overflowBytes;
+  double scoreA = options.objective == PlanObjective::Throughput ? -a.throughput
+                                                                 : a.latency;
+  double scoreB = options.objective == PlanObjective::Throughput ? -b.throughput
+                                                                 : b.latency;
+  double tolerance = 1e-9 * std::max(std::abs(scoreA), std::abs(scoreB));
+  if (std::abs(scoreA - scoreB) > tolerance)
+    return scoreA < scoreB;
+  // Equal predictions: the simpler configuration.
+  return std::make_tuple(a.mesh.pp, a.mesh.tp, a.microbatches) <
+         std::make_tuple(b.mesh.pp, b.mesh.tp, b.microbatches);
+}
+
+std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
+  auto numSegments = static_cast<int64_t>(model.segments.size());
+  if (mesh.pp > numSegments)
+    return llvm::formatv("pp={0} exceeds the {1} segments the model cuts "
+                         "into",
+                         mesh.pp, numSegments);
+  if (globalBatch % mesh.dp != 0)
+    return llvm::formatv("dp={0} does not divide the global batch {1}", mesh.dp,
+                         globalBatch);
+  if (mesh.dp > 1 && !model.batchSplittable)
+    return llvm::formatv("dp={0} splits the batch, which op '{1}' mixes",
+                         mesh.dp,
+                         opNames[model.opIndex.lookup(model.batchBarrier)]);
+  return "";
+}
+
+std::vector<DeviceMesh>
+AutoParallelPlanner::enumerateMeshes(int64_t numDevices,
+                                     const MeshPins &pins) const {
+  std::vector<DeviceMesh> meshes;
+  for (int64_t tp = 1; tp <= numDevices; ++tp) {
+    if (numDevices % tp != 0)
+      continue;
+    if (pins.tp ? *pins.tp != tp
+                : tp > target.devicesPerNode || target.devicesPerNode % tp)
+      continue;
+    for (int64_t pp = 1; pp <= numDevices / tp; ++pp) {
+      if ((numDevices / tp) % pp != 0 || (pins.pp && *pins.pp != pp))
+        continue;
+      int64_t dp = numDevices / (tp * pp);
+      if (pins.dp && *pins.dp != dp)
+        continue;
+      meshes.push_back({pp, tp, dp});
+    }
+  }
+  return meshes;
+}
+
+Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
+                                             const MeshPins &pins) {
+  Evaluation best;
+  best.mesh = mesh;
+  best.invalidReason = invalidReason(mesh);
+  if (!best.invalidReason.empty())
+    return best;
+  int64_t replicaBatch = globalBatch / mesh.dp;
+  bool first = true;
+  for (int64_t microbatches = 1;
+       microbatches <= std::min(replicaBatch, options.maxMicrobatches);
+       ++microbatches) {
+    if (replicaBatch % microbatches != 0 ||
+        (pins.microbatches && *pins.microbatches != microbatches))
+      continue;
+    if (microbatches > 1 && !model.batchSplittable)
+      break;
+    Evaluation evaluation = evaluate(mesh, microbatches);
+    if (first || isBetter(evaluation, best))
+      best = std::move(evaluation);
+    first = false;
+  }
+  if (first)
+    best.invalidReason = llvm::formatv(
+        "no microbatch count divides the replica batch {0}", replicaBatch);
+  return best;
+}
+
+std::vector<Evaluation>
+AutoParallelPlanner::searchConfigurations(int64_t numDevices,
+                                          const MeshPins &pins) {
+  std::vector<Evaluation> evaluations;
+  for (const DeviceMesh &mesh : enumerateMeshes(numDevices, pins))
+    evaluations.push_back(evaluateMesh(mesh, pins));
+  return evaluations;
+}
+
+LogicalResult AutoParallelPlanner::checkPins(int64_t numDevices) {
+  struct Pin {
+    const char *flag;
+    std::optional<int64_t> value;
+  };
+  for (Pin pin :
+       {Pin{"pp", options.pipelineStages}, Pin{"tp", options.tensorParallel},
+        Pin{"dp", options.dataParallel},
+        Pin{"microbatches", options.microbatches}}) {
+    if (!pin.value)
+      continue;
+    if (*pin.value < 1)
+      return emitError() << "--" << pin.flag << " must be positive, got "
+                         << *pin.value;
+    if (llvm::StringRef(pin.flag) != "microbatches" &&
+        numDevices % *pin.value != 0)
+      return emitError() << "--" << pin.flag << "=" << *pin.value
+                         << " does not divide the " << devicesText(numDevices);
+  }
+  int64_t pinned = options.pipelineStages.value_or(1) *
+                   options.tensorParallel.value_or(1) *
+                   options.dataParallel.value_or(1);
+  if (numDevices % pinned != 0 ||
+      (options.pipelineStages && options.tensorParallel &&
+       options.dataParallel && pinned != numDevices))
+    return emitError() << "pp=" << options.pipelineStages.value_or(1)
+                       << " x tp=" << options.tensorParallel.value_or(1)
+                       << " x dp=" << options.dataParallel.value_or(1)
+                       << " does not make the " << devicesText(numDevices);
+  if (globalBatch < 1)
+    return emitError() << "the global batch must be positive, got "
+                       << globalBatch;
+  if (options.dataParallel && globalBatch % *options.dataParallel != 0)
+    return emitError() << "--dp=" << *options.dataParallel
+                       << " does not divide the global batch " << globalBatch;
+  if (options.microbatches) {
+    int64_t replicas = options.dataParallel.value_or(1);
+    if (globalBatch % (replicas * *options.microbatches) != 0)
+      return emitError() << "--microbatches=" << *options.microbatches
+                         << " does not divide the batch of a replica ("
+                         << globalBatch << " samples over " << replicas
+                         << " replica" << (replicas == 1 ? "" : "s") << ")";
+  }
+  auto numSegments = static_cast<int64_t>(model.segments.size());
+  if (options.pipelineStages && *options.pipelineStages > numSegments)
+    return emitError() << "--pp=" << *options.pipelineStages << " exceeds the "
+                       << numSegments << " segments the model cuts into";
+  return success();
+}
+
+void AutoParallelPlanner::emitCannotFit(
+    const std::vector<Evaluation> &evaluations, int64_t numDevices) {
+  const Evaluation *closest = nullptr;
+  for (const Evaluation &evaluation : evaluations)
+    if (evaluation.invalidReason.empty() && evaluation.memorySplit &&
+        (!closest || evaluation.overflowBytes < closest->overflowBytes))
+      closest = &evaluation;
+
+  InFlightDiagnostic diagnostic = emitError();
+  if (!closest) {
+    bool pinned = options.pipelineStages || options.tensorParallel ||
+                  options.dataParallel || options.microbatches;
+    diagnostic << "no mesh of " << devicesText(numDevices)
+               << (pinned ? " with the pinned options" : "")
+               << " can run the model";
+    for (const Evaluation &evaluation : evaluations)
+      if (!evaluation.invalidReason.empty())
+        diagnostic.attachNote()
+            << "pp=" << evaluation.mesh.pp << " tp=" << evaluation.mesh.tp
+            << " dp=" << evaluation.mesh.dp << ": " << evaluation.invalidReason;
+    return;
+  }
+
+  const StageSplit &split = *closest->memorySplit;
+  int64_t stage = split.largestStage();
+  int64_t needed = split.stages[stage].memory.total();
+  SmallVector<int64_t> ranks;
+  for (int64_t shard = 0; shard < closest->mesh.tp; ++shard)
+    ranks.push_back(closest->mesh.rank(stage, 0, shard));
+  diagnostic << "the model does not fit on " << devicesText(numDevices)
+             << " of " << target.name
+             << ": with the least memory per device (pp=" << closest->mesh.pp
+             << ", tp=" << closest->mesh.tp << ", dp=" << closest->mesh.dp
+             << ", microbatches=" << closest->microbatches << "), stage "
+             << stage << " (rank" << (ranks.size() > 1 ? "s " : " ")
+             << formatRanks(ranks) << ") needs " << needed << " bytes ("
+             << formatBytes(needed) << ") per device, "
+             << closest->overflowBytes << " bytes ("
+             << formatBytes(closest->overflowBytes) << ") over the "
+             << usableMemory << " usable (" << formatBytes(usableMemory) << ")";
+
+  auto describe = [](const Evaluation &evaluation) {
+    return llvm::formatv("pp={0}, tp={1}, dp={2}", evaluation.mesh.pp,
+                         evaluation.mesh.tp, evaluation.mesh.dp)
+        .str();
+  };
+  auto bestOf =
+      [&](const std::vector<Evaluation> &candidates) -> const Evaluation * {
+    const Evaluation *best = nullptr;
+    for (const Evaluation &candidate : candidates)
+      if (candidate.feasible && (!best || isBetter(candidate, *best)))
+        best = &candidate;
+    return best;
+  };
+  bool pinned = options.pipelineStages || options.tensorParallel ||
+                options.dataParallel || options.microbatches;
+  if (pinned) {
+    std::vector<Evaluation> free = searchConfigurations(numDevices, {});
+    if (const Evaluation *fit = bestOf(free)) {
+      diagnostic << "; without the pinned options it fits as "
+                 << describe(*fit);
+      return;
+    }
+  }
+  constexpr int64_t kMaxGrowth = 1 << 12;
+  for (int64_t factor = 2; factor <= kMaxGrowth; factor *= 2) {
+    std::vector<Evaluation> larger =
+        searchConfigurations(numDevices * factor, {});
+    if (const Evaluation *fit = bestOf(larger)) {
+      diagnostic << "; it fits on " << devicesText(numDevices * factor) << " ("
+                 << describe(*fit) << ")";
+      return;
+    }
+    bool anyValid = llvm::any_of(larger, [](const Evaluation &evaluation) {
+      return evaluation.invalidReason.empty();
+    });
+    if (!anyValid)
+      break;
+  }
+  diagnostic << "; no larger cluster of this target fits it either (a stage "
+                "holds at least one segment)";
+}
+
+FailureOr<Plan> AutoParallelPlanner::run() {
+  int64_t numDevices =
+      options.numDevices > 0 ? options.numDevices : target.numDevices;
+  if (numDevices < 1)
+    return emitError() << "planning needs at least one device, got "
+                       << numDevices;
+  if (failed(checkPins(numDevices)))
+    return failure();
+  if (!model.batchSplittable && (options.dataParallel.value_or(1) > 1 ||
+                                 options.microbatches.value_or(1) > 1))
+    return emitError() << "the batch cannot be split: op '"
+                       << opNames[model.opIndex.lookup(model.batchBarrier)]
+                       << "' mixes samples";
+
+  MeshPins pins{options.pipelineStages, options.tensorParallel,
+                options.dataParallel, options.microbatches};
+  std::vector<Evaluation> evaluations = searchConfigurations(numDevices, pins);
+  if (evaluations.empty())
+    return emitError() << "no mesh of " << devicesText(numDevices)
+                       << " matches the pinned options";
+  const Evaluation *best = nullptr;
+  for (const Evaluation &evaluation : evaluations)
+    if (evaluation.feasible && (!best || isBetter(evaluation, *best)))
+      best = &evaluation;
+  if (!best) {
+    emitCannotFit(evaluations, numDevices);
+    return failure();
+  }
+  return buildPlan(*best, evaluations, numDevices);
+}
+
+//===----------------------------------------------------------------------===//
+// Building the plan
+//===----------------------------------------------------------------------===//
+
+/// The weight (or window of a weight) an operand reads, without its layout;
+/// none for constants and computed values.
+static std::optional<PlanWeight> describeWeight(Value operand) {
+  Operation *def = getBufferRoot(operand).getDefiningOp();
+  PlanWeight entry;
+  if (auto weight = dyn_cast_or_null<WeightOp>(def)) {
+    entry.name = weight.getName().str();
+  } else if (auto slice = dyn_cast_or_null<WeightSliceOp>(def)) {
+    entry.name = slice.getName().str();
+    entry.windowStarts.assign(slice.getStarts().begin(),
+                              slice.getStarts().end());
+  } else {
+    return std::nullopt;
+  }
+  auto type = cast<RankedTensorType>(operand.getType());
+  entry.shape.assign(type.getShape().begin(), type.getShape().end());
+  entry.bytes = getTensorBytes(type);
+  return entry;
+}
+
+void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
+                                   int64_t stageIndex) {
+  const StageRange &range = best.split.stages[stageIndex];
+  const DeviceMesh &mesh = best.mesh;
+  PlanStage stage;
+  stage.index = stageIndex;
+  stage.firstSegment = range.firstSegment;
+  stage.lastSegment = range.lastSegment;
+  stage.firstOp = model.segments[range.firstSegment].firstOp;
+  stage.lastOp = model.segments[range.lastSegment].lastOp;
+  stage.firstOpName = opNames[stage.firstOp];
+  stage.lastOpName = opNames[stage.lastOp];
+  for (int64_t shard = 0; shard < mesh.tp; ++shard)
+    stage.ranks.push_back(mesh.rank(stageIndex, 0, shard));
+  stage.sendTime = range.sendTime;
+  stage.memory = range.memory;
+  stage.leanSegments = range.numLean();
+
+  bool tpCrosses = tpGroupCrossesNodes(mesh.tp);
+  for (int64_t segmentIndex = range.firstSegment;
+       segmentIndex <= range.lastSegment; ++segmentIndex) {
+    const ModelSegment &segment = model.segments[segmentIndex];
+    const ClassSharding &classSharding =
+        getClassSharding(segment.segmentClass, mesh.tp, best.microbatchSize);
+    const SegmentSharding &sharding =
+        classSharding
+            .candidates[range.level[segmentIndex - range.firstSegment]];
+    const SegmentShardingModel &classModel = classModels[segment.segmentClass];
+    stage.computeTime += sharding.cost.computeTime;
+    stage.collectiveTime += sharding.cost.collectiveTime;
+    plan.shardingExact &= sharding.exact;
+
+    // Per op: stage, loop and weights.
+    for (int64_t step = 0; step < segment.numOps(); ++step) {
+      int64_t opIndex = segment.firstOp + step;
+      const ShardingStrategy &strategy =
+          classModel.ops[step].strategies[sharding.assignment[step]];
+      plan.opStage[opIndex] = stageIndex;
+      plan.opTensorParallelLoop[opIndex] = strategy.loop;
+      Operation *op = model.ops[opIndex];
+      for (auto [operandIndex, operand] : llvm::enumerate(op->getOperands())) {
+        std::optional<PlanWeight> entry = describeWeight(operand);
+        if (!entry)
+          continue;
+        const ValueSharding &layout = strategy.operands[operandIndex];
+        entry->stage = stageIndex;
+        entry->segment = segmentIndex;
+        if (layout.isSplit())
+          entry->splitDim = layout.dim;
+        entry->bytesPerDevice =
+            layout.isSplit() ? entry->bytes / mesh.tp : entry->bytes;
+        std::string key =
+            llvm::formatv("{0}@{1}:{2}:{3}", entry->name,
+                          llvm::make_range(entry->windowStarts.begin(),
+                                           entry->windowStarts.end()),
+                          entry->splitDim.value_or(-1), entry->stage);
+        if (weightKeys.insert(key).second)
+          plan.weights.push_back(std::move(*entry));
+      }
+    }
+
+    // Collectives and the per-microbatch schedule, in program order.
+    auto producerName = [&](int64_t value) -> std::string {
+      const SegmentValue &info = classModel.values[value];
+      if (info.definition >= 0)
+        return opNames[segment.firstOp + info.definition];
+      // Inputs come first among a segment's values, in the same order.
+      Value input = segment.inputs[value];
+      if (Operation *def = input.getDefiningOp())
+        if (auto it = model.opIndex.find(def); it != model.opIndex.end())
+          return opNames[it->second];
+      return "argument";
+    };
+    PlanStageEvent compute;
+    auto flushCompute = [&]() {
+      if (compute.duration > 0)
+        stage.schedule.push_back(compute);
+      compute = PlanStageEvent();
+    };
+    size_t next = 0;
+    const auto &collectives = sharding.cost.collectives;
+    for (int64_t step = 0; step <= segment.numOps(); ++step) {
+      for (; next < collectives.size() && collectives[next].step == step;
+           ++next) {
+        const SegmentCollective &collective = collectives[next];
+        flushCompute();
+        PlanCommunication communication;
+        communication.kind = collective.kind;
+        communication.stage = stageIndex;
+        communication.op =
+            opNames[segment.firstOp +
+                    std::min<int64_t>(step, segment.numOps() - 1)];
+        communication.producer = producerName(collective.value);
+        communication.group = stage.ranks;
+        communication.instances = mesh.dp;
+        communication.bytes = collective.bytes;
+        communication.time = collective.time;
+        communication.crossesNodes = tpCrosses;
+        plan.communications.push_back(communication);
+        PlanStageEvent event;
+        event.kind = PlanStageEvent::Kind::Collective;
+        event.collective = collective.kind;
+        event.name = communication.producer;
+        event.duration = collective.time;
+        stage.schedule.push_back(event);
+      }
+      if (step == segment.numOps())
+        break;
+      if (compute.duration == 0 && compute.name.empty())
+        compute.name = opNames[segment.firstOp + step];
+      compute.duration += sharding.cost.opTimes[step];
+    }
+    flushCompute();
+  }
+
+  if (stageIndex + 1 < mesh.pp) {
+    const ModelSegment &last = model.segments[range.lastSegment];
+    int64_t bytes = 0;
+    for (Value output : last.outputs)
+      bytes += scaledBytes(output, best.microbatchSize);
+    bool crosses =
+        buildSplitOptions(mesh, best.microbatches).sendCrossesNodes[stageIndex];
+    bool scatterGather = false;
+    boundarySendTime(bytes, crosses, mesh.tp, &scatterGather);
+    PlanCommunication send;
+    send.kind = CollectiveKind::SendRecv;
+    send.stage = stageIndex;
+    send.op = stage.lastOpName;
+    send.producer = stage.lastOpName;
+    send.group = {mesh.rank(stageIndex, 0, 0), mesh.rank(stageIndex + 1, 0, 0)};
+    send.instances = mesh.tp * mesh.dp;
+    send.bytes = scatterGather ? (bytes + mesh.tp - 1) / mesh.tp : bytes;
+    send.time = collectiveTime(CollectiveKind::SendRecv, send.bytes, 2, crosses,
+                               target);
+    send.crossesNodes = crosses;
+    plan.communications.push_back(send);
+    if (scatterGather) {
+      PlanCommunication gather;
+      gather.kind = CollectiveKind::AllGather;
+      gather.stage = stageIndex + 1;
+      gather.op = opNames[model.segments[range.lastSegment + 1].firstOp];
+      gather.producer = stage.lastOpName;
+      for (int64_t shard = 0; shard < mesh.tp; ++shard)
+        gather.group.push_back(mesh.rank(stageIndex + 1, 0, shard));
+      gather.instances = mesh.dp;
+      gather.bytes = bytes;
+      gather.time = range.sendTime - send.time;
+      gather.crossesNodes = tpCrosses;
+      plan.communications.push_back(gather);
+    }
+    PlanStageEvent event;
+    event.kind = PlanStageEvent::Kind::Send;
+    event.name = "send to stage " + std::to_string(stageIndex + 1) +
+                 (scatterGather ? " (sliced, then all-gathered)" : "");
+    event.duration = range.sendTime;
+    stage.schedule.push_back(event);
+  }
+  plan.stages.push_back(std::move(stage));
+}
+
+Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
+                                    const std::vector<Evaluation> &evaluations,
+                                    int64_t numDevices) {
+  Plan plan;
+  plan.functionName = model.function.getName().str();
+  plan.targetName = target.name;
+  plan.numDevices = numDevices;
+  plan.devicesPerNode = target.devicesPerNode;
+  plan.memoryCapacityBytes = target.device.memoryBytes;
+  plan.usableMemoryBytes = usableMemory;
+  plan.mesh = best.mesh;
+  plan.microbatches = best.microbatches;
+  plan.microbatchSize = best.microbatchSize;
+  plan.globalBatch = globalBatch;
+  plan.objective = options.objective;
+  plan.sequenceParallel = options.sequenceParallel;
+  plan.stepTime = best.stepTime;
+  plan.latency = best.latency;
+  plan.throughput = best.throughput;
+  plan.peakMemoryBytes = best.peakMemory;
+  plan.numOps = static_cast<int64_t>(model.ops.size());
+  plan.numSegments = static_cast<int64_t>(model.segments.size());
+  plan.numDistinctSegments = static_cast<int64_t>(model.classes.size());
+  for (const ModelSegment &segment : model.segments)
+    plan.segmentClasses.push_back(segment.segmentClass);
+  plan.opStage.assign(model.ops.size(), 0);
+  plan.opTensorParallelLoop.assign(model.ops.size(), -1);
+
+  for (int64_t stage = 0; stage < best.mesh.pp; ++stage)
+    addStage(plan, best, stage);
+
+  double busy = 0;
+  for (const PlanStage &stage : plan.stages)
+    busy += static_cast<double>(plan.microbatches) * stage.time();
+  plan.bubbleFraction =
+      plan.stepTime > 0
+          ? 1.0 - busy / (static_cast<double>(best.mesh.pp) * plan.stepTime)
+          : 0.0;
+
+  for (const Evaluation &evaluation : evaluations) {
+    PlanAlternative alternative;
+    alternative.mesh = evaluation.mesh;
+    alternative.microbatches = evaluation.microbatches;
+    alternative.feasible = evaluation.feasible;
+    alternative.throughput = evaluation.throughput;
+    alternative.stepTime = evaluation.stepTime;
+    alternative.latency = evaluation.latency;
+    alternative.peakMemoryBytes = evaluation.peakMemory;
+    if (&evaluation == &best) {
+      alternative.verdict = "chosen";
+    } else if (!evaluation.invalidReason.empty()) {
+      alternative.verdict = "invalid: " + evaluation.invalidReason;
+      alternative.microbatches = 0;
+    } else if (!evaluation.feasible) {
+      if (evaluation.memorySplit) {
+        const StageSplit &split = *evaluation.memorySplit;
+        int64_t stage = split.largestStage();
+        int64_t needed = split.stages[stage].memory.total();
+        alternative.peakMemoryBytes = needed;
+        alternative.verdict = llvm::formatv(
+            "does not fit: stage {0} needs {1} per device, {2} over the {3} "
+            "usable",
+            stage, formatBytes(needed), formatBytes(evaluation.overflowBytes),
+            formatBytes(usableMemory));
+      } else {
+        alternative.verdict = "does not fit";
+      }
+    } else if (options.objective == PlanObjective::Throughput) {
+      alternative.verdict = llvm::formatv(
+          "slower: {0:f1}% less throughput",
+          100.0 * (1.0 - evaluation.throughput / best.throughput));
+    } else {
+      alternative.verdict =
+          llvm::formatv("slower: {0:f1}% more latency",
+                        100.0 * (evaluation.latency / best.latency - 1.0));
+    }
+    plan.alternatives.push_back(std::move(alternative));
+  }
+  // Best first, then the ones that did not fit, then the invalid.
+  auto rank = [](const PlanAlternative &alternative) {
+    if (alternative.verdict == "chosen")
+      return 0;
+    if (alternative.feasible)
+      return 1;
+    return alternative.microbatches > 0 ? 2 : 3;
+  };
+  std::stable_sort(plan.alternatives.begin(), plan.alternatives.end(),
+                   [&](const PlanAlternative &a, const PlanAlternative &b) {
+                     if (rank(a) != rank(b))
+                       return rank(a) < rank(b);
+                     if (rank(a) == 1)
+                       return options.objective == PlanObjective::Throughput
+                                  ? a.throughput > b.throughput
+                                  : a.latency < b.latency;
+                     return false;
+                   });
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+static func::FuncOp lookupFunction(ModuleOp module, llvm::StringRef name) {
+  auto function = module.lookupSymbol<func::FuncOp>(name);
+  if (!function)
+    module.emitError() << "no function '" << name << "' to plan";
+  return function;
+}
+
+FailureOr<Plan> cleave::planModel(ModuleOp module,
+                                  const TargetDescription &target,
+                                  const PlanOptions &options) {
+  func::FuncOp function = lookupFunction(module, options.functionName);
+  if (!function)
+    return failure();
+  if (target.device.memoryBytes <= 0 || target.devicesPerNode < 1)
+    return mlir::emitError(function.getLoc())
+           << "target '" << target.name
+           << "' has no device memory or node size";
+  if (options.usableMemoryFraction <= 0 || options.usableMemoryFraction > 1)
+    return mlir::emitError(function.getLoc())
+           << "the usable memory fraction must be in (0, 1], got "
+           << options.usableMemoryFraction;
+  FailureOr<SegmentedModel> model = segmentModel(function);
+  if (failed(model))
+    return failure();
+  AutoParallelPlanner planner(*model, target, options);
+  if (failed(planner.initialize()))
+    return failure();
+  return planner.run();
+}
+
+LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
+  func::FuncOp function = lookupFunction(module, plan.functionName);
+  if (!function)
+    return failure();
+  FailureOr<SegmentedModel> model = segmentModel(function);
+  if (failed(model))
+    return failure();
+  if (model->ops.size() != plan.opStage.size())
+    return mlir::emitError(function.getLoc())
+           << "the plan was made for " << plan.opStage.size()
+           << " ops, but the function has " << model->ops.size();
+
+  Builder builder(module.getContext());
+  auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
+  module->setAttr("cleave.mesh",
+                  builder.getDictionaryAttr(
+                      {builder.getNamedAttr("pp", i64(plan.mesh.pp)),
+                       builder.getNamedAttr("tp", i64(plan.mesh.tp)),
+                       builder.getNamedAttr("dp", i64(plan.mesh.dp))}));
+  module->setAttr("cleave.microbatches", i64(plan.microbatches));
+
+  for (auto [index, op] : llvm::enumerate(model->ops)) {
+    op->setAttr("cleave.stage", i64(plan.opStage[index]));
+    if (plan.opTensorParallelLoop[index] >= 0)
+      op->setAttr("cleave.tp_loop", i64(plan.opTensorParallelLoop[index]));
+    else
+      op->removeAttr("cleave.tp_loop");
+  }
+  // Parameters take the stage of their first user; walking backwards
+  // settles a view before the weight it views.
+  Block &body = function.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> stages;
+  for (auto [index, op] : llvm::enumerate(model->ops))
+    stages[op] = plan.opStage[index];
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (model->opIndex.count(&op))
+      continue;
+    int64_t stage = -1;
+    for (Operation *user : op.getUsers()) {
+      Operation *ancestor = body.findAncestorOpInBlock(*user);
+      auto it = ancestor ? stages.find(ancestor) : stages.end();
+      if (it != stages.end())
+        stage = stage < 0 ? it->second : std::min(stage, it->second);
+    }
+    stage = std::max<int64_t>(stage, 0);
+    stages[&op] = stage;
+    op.setAttr("cleave.stage", i64(stage));
+  }
+  return success();
+}

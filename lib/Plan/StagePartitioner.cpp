@@ -1,0 +1,601 @@
+//===- StagePartitioner.cpp - contiguous pipeline stages --------*- C++ -*-===//
+//
+// dp[k][j] is the best cost of running segments [0, j) as k stages. A stage
+// range grows to the left while its time stays below the best found for its
+// end, so the work per end is about one stage's length, not the whole model.
+// A range is costed per class of segments (from prefix counts), so that
+// choosing which of its segments take the lean sharding costs the number of
+// classes, not the range's length.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Plan/StagePartitioner.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+using namespace cleave;
+
+double StageSplit::maxStageTime() const {
+  double result = 0;
+  for (const StageRange &stage : stages)
+    result = std::max(result, stage.time());
+  return result;
+}
+
+double StageSplit::sumStageTime() const {
+  double result = 0;
+  for (const StageRange &stage : stages)
+    result += stage.time();
+  return result;
+}
+
+int64_t StageSplit::largestStage() const {
+  int64_t largest = 0;
+  for (size_t k = 1; k < stages.size(); ++k)
+    if (stages[k].memory.total() > stages[largest].memory.total())
+      largest = static_cast<int64_t>(k);
+  return largest;
+}
+
+namespace {
+
+/// A range as the dynamic program sees it.
+struct RangeCost {
+  bool fits = false;
+  double time = 0;
+  DeviceMemory memory;
+  /// Per class, how many of its segments in the range take each candidate.
+  llvm::SmallVector<llvm::SmallVector<int64_t, 4>> levelCounts;
+  /// Per segment of the range, its candidate, when chosen one by one (short
+  /// ranges); empty when chosen by class.
+  llvm::SmallVector<int64_t, 8> segmentLevels;
+};
+
+/// Ranges of at most this many segments, whose candidate combinations number
+/// at most `kExactCombinations`, are costed exactly.
+constexpr int64_t kExactSegments = 8;
+constexpr int64_t kExactCombinations = 1 << 14;
+
+/// One step of a class down its candidates: from `level` to `level + 1`.
+struct CandidateStep {
+  int64_t segmentClass = 0;
+  int64_t from = 0;
+  int64_t to = 0;
+  int64_t savedBytes = 0;
+  double pricePerByte = 0;
+};
+
+/// The candidates (by index) on the lower convex hull of (weight, time),
+/// from the fastest to the leanest: stepping along them, each byte saved
+/// costs more time than the one before.
+llvm::SmallVector<int64_t>
+lowerHull(const std::vector<SegmentCandidate> &list) {
+  llvm::SmallVector<int64_t> order;
+  for (size_t i = 0; i < list.size(); ++i)
+    order.push_back(static_cast<int64_t>(i));
+  llvm::sort(order, [&](int64_t a, int64_t b) {
+    if (list[a].weightBytes != list[b].weightBytes)
+      return list[a].weightBytes > list[b].weightBytes;
+    return list[a].time < list[b].time;
+  });
+  auto price = [&](int64_t from, int64_t to) {
+    return (list[to].time - list[from].time) /
+           static_cast<double>(list[from].weightBytes - list[to].weightBytes);
+  };
+  llvm::SmallVector<int64_t> hull;
+  for (int64_t point : order) {
+    // A lighter point that is no slower makes the heavier ones pointless.
+    while (!hull.empty() && list[point].time <= list[hull.back()].time)
+      hull.pop_back();
+    while (hull.size() >= 2 && price(hull[hull.size() - 2], hull.back()) >=
+                                   price(hull.back(), point))
+      hull.pop_back();
+    hull.push_back(point);
+  }
+  return hull;
+}
+
+/// Costs stage ranges from per-class prefix counts.
+class StageRangeEvaluator {
+public:
+  StageRangeEvaluator(const StageSplitProblem &problem,
+                      const StageSplitOptions &options)
+      : problem(problem), options(options) {
+    int64_t numSegments = problem.numSegments();
+    classOf.resize(numSegments);
+    for (int64_t i = 0; i < numSegments; ++i)
+      classOf[i] = problem.segmentClass.empty() ? i : problem.segmentClass[i];
+    int64_t numClasses =
+        numSegments == 0
+            ? 0
+            : *std::max_element(classOf.begin(), classOf.end()) + 1;
+    representative.assign(numClasses, -1);
+    for (int64_t i = numSegments - 1; i >= 0; --i)
+      representative[classOf[i]] = i;
+    counts.assign(numClasses, std::vector<int32_t>(numSegments + 1, 0));
+    for (int64_t c = 0; c < numClasses; ++c)
+      for (int64_t i = 0; i < numSegments; ++i)
+        counts[c][i + 1] = counts[c][i] + (classOf[i] == c ? 1 : 0);
+    for (int64_t c = 0; c < numClasses; ++c)
+      if (representative[c] >= 0)
+        classes.push_back(c);
+    // A stage that does not fit takes the steps that cost the least time
+    // per byte saved first; along a convex hull a class's steps come in
+    // order.
+    for (int64_t c : classes) {
+      const auto &list = candidatesOf(c);
+      llvm::SmallVector<int64_t> hull = lowerHull(list);
+      for (size_t i = 0; i + 1 < hull.size(); ++i) {
+        const SegmentCandidate &from = list[hull[i]], &to = list[hull[i + 1]];
+        int64_t saved = from.weightBytes - to.weightBytes;
+        double price = (to.time - from.time) /
+                       static_cast<double>(std::max<int64_t>(saved, 1));
+        steps.push_back({c, hull[i], hull[i + 1], saved, price});
+      }
+    }
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const CandidateStep &a, const CandidateStep &b) {
+                       return a.pricePerByte < b.pricePerByte;
+                     });
+  }
+
+  const std::vector<SegmentCandidate> &candidatesOf(int64_t c) const {
+    return problem.candidates[representative[c]];
+  }
+
+  double sendTime(int64_t stage, int64_t last) const {
+    if (stage + 1 >= options.numStages)
+      return 0;
+    bool crosses = stage < static_cast<int64_t>(options.sendCrossesNodes.size())
+                       ? options.sendCrossesNodes[stage]
+                       : true;
+    return crosses ? problem.sendTimeInterNode[last]
+                   : problem.sendTimeIntraNode[last];
+  }
+
+  int64_t count(int64_t c, int64_t first, int64_t last) const {
+    return counts[c][last + 1] - counts[c][first];
+  }
+
+  /// A lower bound on the memory of any choice over [first, last]: it only
+  /// grows as the range does.
+  int64_t memoryLowerBound(int64_t first, int64_t last) const {
+    int64_t weights = 0, peak = 0;
+    for (int64_t c : classes) {
+      int64_t n = count(c, first, last);
+      if (n == 0)
+        continue;
+      int64_t leastWeights = std::numeric_limits<int64_t>::max();
+      int64_t leastPeak = std::numeric_limits<int64_t>::max();
+      for (const SegmentCandidate &candidate : candidatesOf(c)) {
+        leastWeights = std::min(leastWeights, candidate.weightBytes);
+        leastPeak = std::min(leastPeak, candidate.peakActivationBytes);
+      }
+      weights += n * leastWeights;
+      peak = std::max(peak, leastPeak);
+    }
+    return weights + peak;
+  }
+
+  /// Time of the range with every segment fastest (a lower bound: later
+  /// candidates are never faster).
+  double fastTime(int64_t stage, int64_t first, int64_t last) const {
+    double time = sendTime(stage, last);
+    for (int64_t c : classes)
+      if (int64_t n = count(c, first, last))
+        time += static_cast<double>(n) * candidatesOf(c).front().time;
+    return time;
+  }
+
+  RangeCost evaluate(int64_t stage, int64_t first, int64_t last) const {
+    if (last - first + 1 <= kExactSegments) {
+      double combinations = 1;
+      for (int64_t i = first; i <= last; ++i)
+        combinations *= static_cast<double>(problem.candidates[i].size());
+      if (combinations <= kExactCombinations)
+        return evaluateExactly(stage, first, last);
+    }
+    return evaluateByClass(stage, first, last);
+  }
+
+  /// Every combination of the segments' candidates (without those another
+  /// beats in time and every memory term): the fastest that fits, or the
+  /// one of least memory when none does.
+  RangeCost evaluateExactly(int64_t stage, int64_t first, int64_t last) const {
+    auto key = std::make_pair(first, last);
+    auto cached = exactCache.find(key);
+    if (cached == exactCache.end()) {
+      struct Combination {
+        double time = 0;
+        int64_t weights = 0, peak = 0, message = 0;
+        llvm::SmallVector<int64_t, 8> levels;
+      };
+      auto dominates = [](const Combination &a, const Combination &b) {
+        return a.time <= b.time && a.weights <= b.weights && a.peak <= b.peak &&
+               a.message <= b.message;
+      };
+      std::vector<Combination> combinations(1);
+      for (int64_t i = first; i <= last; ++i) {
+        std::vector<Combination> next;
+        for (const Combination &partial : combinations)
+          for (auto [level, candidate] :
+               llvm::enumerate(problem.candidates[i])) {
+            Combination combined = partial;
+            combined.time += candidate.time;
+            combined.weights += candidate.weightBytes;
+            combined.peak =
+                std::max(combined.peak, candidate.peakActivationBytes);
+            combined.message =
+                std::max(combined.message, candidate.largestMessageBytes);
+            combined.levels.push_back(static_cast<int64_t>(level));
+            if (llvm::any_of(next, [&](const Combination &kept) {
+                  return dominates(kept, combined);
+                }))
+              continue;
+            llvm::erase_if(next, [&](const Combination &kept) {
+              return dominates(combined, kept);
+            });
+            next.push_back(std::move(combined));
+          }
+        combinations = std::move(next);
+      }
+      std::vector<RangeCost> costs;
+      for (const Combination &combination : combinations) {
+        RangeCost cost;
+        cost.time = combination.time;
+        cost.memory = rangeMemory(first, last, combination.weights,
+                                  combination.peak, combination.message);
+        cost.fits = cost.memory.total() <= options.memoryLimitBytes;
+        cost.segmentLevels = combination.levels;
+        costs.push_back(std::move(cost));
+      }
+      auto better = [](const RangeCost &a, const RangeCost &b) {
+        if (a.fits != b.fits)
+          return a.fits;
+        if (a.fits)
+          return a.time < b.time;
+        return a.memory.total() < b.memory.total();
+      };
+      cached = exactCache
+                   .emplace(key, *std::min_element(costs.begin(), costs.end(),
+                                                   better))
+                   .first;
+    }
+    RangeCost cost = cached->second;
+    cost.time += sendTime(stage, last);
+    return cost;
+  }
+
+  DeviceMemory rangeMemory(int64_t first, int64_t last, int64_t weights,
+                           int64_t peak, int64_t message) const {
+    int64_t input =
+        first == 0 ? problem.inputBytes : problem.outputBytes[first - 1];
+    bool sends = last + 1 < problem.numSegments();
+    DeviceMemory memory;
+    memory.weights = weights;
+    memory.activations = peak + options.inFlightMicrobatches * input;
+    memory.communication = message + (sends ? problem.outputBytes[last] : 0);
+    return memory;
+  }
+
+  /// Per class: every segment fastest, then the cheapest hull steps until
+  /// the range fits.
+  RangeCost evaluateByClass(int64_t stage, int64_t first, int64_t last) const {
+    RangeCost cost;
+    cost.levelCounts.resize(representative.size());
+    for (int64_t c : classes) {
+      cost.levelCounts[c].assign(candidatesOf(c).size(), 0);
+      cost.levelCounts[c][0] = count(c, first, last);
+    }
+    auto compute = [&]() {
+      cost.time = sendTime(stage, last);
+      int64_t weights = 0, peak = 0, message = 0;
+      for (int64_t c : classes) {
+        const auto &list = candidatesOf(c);
+        for (size_t level = 0; level < list.size(); ++level) {
+          int64_t n = cost.levelCounts[c][level];
+          if (n == 0)
+            continue;
+          cost.time += static_cast<double>(n) * list[level].time;
+          weights += n * list[level].weightBytes;
+          peak = std::max(peak, list[level].peakActivationBytes);
+          message = std::max(message, list[level].largestMessageBytes);
+        }
+      }
+      cost.memory = rangeMemory(first, last, weights, peak, message);
+      cost.fits = cost.memory.total() <= options.memoryLimitBytes;
+    };
+    compute();
+    for (const CandidateStep &step : steps) {
+      if (cost.fits)
+        break;
+      int64_t &from = cost.levelCounts[step.segmentClass][step.from];
+      int64_t &to = cost.levelCounts[step.segmentClass][step.to];
+      if (from == 0)
+        continue;
+      // Just enough segments of this class; all of them when the step
+      // changes more than the weights.
+      int64_t excess = cost.memory.total() - options.memoryLimitBytes;
+      int64_t moved =
+          std::min(from, (excess + step.savedBytes - 1) / step.savedBytes);
+      from -= moved;
+      to += moved;
+      compute();
+      if (!cost.fits && from > 0) {
+        to += from;
+        from = 0;
+        compute();
+      }
+    }
+    return cost;
+  }
+
+  StageRange toRange(int64_t stage, int64_t first, int64_t last,
+                     const RangeCost &cost) const {
+    StageRange range;
+    range.firstSegment = first;
+    range.lastSegment = last;
+    range.sendTime = sendTime(stage, last);
+    range.segmentTime = cost.time - range.sendTime;
+    range.memory = cost.memory;
+    if (!cost.segmentLevels.empty()) {
+      range.level.assign(cost.segmentLevels.begin(), cost.segmentLevels.end());
+      return range;
+    }
+    // The first segments of each class in the range take its later
+    // candidates.
+    auto remaining = cost.levelCounts;
+    for (int64_t i = first; i <= last; ++i) {
+      auto &levels = remaining[classOf[i]];
+      int64_t level = static_cast<int64_t>(levels.size()) - 1;
+      while (level > 0 && levels[level] == 0)
+        --level;
+      --levels[level];
+      range.level.push_back(level);
+    }
+    return range;
+  }
+
+private:
+  const StageSplitProblem &problem;
+  const StageSplitOptions &options;
+  std::vector<int64_t> classOf;
+  /// First segment of each class (-1 for unused class numbers).
+  std::vector<int64_t> representative;
+  /// counts[c][i]: segments of class c among [0, i).
+  std::vector<std::vector<int32_t>> counts;
+  std::vector<int64_t> classes;
+  std::vector<CandidateStep> steps;
+  /// Exact costs of short ranges, without the send.
+  mutable std::map<std::pair<int64_t, int64_t>, RangeCost> exactCache;
+};
+
+/// A (primary, secondary) cost compared lexicographically.
+struct SplitCost {
+  double primary = std::numeric_limits<double>::infinity();
+  double secondary = std::numeric_limits<double>::infinity();
+  bool operator<(const SplitCost &other) const {
+    if (primary != other.primary)
+      return primary < other.primary;
+    return secondary < other.secondary;
+  }
+  bool isFinite() const {
+    return primary != std::numeric_limits<double>::infinity();
+  }
+};
+
+struct SplitCell {
+  SplitCost cost;
+  int64_t parent = -1;
+};
+
+/// What one run of the dynamic program minimises.
+enum class SplitGoal {
+  /// The largest stage time, then the sum.
+  MaxThenSum,
+  /// The sum of stage times, then the largest.
+  SumThenMax,
+  /// The sum of stage times among splits whose stages all take at most a
+  /// bound.
+  SumUnderBound,
+  /// The memory of the fullest stage, fitting or not.
+  LeastMemory,
+};
+
+using SplitTable = std::vector<std::vector<SplitCell>>;
+
+/// Fills the table of the dynamic program; false when no split fits.
+bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
+                    const StageSplitOptions &options, SplitGoal goal,
+                    double bound, SplitTable &table) {
+  int64_t numStages = options.numStages;
+  table.assign(numStages + 1, std::vector<SplitCell>(numSegments + 1));
+  table[0][0].cost = {0, 0};
+  bool memoryOnly = goal == SplitGoal::LeastMemory;
+
+  for (int64_t k = 1; k <= numStages; ++k) {
+    // Every later stage needs at least one segment.
+    int64_t lastEnd = numSegments - (numStages - k);
+    for (int64_t end = k; end <= lastEnd; ++end) {
+      SplitCell &cell = table[k][end];
+      int64_t last = end - 1;
+      for (int64_t first = last; first >= k - 1; --first) {
+        if (!memoryOnly) {
+          // The range only gets slower and fuller as it grows to the left
+          // (a lean sharding is never faster than the fast one).
+          double lowerTime = evaluator.fastTime(k - 1, first, last);
+          if (goal == SplitGoal::MaxThenSum && cell.cost.isFinite() &&
+              lowerTime >= cell.cost.primary)
+            break;
+          if (goal == SplitGoal::SumUnderBound && lowerTime > bound)
+            break;
+          if (evaluator.memoryLowerBound(first, last) >
+              options.memoryLimitBytes)
+            break;
+        }
+        const SplitCell &previous = table[k - 1][first];
+        if (!previous.cost.isFinite())
+          continue;
+        RangeCost range = evaluator.evaluate(k - 1, first, last);
+        SplitCost candidate;
+        switch (goal) {
+        case SplitGoal::MaxThenSum:
+          if (!range.fits)
+            continue;
+          candidate = {std::max(previous.cost.primary, range.time),
+                       previous.cost.secondary + range.time};
+          break;
+        case SplitGoal::SumThenMax:
+          if (!range.fits)
+            continue;
+          candidate = {previous.cost.primary + range.time,
+                       std::max(previous.cost.secondary, range.time)};
+          break;
+        case SplitGoal::SumUnderBound:
+          if (!range.fits || range.time > bound)
+            continue;
+          candidate = {previous.cost.primary + range.time, 0};
+          break;
+        case SplitGoal::LeastMemory:
+          candidate = {std::max(previous.cost.primary,
+                                static_cast<double>(range.memory.total())),
+                       0};
+          break;
+        }
+        if (candidate < cell.cost) {
+          cell.cost = candidate;
+          cell.parent = first;
+        }
+      }
+    }
+  }
+  return table[numStages][numSegments].cost.isFinite();
+}
+
+/// Reads the stages of the best split back from the table.
+StageSplit traceSplit(const StageRangeEvaluator &evaluator, int64_t numSegments,
+                      const StageSplitOptions &options,
+                      const SplitTable &table) {
+  StageSplit split;
+  split.stages.resize(options.numStages);
+  split.fits = true;
+  int64_t end = numSegments;
+  for (int64_t k = options.numStages; k > 0; --k) {
+    int64_t first = table[k][end].parent;
+    RangeCost cost = evaluator.evaluate(k - 1, first, end - 1);
+    split.stages[k - 1] = evaluator.toRange(k - 1, first, end - 1, cost);
+    split.fits &= cost.fits;
+    end = first;
+  }
+  return split;
+}
+
+} // namespace
+
+StageRange cleave::evaluateStageRange(const StageSplitProblem &problem,
+                                      const StageSplitOptions &options,
+                                      int64_t stage, int64_t first,
+                                      int64_t last, bool &fits) {
+  StageRangeEvaluator evaluator(problem, options);
+  RangeCost cost = evaluator.evaluate(stage, first, last);
+  fits = cost.fits;
+  return evaluator.toRange(stage, first, last, cost);
+}
+
+std::optional<StageSplit>
+cleave::splitStages(const StageSplitProblem &problem,
+                    const StageSplitOptions &options) {
+  int64_t numSegments = problem.numSegments();
+  int64_t numStages = options.numStages;
+  if (numStages < 1 || numStages > numSegments)
+    return std::nullopt;
+  StageRangeEvaluator evaluator(problem, options);
+
+  if (options.uniform) {
+    StageSplit split;
+    split.fits = true;
+    for (int64_t k = 0; k < numStages; ++k) {
+      int64_t first = k * numSegments / numStages;
+      int64_t last = (k + 1) * numSegments / numStages - 1;
+      RangeCost cost = evaluator.evaluate(k, first, last);
+      split.stages.push_back(evaluator.toRange(k, first, last, cost));
+      split.fits &= cost.fits;
+    }
+    if (!split.fits)
+      return std::nullopt;
+    return split;
+  }
+
+  // The least max first; then, among the splits that reach it, the least
+  // sum (both exact).
+  SplitTable table;
+  if (!fillSplitTable(evaluator, numSegments, options, SplitGoal::MaxThenSum, 0,
+                      table))
+    return std::nullopt;
+  double leastMax = table[numStages][numSegments].cost.primary;
+  auto boundedSplit = [&](double bound) -> std::optional<StageSplit> {
+    SplitTable bounded;
+    if (!fillSplitTable(evaluator, numSegments, options,
+                        SplitGoal::SumUnderBound, bound, bounded))
+      return std::nullopt;
+    return traceSplit(evaluator, numSegments, options, bounded);
+  };
+  std::optional<StageSplit> best = boundedSplit(leastMax * (1 + 1e-12));
+  if (!best)
+    best = traceSplit(evaluator, numSegments, options, table);
+
+  // One microbatch (or latency): the step is the sum of the stages. The
+  // least sum, unless the balanced split above is as good.
+  if (options.objective == PlanObjective::Latency ||
+      options.microbatches <= 1) {
+    SplitTable sums;
+    if (fillSplitTable(evaluator, numSegments, options, SplitGoal::SumThenMax,
+                       0, sums)) {
+      StageSplit leastSum = traceSplit(evaluator, numSegments, options, sums);
+      if (leastSum.sumStageTime() < best->sumStageTime() * (1 - 1e-12))
+        best = std::move(leastSum);
+    }
+    return best;
+  }
+
+  // With m > 1 the step is sum + (m - 1) * max.
+  auto stepTime = [&](const StageSplit &split) {
+    return split.sumStageTime() +
+           static_cast<double>(options.microbatches - 1) * split.maxStageTime();
+  };
+  // A larger max pays only if the sum drops by more than (m - 1) times as
+  // much; the sum cannot drop below the segments' fastest times, which
+  // bounds how far a larger max is worth trying.
+  double leastSum = 0;
+  for (int64_t i = 0; i < numSegments; ++i)
+    leastSum += problem.candidates[i].front().time;
+  double reach = (best->sumStageTime() - leastSum) /
+                 static_cast<double>(options.microbatches - 1);
+  constexpr int kLargerMaxima = 6;
+  for (int i = 1; i <= kLargerMaxima && reach > 0; ++i) {
+    double bound = leastMax + reach * i / kLargerMaxima;
+    std::optional<StageSplit> candidate = boundedSplit(bound * (1 + 1e-12));
+    if (candidate && stepTime(*candidate) < stepTime(*best))
+      best = std::move(candidate);
+  }
+  return best;
+}
+
+std::optional<StageSplit>
+cleave::splitStagesForMemory(const StageSplitProblem &problem,
+                             const StageSplitOptions &options) {
+  int64_t numSegments = problem.numSegments();
+  if (options.numStages < 1 || options.numStages > numSegments)
+    return std::nullopt;
+  StageRangeEvaluator evaluator(problem, options);
+  SplitTable table;
+  if (!fillSplitTable(evaluator, numSegments, options, SplitGoal::LeastMemory,
+                      0, table))
+    return std::nullopt;
+  StageSplit split = traceSplit(evaluator, numSegments, options, table);
+  split.fits = false;
+  return split;
+}

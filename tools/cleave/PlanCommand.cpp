@@ -1,0 +1,159 @@
+//===- PlanCommand.cpp - the `cleave plan` subcommand -----------*- C++ -*-===//
+
+#include "PlanCommand.h"
+
+#include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
+#include "cleave/Import/ONNX/ONNXImporter.h"
+#include "cleave/InitAll.h"
+#include "cleave/Plan/PlanExport.h"
+#include "cleave/Plan/Planner.h"
+#include "cleave/Transforms/Partition/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+using namespace cleave;
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "cleave plan") << message << "\n";
+  return 1;
+}
+
+/// An option the user gave, or none.
+static std::optional<int64_t> given(const llvm::cl::opt<int64_t> &option) {
+  if (option.getNumOccurrences() == 0)
+    return std::nullopt;
+  return option.getValue();
+}
+
+/// Fills `options` from the command line; returns false after printing an
+/// error for a malformed value.
+static bool readPlanOptions(PlanCommand &command, PlanOptions &options) {
+  struct Count {
+    const char *flag;
+    std::optional<int64_t> value;
+    std::optional<int64_t> *slot;
+  };
+  for (Count count :
+       {Count{"pp", given(command.pipelineStages), &options.pipelineStages},
+        Count{"tp", given(command.tensorParallel), &options.tensorParallel},
+        Count{"dp", given(command.dataParallel), &options.dataParallel},
+        Count{"microbatches", given(command.microbatches),
+              &options.microbatches},
+        Count{"batch", given(command.batch), &options.globalBatch}}) {
+    if (count.value && *count.value < 1) {
+      fail(llvm::Twine("--") + count.flag +
+           " must be a positive integer, got " + llvm::Twine(*count.value));
+      return false;
+    }
+    *count.slot = count.value;
+  }
+  std::optional<PlanObjective> objective =
+      parsePlanObjective(command.objective);
+  if (!objective) {
+    fail("--objective must be 'throughput' or 'latency', got '" +
+         command.objective + "'");
+    return false;
+  }
+  options.objective = *objective;
+  if (!(command.memoryFraction > 0 && command.memoryFraction <= 1)) {
+    fail("--memory-fraction must be in (0, 1], got " +
+         std::to_string(command.memoryFraction.getValue()));
+    return false;
+  }
+  options.usableMemoryFraction = command.memoryFraction;
+  options.sequenceParallel = command.sequenceParallel;
+  options.uniformStages = command.uniformStages;
+  options.costOptions.allowTF32 = command.allowTF32;
+  return true;
+}
+
+int cleave::runPlanCommand(PlanCommand &command) {
+  if (command.format != "text" && command.format != "json")
+    return fail("--format must be 'text' or 'json', got '" + command.format +
+                "'");
+  for (auto [flag, option] :
+       {std::pair{"devices", &command.devices},
+        std::pair{"devices-per-node", &command.devicesPerNode}})
+    if (option->getNumOccurrences() && option->getValue() < 1)
+      return fail(llvm::Twine("--") + flag +
+                  " must be a positive integer, got " +
+                  llvm::Twine(option->getValue()));
+  PlanOptions options;
+  if (!readPlanOptions(command, options))
+    return 1;
+
+  ONNXImportOptions importOptions;
+  for (const std::string &text : command.inputShapes) {
+    std::string error;
+    if (!parseInputShapeOption(text, importOptions, error))
+      return fail("--input-shape '" + text + "': " + error);
+  }
+  options.functionName = importOptions.functionName;
+
+  TargetLoadOptions loadOptions;
+  loadOptions.targetsDirectory = command.targetsDir.empty()
+                                     ? defaultTargetsDirectory()
+                                     : command.targetsDir.getValue();
+  loadOptions.numDevices = given(command.devices);
+  loadOptions.devicesPerNode = given(command.devicesPerNode);
+  llvm::Expected<TargetDescription> target =
+      loadTarget(command.target, loadOptions);
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  options.numDevices = target->numDevices;
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(command.model, context, importOptions);
+  if (!module)
+    return 1;
+  // What the partitioner will see: the IR `cleave import` gives
+  // (cleave-simplify: folded, fused), with fused projections split per piece
+  // so that each can be column-parallel.
+  PassManager passes(&context);
+  buildSimplifyPipeline(passes);
+  passes.addPass(createSplitProjectionsPass());
+  if (failed(passes.run(*module)))
+    return 1;
+
+  FailureOr<Plan> plan = planModel(*module, *target, options);
+  if (failed(plan))
+    return 1;
+
+  std::string error;
+  std::string outputPath =
+      command.output.empty() ? std::string("-") : command.output.getValue();
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output)
+    return fail("-o '" + outputPath + "': " + error);
+  if (command.format == "json")
+    writePlanJSON(*plan, output->os());
+  else
+    printPlanTable(*plan, output->os());
+  output->keep();
+
+  if (!command.trace.empty()) {
+    std::unique_ptr<llvm::ToolOutputFile> trace =
+        openOutputFile(command.trace, &error);
+    if (!trace)
+      return fail("--trace '" + command.trace + "': " + error);
+    writePlanTrace(*plan, trace->os());
+    trace->keep();
+  }
+  return 0;
+}

@@ -1,0 +1,102 @@
+//===- PlanCommand.h - the `cleave plan` subcommand -------------*- C++ -*-===//
+//
+// `cleave plan MODEL.onnx --target T --devices N ...`: imports the model,
+// simplifies it as `cleave import` does (`cleave-simplify`), splits its fused
+// projections (`cleave-split-projections`), runs the auto-parallel planner
+// and prints the plan as a table or as plan.json, optionally with a Chrome
+// trace of the predicted schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TOOLS_CLEAVE_PLANCOMMAND_H
+#define CLEAVE_TOOLS_CLEAVE_PLANCOMMAND_H
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cleave {
+
+/// The options of `cleave plan`; constructing it registers them.
+struct PlanCommand {
+  llvm::cl::SubCommand command{
+      "plan", "Choose how to split a model over a cluster and predict how "
+              "it runs"};
+  llvm::cl::opt<std::string> model{llvm::cl::Positional, llvm::cl::Required,
+                                   llvm::cl::desc("<model.onnx>"),
+                                   llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> target{
+      "target", llvm::cl::Required,
+      llvm::cl::desc("Target preset (targets/NAME.json) or target file"),
+      llvm::cl::value_desc("name|path"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> targetsDir{
+      "targets-dir",
+      llvm::cl::desc("Directory of the target presets (default: "
+                     "share/cleave/targets next to bin/)"),
+      llvm::cl::value_desc("dir"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> devices{
+      "devices", llvm::cl::desc("Devices to plan for (default: the target's)"),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> devicesPerNode{
+      "devices-per-node",
+      llvm::cl::desc("Devices per node (default: the target's)"),
+      llvm::cl::value_desc("K"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> pipelineStages{
+      "pp", llvm::cl::desc("Pin the pipeline stages"),
+      llvm::cl::value_desc("P"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> tensorParallel{
+      "tp", llvm::cl::desc("Pin the tensor-parallel degree"),
+      llvm::cl::value_desc("T"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> dataParallel{
+      "dp", llvm::cl::desc("Pin the data-parallel replicas"),
+      llvm::cl::value_desc("D"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> microbatches{
+      "microbatches", llvm::cl::desc("Pin the microbatches per step"),
+      llvm::cl::value_desc("M"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> batch{
+      "batch",
+      llvm::cl::desc("Global batch (default: the model's batch dimension)"),
+      llvm::cl::value_desc("B"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> objective{
+      "objective", llvm::cl::desc("throughput (default) or latency"),
+      llvm::cl::init("throughput"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> sequenceParallel{
+      "sequence-parallel",
+      llvm::cl::desc("Allow reduce-scatter of partial sums into splits"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<bool> uniformStages{
+      "uniform-stages",
+      llvm::cl::desc("Give every stage the same number of segments (the "
+                     "naive split, for comparison)"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<double> memoryFraction{
+      "memory-fraction",
+      llvm::cl::desc("Share of device memory the plan may use (default 0.9)"),
+      llvm::cl::init(0.9), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> allowTF32{
+      "allow-tf32", llvm::cl::desc("Let f32 contractions run in TF32"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> format{
+      "format", llvm::cl::desc("Output format: text (default) or json"),
+      llvm::cl::init("text"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> output{
+      "o", llvm::cl::desc("Write the plan to this file (default: stdout)"),
+      llvm::cl::value_desc("file"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> trace{
+      "trace",
+      llvm::cl::desc("Write a Chrome trace of the predicted schedule here"),
+      llvm::cl::value_desc("file"), llvm::cl::sub(command)};
+  llvm::cl::list<std::string> inputShapes{
+      "input-shape",
+      llvm::cl::desc("Bind the shape of graph input NAME, e.g. "
+                     "input_ids=1x128 (repeatable)"),
+      llvm::cl::value_desc("NAME=DIMS"), llvm::cl::sub(command)};
+};
+
+/// Runs `cleave plan`; returns the process exit code.
+int runPlanCommand(PlanCommand &command);
+
+} // namespace cleave
+
+#endif // CLEAVE_TOOLS_CLEAVE_PLANCOMMAND_H
