@@ -20,7 +20,7 @@ def _list_models() -> int:
     return 0
 
 
-def _export(name: str, path: str, opset: int) -> int:
+def _export(name: str, path: str, opset: int, dynamic: bool) -> int:
     try:
         get_model(name)
     except KeyError as error:
@@ -30,8 +30,8 @@ def _export(name: str, path: str, opset: int) -> int:
     from cleave.models.export import ExportError, export_model
 
     try:
-        result = export_model(name, path, opset)
-    except ExportError as error:
+        result = export_model(name, path, opset, dynamic)
+    except (ExportError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     shapes = ", ".join(
@@ -66,10 +66,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar=f"{{{_OPSETS.start}..{_OPSETS.stop - 1}}}",
         help=f"ONNX opset to write (default {_DEFAULT_OPSET})",
     )
+    export.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="make the batch (and sequence) dimensions symbolic; the example "
+        "input shapes are printed for binding them again",
+    )
     args = parser.parse_args(argv)
     if args.command == "list":
         return _list_models()
-    return _export(args.name, args.output, args.opset)
+    return _export(args.name, args.output, args.opset, args.dynamic)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -22,11 +22,15 @@ class ReferenceModel:
             static shapes of the exported graph.
         output_names: names of the graph outputs, in the order `module`
             returns them.
+        dynamic_axes: for a dynamic export, the dimensions of inputs and
+            outputs that may vary, by name (torch.onnx.export's
+            `dynamic_axes`); empty when the model only exports statically.
     """
 
     module: nn.Module
     inputs: dict[str, torch.Tensor]
     output_names: tuple[str, ...]
+    dynamic_axes: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 def seeded() -> torch.Generator:

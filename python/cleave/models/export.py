@@ -43,15 +43,24 @@ class ExportResult:
     op_types: frozenset[str]
 
 
-def export_model(name: str, path: str, opset: int = DEFAULT_OPSET) -> ExportResult:
-    """Builds model `name`, exports it to `path` with static shapes, checks
-    it with onnx.checker and runs it once in onnxruntime against torch."""
+def export_model(
+    name: str, path: str, opset: int = DEFAULT_OPSET, dynamic: bool = False
+) -> ExportResult:
+    """Builds model `name`, exports it to `path`, checks it with
+    onnx.checker and runs it once in onnxruntime against torch.
+
+    The export has static shapes unless `dynamic` is set; then the
+    dimensions the model declares variable (batch, sequence) are symbolic,
+    and the graph keeps the shape computations that a static export folds.
+    """
     if opset not in SUPPORTED_OPSETS:
         raise ValueError(
             f"opset {opset} is outside {SUPPORTED_OPSETS.start}.."
             f"{SUPPORTED_OPSETS.stop - 1}"
         )
     reference = get_model(name).build()
+    if dynamic and not reference.dynamic_axes:
+        raise ValueError(f"{name} has no dynamic dimensions to export")
     inputs = tuple(reference.inputs.values())
     with torch.no_grad():
         expected = reference.module(*inputs)
@@ -74,6 +83,7 @@ def export_model(name: str, path: str, opset: int = DEFAULT_OPSET) -> ExportResu
         output_names=list(reference.output_names),
         opset_version=opset,
         do_constant_folding=True,
+        dynamic_axes=reference.dynamic_axes if dynamic else None,
     )
 
     model = onnx.load(path)

@@ -160,8 +160,12 @@ def build_gpt(config: TransformerConfig = TransformerConfig()) -> ReferenceModel
     generator = seeded()
     model = GPT(config).eval()
     randomize_constant_init(model)
+    tokens = {0: "batch", 1: "sequence"}
     return ReferenceModel(
-        model, {"input_ids": _token_ids(config, generator)}, ("logits",)
+        model,
+        {"input_ids": _token_ids(config, generator)},
+        ("logits",),
+        dynamic_axes={"input_ids": tokens, "logits": tokens},
     )
 
 
@@ -175,6 +179,7 @@ def build_bert(config: TransformerConfig = TransformerConfig()) -> ReferenceMode
     token_type_ids[:, config.seq // 2 :] = 1
     attention_mask = torch.ones(config.batch, config.seq, dtype=torch.long)
     attention_mask[-1, config.seq - config.seq // 4 :] = 0
+    tokens = {0: "batch", 1: "sequence"}
     return ReferenceModel(
         model,
         {
@@ -183,4 +188,11 @@ def build_bert(config: TransformerConfig = TransformerConfig()) -> ReferenceMode
             "attention_mask": attention_mask,
         },
         ("sequence_output", "pooled_output"),
+        dynamic_axes={
+            "input_ids": tokens,
+            "token_type_ids": tokens,
+            "attention_mask": tokens,
+            "sequence_output": tokens,
+            "pooled_output": {0: "batch"},
+        },
     )

@@ -31,7 +31,12 @@ def _classifier(
 ) -> ReferenceModel:
     randomize_constant_init(module)
     calibrate_batch_norm(module, [_images(8, generator) for _ in range(2)])
-    return ReferenceModel(module, {"image": _images(1, generator)}, ("logits",))
+    return ReferenceModel(
+        module,
+        {"image": _images(1, generator)},
+        ("logits",),
+        dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
+    )
 
 
 def build_vit() -> ReferenceModel:
