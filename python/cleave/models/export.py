@@ -40,7 +40,6 @@ class ExportResult:
     opset: int
     input_shapes: dict[str, tuple[int, ...]]
     node_count: int
-    op_types: frozenset[str]
 
 
 def export_model(
@@ -98,7 +97,6 @@ def export_model(
         opset=opset,
         input_shapes={k: tuple(v.shape) for k, v in reference.inputs.items()},
         node_count=len(model.graph.node),
-        op_types=frozenset(node.op_type for node in model.graph.node),
     )
 
 
