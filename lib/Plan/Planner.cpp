@@ -88,7 +88,7 @@ static std::string formatRanks(ArrayRef<int64_t> ranks) {
 namespace {
 
 /// The shardings of a segment class at one (tp, microbatch size): the
-/// lower convex hull of (time, weight bytes), fastest first.
+/// trade-off between time and weight bytes, fastest first.
 struct ClassSharding {
   std::vector<SegmentSharding> candidates;
   std::vector<SegmentCandidate> summaries;
@@ -207,7 +207,6 @@ ShardingContext AutoParallelPlanner::makeContext(int64_t tp,
   context.crossesNodes = tpGroupCrossesNodes(tp);
   context.batchScale = batchScale(microbatchSize);
   context.sequenceParallel = options.sequenceParallel;
-  context.weightBytePenalty = options.weightBytePenalty;
   context.collectivePenalty = options.collectivePenalty;
   return context;
 }
@@ -228,10 +227,10 @@ AutoParallelPlanner::getClassSharding(int64_t segmentClass, int64_t tp,
   ShardingContext context = makeContext(tp, microbatchSize);
   const SegmentShardingModel &classModel = classModels[segmentClass];
   // Fastest first, down to the one of least weight memory.
-  std::vector<SegmentSharding> hull = searchSegmentShardingFront(
+  std::vector<SegmentSharding> front = searchSegmentShardingFront(
       classModel, context, options.maxShardingStates);
   ClassSharding sharding;
-  for (SegmentSharding &candidate : hull) {
+  for (SegmentSharding &candidate : front) {
     sharding.summaries.push_back(summarize(candidate));
     sharding.candidates.push_back(std::move(candidate));
   }

@@ -294,9 +294,9 @@ public:
     return std::isfinite(opTimes[op][strategy]);
   }
 
-  /// Runs op `op` with strategy `strategy` on `state`; returns the seconds
-  /// it adds (compute and collectives) and adds the weight penalty to
-  /// `objective`.
+  /// Runs op `op` with strategy `strategy` on `state`. Adds to `objective`
+  /// its time (compute and collectives), the collective penalties and the
+  /// weight penalty; returns the first two.
   double applyOp(std::string &state, int64_t op, int64_t strategy,
                  double &objective, SimulationRecord *record) const {
     const SegmentOp &info = model.ops[op];
@@ -329,7 +329,8 @@ public:
     return time;
   }
 
-  /// Makes every output replicated; returns the seconds it takes.
+  /// Makes every output replicated; adds the time (and the collective
+  /// penalties) to `objective` and returns it.
   double finish(std::string &state, double &objective,
                 SimulationRecord *record) const {
     double time = 0;

@@ -190,6 +190,40 @@ public:
     return time;
   }
 
+  /// What the dynamic program reads of a range, computed once per range.
+  struct RangeSummary {
+    bool fits = false;
+    double time = 0;
+    int64_t memory = 0;
+    /// Bounds that only grow as the range grows to the left: the time with
+    /// every segment fastest, the least memory any choice needs.
+    double fastTime = 0;
+    int64_t memoryLowerBound = 0;
+  };
+
+  RangeSummary summarize(int64_t stage, int64_t first, int64_t last) const {
+    auto numSegments = static_cast<size_t>(problem.numSegments());
+    if (summaries.empty()) {
+      summaries.resize(numSegments * numSegments);
+      known.assign(numSegments * numSegments, false);
+    }
+    size_t index = static_cast<size_t>(first) * numSegments + last;
+    if (!known[index]) {
+      // The segments' part (no stage sends past the last); the send depends
+      // on the stage.
+      RangeCost cost = evaluate(options.numStages, first, last);
+      summaries[index] = {cost.fits, cost.time, cost.memory.total(),
+                          fastTime(options.numStages, first, last),
+                          memoryLowerBound(first, last)};
+      known[index] = true;
+    }
+    RangeSummary summary = summaries[index];
+    double send = sendTime(stage, last);
+    summary.time += send;
+    summary.fastTime += send;
+    return summary;
+  }
+
   RangeCost evaluate(int64_t stage, int64_t first, int64_t last) const {
     if (last - first + 1 <= kExactSegments) {
       double combinations = 1;
@@ -371,6 +405,10 @@ private:
   std::vector<CandidateStep> steps;
   /// Exact costs of short ranges, without the send.
   mutable std::map<std::pair<int64_t, int64_t>, RangeCost> exactCache;
+  /// Summaries of ranges [first, last] at `first * numSegments + last`,
+  /// without the send.
+  mutable std::vector<RangeSummary> summaries;
+  mutable std::vector<bool> known;
 };
 
 /// A (primary, secondary) cost compared lexicographically.
@@ -423,23 +461,21 @@ bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
       SplitCell &cell = table[k][end];
       int64_t last = end - 1;
       for (int64_t first = last; first >= k - 1; --first) {
+        auto range = evaluator.summarize(k - 1, first, last);
         if (!memoryOnly) {
           // The range only gets slower and fuller as it grows to the left
           // (a lean sharding is never faster than the fast one).
-          double lowerTime = evaluator.fastTime(k - 1, first, last);
           if (goal == SplitGoal::MaxThenSum && cell.cost.isFinite() &&
-              lowerTime >= cell.cost.primary)
+              range.fastTime >= cell.cost.primary)
             break;
-          if (goal == SplitGoal::SumUnderBound && lowerTime > bound)
+          if (goal == SplitGoal::SumUnderBound && range.fastTime > bound)
             break;
-          if (evaluator.memoryLowerBound(first, last) >
-              options.memoryLimitBytes)
+          if (range.memoryLowerBound > options.memoryLimitBytes)
             break;
         }
         const SplitCell &previous = table[k - 1][first];
         if (!previous.cost.isFinite())
           continue;
-        RangeCost range = evaluator.evaluate(k - 1, first, last);
         SplitCost candidate;
         switch (goal) {
         case SplitGoal::MaxThenSum:
@@ -461,7 +497,7 @@ bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
           break;
         case SplitGoal::LeastMemory:
           candidate = {std::max(previous.cost.primary,
-                                static_cast<double>(range.memory.total())),
+                                static_cast<double>(range.memory)),
                        0};
           break;
         }
@@ -574,7 +610,7 @@ cleave::splitStages(const StageSplitProblem &problem,
     leastSum += problem.candidates[i].front().time;
   double reach = (best->sumStageTime() - leastSum) /
                  static_cast<double>(options.microbatches - 1);
-  constexpr int kLargerMaxima = 6;
+  constexpr int kLargerMaxima = 4;
   for (int i = 1; i <= kLargerMaxima && reach > 0; ++i) {
     double bound = leastMax + reach * i / kLargerMaxima;
     std::optional<StageSplit> candidate = boundedSplit(bound * (1 + 1e-12));

@@ -79,8 +79,9 @@ TEST(PlanSegmentation, RepeatedLayersShareAClass) {
     EXPECT_EQ(segmented->classes[0].numInstances, layers);
     EXPECT_EQ(segmented->classes[1].numInstances, layers);
     for (auto [index, segment] : llvm::enumerate(segmented->segments)) {
-      if (index + 1 < segmented->segments.size())
+      if (index + 1 < segmented->segments.size()) {
         EXPECT_EQ(segment.segmentClass, static_cast<int64_t>(index % 2));
+      }
       // Exactly one activation crosses each cut.
       EXPECT_EQ(segment.outputs.size(), 1u);
     }
@@ -222,22 +223,28 @@ TEST(PlanPlanner, HonoursPinnedOptions) {
     FailureOr<Plan> plan = planCollecting(model, target, options, errors);
     ASSERT_TRUE(succeeded(plan)) << errors;
     EXPECT_EQ(plan->mesh.size(), 8);
-    if (pins.pp)
+    if (pins.pp) {
       EXPECT_EQ(plan->mesh.pp, *pins.pp);
-    if (pins.tp)
+    }
+    if (pins.tp) {
       EXPECT_EQ(plan->mesh.tp, *pins.tp);
-    if (pins.dp)
+    }
+    if (pins.dp) {
       EXPECT_EQ(plan->mesh.dp, *pins.dp);
-    if (pins.microbatches)
+    }
+    if (pins.microbatches) {
       EXPECT_EQ(plan->microbatches, *pins.microbatches);
+    }
     EXPECT_EQ(plan->microbatchSize * plan->microbatches * plan->mesh.dp, 8);
     EXPECT_EQ(static_cast<int64_t>(plan->stages.size()), plan->mesh.pp);
     // Every alternative respects the pins too.
     for (const PlanAlternative &alternative : plan->alternatives) {
-      if (pins.pp)
+      if (pins.pp) {
         EXPECT_EQ(alternative.mesh.pp, *pins.pp);
-      if (pins.tp)
+      }
+      if (pins.tp) {
         EXPECT_EQ(alternative.mesh.tp, *pins.tp);
+      }
     }
   }
 }
@@ -252,8 +259,9 @@ TEST(PlanPlanner, ChoosesTheBestAlternative) {
   EXPECT_EQ(plan->alternatives.front().verdict, "chosen");
   EXPECT_EQ(plan->alternatives.front().mesh, plan->mesh);
   for (const PlanAlternative &alternative : plan->alternatives) {
-    if (alternative.feasible)
+    if (alternative.feasible) {
       EXPECT_LE(alternative.throughput, plan->throughput * (1 + 1e-12));
+    }
     EXPECT_FALSE(alternative.verdict.empty());
   }
   // pp=8 needs more segments than the 5 there are.

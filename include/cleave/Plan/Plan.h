@@ -60,9 +60,6 @@ struct PlanOptions {
   /// Share of each device's memory that the plan may fill; the rest is left
   /// to the runtime, kernel workspaces and fragmentation.
   double usableMemoryFraction = 0.9;
-  /// Seconds a byte of per-device weight memory is worth in the sharding
-  /// search: between layouts of equal time the smaller one wins.
-  double weightBytePenalty = 1e-18;
   /// Seconds a collective is worth in the sharding search beyond its
   /// predicted time: between layouts of equal time the one with fewer
   /// collectives wins (an all-reduce over two all-gathers).
