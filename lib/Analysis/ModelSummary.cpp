@@ -105,9 +105,8 @@ void cleave::printModelSummary(const ModelSummary &summary,
   os << "operations: " << summary.numOps << "\n";
   SmallVector<std::pair<StringRef, int64_t>> counts(summary.opCounts.begin(),
                                                     summary.opCounts.end());
-  llvm::stable_sort(counts, [](const auto &a, const auto &b) {
-    return a.second > b.second;
-  });
+  llvm::stable_sort(
+      counts, [](const auto &a, const auto &b) { return a.second > b.second; });
   size_t width = 0;
   for (const auto &[name, count] : counts)
     width = std::max(width, name.size());

@@ -5,6 +5,7 @@
 #include "cleave/Analysis/Cost/Passes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/Transforms/Passes.h"
+#include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/Plan/Passes.h"
 #include "cleave/Transforms/Partition/Passes.h"
@@ -29,6 +30,7 @@ void cleave::registerAllPasses() {
   mlir::registerSymbolDCEPass();
   mlir::shard::registerShardPasses();
   registerCleavePasses();
+  registerCleavePipelines();
   registerCostPasses();
   registerPartitionPasses();
   registerPlanPasses();

@@ -9,11 +9,13 @@
 #include "PlanCommand.h"
 
 #include "cleave/Analysis/ModelSummary.h"
+#include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,12 +44,15 @@ struct ImportCommand {
       cl::value_desc("file"), cl::sub(command)};
   cl::opt<bool> quiet{"quiet", cl::desc("Do not print the summary"),
                       cl::sub(command)};
+  cl::opt<bool> noSimplify{
+      "no-simplify",
+      cl::desc("Keep the IR as imported (skip the cleave-simplify pipeline)"),
+      cl::sub(command)};
 };
 
 /// The `ops` subcommand: the ONNX operators the importer supports.
 struct OpsCommand {
-  cl::SubCommand command{"ops",
-                         "List the supported ONNX operators and opsets"};
+  cl::SubCommand command{"ops", "List the supported ONNX operators and opsets"};
 };
 
 } // namespace
@@ -78,6 +83,13 @@ static int runImport(ImportCommand &cmd) {
       cleave::importONNXModel(cmd.model, context, options);
   if (!module)
     return 1;
+
+  if (!cmd.noSimplify) {
+    PassManager pm(&context);
+    cleave::buildSimplifyPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
 
   if (!cmd.output.empty()) {
     std::string error;
@@ -118,8 +130,10 @@ int main(int argc, char **argv) {
     return runImport(importCmd);
   if (planCmd.command)
     return cleave::runPlanCommand(planCmd);
-  if (opsCmd.command)
-    return 0; // OPS-TABLE
+  if (opsCmd.command) {
+    cleave::printSupportedONNXOps(llvm::outs());
+    return 0;
+  }
   printError("no subcommand given; run 'cleave --help'");
   return 1;
 }
