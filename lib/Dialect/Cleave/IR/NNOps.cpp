@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpDiagnostics.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -16,35 +17,13 @@
 
 using namespace mlir;
 using namespace cleave;
+using namespace cleave::detail;
 
 namespace {
 
 //===----------------------------------------------------------------------===//
 // Diagnostics
 //===----------------------------------------------------------------------===//
-
-/// Emits `'<op>' op <args...>` at `loc`, the form Operation::emitOpError
-/// gives, for errors found where only a location is at hand.
-template <typename OpT, typename... Args>
-LogicalResult emitOpErrorAt(std::optional<Location> loc, Args &&...args) {
-  return emitOptionalError(loc, "'", OpT::getOperationName(), "' op ",
-                           std::forward<Args>(args)...);
-}
-
-/// Formats one dimension, `?` when dynamic.
-std::string formatDim(int64_t dim) {
-  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
-}
-
-/// Formats a shape as `[2, ?, 4]`.
-std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << '[';
-  llvm::interleaveComma(shape, os, [&](int64_t dim) { os << formatDim(dim); });
-  os << ']';
-  return text;
-}
 
 /// Whether two dimensions may be equal at run time.
 bool dimsCompatible(int64_t lhs, int64_t rhs) {

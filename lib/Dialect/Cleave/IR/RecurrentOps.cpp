@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpDiagnostics.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -17,6 +18,7 @@
 
 using namespace mlir;
 using namespace cleave;
+using namespace cleave::detail;
 
 namespace {
 
@@ -32,29 +34,6 @@ constexpr int64_t kLSTMPeepholes = 3;
 /// alpha/beta parameter, since the ops do not represent those parameters.
 constexpr StringLiteral kActivationNames[] = {"Relu", "Tanh", "Sigmoid",
                                               "Softsign", "Softplus"};
-
-/// Emits `'<op>' op <args...>` at `loc`, the form Operation::emitOpError
-/// gives, for errors found where only a location is at hand.
-template <typename OpT, typename... Args>
-LogicalResult emitOpErrorAt(std::optional<Location> loc, Args &&...args) {
-  return emitOptionalError(loc, "'", OpT::getOperationName(), "' op ",
-                           std::forward<Args>(args)...);
-}
-
-/// Formats a shape as `[2, ?, 4]`.
-std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << '[';
-  llvm::interleaveComma(shape, os, [&](int64_t dim) {
-    if (ShapedType::isDynamic(dim))
-      os << '?';
-    else
-      os << dim;
-  });
-  os << ']';
-  return text;
-}
 
 /// Returns the number of directions `direction` names: 2 for a
 /// bidirectional layer, 1 for a one-way one; any other value is an error.
