@@ -10,7 +10,7 @@ VENV="$ROOT/.venv"
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
   python3-venv python3-torch python3-torchvision python3-torchaudio
 )
 
