@@ -1,0 +1,45 @@
+//===- Context.h - the state behind CleaveContext ----------------*- C++ -*-===//
+//
+// Shared by the runtime core and the device libraries; emitted programs and
+// kernels only see the opaque pointer and the cleave_rt_* functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_CONTEXT_H
+#define CLEAVE_RT_CONTEXT_H
+
+#include "cleave/rt/Kernels.h"
+
+#include <cstddef>
+#include <string>
+
+namespace cleave::rt {
+class Device;
+} // namespace cleave::rt
+
+struct CleaveContext {
+  cleave::rt::Device *device = nullptr;
+  int32_t numThreads = 1;
+
+  /// The first failure of the run: the kernel and the message.
+  std::string error;
+  std::string failedKernel;
+  /// The step being run and its ONNX node (for messages and profiles).
+  int32_t step = -1;
+  const char *node = nullptr;
+  /// Called at every step when set (profiling).
+  void (*onStep)(CleaveContext *, int32_t step, const char *node) = nullptr;
+  void *onStepData = nullptr;
+
+  /// Scratch memory in the device's space, grown on demand.
+  void *scratch = nullptr;
+  std::size_t scratchBytes = 0;
+
+  /// CUDA handles (null on the host).
+  void *cudaStream = nullptr;
+  void *cublas = nullptr;
+  void *cublasLt = nullptr;
+  void *cudnn = nullptr;
+};
+
+#endif // CLEAVE_RT_CONTEXT_H

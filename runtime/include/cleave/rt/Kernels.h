@@ -1,0 +1,128 @@
+//===- Kernels.h - the ABI between emitted programs and kernels ---*- C++ -*-===//
+//
+// A program emitted by cleave is plain C++ (or CUDA C++) that calls library
+// kernels through this ABI. It is C-compatible and versioned: a bundle
+// records CLEAVE_ABI_VERSION and the runtime refuses another.
+//
+// A kernel takes its inputs and outputs as tensor descriptors over memory
+// the program owns (arena, weights, graph inputs and outputs), plus integer
+// and float attributes whose order KernelList.def gives. It returns 0, or
+// non-zero after calling cleave_rt_fail with a message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_KERNELS_H
+#define CLEAVE_RT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLEAVE_ABI_VERSION 1
+#define CLEAVE_MAX_RANK 8
+
+/// Element types; the values are part of the ABI.
+typedef enum CleaveDType {
+  CLEAVE_DTYPE_INVALID = 0,
+  CLEAVE_F32 = 1,
+  CLEAVE_F16 = 2,
+  CLEAVE_BF16 = 3,
+  CLEAVE_F64 = 4,
+  CLEAVE_I64 = 5,
+  CLEAVE_I32 = 6,
+  CLEAVE_I16 = 7,
+  CLEAVE_I8 = 8,
+  CLEAVE_U8 = 9,
+  CLEAVE_BOOL = 10, /* one byte per element, 0 or 1 */
+  CLEAVE_U16 = 11,
+  CLEAVE_U32 = 12,
+  CLEAVE_U64 = 13,
+} CleaveDType;
+
+/// A dense, row-major tensor. `data` is null for an absent optional input.
+typedef struct CleaveTensor {
+  void *data;
+  int32_t dtype;
+  int32_t rank;
+  int64_t shape[CLEAVE_MAX_RANK];
+} CleaveTensor;
+
+/// Per-run state owned by the runtime: threads and scratch memory on the
+/// CPU; the stream and library handles on CUDA.
+typedef struct CleaveContext CleaveContext;
+
+typedef int32_t (*CleaveKernelFn)(CleaveContext *ctx, const CleaveTensor *in,
+                                  int32_t numIn, CleaveTensor *out,
+                                  int32_t numOut, const int64_t *ints,
+                                  const double *floats);
+
+/// The program entry point every emitted program defines. `inputs` and
+/// `outputs` follow the order of the bundle manifest; `arena` holds
+/// `arena_bytes` and `weights` the program's weight file, both aligned to 64.
+typedef int32_t (*CleaveProgramFn)(CleaveContext *ctx, uint8_t *arena,
+                                   const uint8_t *weights,
+                                   const void *const *inputs,
+                                   void *const *outputs);
+
+/// What the program says of itself, checked against the manifest.
+typedef struct CleaveProgramInfo {
+  int32_t abiVersion;
+  int32_t numInputs;
+  int32_t numOutputs;
+  int64_t arenaBytes;
+  int64_t weightBytes;
+} CleaveProgramInfo;
+
+//===----------------------------------------------------------------------===//
+// Services the runtime provides to kernels and programs
+//===----------------------------------------------------------------------===//
+
+/// Records `message` as the reason the run failed (the first one wins) and
+/// returns a non-zero status for the caller to return.
+int32_t cleave_rt_fail(CleaveContext *ctx, const char *kernel,
+                       const char *message);
+/// Scratch memory of at least `bytes`, valid until the next call; device
+/// memory on CUDA. Returns null (after cleave_rt_fail) when it cannot.
+void *cleave_rt_scratch(CleaveContext *ctx, size_t bytes);
+/// The number of threads CPU kernels may use.
+int32_t cleave_rt_num_threads(CleaveContext *ctx);
+/// CUDA only: the stream and the cuBLAS / cuBLASLt / cuDNN handles, as
+/// opaque pointers (cudaStream_t, cublasHandle_t, cublasLtHandle_t,
+/// cudnnHandle_t).
+void *cleave_rt_cuda_stream(CleaveContext *ctx);
+void *cleave_rt_cublas(CleaveContext *ctx);
+void *cleave_rt_cublaslt(CleaveContext *ctx);
+void *cleave_rt_cudnn(CleaveContext *ctx);
+/// Called by the program around each step, so a run can be profiled and a
+/// failure names the node. `step` counts from 0.
+void cleave_rt_step(CleaveContext *ctx, int32_t step, const char *node);
+
+/// Element size in bytes of a dtype (0 for an unknown one).
+size_t cleave_dtype_size(int32_t dtype);
+
+//===----------------------------------------------------------------------===//
+// The kernel libraries
+//===----------------------------------------------------------------------===//
+
+#define CLEAVE_KERNEL(name)                                                    \
+  int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
+                            int32_t numIn, CleaveTensor *out, int32_t numOut,  \
+                            const int64_t *ints, const double *floats);
+#include "cleave/rt/KernelList.def"
+#undef CLEAVE_KERNEL
+
+#define CLEAVE_KERNEL(name)                                                    \
+  int32_t cleave_cuda_##name(CleaveContext *ctx, const CleaveTensor *in,       \
+                             int32_t numIn, CleaveTensor *out, int32_t numOut, \
+                             const int64_t *ints, const double *floats);
+#include "cleave/rt/KernelList.def"
+#undef CLEAVE_KERNEL
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // CLEAVE_RT_KERNELS_H

@@ -1,0 +1,129 @@
+//===- Scalar.h - scalar functions of fused elementwise kernels ---*- C++ -*-===//
+//
+// The fused kernels cleave emits compute each element with these functions,
+// so the C++ and the CUDA emitters print the same expression and the
+// semantics (ONNX's) are written once. Float and double take the math
+// library; integer and boolean forms exist where ONNX defines them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_SCALAR_H
+#define CLEAVE_RT_SCALAR_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define CLEAVE_HD __host__ __device__ __forceinline__
+#else
+#define CLEAVE_HD inline
+#endif
+
+namespace cl {
+
+// Math functions, overloaded so that the emitted expression does not depend
+// on the element type.
+CLEAVE_HD float exp_(float x) { return expf(x); }
+CLEAVE_HD double exp_(double x) { return ::exp(x); }
+CLEAVE_HD float log_(float x) { return logf(x); }
+CLEAVE_HD double log_(double x) { return ::log(x); }
+CLEAVE_HD float sqrt_(float x) { return sqrtf(x); }
+CLEAVE_HD double sqrt_(double x) { return ::sqrt(x); }
+CLEAVE_HD float erf_(float x) { return erff(x); }
+CLEAVE_HD double erf_(double x) { return ::erf(x); }
+CLEAVE_HD float tanh_(float x) { return tanhf(x); }
+CLEAVE_HD double tanh_(double x) { return ::tanh(x); }
+CLEAVE_HD float sin_(float x) { return sinf(x); }
+CLEAVE_HD double sin_(double x) { return ::sin(x); }
+CLEAVE_HD float cos_(float x) { return cosf(x); }
+CLEAVE_HD double cos_(double x) { return ::cos(x); }
+CLEAVE_HD float floor_(float x) { return floorf(x); }
+CLEAVE_HD double floor_(double x) { return ::floor(x); }
+CLEAVE_HD float ceil_(float x) { return ceilf(x); }
+CLEAVE_HD double ceil_(double x) { return ::ceil(x); }
+CLEAVE_HD float pow_(float x, float y) { return powf(x, y); }
+CLEAVE_HD double pow_(double x, double y) { return ::pow(x, y); }
+CLEAVE_HD float log1p_(float x) { return log1pf(x); }
+CLEAVE_HD double log1p_(double x) { return ::log1p(x); }
+
+template <typename T> CLEAVE_HD T neg(T x) { return -x; }
+template <typename T> CLEAVE_HD T abs(T x) { return x < T(0) ? -x : x; }
+template <typename T> CLEAVE_HD T min(T a, T b) {
+  // NaN propagates, as in onnxruntime.
+  return (a != a) ? a : (b < a ? b : a);
+}
+template <typename T> CLEAVE_HD T max(T a, T b) {
+  return (a != a) ? a : (b > a ? b : a);
+}
+template <typename T> CLEAVE_HD T sqrt(T x) { return sqrt_(x); }
+template <typename T> CLEAVE_HD T reciprocal(T x) { return T(1) / x; }
+template <typename T> CLEAVE_HD T exp(T x) { return exp_(x); }
+template <typename T> CLEAVE_HD T log(T x) { return log_(x); }
+template <typename T> CLEAVE_HD T erf(T x) { return erf_(x); }
+template <typename T> CLEAVE_HD T tanh(T x) { return tanh_(x); }
+template <typename T> CLEAVE_HD T sin(T x) { return sin_(x); }
+template <typename T> CLEAVE_HD T cos(T x) { return cos_(x); }
+template <typename T> CLEAVE_HD T floor(T x) { return floor_(x); }
+template <typename T> CLEAVE_HD T ceil(T x) { return ceil_(x); }
+template <typename T> CLEAVE_HD T sigmoid(T x) {
+  return T(1) / (T(1) + exp_(-x));
+}
+template <typename T> CLEAVE_HD T softplus(T x) {
+  // log(1 + exp(x)) without overflow for large x.
+  return x > T(20) ? x : log1p_(exp_(x));
+}
+template <typename T> CLEAVE_HD T relu(T x) { return x > T(0) ? x : T(0); }
+template <typename T> CLEAVE_HD T leaky_relu(T x, T alpha) {
+  return x >= T(0) ? x : alpha * x;
+}
+template <typename T> CLEAVE_HD T elu(T x, T alpha) {
+  return x >= T(0) ? x : alpha * (exp_(x) - T(1));
+}
+template <typename T> CLEAVE_HD T gelu_erf(T x) {
+  return T(0.5) * x * (T(1) + erf_(x * T(0.70710678118654752440)));
+}
+template <typename T> CLEAVE_HD T gelu_tanh(T x) {
+  return T(0.5) * x *
+         (T(1) + tanh_(T(0.79788456080286535588) *
+                       (x + T(0.044715) * x * x * x)));
+}
+template <typename T> CLEAVE_HD T hard_sigmoid(T x, T alpha, T beta) {
+  T y = alpha * x + beta;
+  return y < T(0) ? T(0) : (y > T(1) ? T(1) : y);
+}
+template <typename T> CLEAVE_HD T hard_swish(T x) {
+  return x * hard_sigmoid(x, T(1) / T(6), T(0.5));
+}
+template <typename T> CLEAVE_HD T clip(T x, T lo, T hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+template <typename T> CLEAVE_HD T pow(T x, T y) { return pow_(x, y); }
+/// Integer power by squaring; ONNX Pow on integers.
+CLEAVE_HD int64_t pow(int64_t x, int64_t y) {
+  if (y < 0)
+    return x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0);
+  int64_t r = 1;
+  while (y) {
+    if (y & 1)
+      r *= x;
+    x *= x;
+    y >>= 1;
+  }
+  return r;
+}
+CLEAVE_HD int32_t pow(int32_t x, int32_t y) {
+  return (int32_t)pow((int64_t)x, (int64_t)y);
+}
+template <typename T> CLEAVE_HD bool equal(T a, T b) { return a == b; }
+template <typename T> CLEAVE_HD bool less(T a, T b) { return a < b; }
+template <typename T> CLEAVE_HD bool less_equal(T a, T b) { return a <= b; }
+template <typename T> CLEAVE_HD bool greater(T a, T b) { return a > b; }
+template <typename T> CLEAVE_HD bool greater_equal(T a, T b) { return a >= b; }
+CLEAVE_HD bool logical_and(bool a, bool b) { return a && b; }
+CLEAVE_HD bool logical_or(bool a, bool b) { return a || b; }
+CLEAVE_HD bool logical_not(bool a) { return !a; }
+template <typename T> CLEAVE_HD T select(bool c, T a, T b) { return c ? a : b; }
+
+} // namespace cl
+
+#endif // CLEAVE_RT_SCALAR_H
