@@ -1,0 +1,361 @@
+//===- Conv.cpp - convolution and transposed convolution ------------------===//
+//
+// A convolution is an sgemm of the weights by the im2col matrix of the
+// input (one row per input channel and kernel tap, one column per output
+// position). A 1x1 stride-1 unpadded convolution multiplies the input
+// directly, and a grouped convolution with one input channel per group
+// (depthwise) runs a direct loop, where the im2col matrix would be as large
+// as the work. A transposed convolution is the adjoint: an sgemm into the
+// column matrix, then col2im scatters it into the output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvGeometry.h"
+
+#include <cblas.h>
+
+#include <cstring>
+
+using namespace cleave::cpu;
+
+namespace {
+
+struct ConvShape {
+  WindowGeometry window;
+  int64_t group = 1;
+  int64_t outChannels = 1;
+};
+
+int32_t readConv(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
+                 const CleaveTensor &w, const CleaveTensor &y,
+                 const int64_t *ints, bool transposed, ConvShape &shape) {
+  int64_t n = ints[0];
+  if (n < 1 || n > kMaxSpatial)
+    return fail(ctx, kernel, "%lld spatial dimensions; 1 to 3 are supported",
+                (long long)n);
+  if (x.rank != n + 2 || w.rank != n + 2 || y.rank != n + 2)
+    return fail(ctx, kernel, "X, W and Y must have rank %lld",
+                (long long)n + 2);
+  const int64_t *strides = ints + 2, *pads = ints + 2 + n,
+                *dilations = ints + 2 + 3 * n;
+  WindowGeometry &g = shape.window;
+  shape.group = ints[1];
+  shape.outChannels = y.shape[1];
+  g.batch = x.shape[0];
+  g.channels = x.shape[1];
+  readSpatial(x.shape + 2, n, 1, g.in);
+  readSpatial(y.shape + 2, n, 1, g.out);
+  readSpatial(w.shape + 2, n, 1, g.kernel);
+  readSpatial(strides, n, 1, g.stride);
+  readSpatial(pads, n, 0, g.padBegin);
+  readSpatial(pads + n, n, 0, g.padEnd);
+  readSpatial(dilations, n, 1, g.dilation);
+
+  int64_t group = shape.group, c = g.channels, m = shape.outChannels;
+  if (group < 1 || c % group != 0 || m % group != 0)
+    return fail(ctx, kernel,
+                "group %lld does not divide %lld channels in and "
+                "%lld out",
+                (long long)group, (long long)c, (long long)m);
+  int64_t wIn = transposed ? w.shape[0] : w.shape[1] * group;
+  int64_t wOut = transposed ? w.shape[1] * group : w.shape[0];
+  if (wIn != c || wOut != m || y.shape[0] != g.batch)
+    return fail(ctx, kernel, "weight and output shapes do not match the input");
+  for (int i = 0; i < kMaxSpatial; ++i) {
+    if (g.stride[i] < 1 || g.dilation[i] < 1 || g.padBegin[i] < 0 ||
+        g.padEnd[i] < 0)
+      return fail(ctx, kernel,
+                  "strides and dilations must be positive and "
+                  "pads non-negative");
+    int64_t span = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    int64_t expected;
+    if (transposed) {
+      int64_t own = i - (kMaxSpatial - n);
+      int64_t outputPadding = own >= 0 ? ints[2 + 4 * n + own] : 0;
+      expected = g.stride[i] * (g.in[i] - 1) + outputPadding + span -
+                 g.padBegin[i] - g.padEnd[i];
+    } else {
+      expected =
+          (g.in[i] + g.padBegin[i] + g.padEnd[i] - span) / g.stride[i] + 1;
+    }
+    if (g.out[i] != expected)
+      return fail(ctx, kernel,
+                  "spatial dimension %d of Y is %lld, expected "
+                  "%lld",
+                  i - (kMaxSpatial - (int)n), (long long)g.out[i],
+                  (long long)expected);
+  }
+  return 0;
+}
+
+/// Fills the im2col matrix of one group: `channels * kernelSize` rows of
+/// `outSize` columns.
+void im2col(const WindowGeometry &g, int64_t channels, const float *x,
+            float *col, int threads) {
+  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
+  const int64_t rows = channels * kernelSize;
+#pragma omp parallel for num_threads(threads) if (rows * outSize >             \
+                                                  kParallelGrain)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t c = row / kernelSize, tap = row % kernelSize;
+    int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
+            kd = tap / (g.kernel[2] * g.kernel[1]);
+    int64_t offD = kd * g.dilation[0] - g.padBegin[0];
+    int64_t offH = kh * g.dilation[1] - g.padBegin[1];
+    int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+    int64_t loD, hiD, loH, hiH, loW, hiW;
+    validRange(offD, g.stride[0], g.in[0], g.out[0], loD, hiD);
+    validRange(offH, g.stride[1], g.in[1], g.out[1], loH, hiH);
+    validRange(offW, g.stride[2], g.in[2], g.out[2], loW, hiW);
+    const float *plane = x + c * g.inSize();
+    float *dst = col + row * outSize;
+    if (loD > 0 || hiD < g.out[0] || loH > 0 || hiH < g.out[1] || loW > 0 ||
+        hiW < g.out[2])
+      std::memset(dst, 0, sizeof(float) * outSize);
+    for (int64_t od = loD; od < hiD; ++od) {
+      int64_t id = od * g.stride[0] + offD;
+      for (int64_t oh = loH; oh < hiH; ++oh) {
+        int64_t ih = oh * g.stride[1] + offH;
+        const float *src = plane + (id * g.in[1] + ih) * g.in[2];
+        float *line = dst + (od * g.out[1] + oh) * g.out[2];
+        if (g.stride[2] == 1) {
+          std::memcpy(line + loW, src + loW + offW,
+                      sizeof(float) * (hiW - loW));
+        } else {
+          for (int64_t ow = loW; ow < hiW; ++ow)
+            line[ow] = src[ow * g.stride[2] + offW];
+        }
+      }
+    }
+  }
+}
+
+/// Scatters (adds) the column matrix of one group of a transposed
+/// convolution into its `channels` output planes, which start zeroed.
+void col2im(const WindowGeometry &g, int64_t channels, const float *col,
+            float *y, int threads) {
+  const int64_t kernelSize = g.kernelSize(), inSize = g.inSize();
+  // Taps of one channel write the same plane: threads split channels.
+#pragma omp parallel for num_threads(                                          \
+    threads) if (channels * kernelSize * inSize > kParallelGrain)
+  for (int64_t c = 0; c < channels; ++c) {
+    float *plane = y + c * g.outSize();
+    for (int64_t tap = 0; tap < kernelSize; ++tap) {
+      int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
+              kd = tap / (g.kernel[2] * g.kernel[1]);
+      int64_t offD = kd * g.dilation[0] - g.padBegin[0];
+      int64_t offH = kh * g.dilation[1] - g.padBegin[1];
+      int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+      // Input position i lands on output position i * stride + offset.
+      int64_t loD, hiD, loH, hiH, loW, hiW;
+      validRange(offD, g.stride[0], g.out[0], g.in[0], loD, hiD);
+      validRange(offH, g.stride[1], g.out[1], g.in[1], loH, hiH);
+      validRange(offW, g.stride[2], g.out[2], g.in[2], loW, hiW);
+      const float *src = col + (c * kernelSize + tap) * inSize;
+      for (int64_t id = loD; id < hiD; ++id) {
+        int64_t od = id * g.stride[0] + offD;
+        for (int64_t ih = loH; ih < hiH; ++ih) {
+          int64_t oh = ih * g.stride[1] + offH;
+          const float *line = src + (id * g.in[1] + ih) * g.in[2];
+          float *dst = plane + (od * g.out[1] + oh) * g.out[2];
+          for (int64_t iw = loW; iw < hiW; ++iw)
+            dst[iw * g.stride[2] + offW] += line[iw];
+        }
+      }
+    }
+  }
+}
+
+/// Convolution with one input channel per group: each output channel is a
+/// sum over kernel taps of shifted input planes.
+void depthwiseConv(const ConvShape &shape, const float *x, const float *w,
+                   float *y, int threads) {
+  const WindowGeometry &g = shape.window;
+  const int64_t planes = g.batch * shape.outChannels;
+  const int64_t perGroup = shape.outChannels / shape.group;
+  const int64_t kernelSize = g.kernelSize();
+#pragma omp parallel for num_threads(                                          \
+    threads) if (planes * g.outSize() * kernelSize > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    int64_t n = p / shape.outChannels, m = p % shape.outChannels;
+    const float *src = x + (n * g.channels + m / perGroup) * g.inSize();
+    const float *taps = w + m * kernelSize;
+    float *dst = y + p * g.outSize();
+    std::memset(dst, 0, sizeof(float) * g.outSize());
+    for (int64_t tap = 0; tap < kernelSize; ++tap) {
+      int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
+              kd = tap / (g.kernel[2] * g.kernel[1]);
+      int64_t offD = kd * g.dilation[0] - g.padBegin[0];
+      int64_t offH = kh * g.dilation[1] - g.padBegin[1];
+      int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+      int64_t loD, hiD, loH, hiH, loW, hiW;
+      validRange(offD, g.stride[0], g.in[0], g.out[0], loD, hiD);
+      validRange(offH, g.stride[1], g.in[1], g.out[1], loH, hiH);
+      validRange(offW, g.stride[2], g.in[2], g.out[2], loW, hiW);
+      const float weight = taps[tap];
+      const int64_t sw = g.stride[2];
+      for (int64_t od = loD; od < hiD; ++od) {
+        int64_t id = od * g.stride[0] + offD;
+        for (int64_t oh = loH; oh < hiH; ++oh) {
+          int64_t ih = oh * g.stride[1] + offH;
+          const float *line = src + (id * g.in[1] + ih) * g.in[2] + offW;
+          float *out = dst + (od * g.out[1] + oh) * g.out[2];
+          if (sw == 1) {
+            for (int64_t ow = loW; ow < hiW; ++ow)
+              out[ow] += weight * line[ow];
+          } else {
+            for (int64_t ow = loW; ow < hiW; ++ow)
+              out[ow] += weight * line[ow * sw];
+          }
+        }
+      }
+    }
+  }
+}
+
+void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
+             int64_t planeSize, int threads) {
+#pragma omp parallel for num_threads(                                          \
+    threads) if (batch * channels * planeSize > kParallelGrain)
+  for (int64_t p = 0; p < batch * channels; ++p) {
+    float b = bias[p % channels];
+    float *plane = y + p * planeSize;
+    for (int64_t i = 0; i < planeSize; ++i)
+      plane[i] += b;
+  }
+}
+
+int32_t checkConvOperands(CleaveContext *ctx, const char *kernel,
+                          const CleaveTensor *in, int32_t numIn,
+                          CleaveTensor *out, int32_t numOut,
+                          int64_t biasLength) {
+  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
+    return status;
+  if (checkF32(ctx, kernel, in[0], "X") || checkF32(ctx, kernel, in[1], "W") ||
+      checkF32(ctx, kernel, out[0], "Y"))
+    return 1;
+  if (isPresent(in, numIn, 2)) {
+    if (checkF32(ctx, kernel, in[2], "B"))
+      return 1;
+    if (numElements(in[2]) != biasLength)
+      return fail(ctx, kernel, "B has %lld elements, expected %lld",
+                  (long long)numElements(in[2]), (long long)biasLength);
+  }
+  return 0;
+}
+
+} // namespace
+
+extern "C" int32_t cleave_cpu_conv(CleaveContext *ctx, const CleaveTensor *in,
+                                   int32_t numIn, CleaveTensor *out,
+                                   int32_t numOut, const int64_t *ints,
+                                   const double *) {
+  const char *kernel = "conv";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
+    return status;
+  ConvShape shape;
+  if (int32_t status =
+          readConv(ctx, kernel, in[0], in[1], out[0], ints, false, shape))
+    return status;
+  if (int32_t status = checkConvOperands(ctx, kernel, in, numIn, out, numOut,
+                                         shape.outChannels))
+    return status;
+  const WindowGeometry &g = shape.window;
+  const float *x = static_cast<const float *>(in[0].data);
+  const float *w = static_cast<const float *>(in[1].data);
+  float *y = static_cast<float *>(out[0].data);
+  const int threads = numThreads(ctx);
+  const int64_t cg = g.channels / shape.group;
+  const int64_t mg = shape.outChannels / shape.group;
+  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
+  if (g.batch * shape.outChannels * outSize == 0)
+    return 0;
+
+  if (cg == 1 && shape.group > 1) {
+    depthwiseConv(shape, x, w, y, threads);
+  } else {
+    bool pointwise = true;
+    for (int i = 0; i < kMaxSpatial; ++i)
+      pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
+                   g.padEnd[i] == 0;
+    float *col = nullptr;
+    if (!pointwise) {
+      col = static_cast<float *>(
+          cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
+      if (!col)
+        return 1;
+    }
+    setBlasThreads(threads);
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t grp = 0; grp < shape.group; ++grp) {
+        const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
+        const float *wg = w + grp * mg * cg * kernelSize;
+        float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
+        const float *rhs = xg;
+        if (!pointwise) {
+          im2col(g, cg, xg, col, threads);
+          rhs = col;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mg, outSize,
+                    cg * kernelSize, 1.0f, wg, cg * kernelSize, rhs, outSize,
+                    0.0f, yg, outSize);
+      }
+    }
+  }
+  if (isPresent(in, numIn, 2))
+    addBias(static_cast<const float *>(in[2].data), y, g.batch,
+            shape.outChannels, outSize, threads);
+  return 0;
+}
+
+extern "C" int32_t
+cleave_cpu_conv_transpose(CleaveContext *ctx, const CleaveTensor *in,
+                          int32_t numIn, CleaveTensor *out, int32_t numOut,
+                          const int64_t *ints, const double *) {
+  const char *kernel = "conv_transpose";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
+    return status;
+  ConvShape shape;
+  if (int32_t status =
+          readConv(ctx, kernel, in[0], in[1], out[0], ints, true, shape))
+    return status;
+  if (int32_t status = checkConvOperands(ctx, kernel, in, numIn, out, numOut,
+                                         shape.outChannels))
+    return status;
+  const WindowGeometry &g = shape.window;
+  const float *x = static_cast<const float *>(in[0].data);
+  const float *w = static_cast<const float *>(in[1].data);
+  float *y = static_cast<float *>(out[0].data);
+  const int threads = numThreads(ctx);
+  const int64_t cg = g.channels / shape.group;
+  const int64_t mg = shape.outChannels / shape.group;
+  const int64_t kernelSize = g.kernelSize(), inSize = g.inSize();
+  const int64_t outTotal = g.batch * shape.outChannels * g.outSize();
+  if (outTotal == 0)
+    return 0;
+  std::memset(y, 0, sizeof(float) * outTotal);
+  if (inSize > 0 && cg > 0) {
+    float *col = static_cast<float *>(
+        cleave_rt_scratch(ctx, sizeof(float) * mg * kernelSize * inSize));
+    if (!col)
+      return 1;
+    setBlasThreads(threads);
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t grp = 0; grp < shape.group; ++grp) {
+        const float *xg = x + (n * g.channels + grp * cg) * inSize;
+        // W is C x M/group x k...: the rows of a group are its input
+        // channels, so the column matrix is the transposed product.
+        const float *wg = w + grp * cg * mg * kernelSize;
+        float *yg = y + (n * shape.outChannels + grp * mg) * g.outSize();
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, mg * kernelSize,
+                    inSize, cg, 1.0f, wg, mg * kernelSize, xg, inSize, 0.0f,
+                    col, inSize);
+        col2im(g, mg, col, yg, threads);
+      }
+    }
+  }
+  if (isPresent(in, numIn, 2))
+    addBias(static_cast<const float *>(in[2].data), y, g.batch,
+            shape.outChannels, g.outSize(), threads);
+  return 0;
+}

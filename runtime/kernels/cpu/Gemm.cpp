@@ -1,0 +1,209 @@
+//===- Gemm.cpp - matmul and gemm on OpenBLAS -----------------------------===//
+//
+// Both kernels hand the multiplication to cblas_sgemm. A batched matmul
+// whose rhs has no batch folds the batch into the rows of one sgemm; other
+// batches run one sgemm per batch, spread over OpenMP threads with OpenBLAS
+// single-threaded when the matrices are too small for OpenBLAS to use the
+// threads well.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSupport.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+using namespace cleave::cpu;
+
+namespace {
+
+/// A matmul operand seen as a batch of row-major matrices.
+struct MatrixBatch {
+  int64_t rows, cols;
+  /// Batch dimensions right-aligned to the output's batch rank, with their
+  /// element strides (0 where the operand broadcasts).
+  int64_t batchShape[CLEAVE_MAX_RANK];
+  int64_t batchStride[CLEAVE_MAX_RANK];
+};
+
+/// Per-batch matrices at most this many multiply-adds go one per thread.
+constexpr int64_t kSmallMatmulWork = 1 << 18;
+
+void describe(const CleaveTensor &t, bool isLhs, int32_t batchRank,
+              MatrixBatch &m) {
+  if (t.rank == 1) {
+    // numpy promotes a 1-D lhs to a row and a 1-D rhs to a column.
+    m.rows = isLhs ? 1 : t.shape[0];
+    m.cols = isLhs ? t.shape[0] : 1;
+  } else {
+    m.rows = t.shape[t.rank - 2];
+    m.cols = t.shape[t.rank - 1];
+  }
+  int32_t ownBatch = t.rank > 2 ? t.rank - 2 : 0;
+  int64_t stride = m.rows * m.cols;
+  for (int32_t i = batchRank - 1; i >= 0; --i) {
+    int32_t own = i - (batchRank - ownBatch);
+    int64_t dim = own >= 0 ? t.shape[own] : 1;
+    m.batchShape[i] = dim;
+    m.batchStride[i] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+}
+
+} // namespace
+
+extern "C" int32_t cleave_cpu_matmul(CleaveContext *ctx, const CleaveTensor *in,
+                                     int32_t numIn, CleaveTensor *out,
+                                     int32_t numOut, const int64_t *,
+                                     const double *) {
+  const char *kernel = "matmul";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
+    return status;
+  const CleaveTensor &a = in[0], &b = in[1];
+  CleaveTensor &y = out[0];
+  if (checkF32(ctx, kernel, a, "A") || checkF32(ctx, kernel, b, "B") ||
+      checkF32(ctx, kernel, y, "Y"))
+    return 1;
+  if (a.rank < 1 || b.rank < 1)
+    return fail(ctx, kernel, "operands must be at least 1-D");
+
+  int32_t batchRank = std::max(a.rank, b.rank) - 2;
+  if (batchRank < 0)
+    batchRank = 0;
+  MatrixBatch ma, mb;
+  describe(a, /*isLhs=*/true, batchRank, ma);
+  describe(b, /*isLhs=*/false, batchRank, mb);
+  if (ma.cols != mb.rows)
+    return fail(ctx, kernel, "contracted dimensions differ: %lld vs %lld",
+                (long long)ma.cols, (long long)mb.rows);
+  int64_t batchShape[CLEAVE_MAX_RANK];
+  int64_t batch = 1;
+  for (int32_t i = 0; i < batchRank; ++i) {
+    int64_t da = ma.batchShape[i], db = mb.batchShape[i];
+    if (da != db && da != 1 && db != 1)
+      return fail(ctx, kernel, "batch dimension %d does not broadcast", i);
+    batchShape[i] = std::max(da, db);
+    batch *= batchShape[i];
+  }
+  const int64_t m = ma.rows, k = ma.cols, n = mb.cols;
+  if (numElements(y) != batch * m * n)
+    return fail(ctx, kernel, "Y has %lld elements, expected %lld",
+                (long long)numElements(y), (long long)(batch * m * n));
+  const float *pa = static_cast<const float *>(a.data);
+  const float *pb = static_cast<const float *>(b.data);
+  float *py = static_cast<float *>(y.data);
+  if (batch * m * n == 0)
+    return 0;
+  if (k == 0) {
+    std::memset(py, 0, sizeof(float) * batch * m * n);
+    return 0;
+  }
+
+  int threads = numThreads(ctx);
+  bool rhsBatched = false, lhsBroadcast = false;
+  for (int32_t i = 0; i < batchRank; ++i) {
+    rhsBatched |= mb.batchStride[i] != 0;
+    lhsBroadcast |= ma.batchShape[i] != batchShape[i];
+  }
+  if (!rhsBatched && !lhsBroadcast) {
+    // The batches of A are consecutive rows of one matrix.
+    setBlasThreads(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch * m, n, k,
+                1.0f, pa, k, pb, n, 0.0f, py, n);
+    return 0;
+  }
+
+  auto multiply = [&](int64_t index) {
+    int64_t offsetA = 0, offsetB = 0, rest = index;
+    for (int32_t i = batchRank - 1; i >= 0; --i) {
+      int64_t coord = rest % batchShape[i];
+      rest /= batchShape[i];
+      offsetA += coord * ma.batchStride[i];
+      offsetB += coord * mb.batchStride[i];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                pa + offsetA, k, pb + offsetB, n, 0.0f, py + index * m * n, n);
+  };
+  if (threads > 1 && batch > 1 && m * n * k <= kSmallMatmulWork) {
+    setBlasThreads(1);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t index = 0; index < batch; ++index)
+      multiply(index);
+  } else {
+    setBlasThreads(threads);
+    for (int64_t index = 0; index < batch; ++index)
+      multiply(index);
+  }
+  return 0;
+}
+
+extern "C" int32_t cleave_cpu_gemm(CleaveContext *ctx, const CleaveTensor *in,
+                                   int32_t numIn, CleaveTensor *out,
+                                   int32_t numOut, const int64_t *ints,
+                                   const double *floats) {
+  const char *kernel = "gemm";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
+    return status;
+  const CleaveTensor &a = in[0], &b = in[1];
+  CleaveTensor &y = out[0];
+  bool hasC = isPresent(in, numIn, 2);
+  if (checkF32(ctx, kernel, a, "A") || checkF32(ctx, kernel, b, "B") ||
+      checkF32(ctx, kernel, y, "Y") ||
+      (hasC && checkF32(ctx, kernel, in[2], "C")))
+    return 1;
+  if (a.rank != 2 || b.rank != 2 || y.rank != 2)
+    return fail(ctx, kernel, "A, B and Y must be 2-D");
+  bool transA = ints[0] != 0, transB = ints[1] != 0;
+  float alpha = static_cast<float>(floats[0]);
+  float beta = static_cast<float>(floats[1]);
+  int64_t m = transA ? a.shape[1] : a.shape[0];
+  int64_t k = transA ? a.shape[0] : a.shape[1];
+  int64_t kb = transB ? b.shape[1] : b.shape[0];
+  int64_t n = transB ? b.shape[0] : b.shape[1];
+  if (k != kb)
+    return fail(ctx, kernel, "contracted dimensions differ: %lld vs %lld",
+                (long long)k, (long long)kb);
+  if (y.shape[0] != m || y.shape[1] != n)
+    return fail(ctx, kernel, "Y is %lldx%lld, expected %lldx%lld",
+                (long long)y.shape[0], (long long)y.shape[1], (long long)m,
+                (long long)n);
+  float *py = static_cast<float *>(y.data);
+  if (m * n == 0)
+    return 0;
+
+  float gemmBeta = 0.0f;
+  if (hasC && beta != 0.0f) {
+    // Unidirectional broadcast of C: a dimension of C is either the
+    // result's or 1, right-aligned.
+    const CleaveTensor &c = in[2];
+    if (c.rank > 2)
+      return fail(ctx, kernel, "C must be at most 2-D");
+    int64_t cRows = c.rank == 2 ? c.shape[0] : 1;
+    int64_t cCols = c.rank >= 1 ? c.shape[c.rank - 1] : 1;
+    if ((cRows != 1 && cRows != m) || (cCols != 1 && cCols != n))
+      return fail(ctx, kernel, "C does not broadcast to %lldx%lld",
+                  (long long)m, (long long)n);
+    const float *pc = static_cast<const float *>(c.data);
+    int64_t rowStride = cRows == 1 ? 0 : cCols;
+    int64_t colStride = cCols == 1 ? 0 : 1;
+    int threads = numThreads(ctx);
+#pragma omp parallel for num_threads(threads) if (m * n > kParallelGrain)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        py[i * n + j] = beta * pc[i * rowStride + j * colStride];
+    gemmBeta = 1.0f;
+  }
+  if (k == 0) {
+    if (gemmBeta == 0.0f)
+      std::memset(py, 0, sizeof(float) * m * n);
+    return 0;
+  }
+  setBlasThreads(numThreads(ctx));
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha,
+              static_cast<const float *>(a.data), a.shape[1],
+              static_cast<const float *>(b.data), b.shape[1], gemmBeta, py, n);
+  return 0;
+}

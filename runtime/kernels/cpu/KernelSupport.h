@@ -1,0 +1,71 @@
+//===- KernelSupport.h - what the CPU kernels share ---------------*- C++
+//-*-===//
+//
+// Private to runtime/kernels/cpu: tensor geometry, argument checks that fail
+// through cleave_rt_fail with a formatted message, and the thread count
+// every kernel takes from its context (OpenMP and OpenBLAS alike).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_KERNELS_CPU_KERNELSUPPORT_H
+#define CLEAVE_KERNELS_CPU_KERNELSUPPORT_H
+
+#include "cleave/rt/Kernels.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cleave::cpu {
+
+/// Product of the dimensions in [begin, end) (1 for an empty range).
+inline int64_t product(const int64_t *dims, int64_t begin, int64_t end) {
+  int64_t result = 1;
+  for (int64_t i = begin; i < end; ++i)
+    result *= dims[i];
+  return result;
+}
+
+inline int64_t numElements(const CleaveTensor &t) {
+  return product(t.shape, 0, t.rank);
+}
+
+inline bool isPresent(const CleaveTensor *tensors, int32_t count,
+                      int32_t index) {
+  return index < count && tensors[index].data != nullptr;
+}
+
+/// Formats a message printf-style and records it as the kernel's failure;
+/// returns the non-zero status to return from the kernel.
+int32_t fail(CleaveContext *ctx, const char *kernel, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// Fails unless there are at least `minIn` inputs and `minOut` outputs.
+int32_t checkArity(CleaveContext *ctx, const char *kernel, int32_t numIn,
+                   int32_t minIn, int32_t numOut, int32_t minOut);
+
+/// Fails unless `t` holds float32 data; `what` names the operand.
+int32_t checkF32(CleaveContext *ctx, const char *kernel, const CleaveTensor &t,
+                 const char *what);
+
+/// The element size of `t`, or 0 after failing on an unknown dtype.
+size_t elementSize(CleaveContext *ctx, const char *kernel,
+                   const CleaveTensor &t);
+
+/// The thread count kernels use (at least 1).
+int numThreads(CleaveContext *ctx);
+
+/// Sets OpenBLAS's thread count for the sgemm calls that follow. The value
+/// is process-wide in OpenBLAS; it is set only when it changes, since a
+/// change re-synchronises OpenBLAS's thread pool.
+void setBlasThreads(int threads);
+
+/// Row-major strides of `shape[0..rank)` in elements.
+void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides);
+
+/// Work below which an OpenMP loop runs on one thread: forking a team costs
+/// a few microseconds, more than copying a few thousand elements.
+constexpr int64_t kParallelGrain = 1 << 14;
+
+} // namespace cleave::cpu
+
+#endif // CLEAVE_KERNELS_CPU_KERNELSUPPORT_H

@@ -1,0 +1,284 @@
+//===- ConvTest.cpp - conv and conv_transpose against direct loops --------===//
+
+#include "KernelTest.h"
+
+using namespace cleave::test;
+
+namespace {
+
+struct ConvCase {
+  Shape x, w; // X: N x C x spatial; W as the kernel takes it
+  int64_t group;
+  Shape strides, pads, dilations, outputPadding;
+  bool bias;
+};
+
+int64_t spatialCount(const Shape &s) {
+  return count(Shape(s.begin() + 2, s.end()));
+}
+
+Shape convOutput(const ConvCase &c, bool transposed) {
+  size_t n = c.x.size() - 2;
+  Shape y = {c.x[0], transposed ? c.w[1] * c.group : c.w[0]};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t span = (c.w[2 + i] - 1) * c.dilations[i] + 1;
+    if (transposed)
+      y.push_back(c.strides[i] * (c.x[2 + i] - 1) + c.outputPadding[i] + span -
+                  c.pads[i] - c.pads[n + i]);
+    else
+      y.push_back(
+          (c.x[2 + i] + c.pads[i] + c.pads[n + i] - span) / c.strides[i] + 1);
+  }
+  return y;
+}
+
+std::vector<int64_t> convInts(const ConvCase &c, bool transposed) {
+  std::vector<int64_t> ints = {int64_t(c.x.size() - 2), c.group};
+  ints.insert(ints.end(), c.strides.begin(), c.strides.end());
+  ints.insert(ints.end(), c.pads.begin(), c.pads.end());
+  ints.insert(ints.end(), c.dilations.begin(), c.dilations.end());
+  if (transposed)
+    ints.insert(ints.end(), c.outputPadding.begin(), c.outputPadding.end());
+  return ints;
+}
+
+/// Direct convolution: each output sums its window. For the transposed
+/// form, each input scatters into its window.
+std::vector<float> naiveConv(const ConvCase &c, const Tensor &x,
+                             const Tensor &w, const Tensor *b, const Shape &ys,
+                             bool transposed) {
+  size_t n = c.x.size() - 2;
+  Shape kernel(c.w.begin() + 2, c.w.end());
+  int64_t cg = c.x[1] / c.group;
+  int64_t m = ys[1], mg = m / c.group;
+  std::vector<double> y(count(ys), 0.0);
+  Shape xs = stridesOf(c.x), wsd = stridesOf(c.w), yst = stridesOf(ys);
+  Shape outerShape = transposed ? Shape(c.x.begin() + 2, c.x.end())
+                                : Shape(ys.begin() + 2, ys.end());
+  for (int64_t batch = 0; batch < c.x[0]; ++batch)
+    for (int64_t oc = 0; oc < m; ++oc) {
+      int64_t g = oc / mg;
+      for (int64_t ic = g * cg; ic < (g + 1) * cg; ++ic)
+        for (int64_t p = 0; p < count(outerShape); ++p) {
+          Shape pos = unflatten(p, outerShape);
+          for (int64_t t = 0; t < count(kernel); ++t) {
+            Shape tap = unflatten(t, kernel);
+            int64_t xOff = batch * xs[0] + ic * xs[1];
+            int64_t yOff = batch * yst[0] + oc * yst[1];
+            bool inside = true;
+            for (size_t d = 0; d < n; ++d) {
+              int64_t other = transposed ? pos[d] * c.strides[d] - c.pads[d] +
+                                               tap[d] * c.dilations[d]
+                                         : pos[d] * c.strides[d] - c.pads[d] +
+                                               tap[d] * c.dilations[d];
+              int64_t limit = transposed ? ys[2 + d] : c.x[2 + d];
+              inside &= other >= 0 && other < limit;
+              if (transposed) {
+                xOff += pos[d] * xs[2 + d];
+                yOff += other * yst[2 + d];
+              } else {
+                xOff += other * xs[2 + d];
+                yOff += pos[d] * yst[2 + d];
+              }
+            }
+            if (!inside)
+              continue;
+            int64_t wOff = transposed ? ic * wsd[0] + (oc - g * mg) * wsd[1]
+                                      : oc * wsd[0] + (ic - g * cg) * wsd[1];
+            for (size_t d = 0; d < n; ++d)
+              wOff += tap[d] * wsd[2 + d];
+            y[yOff] += double(x.f32()[xOff]) * w.f32()[wOff];
+          }
+        }
+    }
+  std::vector<float> result(y.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    result[i] = float(y[i] + (b ? b->f32()[(i / spatialCount(ys)) % m] : 0.0));
+  return result;
+}
+
+class ConvTest : public KernelTest {};
+
+class ConvShapes : public ConvTest,
+                   public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(ConvShapes, ConvMatchesDirectLoop) {
+  const ConvCase &c = GetParam();
+  Tensor x = Tensor::random(c.x, 11), w = Tensor::random(c.w, 12);
+  Tensor b = Tensor::random({c.w[0]}, 13);
+  Shape ys = convOutput(c, false);
+  Tensor y(ys);
+  ASSERT_EQ(run(cleave_cpu_conv,
+                {x.desc(), w.desc(), c.bias ? b.desc() : absent()}, {y.desc()},
+                convInts(c, false)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
+              1e-4f, 1e-4f);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Windows, ConvShapes,
+    ::testing::Values(
+        // 3x3, padded: im2col.
+        ConvCase{{2, 3, 7, 6},
+                 {4, 3, 3, 3},
+                 1,
+                 {1, 1},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {},
+                 true},
+        // 1x1 stride 1: the input is the sgemm operand.
+        ConvCase{{2, 5, 4, 3},
+                 {6, 5, 1, 1},
+                 1,
+                 {1, 1},
+                 {0, 0, 0, 0},
+                 {1, 1},
+                 {},
+                 true},
+        // 1x1 strided goes through im2col.
+        ConvCase{{1, 4, 5, 5},
+                 {3, 4, 1, 1},
+                 1,
+                 {2, 2},
+                 {0, 0, 0, 0},
+                 {1, 1},
+                 {},
+                 false},
+        // Strides, dilations, asymmetric pads.
+        ConvCase{{1, 2, 9, 8},
+                 {3, 2, 3, 2},
+                 1,
+                 {2, 3},
+                 {1, 0, 2, 1},
+                 {2, 1},
+                 {},
+                 true},
+        // Two groups of two channels.
+        ConvCase{{2, 4, 6, 6},
+                 {6, 2, 3, 3},
+                 2,
+                 {1, 1},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {},
+                 true},
+        // Depthwise, and depthwise with a multiplier of 2, strided.
+        ConvCase{{2, 4, 7, 7},
+                 {4, 1, 3, 3},
+                 4,
+                 {1, 1},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {},
+                 true},
+        ConvCase{{1, 3, 8, 9},
+                 {6, 1, 3, 3},
+                 3,
+                 {2, 2},
+                 {1, 0, 1, 2},
+                 {1, 2},
+                 {},
+                 false},
+        // 1-D and 3-D.
+        ConvCase{{2, 3, 10}, {4, 3, 3}, 1, {2}, {1, 1}, {1}, {}, true},
+        ConvCase{{1, 2, 4, 5, 4},
+                 {3, 2, 2, 3, 2},
+                 1,
+                 {1, 2, 1},
+                 {0, 1, 1, 1, 0, 0},
+                 {1, 1, 2},
+                 {},
+                 true}));
+
+class ConvTransposeShapes : public ConvTest,
+                            public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(ConvTransposeShapes, ConvTransposeMatchesScatter) {
+  const ConvCase &c = GetParam();
+  Tensor x = Tensor::random(c.x, 21), w = Tensor::random(c.w, 22);
+  Shape ys = convOutput(c, true);
+  Tensor b = Tensor::random({ys[1]}, 23), y(ys);
+  ASSERT_EQ(run(cleave_cpu_conv_transpose,
+                {x.desc(), w.desc(), c.bias ? b.desc() : absent()}, {y.desc()},
+                convInts(c, true)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, true),
+              1e-4f, 1e-4f);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Windows, ConvTransposeShapes,
+    ::testing::Values(
+        ConvCase{{1, 8, 10}, {8, 4, 2}, 1, {2}, {0, 0}, {1}, {0}, false},
+        ConvCase{{2, 3, 4, 5},
+                 {3, 2, 3, 3},
+                 1,
+                 {2, 2},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {1, 0},
+                 true},
+        ConvCase{{1, 4, 3, 3},
+                 {4, 3, 3, 2},
+                 2,
+                 {1, 2},
+                 {0, 1, 2, 0},
+                 {2, 1},
+                 {0, 1},
+                 true},
+        ConvCase{{1, 2, 3, 2, 3},
+                 {2, 2, 2, 2, 2},
+                 1,
+                 {2, 1, 2},
+                 {0, 0, 0, 0, 0, 1},
+                 {1, 1, 1},
+                 {1, 0, 0},
+                 true}));
+
+TEST_F(ConvTest, HandComputed1D) {
+  // [1 2 3 4] * [1 0 -1], pads 1: [-2, -2, -2, 3].
+  Tensor x = Tensor::f32({1, 1, 4}, {1, 2, 3, 4});
+  Tensor w = Tensor::f32({1, 1, 3}, {1, 0, -1});
+  Tensor y({1, 1, 4});
+  ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc()}, {y.desc()},
+                {1, 1, 1, 1, 1, 1}),
+            0);
+  EXPECT_EQ(y.vec(), (std::vector<float>{-2, -2, -2, 3}));
+}
+
+TEST_F(ConvTest, RejectsBadAttributes) {
+  Tensor x = Tensor::random({1, 3, 5, 5}, 1),
+         w = Tensor::random({4, 3, 3, 3}, 2);
+  Tensor y({1, 4, 3, 3});
+  // Wrong output size (pads 1 would give 5x5).
+  expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc()}, {y.desc()},
+                    {2, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
+                "conv", "spatial dimension 0 of Y is 3, expected 5");
+  expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc()}, {y.desc()},
+                    {2, 2, 1, 1, 0, 0, 0, 0, 1, 1}),
+                "conv", "group 2 does not divide");
+  Tensor xi({1, 3, 5, 5}, CLEAVE_I64);
+  expectFailure(run(cleave_cpu_conv, {xi.desc(), w.desc()}, {y.desc()},
+                    {2, 1, 1, 1, 0, 0, 0, 0, 1, 1}),
+                "conv", "only float32");
+  Tensor x4 = Tensor::random({1, 1, 2, 2, 2, 2}, 1);
+  Tensor w4 = Tensor::random({1, 1, 1, 1, 1, 1}, 1), y4({1, 1, 2, 2, 2, 2});
+  expectFailure(
+      run(cleave_cpu_conv, {x4.desc(), w4.desc()}, {y4.desc()}, {4, 1}), "conv",
+      "1 to 3 are supported");
+  Tensor bias = Tensor::random({3}, 1);
+  expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc(), bias.desc()},
+                    {y.desc()}, {2, 1, 1, 1, 0, 0, 0, 0, 1, 1}),
+                "conv", "B has 3 elements, expected 4");
+  Tensor yt({1, 4, 5, 5});
+  Tensor wt = Tensor::random({3, 4, 3, 3}, 2);
+  expectFailure(run(cleave_cpu_conv_transpose, {x.desc(), wt.desc()},
+                    {yt.desc()}, {2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0}),
+                "conv_transpose", "expected 7");
+}
+
+} // namespace

@@ -1,0 +1,188 @@
+//===- GemmTest.cpp - matmul and gemm against naive products --------------===//
+
+#include "KernelTest.h"
+
+using namespace cleave::test;
+
+namespace {
+
+class GemmTest : public KernelTest {};
+
+/// numpy.matmul by definition.
+std::vector<float> naiveMatmul(const Tensor &a, const Tensor &b) {
+  Shape sa = a.shape, sb = b.shape;
+  bool rowVector = sa.size() == 1, columnVector = sb.size() == 1;
+  if (rowVector)
+    sa.insert(sa.begin(), 1);
+  if (columnVector)
+    sb.push_back(1);
+  size_t batchRank = std::max(sa.size(), sb.size()) - 2;
+  Shape batch(batchRank);
+  auto dimOf = [&](const Shape &s, size_t i) -> int64_t {
+    size_t own = s.size() - 2;
+    return i + own >= batchRank ? s[i + own - batchRank] : 1;
+  };
+  for (size_t i = 0; i < batchRank; ++i)
+    batch[i] = std::max(dimOf(sa, i), dimOf(sb, i));
+  int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  std::vector<float> y;
+  for (int64_t flat = 0; flat < count(batch); ++flat) {
+    Shape index = unflatten(flat, batch);
+    int64_t offA = 0, offB = 0, strideA = m * k, strideB = k * n;
+    for (size_t i = batchRank; i-- > 0;) {
+      int64_t da = dimOf(sa, i), db = dimOf(sb, i);
+      offA += (da == 1 ? 0 : index[i]) * strideA;
+      offB += (db == 1 ? 0 : index[i]) * strideB;
+      strideA *= da;
+      strideB *= db;
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += double(a.f32()[offA + i * k + p]) * b.f32()[offB + p * n + j];
+        y.push_back(float(sum));
+      }
+  }
+  return y;
+}
+
+struct MatmulCase {
+  Shape a, b, y;
+};
+
+class MatmulShapes : public GemmTest,
+                     public ::testing::WithParamInterface<MatmulCase> {};
+
+TEST_P(MatmulShapes, MatchesNaiveProduct) {
+  const MatmulCase &c = GetParam();
+  Tensor a = Tensor::random(c.a, 1), b = Tensor::random(c.b, 2), y(c.y);
+  ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0)
+      << ctx.error;
+  expectClose(y.vec(), naiveMatmul(a, b), 1e-4f, 1e-4f);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Numpy, MatmulShapes,
+    ::testing::Values(MatmulCase{{3, 4}, {4, 5}, {3, 5}},
+                      // Batch folded into the rows of one sgemm.
+                      MatmulCase{{2, 3, 4}, {4, 5}, {2, 3, 5}},
+                      // Broadcast batch on both sides.
+                      MatmulCase{{2, 1, 3, 4}, {1, 3, 4, 5}, {2, 3, 3, 5}},
+                      MatmulCase{{3, 4}, {2, 4, 5}, {2, 3, 5}},
+                      // Many small matrices: one per thread.
+                      MatmulCase{{16, 8, 8}, {16, 8, 8}, {16, 8, 8}},
+                      // 1-D operands.
+                      MatmulCase{{4}, {4, 5}, {5}},
+                      MatmulCase{{3, 4}, {4}, {3}},
+                      MatmulCase{{2, 3, 4}, {4}, {2, 3}},
+                      MatmulCase{{4}, {2, 4, 5}, {2, 5}},
+                      MatmulCase{{4}, {4}, {}},
+                      // Empty contraction gives zeros.
+                      MatmulCase{{2, 0}, {0, 3}, {2, 3}}));
+
+TEST_F(GemmTest, MatmulHandComputed) {
+  Tensor a = Tensor::f32({2, 2}, {1, 2, 3, 4});
+  Tensor b = Tensor::f32({2, 2}, {5, 6, 7, 8});
+  Tensor y({2, 2});
+  ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0);
+  EXPECT_EQ(y.vec(), (std::vector<float>{19, 22, 43, 50}));
+}
+
+TEST_F(GemmTest, MatmulRejectsBadOperands) {
+  Tensor a = Tensor::random({2, 3}, 1), b = Tensor::random({4, 5}, 2);
+  Tensor y({2, 5});
+  expectFailure(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}),
+                "matmul", "contracted dimensions differ");
+  Tensor ai({2, 4}, CLEAVE_I32), bi = Tensor::random({4, 5}, 2);
+  expectFailure(run(cleave_cpu_matmul, {ai.desc(), bi.desc()}, {y.desc()}),
+                "matmul", "only float32");
+  Tensor a3 = Tensor::random({2, 3, 4}, 1), b3 = Tensor::random({3, 4, 5}, 1);
+  Tensor y3({3, 3, 5});
+  expectFailure(run(cleave_cpu_matmul, {a3.desc(), b3.desc()}, {y3.desc()}),
+                "matmul", "does not broadcast");
+  expectFailure(run(cleave_cpu_matmul, {a.desc()}, {y.desc()}), "matmul",
+                "expected at least 2 inputs");
+}
+
+/// alpha op(A) op(B) + beta C with C broadcast.
+std::vector<float> naiveGemm(const Tensor &a, const Tensor &b, const Tensor *c,
+                             bool transA, bool transB, float alpha,
+                             float beta) {
+  int64_t m = transA ? a.shape[1] : a.shape[0];
+  int64_t k = transA ? a.shape[0] : a.shape[1];
+  int64_t n = transB ? b.shape[0] : b.shape[1];
+  std::vector<float> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        float av = transA ? a.f32()[p * m + i] : a.f32()[i * k + p];
+        float bv = transB ? b.f32()[j * k + p] : b.f32()[p * n + j];
+        sum += double(av) * bv;
+      }
+      double cv = 0;
+      if (c) {
+        int64_t rows = c->shape.size() == 2 ? c->shape[0] : 1;
+        int64_t cols = c->shape.empty() ? 1 : c->shape.back();
+        cv = c->f32()[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+      }
+      y[i * n + j] = float(alpha * sum + beta * cv);
+    }
+  return y;
+}
+
+struct GemmCase {
+  bool transA, transB;
+  Shape c; // empty vector with hasC false: no C
+  bool hasC;
+};
+
+class GemmVariants : public GemmTest,
+                     public ::testing::WithParamInterface<GemmCase> {};
+
+TEST_P(GemmVariants, MatchesNaiveGemm) {
+  const GemmCase &p = GetParam();
+  const int64_t m = 5, k = 7, n = 6;
+  Tensor a = Tensor::random(p.transA ? Shape{k, m} : Shape{m, k}, 3);
+  Tensor b = Tensor::random(p.transB ? Shape{n, k} : Shape{k, n}, 4);
+  Tensor c = Tensor::random(p.c, 5), y({m, n});
+  CleaveTensor cd = p.hasC ? c.desc() : absent();
+  ASSERT_EQ(run(cleave_cpu_gemm, {a.desc(), b.desc(), cd}, {y.desc()},
+                {p.transA, p.transB}, {0.5, 2.0}),
+            0)
+      << ctx.error;
+  expectClose(
+      y.vec(),
+      naiveGemm(a, b, p.hasC ? &c : nullptr, p.transA, p.transB, 0.5f, 2.0f),
+      1e-4f, 1e-4f);
+}
+
+INSTANTIATE_TEST_SUITE_P(TransposesAndBias, GemmVariants,
+                         ::testing::Values(GemmCase{false, false, {}, false},
+                                           GemmCase{true, false, {6}, true},
+                                           GemmCase{false, true, {5, 6}, true},
+                                           GemmCase{true, true, {5, 1}, true},
+                                           GemmCase{false, false, {1, 6}, true},
+                                           GemmCase{false, false, {}, true}));
+
+TEST_F(GemmTest, GemmRejectsBadOperands) {
+  Tensor a = Tensor::random({2, 3}, 1), b = Tensor::random({3, 4}, 2);
+  Tensor c = Tensor::random({3, 4}, 3), y({2, 4});
+  expectFailure(run(cleave_cpu_gemm, {a.desc(), b.desc(), c.desc()}, {y.desc()},
+                    {0, 0}, {1.0, 1.0}),
+                "gemm", "does not broadcast");
+  expectFailure(run(cleave_cpu_gemm, {a.desc(), b.desc()}, {y.desc()}, {1, 0},
+                    {1.0, 1.0}),
+                "gemm", "contracted dimensions differ");
+  Tensor a64({2, 3}, CLEAVE_F64);
+  expectFailure(run(cleave_cpu_gemm, {a64.desc(), b.desc()}, {y.desc()}, {0, 0},
+                    {1.0, 1.0}),
+                "gemm", "only float32");
+  Tensor bad({2, 5});
+  expectFailure(run(cleave_cpu_gemm, {a.desc(), b.desc()}, {bad.desc()}, {0, 0},
+                    {1.0, 1.0}),
+                "gemm", "Y is 2x5");
+}
+
+} // namespace

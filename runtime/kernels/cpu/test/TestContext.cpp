@@ -1,0 +1,75 @@
+//===- TestContext.cpp - cleave_rt_* services for the kernel tests --------===//
+//
+// The runtime (runtime/src) defines these for real programs; the kernel
+// tests link this stand-in instead, which records failures in the context
+// and keeps scratch memory in the context's buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/rt/Context.h"
+
+#include <cstdlib>
+
+extern "C" int32_t cleave_rt_fail(CleaveContext *ctx, const char *kernel,
+                                  const char *message) {
+  if (ctx->error.empty()) {
+    ctx->failedKernel = kernel ? kernel : "";
+    ctx->error = message ? message : "";
+  }
+  return 1;
+}
+
+extern "C" void *cleave_rt_scratch(CleaveContext *ctx, size_t bytes) {
+  if (bytes <= ctx->scratchBytes)
+    return ctx->scratch;
+  std::free(ctx->scratch);
+  size_t rounded = (bytes + 63) / 64 * 64;
+  ctx->scratch = std::aligned_alloc(64, rounded);
+  ctx->scratchBytes = ctx->scratch ? rounded : 0;
+  if (!ctx->scratch)
+    cleave_rt_fail(ctx, "scratch", "out of memory");
+  return ctx->scratch;
+}
+
+extern "C" int32_t cleave_rt_num_threads(CleaveContext *ctx) {
+  return ctx->numThreads;
+}
+
+extern "C" void *cleave_rt_cuda_stream(CleaveContext *ctx) {
+  return ctx->cudaStream;
+}
+extern "C" void *cleave_rt_cublas(CleaveContext *ctx) { return ctx->cublas; }
+extern "C" void *cleave_rt_cublaslt(CleaveContext *ctx) {
+  return ctx->cublasLt;
+}
+extern "C" void *cleave_rt_cudnn(CleaveContext *ctx) { return ctx->cudnn; }
+
+extern "C" void cleave_rt_step(CleaveContext *ctx, int32_t step,
+                               const char *node) {
+  ctx->step = step;
+  ctx->node = node;
+}
+
+extern "C" size_t cleave_dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case CLEAVE_F64:
+  case CLEAVE_I64:
+  case CLEAVE_U64:
+    return 8;
+  case CLEAVE_F32:
+  case CLEAVE_I32:
+  case CLEAVE_U32:
+    return 4;
+  case CLEAVE_F16:
+  case CLEAVE_BF16:
+  case CLEAVE_I16:
+  case CLEAVE_U16:
+    return 2;
+  case CLEAVE_I8:
+  case CLEAVE_U8:
+  case CLEAVE_BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
