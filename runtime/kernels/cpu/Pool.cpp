@@ -1,0 +1,227 @@
+//===- Pool.cpp - max, average and global pooling -------------------------===//
+//
+// Windowed pools visit each output position's window once, skipping taps in
+// the padding: a max ignores them, an average counts them only with
+// count_include_pad (and then only those inside the declared pads, which
+// ceil_mode's last window may overrun).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvGeometry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace cleave::cpu;
+
+namespace {
+
+enum class PoolKind { Max, Average };
+
+int32_t readPool(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
+                 int32_t numIn, CleaveTensor *out, int32_t numOut,
+                 const int64_t *ints, WindowGeometry &g) {
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0], &y = out[0];
+  if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
+    return 1;
+  int64_t n = ints[0];
+  if (n < 1 || n > kMaxSpatial)
+    return fail(ctx, kernel, "%lld spatial dimensions; 1 to 3 are supported",
+                (long long)n);
+  if (x.rank != n + 2 || y.rank != n + 2 || x.shape[0] != y.shape[0] ||
+      x.shape[1] != y.shape[1])
+    return fail(ctx, kernel, "X and Y must be N x C x %lld spatial dimensions",
+                (long long)n);
+  const int64_t *kernelShape = ints + 1, *strides = ints + 1 + n,
+                *pads = ints + 1 + 2 * n, *dilations = ints + 1 + 4 * n;
+  bool ceilMode = ints[1 + 5 * n] != 0;
+  g.batch = x.shape[0];
+  g.channels = x.shape[1];
+  readSpatial(x.shape + 2, n, 1, g.in);
+  readSpatial(y.shape + 2, n, 1, g.out);
+  readSpatial(kernelShape, n, 1, g.kernel);
+  readSpatial(strides, n, 1, g.stride);
+  readSpatial(pads, n, 0, g.padBegin);
+  readSpatial(pads + n, n, 0, g.padEnd);
+  readSpatial(dilations, n, 1, g.dilation);
+  for (int i = 0; i < kMaxSpatial; ++i) {
+    if (g.kernel[i] < 1 || g.stride[i] < 1 || g.dilation[i] < 1 ||
+        g.padBegin[i] < 0 || g.padEnd[i] < 0)
+      return fail(ctx, kernel,
+                  "kernel, strides and dilations must be "
+                  "positive and pads non-negative");
+    int64_t span = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    int64_t room = g.in[i] + g.padBegin[i] + g.padEnd[i] - span;
+    int64_t expected = (ceilMode ? (room + g.stride[i] - 1) / g.stride[i]
+                                 : room / g.stride[i]) +
+                       1;
+    // A last window starting in the end padding is dropped.
+    if (ceilMode && (expected - 1) * g.stride[i] >= g.in[i] + g.padBegin[i])
+      --expected;
+    if (g.out[i] != expected)
+      return fail(ctx, kernel,
+                  "spatial dimension %d of Y is %lld, expected "
+                  "%lld",
+                  i - (kMaxSpatial - (int)n), (long long)g.out[i],
+                  (long long)expected);
+  }
+  return 0;
+}
+
+/// The taps of one window along one dimension: the first in-range tap, the
+/// end, and (for count_include_pad) how many taps fall inside the pads.
+struct WindowTaps {
+  int64_t first, last, counted;
+};
+
+WindowTaps windowTaps(const WindowGeometry &g, int dim, int64_t o) {
+  int64_t start = o * g.stride[dim] - g.padBegin[dim];
+  int64_t d = g.dilation[dim];
+  WindowTaps taps{0, 0, 0};
+  // Taps k with 0 <= start + k * d < in.
+  taps.first = start >= 0 ? 0 : (-start + d - 1) / d;
+  taps.last = std::min(g.kernel[dim], start < g.in[dim]
+                                          ? (g.in[dim] - start + d - 1) / d
+                                          : int64_t(0));
+  if (taps.last < taps.first)
+    taps.last = taps.first;
+  int64_t padEnd = g.in[dim] + g.padEnd[dim] - start;
+  taps.counted =
+      std::min(g.kernel[dim], padEnd > 0 ? (padEnd + d - 1) / d : int64_t(0));
+  return taps;
+}
+
+void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
+          const float *x, float *y, int threads) {
+  const int64_t planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(                                          \
+    threads) if (planes * g.outSize() * g.kernelSize() > kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *src = x + p * g.inSize();
+    float *dst = y + p * g.outSize();
+    for (int64_t od = 0; od < g.out[0]; ++od) {
+      WindowTaps td = windowTaps(g, 0, od);
+      int64_t sd = od * g.stride[0] - g.padBegin[0];
+      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+        WindowTaps th = windowTaps(g, 1, oh);
+        int64_t sh = oh * g.stride[1] - g.padBegin[1];
+        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+          WindowTaps tw = windowTaps(g, 2, ow);
+          int64_t sw = ow * g.stride[2] - g.padBegin[2];
+          float max = -std::numeric_limits<float>::infinity();
+          float sum = 0.0f;
+          for (int64_t kd = td.first; kd < td.last; ++kd) {
+            int64_t id = sd + kd * g.dilation[0];
+            for (int64_t kh = th.first; kh < th.last; ++kh) {
+              int64_t ih = sh + kh * g.dilation[1];
+              const float *line = src + (id * g.in[1] + ih) * g.in[2] + sw;
+              for (int64_t kw = tw.first; kw < tw.last; ++kw) {
+                float v = line[kw * g.dilation[2]];
+                max = v > max || std::isnan(v) ? v : max;
+                sum += v;
+              }
+            }
+          }
+          float *target = dst + (od * g.out[1] + oh) * g.out[2] + ow;
+          if (kind == PoolKind::Max) {
+            *target = max;
+            continue;
+          }
+          int64_t count = countIncludePad
+                              ? td.counted * th.counted * tw.counted
+                              : (td.last - td.first) * (th.last - th.first) *
+                                    (tw.last - tw.first);
+          *target = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+int32_t globalPool(CleaveContext *ctx, const char *kernel,
+                   const CleaveTensor *in, int32_t numIn, CleaveTensor *out,
+                   int32_t numOut, PoolKind kind) {
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0], &y = out[0];
+  if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
+    return 1;
+  if (x.rank < 2)
+    return fail(ctx, kernel, "X must be at least 2-D");
+  const int64_t planes = x.shape[0] * x.shape[1];
+  const int64_t size = product(x.shape, 2, x.rank);
+  if (numElements(y) != planes)
+    return fail(ctx, kernel, "Y must have N x C elements");
+  const float *src = static_cast<const float *>(x.data);
+  float *dst = static_cast<float *>(y.data);
+  const int threads = numThreads(ctx);
+#pragma omp parallel for num_threads(threads) if (planes * size >              \
+                                                  kParallelGrain)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *plane = src + p * size;
+    if (kind == PoolKind::Max) {
+      float max = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < size; ++i)
+        max = plane[i] > max || std::isnan(plane[i]) ? plane[i] : max;
+      dst[p] = max;
+    } else {
+      float sum = 0.0f;
+      for (int64_t i = 0; i < size; ++i)
+        sum += plane[i];
+      dst[p] = size > 0 ? sum / static_cast<float>(size) : 0.0f;
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+extern "C" int32_t cleave_cpu_max_pool(CleaveContext *ctx,
+                                       const CleaveTensor *in, int32_t numIn,
+                                       CleaveTensor *out, int32_t numOut,
+                                       const int64_t *ints, const double *) {
+  WindowGeometry g;
+  if (int32_t status =
+          readPool(ctx, "max_pool", in, numIn, out, numOut, ints, g))
+    return status;
+  pool(g, PoolKind::Max, false, static_cast<const float *>(in[0].data),
+       static_cast<float *>(out[0].data), numThreads(ctx));
+  return 0;
+}
+
+extern "C" int32_t cleave_cpu_average_pool(CleaveContext *ctx,
+                                           const CleaveTensor *in,
+                                           int32_t numIn, CleaveTensor *out,
+                                           int32_t numOut, const int64_t *ints,
+                                           const double *) {
+  WindowGeometry g;
+  if (int32_t status =
+          readPool(ctx, "average_pool", in, numIn, out, numOut, ints, g))
+    return status;
+  int64_t n = ints[0];
+  bool countIncludePad = ints[2 + 5 * n] != 0;
+  pool(g, PoolKind::Average, countIncludePad,
+       static_cast<const float *>(in[0].data),
+       static_cast<float *>(out[0].data), numThreads(ctx));
+  return 0;
+}
+
+extern "C" int32_t
+cleave_cpu_global_average_pool(CleaveContext *ctx, const CleaveTensor *in,
+                               int32_t numIn, CleaveTensor *out, int32_t numOut,
+                               const int64_t *, const double *) {
+  return globalPool(ctx, "global_average_pool", in, numIn, out, numOut,
+                    PoolKind::Average);
+}
+
+extern "C" int32_t cleave_cpu_global_max_pool(CleaveContext *ctx,
+                                              const CleaveTensor *in,
+                                              int32_t numIn, CleaveTensor *out,
+                                              int32_t numOut, const int64_t *,
+                                              const double *) {
+  return globalPool(ctx, "global_max_pool", in, numIn, out, numOut,
+                    PoolKind::Max);
+}

@@ -1,0 +1,129 @@
+//===- Softmax.cpp - softmax and log-softmax along one axis ---------------===//
+//
+// The input is viewed as outer x axis x inner. Each (outer, inner) line is
+// shifted by its maximum before exponentiation so that large logits do not
+// overflow. The last axis (inner == 1) is the common case and runs over
+// contiguous lines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSupport.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace cleave::cpu;
+
+namespace {
+
+/// Softmax (or log-softmax) of the contiguous `line` into `result`.
+void softmaxLine(const float *line, float *result, int64_t length, bool log) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < length; ++i)
+    max = line[i] > max ? line[i] : max;
+  float sum = 0.0f;
+  if (log) {
+    for (int64_t i = 0; i < length; ++i)
+      sum += std::exp(line[i] - max);
+    const float shift = max + std::log(sum);
+    for (int64_t i = 0; i < length; ++i)
+      result[i] = line[i] - shift;
+    return;
+  }
+  for (int64_t i = 0; i < length; ++i) {
+    result[i] = std::exp(line[i] - max);
+    sum += result[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < length; ++i)
+    result[i] *= inv;
+}
+
+int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
+                int32_t numIn, CleaveTensor *out, int32_t numOut,
+                const int64_t *ints, bool log) {
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, out[0], "Y"))
+    return 1;
+  const int64_t axis = ints[0];
+  if (axis < 0 || axis >= x.rank)
+    return fail(ctx, kernel, "axis %lld is out of range for rank %d",
+                (long long)axis, x.rank);
+  if (numElements(out[0]) != numElements(x))
+    return fail(ctx, kernel, "Y must have the shape of X");
+  const int64_t outer = product(x.shape, 0, axis);
+  const int64_t length = x.shape[axis];
+  const int64_t inner = product(x.shape, axis + 1, x.rank);
+  const float *src = static_cast<const float *>(x.data);
+  float *dst = static_cast<float *>(out[0].data);
+  const int threads = numThreads(ctx);
+  const int64_t lines = outer * inner;
+  if (inner == 1) {
+#pragma omp parallel for num_threads(threads) if (lines * length >             \
+                                                  kParallelGrain)
+    for (int64_t l = 0; l < lines; ++l)
+      softmaxLine(src + l * length, dst + l * length, length, log);
+    return 0;
+  }
+  // Lines along another axis are strided: a block of neighbouring lines is
+  // processed together so that every pass reads contiguous runs.
+  constexpr int64_t kBlock = 256;
+  const int64_t blocksPerOuter = (inner + kBlock - 1) / kBlock;
+  const int64_t blocks = outer * blocksPerOuter;
+#pragma omp parallel for num_threads(threads) if (lines * length >             \
+                                                  kParallelGrain)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const int64_t o = blk / blocksPerOuter;
+    const int64_t begin = (blk % blocksPerOuter) * kBlock;
+    const int64_t width = inner - begin < kBlock ? inner - begin : kBlock;
+    const float *a = src + o * length * inner + begin;
+    float *b = dst + o * length * inner + begin;
+    float max[kBlock], sum[kBlock];
+    for (int64_t j = 0; j < width; ++j) {
+      max[j] = -std::numeric_limits<float>::infinity();
+      sum[j] = 0.0f;
+    }
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t j = 0; j < width; ++j)
+        max[j] = a[i * inner + j] > max[j] ? a[i * inner + j] : max[j];
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t j = 0; j < width; ++j) {
+        float e = std::exp(a[i * inner + j] - max[j]);
+        sum[j] += e;
+        if (!log)
+          b[i * inner + j] = e;
+      }
+    if (log) {
+      for (int64_t j = 0; j < width; ++j)
+        sum[j] = max[j] + std::log(sum[j]);
+      for (int64_t i = 0; i < length; ++i)
+        for (int64_t j = 0; j < width; ++j)
+          b[i * inner + j] = a[i * inner + j] - sum[j];
+    } else {
+      for (int64_t j = 0; j < width; ++j)
+        sum[j] = 1.0f / sum[j];
+      for (int64_t i = 0; i < length; ++i)
+        for (int64_t j = 0; j < width; ++j)
+          b[i * inner + j] *= sum[j];
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+extern "C" int32_t cleave_cpu_softmax(CleaveContext *ctx,
+                                      const CleaveTensor *in, int32_t numIn,
+                                      CleaveTensor *out, int32_t numOut,
+                                      const int64_t *ints, const double *) {
+  return softmax(ctx, "softmax", in, numIn, out, numOut, ints, false);
+}
+
+extern "C" int32_t cleave_cpu_log_softmax(CleaveContext *ctx,
+                                          const CleaveTensor *in, int32_t numIn,
+                                          CleaveTensor *out, int32_t numOut,
+                                          const int64_t *ints, const double *) {
+  return softmax(ctx, "log_softmax", in, numIn, out, numOut, ints, true);
+}

@@ -1,0 +1,199 @@
+//===- PoolTest.cpp - pooling against direct window loops -----------------===//
+
+#include "KernelTest.h"
+
+#include <limits>
+
+using namespace cleave::test;
+
+namespace {
+
+struct PoolCase {
+  Shape x, kernel, strides, pads, dilations;
+  bool ceilMode, countIncludePad;
+};
+
+Shape poolOutput(const PoolCase &c) {
+  size_t n = c.kernel.size();
+  Shape y = {c.x[0], c.x[1]};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t span = (c.kernel[i] - 1) * c.dilations[i] + 1;
+    int64_t room = c.x[2 + i] + c.pads[i] + c.pads[n + i] - span;
+    int64_t o = (c.ceilMode ? (room + c.strides[i] - 1) / c.strides[i]
+                            : room / c.strides[i]) +
+                1;
+    if (c.ceilMode && (o - 1) * c.strides[i] >= c.x[2 + i] + c.pads[i])
+      --o;
+    y.push_back(o);
+  }
+  return y;
+}
+
+std::vector<int64_t> poolInts(const PoolCase &c, bool average) {
+  std::vector<int64_t> ints = {int64_t(c.kernel.size())};
+  for (const Shape *s : {&c.kernel, &c.strides, &c.pads, &c.dilations})
+    ints.insert(ints.end(), s->begin(), s->end());
+  ints.push_back(c.ceilMode);
+  if (average)
+    ints.push_back(c.countIncludePad);
+  return ints;
+}
+
+std::vector<float> naivePool(const PoolCase &c, const Tensor &x,
+                             const Shape &ys, bool average) {
+  size_t n = c.kernel.size();
+  Shape outSpatial(ys.begin() + 2, ys.end());
+  Shape xs = stridesOf(c.x);
+  std::vector<float> y;
+  for (int64_t plane = 0; plane < c.x[0] * c.x[1]; ++plane)
+    for (int64_t p = 0; p < count(outSpatial); ++p) {
+      Shape pos = unflatten(p, outSpatial);
+      float max = -std::numeric_limits<float>::infinity();
+      double sum = 0;
+      int64_t valid = 0, counted = 0;
+      for (int64_t t = 0; t < count(c.kernel); ++t) {
+        Shape tap = unflatten(t, c.kernel);
+        int64_t off = plane * xs[1];
+        bool inside = true, inPads = true;
+        for (size_t d = 0; d < n; ++d) {
+          int64_t i =
+              pos[d] * c.strides[d] - c.pads[d] + tap[d] * c.dilations[d];
+          inside &= i >= 0 && i < c.x[2 + d];
+          inPads &= i < c.x[2 + d] + c.pads[n + d];
+          off += i * xs[2 + d];
+        }
+        counted += inPads;
+        if (!inside)
+          continue;
+        ++valid;
+        max = std::max(max, x.f32()[off]);
+        sum += x.f32()[off];
+      }
+      if (!average)
+        y.push_back(max);
+      else
+        y.push_back(float(sum / (c.countIncludePad ? counted : valid)));
+    }
+  return y;
+}
+
+class PoolTest : public KernelTest {};
+
+class PoolShapes : public PoolTest,
+                   public ::testing::WithParamInterface<PoolCase> {};
+
+TEST_P(PoolShapes, MaxPoolMatchesWindows) {
+  const PoolCase &c = GetParam();
+  Tensor x = Tensor::random(c.x, 31);
+  Shape ys = poolOutput(c);
+  Tensor y(ys);
+  ASSERT_EQ(
+      run(cleave_cpu_max_pool, {x.desc()}, {y.desc()}, poolInts(c, false)), 0)
+      << ctx.error;
+  expectClose(y.vec(), naivePool(c, x, ys, false), 0.0f, 0.0f);
+}
+
+TEST_P(PoolShapes, AveragePoolMatchesWindows) {
+  const PoolCase &c = GetParam();
+  Tensor x = Tensor::random(c.x, 32);
+  Shape ys = poolOutput(c);
+  Tensor y(ys);
+  ASSERT_EQ(
+      run(cleave_cpu_average_pool, {x.desc()}, {y.desc()}, poolInts(c, true)),
+      0)
+      << ctx.error;
+  expectClose(y.vec(), naivePool(c, x, ys, true), 1e-6f, 1e-5f);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Windows, PoolShapes,
+    ::testing::Values(
+        PoolCase{
+            {2, 3, 8, 8}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false, false},
+        PoolCase{
+            {1, 2, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, false},
+        PoolCase{
+            {1, 2, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, true},
+        // ceil_mode: the last window hangs over the end padding.
+        PoolCase{
+            {1, 1, 6, 7}, {3, 2}, {2, 2}, {0, 1, 1, 0}, {1, 1}, true, true},
+        PoolCase{
+            {1, 1, 6, 7}, {3, 2}, {2, 2}, {0, 1, 1, 0}, {1, 1}, true, false},
+        // Dilated, 1-D and 3-D.
+        PoolCase{
+            {1, 2, 9, 9}, {2, 3}, {1, 2}, {1, 2, 1, 2}, {2, 2}, false, true},
+        PoolCase{{2, 3, 11}, {3}, {2}, {1, 1}, {1}, true, false},
+        PoolCase{{1, 2, 4, 5, 6},
+                 {2, 2, 3},
+                 {2, 1, 2},
+                 {0, 1, 1, 1, 0, 1},
+                 {1, 1, 1},
+                 false,
+                 true}));
+
+TEST_F(PoolTest, HandComputed) {
+  Tensor x = Tensor::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor y({1, 1, 1, 2});
+  ASSERT_EQ(run(cleave_cpu_max_pool, {x.desc()}, {y.desc()},
+                {2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0}),
+            0);
+  EXPECT_EQ(y.vec(), (std::vector<float>{6, 8}));
+  ASSERT_EQ(run(cleave_cpu_average_pool, {x.desc()}, {y.desc()},
+                {2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0, 0}),
+            0);
+  EXPECT_EQ(y.vec(), (std::vector<float>{3.5f, 5.5f}));
+  // A padded corner: 1 of 4 taps is inside; with count_include_pad the
+  // divisor is 4.
+  Tensor one = Tensor::f32({1, 1, 1, 1}, {8});
+  Tensor r({1, 1, 1, 1});
+  ASSERT_EQ(run(cleave_cpu_average_pool, {one.desc()}, {r.desc()},
+                {2, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 0, 1}),
+            0);
+  EXPECT_EQ(r.vec(), (std::vector<float>{2.0f}));
+  ASSERT_EQ(run(cleave_cpu_average_pool, {one.desc()}, {r.desc()},
+                {2, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0}),
+            0);
+  EXPECT_EQ(r.vec(), (std::vector<float>{8.0f}));
+}
+
+TEST_F(PoolTest, GlobalPools) {
+  Tensor x = Tensor::random({2, 3, 4, 5}, 33);
+  Tensor avg({2, 3, 1, 1}), max({2, 3, 1, 1});
+  ASSERT_EQ(run(cleave_cpu_global_average_pool, {x.desc()}, {avg.desc()}), 0);
+  ASSERT_EQ(run(cleave_cpu_global_max_pool, {x.desc()}, {max.desc()}), 0);
+  std::vector<float> expectAvg, expectMax;
+  for (int64_t p = 0; p < 6; ++p) {
+    double sum = 0;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < 20; ++i) {
+      sum += x.f32()[p * 20 + i];
+      m = std::max(m, x.f32()[p * 20 + i]);
+    }
+    expectAvg.push_back(float(sum / 20));
+    expectMax.push_back(m);
+  }
+  expectClose(avg.vec(), expectAvg, 1e-6f, 1e-5f);
+  expectClose(max.vec(), expectMax, 0.0f, 0.0f);
+}
+
+TEST_F(PoolTest, RejectsBadArguments) {
+  Tensor x = Tensor::random({1, 1, 4, 4}, 1), y({1, 1, 3, 3});
+  expectFailure(run(cleave_cpu_max_pool, {x.desc()}, {y.desc()},
+                    {2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0}),
+                "max_pool", "spatial dimension 0 of Y is 3, expected 2");
+  Tensor xi({1, 1, 4, 4}, CLEAVE_I32);
+  expectFailure(run(cleave_cpu_average_pool, {xi.desc()}, {y.desc()},
+                    {2, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0}),
+                "average_pool", "only float32");
+  expectFailure(run(cleave_cpu_max_pool, {x.desc()}, {y.desc()},
+                    {2, 0, 2, 1, 1, 0, 0, 0, 0, 1, 1, 0}),
+                "max_pool", "must be positive");
+  Tensor g({1, 2});
+  expectFailure(run(cleave_cpu_global_max_pool, {x.desc()}, {g.desc()}),
+                "global_max_pool", "N x C elements");
+  Tensor x1({4});
+  expectFailure(run(cleave_cpu_global_average_pool, {x1.desc()}, {g.desc()}),
+                "global_average_pool", "at least 2-D");
+}
+
+} // namespace
