@@ -1,0 +1,693 @@
+//===- DataMovement.cpp - kernels that move elements without arithmetic ---===//
+//
+// Transpose, concat, split, slice, gather, pad, tile, expand and copy work on
+// any element type: they move elements of cleave_dtype_size bytes. Slice,
+// pad, tile and expand share one routine, a copy through per-dimension index
+// maps (output position -> input position, or -1 for the pad value), which
+// copies contiguous rows with memcpy where the last map allows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using namespace cleave::cpu;
+
+namespace {
+
+/// Copies one element of `size` bytes (1, 2, 4 or 8).
+inline void copyElement(void *dst, const void *src, size_t size) {
+  switch (size) {
+  case 1:
+    *static_cast<uint8_t *>(dst) = *static_cast<const uint8_t *>(src);
+    return;
+  case 2:
+    std::memcpy(dst, src, 2);
+    return;
+  case 4:
+    std::memcpy(dst, src, 4);
+    return;
+  case 8:
+    std::memcpy(dst, src, 8);
+    return;
+  default:
+    std::memcpy(dst, src, size);
+  }
+}
+
+/// Calls `body` with an unsigned integer type of `size` bytes, so that loops
+/// over elements compile to plain loads and stores.
+template <typename Body> void withElementType(size_t size, Body &&body) {
+  switch (size) {
+  case 1:
+    body(uint8_t{});
+    return;
+  case 2:
+    body(uint16_t{});
+    return;
+  case 4:
+    body(uint32_t{});
+    return;
+  default:
+    body(uint64_t{});
+    return;
+  }
+}
+
+/// float32 to IEEE half, rounding to nearest even.
+uint16_t toHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (((bits >> 23) & 0xff) == 0xff) // inf or nan
+    return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+  if (exponent >= 31)
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exponent <= 0) {
+    if (exponent < -10)
+      return static_cast<uint16_t>(sign);
+    mantissa |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exponent);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half; // may carry into the exponent, which is the right rounding
+  return static_cast<uint16_t>(sign | half);
+}
+
+/// float32 to bfloat16, rounding to nearest even.
+uint16_t toBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// `value` as one element of `dtype`, in `bytes` (8 at most).
+bool encodeScalar(int32_t dtype, double value, unsigned char *bytes) {
+  auto store = [&](auto v) { std::memcpy(bytes, &v, sizeof(v)); };
+  switch (dtype) {
+  case CLEAVE_F32:
+    store(static_cast<float>(value));
+    return true;
+  case CLEAVE_F64:
+    store(value);
+    return true;
+  case CLEAVE_F16:
+    store(toHalf(static_cast<float>(value)));
+    return true;
+  case CLEAVE_BF16:
+    store(toBFloat16(static_cast<float>(value)));
+    return true;
+  case CLEAVE_I64:
+    store(static_cast<int64_t>(value));
+    return true;
+  case CLEAVE_I32:
+    store(static_cast<int32_t>(value));
+    return true;
+  case CLEAVE_I16:
+    store(static_cast<int16_t>(value));
+    return true;
+  case CLEAVE_I8:
+    store(static_cast<int8_t>(value));
+    return true;
+  case CLEAVE_U8:
+    store(static_cast<uint8_t>(value));
+    return true;
+  case CLEAVE_BOOL:
+    store(static_cast<uint8_t>(value != 0.0));
+    return true;
+  case CLEAVE_U16:
+    store(static_cast<uint16_t>(value));
+    return true;
+  case CLEAVE_U32:
+    store(static_cast<uint32_t>(value));
+    return true;
+  case CLEAVE_U64:
+    store(static_cast<uint64_t>(value));
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Per output dimension, the input position each output position reads
+/// (-1: the fill value).
+using IndexMaps = std::vector<std::vector<int64_t>>;
+
+/// y[o...] = x[maps[0][o0], ..., maps[r-1][o_{r-1}]], or `fill` where a map
+/// says -1. x and y have the same rank.
+void mappedCopy(const CleaveTensor &x, CleaveTensor &y, size_t size,
+                const IndexMaps &maps, const unsigned char *fill, int threads) {
+  const int32_t rank = y.rank;
+  const unsigned char *src = static_cast<const unsigned char *>(x.data);
+  unsigned char *dst = static_cast<unsigned char *>(y.data);
+  if (rank == 0) {
+    copyElement(dst, src, size);
+    return;
+  }
+  int64_t inStrides[CLEAVE_MAX_RANK];
+  rowMajorStrides(x.shape, x.rank, inStrides);
+  const int64_t width = y.shape[rank - 1];
+  const int64_t rows = product(y.shape, 0, rank - 1);
+  if (width == 0 || rows == 0)
+    return;
+  const std::vector<int64_t> &last = maps[rank - 1];
+  bool contiguous = last[0] >= 0;
+  for (int64_t i = 1; i < width && contiguous; ++i)
+    contiguous = last[i] == last[0] + i;
+
+#pragma omp parallel for num_threads(threads) if (rows * width > kParallelGrain)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = 0, rest = row;
+    bool filled = false;
+    for (int32_t d = rank - 2; d >= 0; --d) {
+      int64_t position = maps[d][rest % y.shape[d]];
+      rest /= y.shape[d];
+      if (position < 0)
+        filled = true;
+      offset += position * inStrides[d];
+    }
+    unsigned char *line = dst + row * width * size;
+    if (filled) {
+      for (int64_t i = 0; i < width; ++i)
+        copyElement(line + i * size, fill, size);
+    } else if (contiguous) {
+      std::memcpy(line, src + (offset + last[0]) * size, width * size);
+    } else {
+      withElementType(size, [&](auto element) {
+        using T = decltype(element);
+        const T *in = reinterpret_cast<const T *>(src) + offset;
+        T *out = reinterpret_cast<T *>(line);
+        T value{};
+        if (fill)
+          std::memcpy(&value, fill, sizeof(T));
+        for (int64_t i = 0; i < width; ++i)
+          out[i] = last[i] >= 0 ? in[last[i]] : value;
+      });
+    }
+  }
+}
+
+int32_t checkSameDType(CleaveContext *ctx, const char *kernel,
+                       const CleaveTensor &x, const CleaveTensor &y) {
+  if (x.dtype != y.dtype)
+    return fail(ctx, kernel, "input dtype %d differs from output dtype %d",
+                x.dtype, y.dtype);
+  return 0;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Transpose
+//===----------------------------------------------------------------------===//
+
+extern "C" int32_t cleave_cpu_transpose(CleaveContext *ctx,
+                                        const CleaveTensor *in, int32_t numIn,
+                                        CleaveTensor *out, int32_t numOut,
+                                        const int64_t *ints, const double *) {
+  const char *kernel = "transpose";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  CleaveTensor &y = out[0];
+  if (checkSameDType(ctx, kernel, x, y))
+    return 1;
+  size_t size = elementSize(ctx, kernel, x);
+  if (size == 0)
+    return 1;
+  const int32_t rank = x.rank;
+  bool seen[CLEAVE_MAX_RANK] = {false};
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t p = ints[d];
+    if (p < 0 || p >= rank || seen[p])
+      return fail(ctx, kernel, "perm is not a permutation of [0, %d)", rank);
+    seen[p] = true;
+    if (y.rank != rank || y.shape[d] != x.shape[p])
+      return fail(ctx, kernel, "Y's shape is not X's permuted");
+  }
+  const int64_t total = numElements(x);
+  if (total == 0)
+    return 0;
+
+  // Coalesce: drop size-1 dimensions and merge neighbouring output
+  // dimensions that are also one contiguous run of the input.
+  int64_t inStrides[CLEAVE_MAX_RANK];
+  rowMajorStrides(x.shape, rank, inStrides);
+  int32_t r = 0;
+  int64_t shape[CLEAVE_MAX_RANK], stride[CLEAVE_MAX_RANK];
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t p = ints[d];
+    if (x.shape[p] == 1)
+      continue;
+    if (r > 0 && stride[r - 1] == inStrides[p] * x.shape[p]) {
+      shape[r - 1] *= x.shape[p];
+      stride[r - 1] = inStrides[p];
+    } else {
+      shape[r] = x.shape[p];
+      stride[r] = inStrides[p];
+      ++r;
+    }
+  }
+  const unsigned char *src = static_cast<const unsigned char *>(x.data);
+  unsigned char *dst = static_cast<unsigned char *>(y.data);
+  const int threads = numThreads(ctx);
+  if (r <= 1) {
+    std::memcpy(dst, src, total * size);
+    return 0;
+  }
+  int64_t outStrides[CLEAVE_MAX_RANK];
+  rowMajorStrides(shape, r, outStrides);
+  if (stride[r - 1] == 1) {
+    // The innermost run stays contiguous: copy it whole.
+    const int64_t width = shape[r - 1];
+    const int64_t rows = total / width;
+#pragma omp parallel for num_threads(threads) if (total > kParallelGrain)
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t offset = 0, rest = row;
+      for (int32_t d = r - 2; d >= 0; --d) {
+        offset += (rest % shape[d]) * stride[d];
+        rest /= shape[d];
+      }
+      std::memcpy(dst + row * width * size, src + offset * size, width * size);
+    }
+    return 0;
+  }
+  // The input's innermost dimension moved to output dimension `p`: copy in
+  // square tiles of (p, last) so that reads and writes both stay in cache.
+  int32_t p = 0;
+  while (stride[p] != 1)
+    ++p;
+  const int32_t l = r - 1;
+  constexpr int64_t kTile = 32;
+  const int64_t tilesP = (shape[p] + kTile - 1) / kTile;
+  const int64_t tilesL = (shape[l] + kTile - 1) / kTile;
+  const int64_t outer = total / (shape[p] * shape[l]);
+  withElementType(size, [&](auto element) {
+    using T = decltype(element);
+    const T *in = reinterpret_cast<const T *>(src);
+    T *outData = reinterpret_cast<T *>(dst);
+#pragma omp parallel for num_threads(threads) if (total > kParallelGrain)
+    for (int64_t task = 0; task < outer * tilesP; ++task) {
+      int64_t o = task / tilesP, tp = task % tilesP;
+      int64_t inBase = 0, outBase = 0, rest = o;
+      for (int32_t d = r - 1; d >= 0; --d) {
+        if (d == p || d == l)
+          continue;
+        int64_t coord = rest % shape[d];
+        rest /= shape[d];
+        inBase += coord * stride[d];
+        outBase += coord * outStrides[d];
+      }
+      const int64_t pBegin = tp * kTile,
+                    pEnd = std::min(shape[p], pBegin + kTile);
+      for (int64_t tl = 0; tl < tilesL; ++tl) {
+        const int64_t lBegin = tl * kTile,
+                      lEnd = std::min(shape[l], lBegin + kTile);
+        for (int64_t i = pBegin; i < pEnd; ++i) {
+          const T *from = in + inBase + i;
+          T *to = outData + outBase + i * outStrides[p];
+          for (int64_t j = lBegin; j < lEnd; ++j)
+            to[j] = from[j * stride[l]];
+        }
+      }
+    }
+  });
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Concat and split
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks that `part` matches `whole` except along `axis`.
+bool matchesExceptAxis(const CleaveTensor &part, const CleaveTensor &whole,
+                       int64_t axis) {
+  if (part.rank != whole.rank || part.dtype != whole.dtype)
+    return false;
+  for (int32_t d = 0; d < whole.rank; ++d)
+    if (d != axis && part.shape[d] != whole.shape[d])
+      return false;
+  return true;
+}
+
+/// Concat (or, with `split`, its inverse) of `parts` along `axis` of
+/// `whole`.
+int32_t joinOrSplit(CleaveContext *ctx, const char *kernel,
+                    const CleaveTensor *parts, int32_t numParts,
+                    const CleaveTensor &whole, int64_t axis, bool split) {
+  if (axis < 0 || axis >= whole.rank)
+    return fail(ctx, kernel, "axis %lld is out of range for rank %d",
+                (long long)axis, whole.rank);
+  size_t size = elementSize(ctx, kernel, whole);
+  if (size == 0)
+    return 1;
+  int64_t sum = 0;
+  std::vector<int64_t> chunk(numParts), start(numParts);
+  const int64_t inner = product(whole.shape, axis + 1, whole.rank);
+  for (int32_t i = 0; i < numParts; ++i) {
+    if (!matchesExceptAxis(parts[i], whole, axis))
+      return fail(ctx, kernel, "part %d does not match along the other axes",
+                  i);
+    start[i] = sum * inner * size;
+    chunk[i] = parts[i].shape[axis] * inner * size;
+    sum += parts[i].shape[axis];
+  }
+  if (sum != whole.shape[axis])
+    return fail(ctx, kernel, "the parts sum to %lld along axis %lld, not %lld",
+                (long long)sum, (long long)axis, (long long)whole.shape[axis]);
+  const int64_t outer = product(whole.shape, 0, axis);
+  const int64_t wholeRow = whole.shape[axis] * inner * size;
+  unsigned char *wholeData = static_cast<unsigned char *>(whole.data);
+  const int threads = numThreads(ctx);
+#pragma omp parallel for num_threads(threads) if (outer * wholeRow >           \
+                                                  kParallelGrain * 4)
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int32_t i = 0; i < numParts; ++i) {
+      unsigned char *part = static_cast<unsigned char *>(parts[i].data);
+      if (chunk[i] == 0)
+        continue;
+      if (split)
+        std::memcpy(part + o * chunk[i], wholeData + o * wholeRow + start[i],
+                    chunk[i]);
+      else
+        std::memcpy(wholeData + o * wholeRow + start[i], part + o * chunk[i],
+                    chunk[i]);
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+extern "C" int32_t cleave_cpu_concat(CleaveContext *ctx, const CleaveTensor *in,
+                                     int32_t numIn, CleaveTensor *out,
+                                     int32_t numOut, const int64_t *ints,
+                                     const double *) {
+  if (int32_t status = checkArity(ctx, "concat", numIn, 1, numOut, 1))
+    return status;
+  return joinOrSplit(ctx, "concat", in, numIn, out[0], ints[0], false);
+}
+
+extern "C" int32_t cleave_cpu_split(CleaveContext *ctx, const CleaveTensor *in,
+                                    int32_t numIn, CleaveTensor *out,
+                                    int32_t numOut, const int64_t *ints,
+                                    const double *) {
+  if (int32_t status = checkArity(ctx, "split", numIn, 1, numOut, 1))
+    return status;
+  return joinOrSplit(ctx, "split", out, numOut, in[0], ints[0], true);
+}
+
+//===----------------------------------------------------------------------===//
+// Slice, pad, tile, expand: copies through index maps
+//===----------------------------------------------------------------------===//
+
+extern "C" int32_t cleave_cpu_slice(CleaveContext *ctx, const CleaveTensor *in,
+                                    int32_t numIn, CleaveTensor *out,
+                                    int32_t numOut, const int64_t *ints,
+                                    const double *) {
+  const char *kernel = "slice";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  CleaveTensor &y = out[0];
+  if (checkSameDType(ctx, kernel, x, y))
+    return 1;
+  size_t size = elementSize(ctx, kernel, x);
+  if (size == 0)
+    return 1;
+  const int32_t rank = x.rank;
+  if (y.rank != rank)
+    return fail(ctx, kernel, "X and Y must have the same rank");
+  const int64_t *starts = ints, *ends = ints + rank, *steps = ints + 2 * rank;
+  IndexMaps maps(rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t start = starts[d], end = ends[d], step = steps[d];
+    if (step == 0)
+      return fail(ctx, kernel, "step of dimension %d is zero", d);
+    int64_t length = step > 0 ? (end - start + step - 1) / step
+                              : (start - end - step - 1) / (-step);
+    length = std::max<int64_t>(length, 0);
+    if (length != y.shape[d])
+      return fail(ctx, kernel,
+                  "dimension %d of Y is %lld, the slice selects "
+                  "%lld",
+                  d, (long long)y.shape[d], (long long)length);
+    if (length > 0) {
+      int64_t lastIndex = start + (length - 1) * step;
+      if (start < 0 || start >= x.shape[d] || lastIndex < 0 ||
+          lastIndex >= x.shape[d])
+        return fail(ctx, kernel, "dimension %d: the slice leaves [0, %lld)", d,
+                    (long long)x.shape[d]);
+    }
+    maps[d].resize(length);
+    for (int64_t i = 0; i < length; ++i)
+      maps[d][i] = start + i * step;
+  }
+  if (numElements(y) == 0)
+    return 0;
+  mappedCopy(x, y, size, maps, nullptr, numThreads(ctx));
+  return 0;
+}
+
+extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
+                                  int32_t numIn, CleaveTensor *out,
+                                  int32_t numOut, const int64_t *ints,
+                                  const double *floats) {
+  const char *kernel = "pad";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  CleaveTensor &y = out[0];
+  if (checkSameDType(ctx, kernel, x, y))
+    return 1;
+  size_t size = elementSize(ctx, kernel, x);
+  if (size == 0)
+    return 1;
+  const int32_t rank = x.rank;
+  if (y.rank != rank)
+    return fail(ctx, kernel, "X and Y must have the same rank");
+  const int64_t mode = ints[2 * rank];
+  if (mode < 0 || mode > 3)
+    return fail(ctx, kernel, "unknown mode %lld", (long long)mode);
+  unsigned char fill[8] = {0};
+  if (!encodeScalar(x.dtype, floats[0], fill))
+    return fail(ctx, kernel, "unknown dtype %d", x.dtype);
+  IndexMaps maps(rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    const int64_t begin = ints[d], end = ints[rank + d], n = x.shape[d];
+    if (begin < 0 || end < 0)
+      return fail(ctx, kernel, "pads must be non-negative");
+    if (y.shape[d] != n + begin + end)
+      return fail(ctx, kernel, "dimension %d of Y is %lld, expected %lld", d,
+                  (long long)y.shape[d], (long long)(n + begin + end));
+    if (n == 0 && mode != 0 && y.shape[d] > 0)
+      return fail(ctx, kernel,
+                  "dimension %d is empty; only constant mode can "
+                  "pad it",
+                  d);
+    maps[d].resize(y.shape[d]);
+    for (int64_t o = 0; o < y.shape[d]; ++o) {
+      int64_t i = o - begin;
+      if (i < 0 || i >= n) {
+        switch (mode) {
+        case 0:
+          i = -1;
+          break;
+        case 1: {
+          // Reflection about the first and last elements, period 2(n - 1).
+          int64_t period = 2 * (n - 1);
+          if (period == 0) {
+            i = 0;
+            break;
+          }
+          i = ((i % period) + period) % period;
+          if (i >= n)
+            i = period - i;
+          break;
+        }
+        case 2:
+          i = std::min(std::max<int64_t>(i, 0), n - 1);
+          break;
+        default:
+          i = ((i % n) + n) % n;
+        }
+      }
+      maps[d][o] = i;
+    }
+  }
+  if (numElements(y) == 0)
+    return 0;
+  mappedCopy(x, y, size, maps, fill, numThreads(ctx));
+  return 0;
+}
+
+extern "C" int32_t cleave_cpu_tile(CleaveContext *ctx, const CleaveTensor *in,
+                                   int32_t numIn, CleaveTensor *out,
+                                   int32_t numOut, const int64_t *,
+                                   const double *) {
+  const char *kernel = "tile";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  CleaveTensor &y = out[0];
+  if (checkSameDType(ctx, kernel, x, y))
+    return 1;
+  size_t size = elementSize(ctx, kernel, x);
+  if (size == 0)
+    return 1;
+  if (y.rank != x.rank)
+    return fail(ctx, kernel, "X and Y must have the same rank");
+  IndexMaps maps(x.rank);
+  for (int32_t d = 0; d < x.rank; ++d) {
+    const int64_t n = x.shape[d];
+    if (n == 0 ? y.shape[d] != 0 : y.shape[d] % n != 0)
+      return fail(ctx, kernel,
+                  "dimension %d of Y (%lld) is not a multiple of "
+                  "X's (%lld)",
+                  d, (long long)y.shape[d], (long long)n);
+    maps[d].resize(y.shape[d]);
+    for (int64_t o = 0; o < y.shape[d]; ++o)
+      maps[d][o] = o % n;
+  }
+  if (numElements(y) == 0)
+    return 0;
+  mappedCopy(x, y, size, maps, nullptr, numThreads(ctx));
+  return 0;
+}
+
+extern "C" int32_t cleave_cpu_expand(CleaveContext *ctx, const CleaveTensor *in,
+                                     int32_t numIn, CleaveTensor *out,
+                                     int32_t numOut, const int64_t *,
+                                     const double *) {
+  const char *kernel = "expand";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  CleaveTensor &y = out[0];
+  if (checkSameDType(ctx, kernel, x, y))
+    return 1;
+  size_t size = elementSize(ctx, kernel, x);
+  if (size == 0)
+    return 1;
+  if (x.rank > y.rank)
+    return fail(ctx, kernel, "X has a higher rank than Y");
+  // X seen with Y's rank: leading dimensions of size 1.
+  CleaveTensor aligned = x;
+  aligned.rank = y.rank;
+  const int32_t lead = y.rank - x.rank;
+  for (int32_t d = 0; d < y.rank; ++d)
+    aligned.shape[d] = d < lead ? 1 : x.shape[d - lead];
+  IndexMaps maps(y.rank);
+  for (int32_t d = 0; d < y.rank; ++d) {
+    const int64_t n = aligned.shape[d];
+    if (n != 1 && n != y.shape[d])
+      return fail(ctx, kernel,
+                  "dimension %d of X (%lld) does not broadcast "
+                  "to %lld",
+                  d - lead, (long long)n, (long long)y.shape[d]);
+    maps[d].resize(y.shape[d]);
+    for (int64_t o = 0; o < y.shape[d]; ++o)
+      maps[d][o] = n == 1 ? 0 : o;
+  }
+  if (numElements(y) == 0)
+    return 0;
+  mappedCopy(aligned, y, size, maps, nullptr, numThreads(ctx));
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Gather and copy
+//===----------------------------------------------------------------------===//
+
+extern "C" int32_t cleave_cpu_gather(CleaveContext *ctx, const CleaveTensor *in,
+                                     int32_t numIn, CleaveTensor *out,
+                                     int32_t numOut, const int64_t *ints,
+                                     const double *) {
+  const char *kernel = "gather";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
+    return status;
+  const CleaveTensor &data = in[0], &indices = in[1];
+  CleaveTensor &y = out[0];
+  if (checkSameDType(ctx, kernel, data, y))
+    return 1;
+  size_t size = elementSize(ctx, kernel, data);
+  if (size == 0)
+    return 1;
+  if (indices.dtype != CLEAVE_I64 && indices.dtype != CLEAVE_I32)
+    return fail(ctx, kernel, "indices have dtype %d; int64 or int32 expected",
+                indices.dtype);
+  const int64_t axis = ints[0];
+  if (axis < 0 || axis >= data.rank)
+    return fail(ctx, kernel, "axis %lld is out of range for rank %d",
+                (long long)axis, data.rank);
+  const int64_t outer = product(data.shape, 0, axis);
+  const int64_t n = data.shape[axis];
+  const int64_t inner = product(data.shape, axis + 1, data.rank);
+  const int64_t count = numElements(indices);
+  if (numElements(y) != outer * count * inner)
+    return fail(ctx, kernel, "Y has %lld elements, expected %lld",
+                (long long)numElements(y), (long long)(outer * count * inner));
+  std::vector<int64_t> resolved(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = indices.dtype == CLEAVE_I64
+                        ? static_cast<const int64_t *>(indices.data)[i]
+                        : static_cast<const int32_t *>(indices.data)[i];
+    if (index < -n || index >= n)
+      return fail(ctx, kernel,
+                  "index %lld (at position %lld) is out of range "
+                  "[%lld, %lld) for axis %lld",
+                  (long long)index, (long long)i, (long long)-n, (long long)n,
+                  (long long)axis);
+    resolved[i] = index < 0 ? index + n : index;
+  }
+  const unsigned char *src = static_cast<const unsigned char *>(data.data);
+  unsigned char *dst = static_cast<unsigned char *>(y.data);
+  const int64_t block = inner * size;
+  const int threads = numThreads(ctx);
+#pragma omp parallel for num_threads(threads) if (outer * count * inner >      \
+                                                  kParallelGrain)
+  for (int64_t task = 0; task < outer * count; ++task) {
+    int64_t o = task / count, i = task % count;
+    std::memcpy(dst + task * block, src + (o * n + resolved[i]) * block, block);
+  }
+  return 0;
+}
+
+extern "C" int32_t cleave_cpu_copy(CleaveContext *ctx, const CleaveTensor *in,
+                                   int32_t numIn, CleaveTensor *out,
+                                   int32_t numOut, const int64_t *,
+                                   const double *) {
+  const char *kernel = "copy";
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  size_t inSize = elementSize(ctx, kernel, in[0]);
+  size_t outSize = elementSize(ctx, kernel, out[0]);
+  if (inSize == 0 || outSize == 0)
+    return 1;
+  const int64_t bytes = numElements(in[0]) * inSize;
+  if (bytes != numElements(out[0]) * static_cast<int64_t>(outSize))
+    return fail(ctx, kernel, "X has %lld bytes, Y %lld", (long long)bytes,
+                (long long)(numElements(out[0]) * outSize));
+  if (bytes > 0 && in[0].data != out[0].data)
+    std::memmove(out[0].data, in[0].data, bytes);
+  return 0;
+}

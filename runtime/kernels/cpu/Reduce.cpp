@@ -1,0 +1,238 @@
+//===- Reduce.cpp - reductions over a set of axes -------------------------===//
+//
+// The input's dimensions are coalesced into alternating runs of kept and
+// reduced dimensions (size-1 dimensions dropped). The usual shapes then take
+// a contiguous path: reducing the trailing run (rows), or one run between
+// kept ones (accumulating whole inner rows at a time); any other pattern
+// walks each output's reduced elements.
+//
+// float32, float64, int32 and int64 are supported; the mean of integers is
+// an integer division, as onnxruntime computes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSupport.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace cleave::cpu;
+
+namespace {
+
+template <typename T> struct Sum {
+  static T init() { return T(0); }
+  static void add(T &acc, T x) { acc += x; }
+  static T finish(T acc, int64_t) { return acc; }
+};
+template <typename T> struct Mean : Sum<T> {
+  static T finish(T acc, int64_t count) {
+    if (std::numeric_limits<T>::is_integer && count == 0)
+      return T(0);
+    return acc / static_cast<T>(count);
+  }
+};
+template <typename T> struct Max {
+  static T init() {
+    return std::numeric_limits<T>::has_infinity
+               ? -std::numeric_limits<T>::infinity()
+               : std::numeric_limits<T>::lowest();
+  }
+  static void add(T &acc, T x) { acc = x > acc ? x : acc; }
+  static T finish(T acc, int64_t) { return acc; }
+};
+template <typename T> struct Min {
+  static T init() {
+    return std::numeric_limits<T>::has_infinity
+               ? std::numeric_limits<T>::infinity()
+               : std::numeric_limits<T>::max();
+  }
+  static void add(T &acc, T x) { acc = x < acc ? x : acc; }
+  static T finish(T acc, int64_t) { return acc; }
+};
+template <typename T> struct Prod {
+  static T init() { return T(1); }
+  static void add(T &acc, T x) { acc *= x; }
+  static T finish(T acc, int64_t) { return acc; }
+};
+template <typename T> struct SumSquare {
+  static T init() { return T(0); }
+  static void add(T &acc, T x) { acc += x * x; }
+  static T finish(T acc, int64_t) { return acc; }
+};
+template <typename T> struct L2 : SumSquare<T> {
+  static T finish(T acc, int64_t) {
+    return static_cast<T>(std::sqrt(static_cast<double>(acc)));
+  }
+};
+
+/// The input's dimensions as alternating runs of kept and reduced ones.
+struct Runs {
+  int count = 0;
+  int64_t size[CLEAVE_MAX_RANK];
+  bool reduced[CLEAVE_MAX_RANK];
+};
+
+template <typename T, template <typename> class Op>
+void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
+            const T *x, T *y, int threads) {
+  using R = Op<T>;
+  const int64_t work = outCount * reducedCount;
+  // With one element reduced per output, outputs follow the input's order.
+  if (reducedCount == 1 || runs.count == 0 ||
+      (runs.count == 1 && runs.reduced[0]) ||
+      (runs.count == 2 && runs.reduced[1])) {
+    // Rows of `reducedCount` contiguous elements.
+#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
+    for (int64_t o = 0; o < outCount; ++o) {
+      const T *row = x + o * reducedCount;
+      T acc = R::init();
+      for (int64_t i = 0; i < reducedCount; ++i)
+        R::add(acc, row[i]);
+      y[o] = R::finish(acc, reducedCount);
+    }
+    return;
+  }
+  if ((runs.count == 2 && runs.reduced[0]) ||
+      (runs.count == 3 && runs.reduced[1])) {
+    // outer x reduced x inner: accumulate whole inner rows, in chunks so
+    // that a single outer row still spreads over threads.
+    const int64_t inner = runs.size[runs.count - 1];
+    const int64_t outer = outCount / inner;
+    constexpr int64_t kChunk = 1024;
+    const int64_t chunks = (inner + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
+    for (int64_t task = 0; task < outer * chunks; ++task) {
+      const int64_t o = task / chunks, begin = (task % chunks) * kChunk;
+      const int64_t end = begin + kChunk < inner ? begin + kChunk : inner;
+      T *acc = y + o * inner;
+      for (int64_t i = begin; i < end; ++i)
+        acc[i] = R::init();
+      const T *base = x + o * reducedCount * inner;
+      for (int64_t r = 0; r < reducedCount; ++r)
+        for (int64_t i = begin; i < end; ++i)
+          R::add(acc[i], base[r * inner + i]);
+      for (int64_t i = begin; i < end; ++i)
+        acc[i] = R::finish(acc[i], reducedCount);
+    }
+    return;
+  }
+  // Any other pattern: each output walks its reduced elements.
+  int64_t strides[CLEAVE_MAX_RANK];
+  rowMajorStrides(runs.size, runs.count, strides);
+#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
+  for (int64_t o = 0; o < outCount; ++o) {
+    int64_t base = 0, rest = o;
+    for (int d = runs.count - 1; d >= 0; --d) {
+      if (runs.reduced[d])
+        continue;
+      base += (rest % runs.size[d]) * strides[d];
+      rest /= runs.size[d];
+    }
+    T acc = R::init();
+    for (int64_t r = 0; r < reducedCount; ++r) {
+      int64_t offset = base, left = r;
+      for (int d = runs.count - 1; d >= 0; --d) {
+        if (!runs.reduced[d])
+          continue;
+        offset += (left % runs.size[d]) * strides[d];
+        left /= runs.size[d];
+      }
+      R::add(acc, x[offset]);
+    }
+    y[o] = R::finish(acc, reducedCount);
+  }
+}
+
+template <template <typename> class Op>
+int32_t reduceKernel(CleaveContext *ctx, const char *kernel,
+                     const CleaveTensor *in, int32_t numIn, CleaveTensor *out,
+                     int32_t numOut, const int64_t *ints) {
+  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
+    return status;
+  const CleaveTensor &x = in[0];
+  CleaveTensor &y = out[0];
+  if (x.dtype != y.dtype)
+    return fail(ctx, kernel, "X and Y have different dtypes");
+  const int64_t naxes = ints[0];
+  bool reducedAxis[CLEAVE_MAX_RANK] = {false};
+  for (int64_t i = 0; i < naxes; ++i) {
+    int64_t axis = ints[1 + i];
+    if (axis < 0 || axis >= x.rank || (i > 0 && axis <= ints[i]))
+      return fail(ctx, kernel, "axes must be sorted, unique and in [0, %d)",
+                  x.rank);
+    reducedAxis[axis] = true;
+  }
+  Runs runs;
+  int64_t reducedCount = 1, outCount = 1;
+  for (int32_t d = 0; d < x.rank; ++d) {
+    (reducedAxis[d] ? reducedCount : outCount) *= x.shape[d];
+    if (x.shape[d] == 1)
+      continue;
+    if (runs.count > 0 && runs.reduced[runs.count - 1] == reducedAxis[d]) {
+      runs.size[runs.count - 1] *= x.shape[d];
+      continue;
+    }
+    runs.size[runs.count] = x.shape[d];
+    runs.reduced[runs.count] = reducedAxis[d];
+    ++runs.count;
+  }
+  if (numElements(y) != outCount)
+    return fail(ctx, kernel, "Y has %lld elements, expected %lld",
+                (long long)numElements(y), (long long)outCount);
+  size_t elementBytes = cleave_dtype_size(x.dtype);
+  if (naxes == 0 && elementBytes != 0) {
+    if (y.data != x.data)
+      std::memcpy(y.data, x.data, elementBytes * outCount);
+    return 0;
+  }
+  if (outCount == 0)
+    return 0;
+  const int threads = numThreads(ctx);
+  switch (x.dtype) {
+  case CLEAVE_F32:
+    reduce<float, Op>(runs, reducedCount, outCount,
+                      static_cast<const float *>(x.data),
+                      static_cast<float *>(y.data), threads);
+    return 0;
+  case CLEAVE_F64:
+    reduce<double, Op>(runs, reducedCount, outCount,
+                       static_cast<const double *>(x.data),
+                       static_cast<double *>(y.data), threads);
+    return 0;
+  case CLEAVE_I32:
+    reduce<int32_t, Op>(runs, reducedCount, outCount,
+                        static_cast<const int32_t *>(x.data),
+                        static_cast<int32_t *>(y.data), threads);
+    return 0;
+  case CLEAVE_I64:
+    reduce<int64_t, Op>(runs, reducedCount, outCount,
+                        static_cast<const int64_t *>(x.data),
+                        static_cast<int64_t *>(y.data), threads);
+    return 0;
+  default:
+    return fail(ctx, kernel,
+                "dtype %d is not supported (float32, float64, int32, int64)",
+                x.dtype);
+  }
+}
+
+} // namespace
+
+#define CLEAVE_REDUCE_KERNEL(name, op)                                         \
+  extern "C" int32_t cleave_cpu_##name(CleaveContext *ctx,                     \
+                                       const CleaveTensor *in, int32_t numIn,  \
+                                       CleaveTensor *out, int32_t numOut,      \
+                                       const int64_t *ints, const double *) {  \
+    return reduceKernel<op>(ctx, #name, in, numIn, out, numOut, ints);         \
+  }
+
+CLEAVE_REDUCE_KERNEL(reduce_sum, Sum)
+CLEAVE_REDUCE_KERNEL(reduce_mean, Mean)
+CLEAVE_REDUCE_KERNEL(reduce_max, Max)
+CLEAVE_REDUCE_KERNEL(reduce_min, Min)
+CLEAVE_REDUCE_KERNEL(reduce_prod, Prod)
+CLEAVE_REDUCE_KERNEL(reduce_l2, L2)
+CLEAVE_REDUCE_KERNEL(reduce_sum_square, SumSquare)
