@@ -1,0 +1,26 @@
+//===- RunCommand.h - `cleave run` and cleave-worker -------------*- C++
+//-*-===//
+//
+// The command-line face of the runtime, shared by `cleave run` and
+// `cleave-worker` so that both take the same options and print the same
+// messages:
+//
+//   run BUNDLE [--input NAME=FILE]... [--output-dir DIR] [--test-data DIR]
+//       [--rtol R] [--atol A] [--threads N] [--device cpu|cuda:N] [--profile]
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_RUNCOMMAND_H
+#define CLEAVE_RT_RUNCOMMAND_H
+
+namespace cleave::rt {
+
+/// Runs a bundle as the command line asks. `argv[0]` is the program's name;
+/// a `run` word right after it is skipped. Never throws: returns 0 on
+/// success, 1 when an output differs from `--test-data` beyond tolerance,
+/// and 2 after printing `cleave run: error: ...` for any other failure.
+int runCommand(int argc, char **argv);
+
+} // namespace cleave::rt
+
+#endif // CLEAVE_RT_RUNCOMMAND_H

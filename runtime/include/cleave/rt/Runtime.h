@@ -1,0 +1,134 @@
+//===- Runtime.h - load a bundle and run it ------------------------*- C++
+//-*-===//
+//
+// The runtime's public C++ API. A Session opens a bundle written by
+// `cleave compile` (docs/bundle-format.md), verifies it, and runs it:
+//
+//   auto session = cleave::rt::Session::open("model.cleave", {});
+//   cleave::rt::Tensor ids(CLEAVE_I64, {1, 16});
+//   std::vector<cleave::rt::Tensor> outputs = session->run({{"input_ids",
+//   ids}});
+//
+// Every failure is a cleave::rt::Error whose message names what is at fault:
+// the bundle file, the input, or the program step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_RUNTIME_H
+#define CLEAVE_RT_RUNTIME_H
+
+#include "cleave/rt/Kernels.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cleave::rt {
+
+/// The one exception type the runtime throws.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// NumPy's name of a dtype ("float32", "int64", "bool", ...).
+const char *dtypeName(CleaveDType dtype);
+/// The dtype of a NumPy name; CLEAVE_DTYPE_INVALID for an unknown one.
+CleaveDType dtypeFromName(const std::string &name);
+/// "float32[1,16]": how messages print a tensor type.
+std::string typeString(CleaveDType dtype, const std::vector<int64_t> &shape);
+
+/// A dense, row-major tensor that owns its bytes (64-byte aligned).
+class Tensor {
+public:
+  Tensor() = default;
+  /// Zero-filled.
+  Tensor(CleaveDType dtype, std::vector<int64_t> shape);
+  /// A copy of `byteSize()` bytes at `data`.
+  Tensor(CleaveDType dtype, std::vector<int64_t> shape, const void *data);
+  Tensor(const Tensor &other);
+  Tensor &operator=(const Tensor &other);
+  Tensor(Tensor &&other) noexcept = default;
+  Tensor &operator=(Tensor &&other) noexcept = default;
+
+  CleaveDType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t numElements() const;
+  std::size_t byteSize() const;
+  void *data() { return bytes_.get(); }
+  const void *data() const { return bytes_.get(); }
+  template <typename T> T *data() { return static_cast<T *>(data()); }
+  template <typename T> const T *data() const {
+    return static_cast<const T *>(data());
+  }
+
+private:
+  struct Free {
+    void operator()(void *pointer) const;
+  };
+  CleaveDType dtype_ = CLEAVE_DTYPE_INVALID;
+  std::vector<int64_t> shape_;
+  std::unique_ptr<uint8_t, Free> bytes_;
+};
+
+/// A graph input or output as the bundle's manifest declares it.
+struct TensorInfo {
+  std::string name;
+  CleaveDType dtype = CLEAVE_DTYPE_INVALID;
+  std::vector<int64_t> shape;
+  std::string typeString() const { return rt::typeString(dtype, shape); }
+};
+
+struct SessionOptions {
+  /// Kernel threads on the CPU; 0 uses every core.
+  int numThreads = 0;
+  /// "cpu" or "cuda:N"; empty runs on the bundle's device kind (cuda:0 for
+  /// a CUDA bundle).
+  std::string device;
+  /// Time every program step (Session::profile()).
+  bool profile = false;
+};
+
+/// One step of the last run: from the program's cleave_rt_step call for it
+/// to the next one (or the program's end), device work included.
+struct StepTime {
+  int32_t step;
+  std::string node;
+  double seconds;
+};
+
+/// A verified bundle, loaded onto one device. Its working memory (the arena)
+/// is allocated once, so runs of one Session are serialised.
+class Session {
+public:
+  /// Verifies the bundle (format, ABI, the sha256 of every file) and loads
+  /// its program and weights.
+  static std::unique_ptr<Session> open(const std::string &bundleDir,
+                                       const SessionOptions &options = {});
+  ~Session();
+
+  const std::vector<TensorInfo> &inputs() const;
+  const std::vector<TensorInfo> &outputs() const;
+  /// The device the session runs on ("cpu", "cuda:0").
+  std::string deviceName() const;
+
+  /// Runs the model on one value of every input; returns the outputs in the
+  /// manifest's order.
+  std::vector<Tensor> run(const std::map<std::string, Tensor> &feeds);
+
+  /// The steps of the last run with their times (empty unless profiling).
+  std::vector<StepTime> profile() const;
+
+private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace cleave::rt
+
+#endif // CLEAVE_RT_RUNTIME_H

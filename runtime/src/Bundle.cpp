@@ -1,0 +1,404 @@
+//===- Bundle.cpp - read, verify and load a bundle
+//-------------------------===//
+//
+// Nothing of a bundle is used before its manifest is checked and every file
+// it lists matches its SHA-256: a truncated copy or a stale program is
+// refused, naming the file, rather than run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bundle.h"
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <fstream>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cleave::rt {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int formatVersion = 1;
+
+std::string joinPath(const std::string &dir, const std::string &relative) {
+  if (dir.empty() || dir.back() == '/')
+    return dir + relative;
+  return dir + "/" + relative;
+}
+
+/// Reads the manifest fields with messages that name the file and the key.
+class ManifestReader {
+public:
+  explicit ManifestReader(std::string path) : path(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string &message) const {
+    throw Error(path + ": " + message);
+  }
+
+  const json &field(const json &object, const std::string &key,
+                    const std::string &where) const {
+    auto it = object.find(key);
+    if (it == object.end())
+      fail(where + "missing '" + key + "'");
+    return *it;
+  }
+  std::string string(const json &object, const std::string &key,
+                     const std::string &where = "") const {
+    const json &value = field(object, key, where);
+    if (!value.is_string())
+      fail(where + "'" + key + "' is not a string");
+    return value.get<std::string>();
+  }
+  int64_t integer(const json &object, const std::string &key,
+                  const std::string &where = "") const {
+    const json &value = field(object, key, where);
+    if (!value.is_number_integer())
+      fail(where + "'" + key + "' is not an integer");
+    return value.get<int64_t>();
+  }
+  /// A path inside the bundle: relative and never climbing out of it.
+  std::string relativePath(const json &object, const std::string &key,
+                           const std::string &where) const {
+    std::string value = string(object, key, where);
+    checkRelative(value, where + "'" + key + "'");
+    return value;
+  }
+  void checkRelative(const std::string &value, const std::string &what) const {
+    bool climbs =
+        value == ".." || value.rfind("../", 0) == 0 ||
+        value.find("/../") != std::string::npos ||
+        (value.size() >= 3 && value.compare(value.size() - 3, 3, "/..") == 0);
+    if (value.empty() || value[0] == '/' || climbs)
+      fail(what + " '" + value + "' is not a path inside the bundle");
+  }
+
+  std::vector<TensorInfo> tensors(const json &root,
+                                  const std::string &key) const {
+    const json &list = field(root, key, "");
+    if (!list.is_array())
+      fail("'" + key + "' is not a list");
+    std::vector<TensorInfo> result;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string where = key + "[" + std::to_string(i) + "]: ";
+      const json &item = list[i];
+      if (!item.is_object())
+        fail(where + "not an object");
+      TensorInfo info;
+      info.name = string(item, "name", where);
+      std::string dtype = string(item, "dtype", where);
+      info.dtype = dtypeFromName(dtype);
+      if (info.dtype == CLEAVE_DTYPE_INVALID)
+        fail(where + "unknown dtype '" + dtype + "'");
+      const json &shape = field(item, "shape", where);
+      if (!shape.is_array())
+        fail(where + "'shape' is not a list");
+      for (const json &dim : shape) {
+        if (!dim.is_number_integer() || dim.get<int64_t>() < 0)
+          fail(where + "'shape' holds " + dim.dump() +
+               ", not a static dimension");
+        info.shape.push_back(dim.get<int64_t>());
+      }
+      if (info.shape.size() > CLEAVE_MAX_RANK)
+        fail(where + "rank " + std::to_string(info.shape.size()) +
+             " exceeds the runtime's " + std::to_string(CLEAVE_MAX_RANK));
+      result.push_back(std::move(info));
+    }
+    return result;
+  }
+
+  ProgramEntry program(const json &item, std::size_t index) const {
+    std::string where = "programs[" + std::to_string(index) + "]: ";
+    if (!item.is_object())
+      fail(where + "not an object");
+    ProgramEntry entry;
+    entry.rank = static_cast<int>(integer(item, "rank", where));
+    if (item.contains("source"))
+      entry.source = relativePath(item, "source", where);
+    entry.library = relativePath(item, "library", where);
+    entry.weights = relativePath(item, "weights", where);
+    entry.entry = item.contains("entry") ? string(item, "entry", where)
+                                         : "cleave_program_main";
+    entry.info = item.contains("info") ? string(item, "info", where)
+                                       : "cleave_program_info";
+    entry.arenaBytes = integer(item, "arena_bytes", where);
+    entry.weightBytes = integer(item, "weight_bytes", where);
+    if (entry.arenaBytes < 0 || entry.weightBytes < 0)
+      fail(where + "negative 'arena_bytes' or 'weight_bytes'");
+    return entry;
+  }
+
+private:
+  std::string path;
+};
+
+} // namespace
+
+Manifest readManifest(const std::string &bundleDir) {
+  std::string path = joinPath(bundleDir, "manifest.json");
+  struct stat status;
+  if (::stat(bundleDir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
+    throw Error(bundleDir + ": not a bundle directory");
+  std::ifstream stream(path);
+  if (!stream)
+    throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  ManifestReader reader(path);
+  json root;
+  try {
+    root = json::parse(stream);
+  } catch (const json::exception &e) {
+    reader.fail(std::string("not valid JSON: ") + e.what());
+  }
+  if (!root.is_object())
+    reader.fail("not a JSON object");
+
+  std::string format = reader.string(root, "format");
+  if (format != "cleave-bundle")
+    reader.fail("format is '" + format + "', not 'cleave-bundle'");
+  int64_t version = reader.integer(root, "format_version");
+  if (version != formatVersion)
+    reader.fail("format_version " + std::to_string(version) +
+                " is not supported (this runtime reads version " +
+                std::to_string(formatVersion) + ")");
+  int64_t abi = reader.integer(root, "abi_version");
+  if (abi != CLEAVE_ABI_VERSION)
+    reader.fail("abi_version " + std::to_string(abi) +
+                " differs from this runtime's kernel ABI " +
+                std::to_string(CLEAVE_ABI_VERSION) +
+                "; recompile the model with this cleave");
+
+  Manifest manifest;
+  if (root.contains("model") && root["model"].is_string())
+    manifest.model = root["model"].get<std::string>();
+  if (root.contains("target") && root["target"].is_string())
+    manifest.target = root["target"].get<std::string>();
+  manifest.deviceKind = reader.string(root, "device_kind");
+  if (manifest.deviceKind != "cpu" && manifest.deviceKind != "cuda")
+    reader.fail("device_kind '" + manifest.deviceKind +
+                "' is neither 'cpu' nor 'cuda'");
+  if (root.contains("devices"))
+    manifest.devices = static_cast<int>(reader.integer(root, "devices"));
+  manifest.inputs = reader.tensors(root, "inputs");
+  manifest.outputs = reader.tensors(root, "outputs");
+
+  const json &programs = reader.field(root, "programs", "");
+  if (!programs.is_array() || programs.empty())
+    reader.fail("'programs' is not a non-empty list");
+  for (std::size_t i = 0; i < programs.size(); ++i)
+    manifest.programs.push_back(reader.program(programs[i], i));
+
+  const json &files = reader.field(root, "files", "");
+  if (!files.is_object())
+    reader.fail("'files' is not an object");
+  for (auto it = files.begin(); it != files.end(); ++it) {
+    reader.checkRelative(it.key(), "files:");
+    if (!it.value().is_string())
+      reader.fail("files: the hash of '" + it.key() + "' is not a string");
+    std::string hash = it.value().get<std::string>();
+    for (char &c : hash)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    manifest.files[it.key()] = hash;
+  }
+  // A program's library and weights are what the runtime executes and
+  // reads; a manifest that leaves them unhashed is not trusted.
+  for (const ProgramEntry &entry : manifest.programs)
+    for (const std::string *file : {&entry.library, &entry.weights})
+      if (!manifest.files.count(*file))
+        reader.fail("'" + *file + "' of rank " + std::to_string(entry.rank) +
+                    " is not listed in 'files'");
+  return manifest;
+}
+
+std::string sha256File(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(path + ": " +
+                (errno == ENOENT ? std::string("missing from the bundle")
+                                 : std::string(std::strerror(errno))));
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX *)> digest(EVP_MD_CTX_new(),
+                                                             EVP_MD_CTX_free);
+  if (!digest || !EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr)) {
+    ::close(fd);
+    throw Error(path + ": cannot compute SHA-256");
+  }
+  std::vector<unsigned char> buffer(1 << 20);
+  while (true) {
+    ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      std::string reason = std::strerror(errno);
+      ::close(fd);
+      throw Error(path + ": " + reason);
+    }
+    if (got == 0)
+      break;
+    EVP_DigestUpdate(digest.get(), buffer.data(), static_cast<size_t>(got));
+  }
+  ::close(fd);
+  unsigned char hash[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(digest.get(), hash, &length);
+  static const char hex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned int i = 0; i < length; ++i) {
+    text += hex[hash[i] >> 4];
+    text += hex[hash[i] & 15];
+  }
+  return text;
+}
+
+std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
+  std::unique_ptr<Bundle> bundle(new Bundle());
+  bundle->dir = bundleDir;
+  bundle->manifest_ = readManifest(bundleDir);
+
+  for (const auto &[file, expected] : bundle->manifest_.files) {
+    std::string path = joinPath(bundleDir, file);
+    std::string actual = sha256File(path);
+    if (actual != expected)
+      throw Error(path + ": SHA-256 " + actual + " differs from " + expected +
+                  " in manifest.json; the file changed after the bundle "
+                  "was written");
+  }
+
+  for (const ProgramEntry &entry : bundle->manifest_.programs)
+    if (entry.rank == rank)
+      bundle->entry = &entry;
+  if (!bundle->entry)
+    throw Error(joinPath(bundleDir, "manifest.json") + ": no program of rank " +
+                std::to_string(rank));
+  bundle->mapWeights();
+  bundle->loadProgram();
+  return bundle;
+}
+
+void Bundle::mapWeights() {
+  std::string path = joinPath(dir, entry->weights);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(path + ": " + std::strerror(errno));
+  struct stat status;
+  if (::fstat(fd, &status) != 0) {
+    ::close(fd);
+    throw Error(path + ": " + std::strerror(errno));
+  }
+  if (status.st_size != entry->weightBytes) {
+    ::close(fd);
+    throw Error(path + ": " + std::to_string(status.st_size) +
+                " bytes, but manifest.json says weight_bytes " +
+                std::to_string(entry->weightBytes));
+  }
+  if (status.st_size == 0) {
+    // Nothing to map; programs still get a valid, aligned pointer.
+    ::close(fd);
+    alignas(64) static const uint8_t none[64] = {};
+    weightData = none;
+    return;
+  }
+  mappingBytes = static_cast<std::size_t>(status.st_size);
+  mapping = ::mmap(nullptr, mappingBytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapping == MAP_FAILED) {
+    mapping = nullptr;
+    throw Error(path + ": cannot map: " + std::strerror(errno));
+  }
+  weightData = static_cast<const uint8_t *>(mapping);
+}
+
+namespace {
+/// The programs this process has loaded, by real path, with the SHA-256 of
+/// the file loaded and the number of bundles using it. dlopen hands back
+/// the library already loaded from a path even when the file there has
+/// been rewritten since (a model compiled again into the same bundle).
+struct LoadedPrograms {
+  std::mutex mutex;
+  std::map<std::string, std::pair<std::string, int>> byPath;
+};
+LoadedPrograms &loadedPrograms() {
+  static LoadedPrograms loaded;
+  return loaded;
+}
+} // namespace
+
+void Bundle::claimProgramPath(const std::string &path) {
+  char *real = ::realpath(path.c_str(), nullptr);
+  if (!real)
+    throw Error(path + ": " + std::strerror(errno));
+  std::string key = real;
+  std::free(real);
+  const std::string &hash = manifest_.files.at(entry->library);
+  LoadedPrograms &loaded = loadedPrograms();
+  std::lock_guard<std::mutex> lock(loaded.mutex);
+  auto [it, inserted] = loaded.byPath.try_emplace(key, hash, 0);
+  if (!inserted && it->second.first != hash)
+    throw Error(path + ": an open session still runs the program this file "
+                       "held before it was rewritten; close that session "
+                       "first");
+  ++it->second.second;
+  claimedPath = key;
+}
+
+void Bundle::loadProgram() {
+  std::string path = joinPath(dir, entry->library);
+  // dlopen would search the loader's path for a name without a slash.
+  if (path.find('/') == std::string::npos)
+    path = "./" + path;
+  claimProgramPath(path);
+  library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    throw Error(path + ": cannot load the program: " + dlerror());
+  main =
+      reinterpret_cast<CleaveProgramFn>(dlsym(library, entry->entry.c_str()));
+  using InfoFn = const CleaveProgramInfo *(*)();
+  auto infoFn = reinterpret_cast<InfoFn>(dlsym(library, entry->info.c_str()));
+  if (!main || !infoFn)
+    throw Error(path + ": does not define '" +
+                (!main ? entry->entry : entry->info) + "'");
+  const CleaveProgramInfo *info = infoFn();
+  if (!info)
+    throw Error(path + ": '" + entry->info + "' returned null");
+
+  auto mismatch = [&](const std::string &what, int64_t programValue,
+                      int64_t manifestValue) {
+    if (programValue != manifestValue)
+      throw Error(path + ": the program's " + what + " " +
+                  std::to_string(programValue) +
+                  " differs from manifest.json's " +
+                  std::to_string(manifestValue));
+  };
+  mismatch("ABI version", info->abiVersion, CLEAVE_ABI_VERSION);
+  mismatch("input count", info->numInputs,
+           static_cast<int64_t>(manifest_.inputs.size()));
+  mismatch("output count", info->numOutputs,
+           static_cast<int64_t>(manifest_.outputs.size()));
+  mismatch("arena_bytes", info->arenaBytes, entry->arenaBytes);
+  mismatch("weight_bytes", info->weightBytes, entry->weightBytes);
+}
+
+Bundle::~Bundle() {
+  if (library)
+    dlclose(library);
+  if (!claimedPath.empty()) {
+    LoadedPrograms &loaded = loadedPrograms();
+    std::lock_guard<std::mutex> lock(loaded.mutex);
+    auto it = loaded.byPath.find(claimedPath);
+    if (it != loaded.byPath.end() && --it->second.second == 0)
+      loaded.byPath.erase(it);
+  }
+  if (mapping)
+    ::munmap(mapping, mappingBytes);
+}
+
+} // namespace cleave::rt

@@ -1,0 +1,90 @@
+//===- Bundle.h - a verified bundle on disk ----------------------*- C++
+//-*-===//
+//
+// Reads a bundle's manifest (docs/bundle-format.md), checks it and every
+// file it lists, maps one rank's weights and loads its program. Private to
+// the runtime; Session is the public face.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_SRC_BUNDLE_H
+#define CLEAVE_RT_SRC_BUNDLE_H
+
+#include "cleave/rt/Runtime.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cleave::rt {
+
+/// One entry of the manifest's `programs`.
+struct ProgramEntry {
+  int rank = 0;
+  std::string source;
+  std::string library;
+  std::string weights;
+  std::string entry;
+  std::string info;
+  int64_t arenaBytes = 0;
+  int64_t weightBytes = 0;
+};
+
+struct Manifest {
+  std::string model;
+  std::string target;
+  std::string deviceKind;
+  int devices = 1;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  std::vector<ProgramEntry> programs;
+  /// Path relative to the bundle -> lowercase hex SHA-256.
+  std::map<std::string, std::string> files;
+};
+
+/// Reads `manifest.json` and checks its format, version and ABI.
+Manifest readManifest(const std::string &bundleDir);
+
+/// The lowercase hex SHA-256 of a file's bytes.
+std::string sha256File(const std::string &path);
+
+/// A bundle whose files matched their hashes, with one rank's weights
+/// mapped and its program loaded.
+class Bundle {
+public:
+  static std::unique_ptr<Bundle> load(const std::string &bundleDir,
+                                      int rank = 0);
+  ~Bundle();
+  Bundle(const Bundle &) = delete;
+  Bundle &operator=(const Bundle &) = delete;
+
+  const std::string &directory() const { return dir; }
+  const Manifest &manifest() const { return manifest_; }
+  const ProgramEntry &program() const { return *entry; }
+  /// The program's weights, 64-byte aligned, `program().weightBytes` long.
+  const uint8_t *weights() const { return weightData; }
+  CleaveProgramFn programMain() const { return main; }
+
+private:
+  Bundle() = default;
+  void mapWeights();
+  void loadProgram();
+  /// Registers the program's path as loaded with this bundle's hash;
+  /// refuses a path whose earlier version is still loaded.
+  void claimProgramPath(const std::string &path);
+
+  std::string dir;
+  Manifest manifest_;
+  const ProgramEntry *entry = nullptr;
+  void *mapping = nullptr;
+  std::size_t mappingBytes = 0;
+  const uint8_t *weightData = nullptr;
+  std::string claimedPath;
+  void *library = nullptr;
+  CleaveProgramFn main = nullptr;
+};
+
+} // namespace cleave::rt
+
+#endif // CLEAVE_RT_SRC_BUNDLE_H

@@ -1,0 +1,32 @@
+//===- Npy.h - tensors in .npy and ONNX .pb files ----------------*- C++
+//-*-===//
+//
+// The file formats `cleave run` reads inputs from and writes outputs to:
+// NumPy's .npy (little-endian, C order) and ONNX TensorProto .pb, the
+// format of the ONNX backend test data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_SRC_NPY_H
+#define CLEAVE_RT_SRC_NPY_H
+
+#include "cleave/rt/Runtime.h"
+
+#include <string>
+
+namespace cleave::rt {
+
+Tensor readNpy(const std::string &path);
+/// Writes a version 1.0 file (2.0 when the header needs it). NumPy has no
+/// bfloat16, so a bfloat16 tensor is written widened to float32, exactly.
+void writeNpy(const std::string &path, const Tensor &tensor);
+
+/// Reads a serialised onnx.TensorProto; `name` receives its name field.
+Tensor readTensorProto(const std::string &path, std::string *name = nullptr);
+
+/// .npy or .pb, by the file's extension.
+Tensor readTensorFile(const std::string &path, std::string *name = nullptr);
+
+} // namespace cleave::rt
+
+#endif // CLEAVE_RT_SRC_NPY_H

@@ -1,0 +1,403 @@
+//===- RunCommand.cpp - `cleave run` and cleave-worker
+//---------------------===//
+//
+// Opens a bundle, binds inputs from .npy or ONNX .pb files, runs it once and
+// writes or checks the outputs. With --test-data it reads an ONNX backend
+// test folder (input_N.pb / output_N.pb) and compares like the ONNX backend
+// tests do: an element passes when |got - expected| <= atol + rtol *
+// |expected|.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/rt/RunCommand.h"
+
+#include "Npy.h"
+#include "cleave/rt/Runtime.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cleave::rt {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char *usage =
+    "usage: run BUNDLE [options]\n"
+    "\n"
+    "Runs a bundle written by `cleave compile` once.\n"
+    "\n"
+    "  --input NAME=FILE   the value of graph input NAME, from a .npy or an\n"
+    "                      ONNX TensorProto .pb file (repeatable); a FILE\n"
+    "                      alone binds the next input in graph order\n"
+    "  --output-dir DIR    write each graph output to DIR/NAME.npy (bfloat16\n"
+    "                      is written as float32)\n"
+    "  --test-data DIR     read an ONNX backend test folder (input_N.pb,\n"
+    "                      output_N.pb in graph order), run, and compare;\n"
+    "                      exits 1 when an element is outside tolerance\n"
+    "  --rtol R            relative tolerance of --test-data (1e-3)\n"
+    "  --atol A            absolute tolerance of --test-data (1e-5)\n"
+    "  --threads N         CPU kernel threads (all cores)\n"
+    "  --device DEV        cpu or cuda:N (the bundle's kind)\n"
+    "  --profile           print the time of every program step\n";
+
+struct RunOptions {
+  std::string bundle;
+  std::vector<std::string> inputs;
+  std::string outputDir;
+  std::string testData;
+  double rtol = 1e-3;
+  double atol = 1e-5;
+  int threads = 0;
+  std::string device;
+  bool profile = false;
+  bool help = false;
+};
+
+double parseNumber(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || !(value >= 0))
+    throw Error(option + " wants a non-negative number, not '" + text + "'");
+  return value;
+}
+
+RunOptions parseArguments(int argc, char **argv) {
+  RunOptions options;
+  int i = 1;
+  if (i < argc && std::strcmp(argv[i], "run") == 0)
+    ++i;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool hasValue = false;
+    // --option=value and --option value.
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      hasValue = true;
+    }
+    auto next = [&]() -> std::string {
+      if (hasValue)
+        return value;
+      if (i + 1 >= argc)
+        throw Error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+    } else if (arg == "--input") {
+      options.inputs.push_back(next());
+    } else if (arg == "--output-dir") {
+      options.outputDir = next();
+    } else if (arg == "--test-data") {
+      options.testData = next();
+    } else if (arg == "--rtol") {
+      options.rtol = parseNumber(arg, next());
+    } else if (arg == "--atol") {
+      options.atol = parseNumber(arg, next());
+    } else if (arg == "--threads") {
+      std::string text = next();
+      double threads = parseNumber(arg, text);
+      if (threads != std::floor(threads) || threads > 4096)
+        throw Error("--threads wants a whole number, not '" + text + "'");
+      options.threads = static_cast<int>(threads);
+    } else if (arg == "--device") {
+      options.device = next();
+    } else if (arg == "--profile") {
+      options.profile = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw Error("unknown option '" + arg + "' (see --help)");
+    } else if (options.bundle.empty()) {
+      options.bundle = arg;
+    } else {
+      throw Error("unexpected argument '" + arg +
+                  "'; inputs are passed with --input NAME=FILE");
+    }
+  }
+  if (!options.help && options.bundle.empty())
+    throw Error("no bundle given (see --help)");
+  if (!options.testData.empty() && !options.inputs.empty())
+    throw Error("--test-data brings its own inputs; drop --input");
+  return options;
+}
+
+/// Binds every --input to a graph input.
+std::map<std::string, Tensor> readInputs(const Session &session,
+                                         const std::vector<std::string> &args) {
+  const std::vector<TensorInfo> &graphInputs = session.inputs();
+  auto isInput = [&](const std::string &name) {
+    for (const TensorInfo &info : graphInputs)
+      if (info.name == name)
+        return true;
+    return false;
+  };
+  std::map<std::string, Tensor> feeds;
+  std::size_t position = 0;
+  for (const std::string &arg : args) {
+    std::string name, file = arg;
+    std::size_t equals = arg.find('=');
+    if (equals != std::string::npos &&
+        (isInput(arg.substr(0, equals)) || !fs::exists(arg))) {
+      name = arg.substr(0, equals);
+      file = arg.substr(equals + 1);
+      if (!isInput(name)) {
+        std::string known;
+        for (const TensorInfo &info : graphInputs)
+          known += (known.empty() ? "" : ", ") + info.name;
+        throw Error("--input " + arg + ": the model has no input '" + name +
+                    "' (its inputs: " + (known.empty() ? "none" : known) + ")");
+      }
+    } else {
+      // A bare file binds the first input not bound yet.
+      while (position < graphInputs.size() &&
+             feeds.count(graphInputs[position].name))
+        ++position;
+      if (position == graphInputs.size())
+        throw Error("--input " + arg + ": every input of the model is bound");
+      name = graphInputs[position].name;
+    }
+    if (feeds.count(name))
+      throw Error("--input " + arg + ": input '" + name + "' is bound twice");
+    feeds.emplace(name, readTensorFile(file));
+  }
+  return feeds;
+}
+
+/// The files of an ONNX backend test folder, in order, checked for count.
+std::vector<std::string> testDataFiles(const std::string &dir,
+                                       const char *prefix, std::size_t expected,
+                                       const char *what) {
+  std::vector<std::string> files;
+  for (std::size_t i = 0;; ++i) {
+    fs::path file = fs::path(dir) / (prefix + std::to_string(i) + ".pb");
+    if (!fs::exists(file))
+      break;
+    files.push_back(file.string());
+  }
+  if (files.size() != expected)
+    throw Error(dir + ": holds " + std::to_string(files.size()) + " " + prefix +
+                "N.pb files, but the model has " + std::to_string(expected) +
+                " " + what);
+  return files;
+}
+
+uint32_t halfToFloatBits(uint16_t half) {
+  uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
+  uint32_t exponent = (half >> 10) & 0x1f;
+  uint32_t mantissa = half & 0x3ff;
+  if (exponent == 0x1f)
+    return sign | 0x7f800000 | (mantissa << 13);
+  if (exponent != 0)
+    return sign | ((exponent + 112) << 23) | (mantissa << 13);
+  if (mantissa == 0)
+    return sign;
+  // Subnormal: normalise.
+  exponent = 113;
+  while (!(mantissa & 0x400)) {
+    mantissa <<= 1;
+    --exponent;
+  }
+  return sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+}
+
+double element(const Tensor &tensor, int64_t i) {
+  const void *data = tensor.data();
+  auto bitsToFloat = [](uint32_t bits) {
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return static_cast<double>(value);
+  };
+  switch (tensor.dtype()) {
+  case CLEAVE_F32:
+    return static_cast<const float *>(data)[i];
+  case CLEAVE_F64:
+    return static_cast<const double *>(data)[i];
+  case CLEAVE_F16:
+    return bitsToFloat(halfToFloatBits(static_cast<const uint16_t *>(data)[i]));
+  case CLEAVE_BF16:
+    return bitsToFloat(
+        static_cast<uint32_t>(static_cast<const uint16_t *>(data)[i]) << 16);
+  case CLEAVE_I64:
+    return static_cast<double>(static_cast<const int64_t *>(data)[i]);
+  case CLEAVE_I32:
+    return static_cast<const int32_t *>(data)[i];
+  case CLEAVE_I16:
+    return static_cast<const int16_t *>(data)[i];
+  case CLEAVE_I8:
+    return static_cast<const int8_t *>(data)[i];
+  case CLEAVE_U8:
+  case CLEAVE_BOOL:
+    return static_cast<const uint8_t *>(data)[i];
+  case CLEAVE_U16:
+    return static_cast<const uint16_t *>(data)[i];
+  case CLEAVE_U32:
+    return static_cast<const uint32_t *>(data)[i];
+  case CLEAVE_U64:
+    return static_cast<double>(static_cast<const uint64_t *>(data)[i]);
+  default:
+    return 0;
+  }
+}
+
+/// Compares one output with its expected value; prints a line and returns
+/// whether every element is within tolerance.
+bool compareOutput(const TensorInfo &info, const Tensor &got,
+                   const Tensor &expected, const RunOptions &options) {
+  if (got.dtype() != expected.dtype() || got.shape() != expected.shape()) {
+    std::printf("output '%s': expected %s, got %s\n", info.name.c_str(),
+                typeString(expected.dtype(), expected.shape()).c_str(),
+                typeString(got.dtype(), got.shape()).c_str());
+    return false;
+  }
+  double maxAbs = 0, maxRel = 0;
+  int64_t failures = 0, firstFailure = -1;
+  for (int64_t i = 0; i < got.numElements(); ++i) {
+    double g = element(got, i), e = element(expected, i);
+    if (std::isnan(g) && std::isnan(e))
+      continue;
+    if (g == e) // also equal infinities
+      continue;
+    double abs = std::fabs(g - e); // NaN against a number stays NaN
+    double rel = e != 0 ? abs / std::fabs(e) : 0;
+    if (std::isnan(abs))
+      abs = rel = INFINITY;
+    maxAbs = std::max(maxAbs, abs);
+    maxRel = std::max(maxRel, rel);
+    if (!(abs <= options.atol + options.rtol * std::fabs(e))) {
+      if (failures++ == 0)
+        firstFailure = i;
+    }
+  }
+  std::printf("output '%s' %s: max abs error %.3g, max rel error %.3g, %lld "
+              "of %lld elements outside tolerance",
+              info.name.c_str(), typeString(got.dtype(), got.shape()).c_str(),
+              maxAbs, maxRel, static_cast<long long>(failures),
+              static_cast<long long>(got.numElements()));
+  if (failures)
+    std::printf(" (first at flat index %lld: got %.9g, expected %.9g)",
+                static_cast<long long>(firstFailure),
+                element(got, firstFailure), element(expected, firstFailure));
+  std::printf("\n");
+  return failures == 0;
+}
+
+/// A file name for an output: names may hold '/' or ':' (ONNX allows any
+/// string). Collisions after sanitising get a numeric suffix.
+std::string outputFileName(const std::string &name,
+                           std::set<std::string> &taken) {
+  std::string base;
+  for (char c : name)
+    base += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                    c == '-' || c == '.'
+                ? c
+                : '_';
+  if (base.empty() || base[0] == '.')
+    base = "output" + base;
+  std::string candidate = base;
+  for (int n = 1; taken.count(candidate); ++n)
+    candidate = base + "_" + std::to_string(n);
+  taken.insert(candidate);
+  return candidate + ".npy";
+}
+
+int run(const RunOptions &options) {
+  SessionOptions sessionOptions;
+  sessionOptions.numThreads = options.threads;
+  sessionOptions.device = options.device;
+  sessionOptions.profile = options.profile;
+  std::unique_ptr<Session> session =
+      Session::open(options.bundle, sessionOptions);
+
+  std::map<std::string, Tensor> feeds;
+  std::vector<std::string> expectedFiles;
+  if (!options.testData.empty()) {
+    std::vector<std::string> inputFiles = testDataFiles(
+        options.testData, "input_", session->inputs().size(), "inputs");
+    expectedFiles = testDataFiles(options.testData, "output_",
+                                  session->outputs().size(), "outputs");
+    for (std::size_t i = 0; i < inputFiles.size(); ++i)
+      feeds.emplace(session->inputs()[i].name, readTensorProto(inputFiles[i]));
+  } else {
+    feeds = readInputs(*session, options.inputs);
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Tensor> outputs = session->run(feeds);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("ran %s on %s in %.3f ms\n", options.bundle.c_str(),
+              session->deviceName().c_str(), seconds * 1e3);
+
+  if (options.profile)
+    for (const StepTime &step : session->profile())
+      std::printf("  step %4d  %10.3f ms  %s\n", step.step, step.seconds * 1e3,
+                  step.node.c_str());
+
+  if (!options.outputDir.empty()) {
+    fs::create_directories(options.outputDir);
+    std::set<std::string> taken;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const TensorInfo &info = session->outputs()[i];
+      fs::path file =
+          fs::path(options.outputDir) / outputFileName(info.name, taken);
+      writeNpy(file.string(), outputs[i]);
+      std::printf("output '%s' %s -> %s\n", info.name.c_str(),
+                  info.typeString().c_str(), file.string().c_str());
+    }
+  }
+
+  if (expectedFiles.empty()) {
+    if (options.outputDir.empty())
+      for (const TensorInfo &info : session->outputs())
+        std::printf("output '%s' %s\n", info.name.c_str(),
+                    info.typeString().c_str());
+    return 0;
+  }
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    failed += !compareOutput(session->outputs()[i], outputs[i],
+                             readTensorProto(expectedFiles[i]), options);
+  if (failed) {
+    std::printf("FAIL: %zu of %zu outputs outside rtol %g, atol %g\n", failed,
+                outputs.size(), options.rtol, options.atol);
+    return 1;
+  }
+  std::printf("PASS: %zu outputs within rtol %g, atol %g\n", outputs.size(),
+              options.rtol, options.atol);
+  return 0;
+}
+
+} // namespace
+
+int runCommand(int argc, char **argv) {
+  try {
+    RunOptions options = parseArguments(argc, argv);
+    if (options.help) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    return run(options);
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "cleave run: error: %s\n", e.what());
+    return 2;
+  } catch (...) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "cleave run: error: unknown failure\n");
+    return 2;
+  }
+}
+
+} // namespace cleave::rt

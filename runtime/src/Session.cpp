@@ -1,0 +1,269 @@
+//===- Session.cpp - run a bundle on a device
+//------------------------------===//
+//
+// A session owns one device, the program's arena on it (allocated once) and,
+// on a device that is not the host, a copy of the weights and buffers for
+// the graph's inputs and outputs. A run checks the feeds against the
+// manifest, calls the program, and turns a failure it recorded into an
+// Error naming the step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bundle.h"
+
+#include "cleave/rt/Context.h"
+#include "cleave/rt/Device.h"
+#include "cleave/rt/Runtime.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+namespace cleave::rt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Creates the device `name` names ("cpu", "cuda", "cuda:N") for a bundle
+/// compiled for `kind`.
+std::unique_ptr<Device> createDevice(const std::string &name,
+                                     const std::string &kind,
+                                     const SessionOptions &options,
+                                     const std::string &bundleDir) {
+  std::string wanted = name.empty() ? kind : name;
+  std::string wantedKind = wanted.substr(0, wanted.find(':'));
+  if (wantedKind != "cpu" && wantedKind != "cuda")
+    throw Error("unknown device '" + wanted + "' (expected cpu or cuda:N)");
+  if (wantedKind != kind)
+    throw Error(bundleDir + ": compiled for " + kind + ", it cannot run on " +
+                wanted);
+  if (wantedKind == "cpu") {
+    if (wanted != "cpu")
+      throw Error("unknown device '" + wanted + "' (expected cpu or cuda:N)");
+    return createCpuDevice(options.numThreads);
+  }
+  int index = 0;
+  if (wanted.size() > 5) {
+    std::string digits = wanted.substr(5);
+    char *end = nullptr;
+    long value = std::strtol(digits.c_str(), &end, 10);
+    if (wanted[4] != ':' || digits.empty() || *end || value < 0)
+      throw Error("unknown device '" + wanted + "' (expected cpu or cuda:N)");
+    index = static_cast<int>(value);
+  } else if (wanted != "cuda") {
+    throw Error("unknown device '" + wanted + "' (expected cpu or cuda:N)");
+  }
+  return createCudaDevice(index);
+}
+
+std::size_t byteSize(const TensorInfo &info) {
+  std::size_t count = 1;
+  for (int64_t dim : info.shape)
+    count *= static_cast<std::size_t>(dim);
+  return count * cleave_dtype_size(info.dtype);
+}
+
+} // namespace
+
+struct Session::Impl {
+  std::unique_ptr<Bundle> bundle;
+  std::unique_ptr<Device> device;
+  std::string programPath;
+
+  void *arena = nullptr;
+  /// The weights the program reads: the mapping on the host, a copy on
+  /// other devices (`deviceWeights`).
+  const uint8_t *weights = nullptr;
+  void *deviceWeights = nullptr;
+  /// Device buffers of the graph's inputs and outputs (not on the host).
+  std::vector<void *> deviceInputs;
+  std::vector<void *> deviceOutputs;
+
+  std::mutex running;
+  bool profiling = false;
+  std::vector<StepTime> steps;
+  Clock::time_point stepStart;
+
+  ~Impl() {
+    if (!device)
+      return;
+    CleaveContext *ctx = device->context();
+    for (void *buffer : deviceInputs)
+      device->release(buffer);
+    for (void *buffer : deviceOutputs)
+      device->release(buffer);
+    if (deviceWeights)
+      device->release(deviceWeights);
+    if (arena)
+      device->release(arena);
+    if (ctx->scratch) {
+      device->release(ctx->scratch);
+      ctx->scratch = nullptr;
+      ctx->scratchBytes = 0;
+    }
+  }
+
+  void checkFeeds(const std::map<std::string, Tensor> &feeds) const;
+  void closeStep();
+  static void onStep(CleaveContext *ctx, int32_t step, const char *node);
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::open(const std::string &bundleDir,
+                                       const SessionOptions &options) {
+  auto impl = std::make_unique<Impl>();
+  impl->bundle = Bundle::load(bundleDir, 0);
+  const Manifest &manifest = impl->bundle->manifest();
+  if (manifest.programs.size() > 1)
+    throw Error(bundleDir + ": the bundle holds " +
+                std::to_string(manifest.programs.size()) +
+                " programs (one per device); this runtime runs "
+                "single-device bundles only");
+  const ProgramEntry &program = impl->bundle->program();
+  impl->programPath = bundleDir + "/" + program.library;
+  impl->profiling = options.profile;
+  impl->device =
+      createDevice(options.device, manifest.deviceKind, options, bundleDir);
+  Device &device = *impl->device;
+
+  impl->arena = device.allocate(static_cast<std::size_t>(program.arenaBytes));
+  if (device.isHost()) {
+    impl->weights = impl->bundle->weights();
+  } else {
+    std::size_t bytes = static_cast<std::size_t>(program.weightBytes);
+    impl->deviceWeights = device.allocate(bytes);
+    device.copyToDevice(impl->deviceWeights, impl->bundle->weights(), bytes);
+    impl->weights = static_cast<const uint8_t *>(impl->deviceWeights);
+    for (const TensorInfo &info : manifest.inputs)
+      impl->deviceInputs.push_back(device.allocate(byteSize(info)));
+    for (const TensorInfo &info : manifest.outputs)
+      impl->deviceOutputs.push_back(device.allocate(byteSize(info)));
+    device.synchronize();
+  }
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<TensorInfo> &Session::inputs() const {
+  return impl->bundle->manifest().inputs;
+}
+const std::vector<TensorInfo> &Session::outputs() const {
+  return impl->bundle->manifest().outputs;
+}
+std::string Session::deviceName() const { return impl->device->name(); }
+
+std::vector<StepTime> Session::profile() const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  return impl->steps;
+}
+
+void Session::Impl::checkFeeds(
+    const std::map<std::string, Tensor> &feeds) const {
+  const std::vector<TensorInfo> &inputs = bundle->manifest().inputs;
+  for (const auto &[name, tensor] : feeds) {
+    bool known = false;
+    for (const TensorInfo &info : inputs)
+      known |= info.name == name;
+    if (known)
+      continue;
+    std::string expected;
+    for (const TensorInfo &info : inputs)
+      expected += (expected.empty() ? "" : ", ") + info.name + " (" +
+                  info.typeString() + ")";
+    throw Error("unknown input '" + name + "'; the model's inputs are " +
+                (expected.empty() ? std::string("none") : expected));
+  }
+  for (const TensorInfo &info : inputs) {
+    auto it = feeds.find(info.name);
+    if (it == feeds.end())
+      throw Error("missing input '" + info.name + "' (" + info.typeString() +
+                  ")");
+    const Tensor &tensor = it->second;
+    if (tensor.dtype() != info.dtype || tensor.shape() != info.shape)
+      throw Error("input '" + info.name + "': expected " + info.typeString() +
+                  ", got " + typeString(tensor.dtype(), tensor.shape()));
+  }
+}
+
+void Session::Impl::closeStep() {
+  if (steps.empty())
+    return;
+  // Device work is asynchronous; a step ends when its work has run.
+  if (!device->isHost())
+    device->synchronize();
+  steps.back().seconds =
+      std::chrono::duration<double>(Clock::now() - stepStart).count();
+}
+
+void Session::Impl::onStep(CleaveContext *ctx, int32_t step, const char *node) {
+  auto *self = static_cast<Impl *>(ctx->onStepData);
+  // Called from the program: nothing may unwind through it. A device error
+  // here shows again at the run's final synchronisation.
+  try {
+    self->closeStep();
+  } catch (const std::exception &) {
+  }
+  self->steps.push_back({step, node ? node : "", 0.0});
+  self->stepStart = Clock::now();
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
+  std::lock_guard<std::mutex> lock(impl->running);
+  impl->checkFeeds(feeds);
+  const Manifest &manifest = impl->bundle->manifest();
+  Device &device = *impl->device;
+
+  CleaveContext *ctx = device.context();
+  ctx->error.clear();
+  ctx->failedKernel.clear();
+  ctx->step = -1;
+  ctx->node = nullptr;
+  impl->steps.clear();
+  ctx->onStep = impl->profiling ? &Impl::onStep : nullptr;
+  ctx->onStepData = impl.get();
+
+  std::vector<Tensor> outputs;
+  for (const TensorInfo &info : manifest.outputs)
+    outputs.emplace_back(info.dtype, info.shape);
+
+  std::vector<const void *> inputPointers;
+  std::vector<void *> outputPointers;
+  for (std::size_t i = 0; i < manifest.inputs.size(); ++i) {
+    const Tensor &feed = feeds.at(manifest.inputs[i].name);
+    if (device.isHost()) {
+      inputPointers.push_back(feed.data());
+    } else {
+      device.copyToDevice(impl->deviceInputs[i], feed.data(), feed.byteSize());
+      inputPointers.push_back(impl->deviceInputs[i]);
+    }
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    outputPointers.push_back(device.isHost() ? outputs[i].data()
+                                             : impl->deviceOutputs[i]);
+
+  int32_t status = impl->bundle->programMain()(
+      ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
+      inputPointers.data(), outputPointers.data());
+  if (status == 0)
+    impl->closeStep();
+  if (!device.isHost())
+    device.synchronize();
+  if (status != 0)
+    throw Error(impl->programPath + ": " +
+                (ctx->error.empty()
+                     ? "failed with status " + std::to_string(status) +
+                           " without saying why"
+                     : ctx->error));
+
+  if (!device.isHost())
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      device.copyToHost(outputs[i].data(), impl->deviceOutputs[i],
+                        outputs[i].byteSize());
+  if (!device.isHost())
+    device.synchronize();
+  return outputs;
+}
+
+} // namespace cleave::rt

@@ -1,0 +1,96 @@
+//===- Tensor.cpp - owned tensors and dtype names
+//--------------------------===//
+
+#include "cleave/rt/Runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace cleave::rt {
+
+namespace {
+struct DTypeName {
+  CleaveDType dtype;
+  const char *name;
+};
+constexpr DTypeName dtypeNames[] = {
+    {CLEAVE_F32, "float32"}, {CLEAVE_F16, "float16"}, {CLEAVE_BF16, "bfloat16"},
+    {CLEAVE_F64, "float64"}, {CLEAVE_I64, "int64"},   {CLEAVE_I32, "int32"},
+    {CLEAVE_I16, "int16"},   {CLEAVE_I8, "int8"},     {CLEAVE_U8, "uint8"},
+    {CLEAVE_BOOL, "bool"},   {CLEAVE_U16, "uint16"},  {CLEAVE_U32, "uint32"},
+    {CLEAVE_U64, "uint64"},
+};
+} // namespace
+
+const char *dtypeName(CleaveDType dtype) {
+  for (const DTypeName &entry : dtypeNames)
+    if (entry.dtype == dtype)
+      return entry.name;
+  return "invalid";
+}
+
+CleaveDType dtypeFromName(const std::string &name) {
+  for (const DTypeName &entry : dtypeNames)
+    if (name == entry.name)
+      return entry.dtype;
+  return CLEAVE_DTYPE_INVALID;
+}
+
+std::string typeString(CleaveDType dtype, const std::vector<int64_t> &shape) {
+  std::string text = dtypeName(dtype);
+  text += '[';
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + ']';
+}
+
+void Tensor::Free::operator()(void *pointer) const { std::free(pointer); }
+
+Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  if (cleave_dtype_size(dtype) == 0)
+    throw Error("a tensor of unknown dtype " + std::to_string(dtype));
+  for (int64_t dim : shape_)
+    if (dim < 0)
+      throw Error("a tensor of negative dimension: " +
+                  typeString(dtype_, shape_));
+  std::size_t size = (byteSize() + 63) / 64 * 64;
+  bytes_.reset(
+      static_cast<uint8_t *>(std::aligned_alloc(64, size ? size : 64)));
+  if (!bytes_)
+    throw Error("cannot allocate " + typeString(dtype_, shape_));
+  std::memset(bytes_.get(), 0, byteSize());
+}
+
+Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape, const void *data)
+    : Tensor(dtype, std::move(shape)) {
+  if (byteSize())
+    std::memcpy(bytes_.get(), data, byteSize());
+}
+
+Tensor::Tensor(const Tensor &other) { *this = other; }
+
+Tensor &Tensor::operator=(const Tensor &other) {
+  if (this == &other)
+    return *this;
+  if (!other.bytes_) {
+    *this = Tensor();
+    return *this;
+  }
+  *this = Tensor(other.dtype_, other.shape_, other.data());
+  return *this;
+}
+
+int64_t Tensor::numElements() const {
+  int64_t count = 1;
+  for (int64_t dim : shape_)
+    count *= dim;
+  return count;
+}
+
+std::size_t Tensor::byteSize() const {
+  // An empty Tensor has the invalid dtype, whose size is 0.
+  return static_cast<std::size_t>(numElements()) * cleave_dtype_size(dtype_);
+}
+
+} // namespace cleave::rt
