@@ -1,0 +1,103 @@
+"""Compile an ONNX model into a bundle from Python.
+
+    import cleave
+
+    bundle = cleave.compile("model.onnx", "model.cleave", target="cpu")
+    session = cleave.Session(bundle)
+
+This runs the ``cleave compile`` command line, so Python and the command
+line build the same bundle through the same passes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+# The build tree this source tree builds into by default (README).
+_DEFAULT_CLEAVE = Path(__file__).resolve().parents[2] / "build" / "bin" / "cleave"
+
+
+class CompileError(RuntimeError):
+    """``cleave compile`` failed; the message carries what it printed."""
+
+    def __init__(self, command: Sequence[str], returncode: int, stderr: str):
+        self.command = list(command)
+        self.returncode = returncode
+        self.stderr = stderr
+        detail = stderr.strip() or "(no message)"
+        super().__init__(f"cleave compile failed with exit status {returncode}:\n{detail}")
+
+
+def find_cleave(cleave_bin: str | os.PathLike | None = None) -> str:
+    """The ``cleave`` executable: ``cleave_bin`` when given, else the build
+    tree of this checkout (``<repo>/build/bin/cleave``), else ``cleave`` on
+    ``PATH``."""
+    if cleave_bin is not None:
+        path = Path(cleave_bin)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise FileNotFoundError(f"cleave_bin {str(path)!r} is not an executable")
+        return str(path)
+    if _DEFAULT_CLEAVE.is_file() and os.access(_DEFAULT_CLEAVE, os.X_OK):
+        return str(_DEFAULT_CLEAVE)
+    found = shutil.which("cleave")
+    if found:
+        return found
+    raise FileNotFoundError(
+        f"cannot find the cleave executable (not at {_DEFAULT_CLEAVE}, not on "
+        "PATH); build it or pass cleave_bin="
+    )
+
+
+def _dims(dims) -> str:
+    if isinstance(dims, str):
+        return dims
+    return "x".join(str(int(d)) for d in dims)
+
+
+def compile(
+    model,
+    output: str | os.PathLike,
+    target: str = "cpu",
+    devices: int = 1,
+    input_shapes: Mapping[str, object] | None = None,
+    *,
+    extra_args: Sequence[str] = (),
+    cleave_bin: str | os.PathLike | None = None,
+) -> Path:
+    """Compiles ``model`` into the bundle directory ``output`` and returns
+    its path.
+
+    ``model``: a path to an ONNX file, or an ``onnx.ModelProto``.
+    ``target``: a target preset name or a target file (docs/targets.md).
+    ``input_shapes``: ``{input name: dims}`` binding dynamic dimensions, dims
+    as a sequence of ints or a ``"1x128"`` string. ``extra_args``: further
+    ``cleave compile`` options. ``cleave_bin``: the executable to run (see
+    ``find_cleave``).
+
+    Raises ``CompileError`` carrying the command's stderr when it fails.
+    """
+    executable = find_cleave(cleave_bin)
+    with tempfile.TemporaryDirectory(prefix="cleave-compile-") as scratch:
+        if hasattr(model, "SerializeToString"):
+            import onnx
+
+            model_path = os.path.join(scratch, "model.onnx")
+            onnx.save(model, model_path)
+        else:
+            model_path = os.fspath(model)
+        command = [
+            executable, "compile", model_path, "-o", os.fspath(output),
+            "--target", target, "--devices", str(int(devices)),
+        ]
+        for name, dims in (input_shapes or {}).items():
+            command += ["--input-shape", f"{name}={_dims(dims)}"]
+        command += [str(a) for a in extra_args]
+        result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError(command, result.returncode, result.stderr)
+    return Path(output)

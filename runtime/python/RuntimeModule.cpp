@@ -1,0 +1,122 @@
+//===- RuntimeModule.cpp - cleave._runtime: Session for Python
+//-------------===//
+//
+// A thin binding of cleave::rt::Session over NumPy arrays. The Pythonic
+// surface (get_inputs, run with dicts, bfloat16 through ml_dtypes) is
+// python/cleave/session.py; this module only converts arrays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/rt/Runtime.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace cleave::rt;
+
+namespace {
+
+/// The NumPy dtype holding a tensor's elements. NumPy has no bfloat16: its
+/// bit patterns travel as uint16 and session.py views them as ml_dtypes'.
+py::dtype numpyDType(CleaveDType dtype) {
+  if (dtype == CLEAVE_BF16)
+    return py::dtype("uint16");
+  return py::dtype(dtypeName(dtype));
+}
+
+/// The dtype of an array fed as `expected`; uint16 stands for bfloat16.
+CleaveDType runtimeDType(const py::array &array, CleaveDType expected) {
+  std::string name = py::str(array.dtype().attr("name"));
+  if (expected == CLEAVE_BF16 && (name == "bfloat16" || name == "uint16"))
+    return CLEAVE_BF16;
+  return dtypeFromName(name);
+}
+
+class PySession {
+public:
+  PySession(const std::string &bundle, int threads, const std::string &device,
+            bool profile) {
+    SessionOptions options;
+    options.numThreads = threads;
+    options.device = device;
+    options.profile = profile;
+    session = Session::open(bundle, options);
+  }
+
+  static py::list describe(const std::vector<TensorInfo> &infos) {
+    py::list list;
+    for (const TensorInfo &info : infos)
+      list.append(py::make_tuple(info.name, dtypeName(info.dtype),
+                                 py::tuple(py::cast(info.shape))));
+    return list;
+  }
+
+  py::list run(const py::dict &feeds) {
+    std::map<std::string, Tensor> tensors;
+    for (const auto &[key, value] : feeds) {
+      std::string name = py::cast<std::string>(key);
+      CleaveDType expected = CLEAVE_DTYPE_INVALID;
+      for (const TensorInfo &info : session->inputs())
+        if (info.name == name)
+          expected = info.dtype;
+      py::array array = py::array::ensure(value, py::array::c_style);
+      if (!array)
+        throw Error("input '" + name + "' is not convertible to an array");
+      CleaveDType dtype = runtimeDType(array, expected);
+      if (dtype == CLEAVE_DTYPE_INVALID)
+        throw Error("input '" + name + "': unsupported dtype " +
+                    std::string(py::str(array.dtype())));
+      std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+      tensors.emplace(name, Tensor(dtype, shape, array.data()));
+    }
+
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = session->run(tensors);
+    }
+    py::list result;
+    for (Tensor &output : outputs) {
+      // The array keeps the tensor's bytes alive instead of copying them.
+      auto *owned = new Tensor(std::move(output));
+      py::capsule base(owned, [](void *p) { delete static_cast<Tensor *>(p); });
+      result.append(py::array(numpyDType(owned->dtype()), owned->shape(),
+                              owned->data(), base));
+    }
+    return result;
+  }
+
+  py::list profile() const {
+    py::list list;
+    for (const StepTime &step : session->profile())
+      list.append(py::make_tuple(step.step, step.node, step.seconds));
+    return list;
+  }
+
+  std::unique_ptr<Session> session;
+};
+
+} // namespace
+
+PYBIND11_MODULE(_runtime, m) {
+  m.doc() = "The cleave runtime (libcleave_rt) for Python; use cleave.Session";
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::string &, int, const std::string &, bool>(),
+           py::arg("bundle"), py::arg("threads") = 0, py::arg("device") = "",
+           py::arg("profile") = false)
+      .def_property_readonly("inputs",
+                             [](const PySession &s) {
+                               return PySession::describe(s.session->inputs());
+                             })
+      .def_property_readonly("outputs",
+                             [](const PySession &s) {
+                               return PySession::describe(s.session->outputs());
+                             })
+      .def_property_readonly(
+          "device", [](const PySession &s) { return s.session->deviceName(); })
+      .def("run", &PySession::run, py::arg("feeds"))
+      .def("profile", &PySession::profile);
+}
