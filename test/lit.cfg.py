@@ -23,14 +23,20 @@ config.substitutions.append(
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 
-# The project's Python package (model generators) is importable from tests.
+# The project's Python package (model generators) is importable from tests,
+# with the runtime module this build made (<build>/python/cleave/_runtime).
 llvm_config.with_environment(
     "PYTHONPATH", os.path.join(config.cleave_src_root, "python"), append_path=True
 )
+llvm_config.with_environment(
+    "PYTHONPATH", os.path.join(config.cleave_obj_root, "python"), append_path=True
+)
+# libcleave_rt.so, which hand-built test programs link against.
+config.substitutions.append(("%cleave_lib", os.path.join(config.cleave_obj_root, "lib")))
 
 tool_dirs = [config.cleave_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
-    ["cleave", "cleave-opt", "cleave-translate"], tool_dirs
+    ["cleave", "cleave-opt", "cleave-translate", "cleave-worker"], tool_dirs
 )
 llvm_config.with_environment("PATH", config.cleave_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,0 +1,19 @@
+// A program that copies its one input to its one output, whatever their
+// dtype: CLEAVE_TEST_BYTES is the tensor's size. It checks what the
+// runtime reads from files, byte for byte.
+#include "cleave/rt/Kernels.h"
+
+#include <string.h>
+
+static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 1, 1, 0, 0};
+
+extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
+
+extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
+                                       const uint8_t *weights,
+                                       const void *const *inputs,
+                                       void *const *outputs) {
+  cleave_rt_step(ctx, 0, "Identity_0");
+  memcpy(outputs[0], inputs[0], CLEAVE_TEST_BYTES);
+  return 0;
+}

@@ -1,0 +1,153 @@
+"""Writes small hand-made bundles for the runtime tests, and damages them.
+
+    make_bundle.py affine BUNDLE --lib-dir DIR
+    make_bundle.py identity BUNDLE --lib-dir DIR --dtype int8 --shape 2,3
+    make_bundle.py edit BUNDLE [--set KEY=JSON]... [--program-set KEY=JSON]...
+                               [--add-rank] [--rehash]
+
+The programs (affine.cpp, identity.cpp) are compiled against the runtime's
+headers and linked to libcleave_rt.so in DIR, as `cleave compile` does; the
+manifest follows docs/bundle-format.md with the SHA-256 of every file.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INCLUDE = os.path.join(HERE, "..", "..", "..", "runtime", "include")
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def write_bundle(bundle, source, lib_dir, inputs, outputs, weights, arena,
+                 defines=()):
+    os.makedirs(os.path.join(bundle, "programs"), exist_ok=True)
+    os.makedirs(os.path.join(bundle, "weights"), exist_ok=True)
+    with open(source) as f:
+        text = f.read()
+    with open(os.path.join(bundle, "programs", "rank_0.cpp"), "w") as f:
+        f.write(text)
+    subprocess.run(
+        ["c++", "-std=c++17", "-O1", "-shared", "-fPIC", "-I", INCLUDE,
+         *[f"-D{d}" for d in defines],
+         os.path.join(bundle, "programs", "rank_0.cpp"),
+         "-o", os.path.join(bundle, "programs", "rank_0.so"),
+         "-L", lib_dir, "-lcleave_rt"],
+        check=True)
+    with open(os.path.join(bundle, "weights", "rank_0.bin"), "wb") as f:
+        f.write(weights)
+    with open(os.path.join(bundle, "plan.json"), "w") as f:
+        json.dump({"devices": 1}, f)
+    manifest = {
+        "format": "cleave-bundle",
+        "format_version": 1,
+        "abi_version": 1,
+        "model": "handmade.onnx",
+        "target": "cpu",
+        "device_kind": "cpu",
+        "devices": 1,
+        "inputs": inputs,
+        "outputs": outputs,
+        "programs": [{
+            "rank": 0, "source": "programs/rank_0.cpp",
+            "library": "programs/rank_0.so", "weights": "weights/rank_0.bin",
+            "entry": "cleave_program_main", "info": "cleave_program_info",
+            "arena_bytes": arena, "weight_bytes": len(weights)}],
+    }
+    rehash(bundle, manifest)
+
+
+def rehash(bundle, manifest):
+    files = {}
+    for root, _, names in os.walk(bundle):
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, bundle)
+            if relative != "manifest.json":
+                files[relative] = sha256(path)
+    manifest["files"] = files
+    with open(os.path.join(bundle, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+
+
+def affine(args):
+    weights = bytearray(128)
+    weights[0:12] = struct.pack("<3f", 1.0, 2.0, 3.0)
+    weights[64:76] = struct.pack("<3f", 0.5, -1.0, 10.0)
+    write_bundle(
+        args.bundle, os.path.join(HERE, "affine.cpp"), args.lib_dir,
+        [{"name": "x", "dtype": "float32", "shape": [2, 3]}],
+        [{"name": "y", "dtype": "float32", "shape": [2, 3]},
+         {"name": "stats/sum", "dtype": "float64", "shape": []},
+         {"name": "threads", "dtype": "int32", "shape": [1]}],
+        bytes(weights), 256)
+
+
+def identity(args):
+    shape = [int(d) for d in args.shape.split(",") if d]
+    size = np.dtype(args.dtype if args.dtype != "bfloat16" else "uint16").itemsize
+    nbytes = size * int(np.prod(shape, dtype=np.int64))
+    tensor = {"dtype": args.dtype, "shape": shape}
+    write_bundle(
+        args.bundle, os.path.join(HERE, "identity.cpp"), args.lib_dir,
+        [{"name": args.input_name, **tensor}], [{"name": "y", **tensor}],
+        b"", 0, [f"CLEAVE_TEST_BYTES={nbytes}"])
+
+
+def edit(args):
+    path = os.path.join(args.bundle, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    for item in args.set:
+        key, value = item.split("=", 1)
+        manifest[key] = json.loads(value)
+    for item in args.program_set:
+        key, value = item.split("=", 1)
+        manifest["programs"][0][key] = json.loads(value)
+    if args.add_rank:
+        manifest["programs"].append(dict(manifest["programs"][0], rank=1))
+    if args.rehash:
+        rehash(args.bundle, manifest)
+    else:
+        with open(path, "w") as f:
+            json.dump(manifest, f, indent=2)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("affine")
+    p.add_argument("bundle")
+    p.add_argument("--lib-dir", required=True)
+    p.set_defaults(run=affine)
+    p = commands.add_parser("identity")
+    p.add_argument("bundle")
+    p.add_argument("--lib-dir", required=True)
+    p.add_argument("--dtype", required=True)
+    p.add_argument("--shape", required=True)
+    p.add_argument("--input-name", default="x")
+    p.set_defaults(run=identity)
+    p = commands.add_parser("edit")
+    p.add_argument("bundle")
+    p.add_argument("--set", action="append", default=[])
+    p.add_argument("--program-set", action="append", default=[])
+    p.add_argument("--add-rank", action="store_true")
+    p.add_argument("--rehash", action="store_true")
+    p.set_defaults(run=edit)
+    args = parser.parse_args()
+    args.run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
