@@ -1,0 +1,343 @@
+//===- Norm.cu - normalisations and softmax -------------------------------===//
+//
+// Row kernels: one block normalises one contiguous row (layer_norm's
+// trailing dimensions, an instance's or a group's elements, a softmax over
+// the last axis), with two passes (mean, then the centred sum of squares)
+// in fp32 for accuracy. A softmax over an inner axis uses one thread per
+// column instead, which keeps its reads coalesced.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaCommon.h"
+
+using namespace cleave::cuda;
+
+namespace {
+
+/// Where an element of the normalised shape finds its scale or bias:
+/// broadcast strides (0 for a broadcast dimension) over `dims`.
+struct Broadcast {
+  bool full = true;    // same shape: index directly
+  bool scalar = false; // one element
+  Dims map;
+};
+
+__device__ __forceinline__ int64_t broadcastIndex(const Broadcast &b,
+                                                  int64_t i) {
+  if (b.full)
+    return i;
+  if (b.scalar)
+    return 0;
+  int64_t at = 0;
+  for (int d = b.map.rank - 1; d >= 0; --d) {
+    at += (i % b.map.size[d]) * b.map.stride[d];
+    i /= b.map.size[d];
+  }
+  return at;
+}
+
+/// How `t` broadcasts (numpy, right-aligned) to the dimensions
+/// [axis, x.rank) of `x`.
+bool broadcastOf(const CleaveTensor &t, const CleaveTensor &x, int axis,
+                 Broadcast &b) {
+  int rank = x.rank - axis;
+  int64_t n = numElements(t);
+  int64_t want = product(x.shape, axis, x.rank);
+  if (n == want) {
+    b.full = true;
+    return true;
+  }
+  b.full = false;
+  if (n == 1) {
+    b.scalar = true;
+    return true;
+  }
+  if (t.rank > rank)
+    return false;
+  Dims td = dimsOf(t);
+  b.map.rank = rank;
+  for (int d = 0; d < rank; ++d) {
+    b.map.size[d] = x.shape[axis + d];
+    int td0 = d - (rank - t.rank);
+    if (td0 < 0 || t.shape[td0] == 1)
+      b.map.stride[d] = 0;
+    else if (t.shape[td0] == x.shape[axis + d])
+      b.map.stride[d] = td.stride[td0];
+    else
+      return false;
+  }
+  return true;
+}
+
+/// Normalises rows of `length`: y = (x - mean) / sqrt(var + eps) * scale +
+/// bias. For layer_norm the parameters index by position in the row; for
+/// instance and group norm by channel: ((row % rowsPerSample) * length + j)
+/// / spatial.
+template <typename T, typename P>
+__global__ void rowNormKernel(const T *x, T *y, const P *scale, const P *bias,
+                              int64_t length, float epsilon, bool perChannel,
+                              int64_t rowsPerSample, int64_t spatial,
+                              Broadcast scaleMap, Broadcast biasMap) {
+  __shared__ float shared[32];
+  int64_t row = blockIdx.x;
+  const T *xr = x + row * length;
+  T *yr = y + row * length;
+  float sum = 0.f;
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x)
+    sum += toFloat(xr[j]);
+  float mean = blockSum(sum, shared) / static_cast<float>(length);
+  float sq = 0.f;
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
+    float d = toFloat(xr[j]) - mean;
+    sq += d * d;
+  }
+  float var = blockSum(sq, shared) / static_cast<float>(length);
+  float inv = rsqrtf(var + epsilon);
+  int64_t channelBase = (row % rowsPerSample) * length;
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
+    float s, b;
+    if (perChannel) {
+      int64_t c = (channelBase + j) / spatial;
+      s = toFloat(scale[c]);
+      b = bias ? toFloat(bias[c]) : 0.f;
+    } else {
+      s = toFloat(scale[broadcastIndex(scaleMap, j)]);
+      b = bias ? toFloat(bias[broadcastIndex(biasMap, j)]) : 0.f;
+    }
+    yr[j] = fromFloat<T>((toFloat(xr[j]) - mean) * inv * s + b);
+  }
+}
+
+template <typename T>
+int32_t launchRowNorm(CleaveContext *ctx, const char *kernel,
+                      const CleaveTensor &x, const CleaveTensor &y,
+                      const CleaveTensor &scale, const CleaveTensor *bias,
+                      int64_t rows, int64_t length, float epsilon,
+                      bool perChannel, int64_t rowsPerSample, int64_t spatial,
+                      const Broadcast &scaleMap, const Broadcast &biasMap) {
+  if (rows == 0 || length == 0)
+    return 0;
+  if (rows > INT32_MAX)
+    return fail(ctx, kernel, "too many rows");
+  if (scale.dtype != x.dtype || (bias && bias->dtype != x.dtype))
+    return fail(ctx, kernel, "scale and bias must have the input's type");
+  int threads = length >= 1024 ? 512 : (length >= 256 ? 256 : 128);
+  rowNormKernel<T, T><<<unsigned(rows), threads, 0, streamOf(ctx)>>>(
+      static_cast<const T *>(x.data), static_cast<T *>(y.data),
+      static_cast<const T *>(scale.data),
+      bias ? static_cast<const T *>(bias->data) : nullptr, length, epsilon,
+      perChannel, rowsPerSample, spatial, scaleMap, biasMap);
+  return checkLaunch(ctx, kernel);
+}
+
+/// Channel-wise groups (instance norm: one channel per group).
+int32_t groupNorm(CleaveContext *ctx, const char *kernel,
+                  const CleaveTensor *in, CleaveTensor *out, int64_t groups,
+                  double epsilon) {
+  const CleaveTensor &x = in[0], &y = out[0];
+  if (x.rank < 2 || x.dtype != y.dtype)
+    return fail(ctx, kernel, "input must be N x C x ...");
+  int64_t channels = x.shape[1];
+  if (groups < 1 || channels % groups)
+    return fail(ctx, kernel, "%lld groups do not divide %lld channels",
+                (long long)groups, (long long)channels);
+  int64_t spatial = product(x.shape, 2, x.rank);
+  int64_t length = channels / groups * spatial;
+  int64_t rows = x.shape[0] * groups;
+  const CleaveTensor *bias = in[2].data ? &in[2] : nullptr;
+  int32_t status = dispatchFloat(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    return launchRowNorm<T>(ctx, kernel, x, y, in[1], bias, rows, length,
+                            static_cast<float>(epsilon), true, groups, spatial,
+                            Broadcast(), Broadcast());
+  });
+  if (status < 0)
+    return fail(ctx, kernel, "unsupported element type %d", x.dtype);
+  return status;
+}
+
+template <typename T>
+__global__ void batchNormKernel(const T *x, T *y, const T *scale, const T *bias,
+                                const T *mean, const T *var, int64_t channels,
+                                int64_t spatial, int64_t total, float epsilon) {
+  CLEAVE_GRID_LOOP(i, total) {
+    int64_t c = (i / spatial) % channels;
+    float inv = rsqrtf(toFloat(var[c]) + epsilon);
+    y[i] = fromFloat<T>((toFloat(x[i]) - toFloat(mean[c])) * inv *
+                            toFloat(scale[c]) +
+                        toFloat(bias[c]));
+  }
+}
+
+/// Softmax over a contiguous last axis: one block per row.
+template <typename T, bool Log>
+__global__ void softmaxRowKernel(const T *x, T *y, int64_t length) {
+  __shared__ float shared[32];
+  const T *xr = x + blockIdx.x * length;
+  T *yr = y + blockIdx.x * length;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x)
+    m = fmaxf(m, toFloat(xr[j]));
+  m = blockMax(m, shared);
+  float sum = 0.f;
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x)
+    sum += expf(toFloat(xr[j]) - m);
+  sum = blockSum(sum, shared);
+  float logSum = logf(sum);
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
+    float v = toFloat(xr[j]) - m;
+    yr[j] = fromFloat<T>(Log ? v - logSum : expf(v) / sum);
+  }
+}
+
+/// Softmax over an inner axis: one thread per (outer, inner) column.
+template <typename T, bool Log>
+__global__ void softmaxColumnKernel(const T *x, T *y, int64_t outer,
+                                    int64_t length, int64_t inner) {
+  CLEAVE_GRID_LOOP(i, outer * inner) {
+    int64_t o = i / inner, q = i % inner;
+    const T *xc = x + o * length * inner + q;
+    T *yc = y + o * length * inner + q;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < length; ++j)
+      m = fmaxf(m, toFloat(xc[j * inner]));
+    float sum = 0.f;
+    for (int64_t j = 0; j < length; ++j)
+      sum += expf(toFloat(xc[j * inner]) - m);
+    float logSum = logf(sum);
+    for (int64_t j = 0; j < length; ++j) {
+      float v = toFloat(xc[j * inner]) - m;
+      yc[j * inner] = fromFloat<T>(Log ? v - logSum : expf(v) / sum);
+    }
+  }
+}
+
+template <bool Log>
+int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
+                CleaveTensor *out, const int64_t *ints) {
+  const CleaveTensor &x = in[0], &y = out[0];
+  int axis = static_cast<int>(ints[0]);
+  if (axis < 0 || axis >= x.rank)
+    return fail(ctx, kernel, "axis %d out of range", axis);
+  if (x.dtype != y.dtype)
+    return fail(ctx, kernel, "input and output element types differ");
+  int64_t outer = product(x.shape, 0, axis);
+  int64_t length = x.shape[axis];
+  int64_t inner = product(x.shape, axis + 1, x.rank);
+  if (outer * length * inner == 0)
+    return 0;
+  cudaStream_t stream = streamOf(ctx);
+  int32_t status = dispatchFloat(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    auto *xs = static_cast<const T *>(x.data);
+    auto *ys = static_cast<T *>(y.data);
+    if (inner == 1 && outer <= INT32_MAX) {
+      int threads = length >= 1024 ? 512 : (length >= 256 ? 256 : 128);
+      softmaxRowKernel<T, Log>
+          <<<unsigned(outer), threads, 0, stream>>>(xs, ys, length);
+    } else {
+      softmaxColumnKernel<T, Log>
+          <<<blocksFor(outer * inner), kThreads, 0, stream>>>(xs, ys, outer,
+                                                              length, inner);
+    }
+    return 0;
+  });
+  if (status)
+    return fail(ctx, kernel, "unsupported element type %d", x.dtype);
+  return checkLaunch(ctx, kernel);
+}
+
+} // namespace
+
+extern "C" int32_t cleave_cuda_batch_norm(CleaveContext *ctx,
+                                          const CleaveTensor *in, int32_t numIn,
+                                          CleaveTensor *out, int32_t numOut,
+                                          const int64_t *ints,
+                                          const double *floats) {
+  const CleaveTensor &x = in[0], &y = out[0];
+  if (x.rank < 2 || x.dtype != y.dtype)
+    return fail(ctx, "batch_norm", "input must be N x C x ...");
+  for (int i = 1; i < 5; ++i)
+    if (in[i].dtype != x.dtype || numElements(in[i]) != x.shape[1])
+      return fail(ctx, "batch_norm",
+                  "parameter %d must have C elements of the input's type", i);
+  int64_t total = numElements(x);
+  if (total == 0)
+    return 0;
+  int64_t spatial = product(x.shape, 2, x.rank);
+  float epsilon = static_cast<float>(floats[0]);
+  cudaStream_t stream = streamOf(ctx);
+  int32_t status = dispatchFloat(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    batchNormKernel<T><<<blocksFor(total), kThreads, 0, stream>>>(
+        static_cast<const T *>(x.data), static_cast<T *>(y.data),
+        static_cast<const T *>(in[1].data), static_cast<const T *>(in[2].data),
+        static_cast<const T *>(in[3].data), static_cast<const T *>(in[4].data),
+        x.shape[1], spatial, total, epsilon);
+    return 0;
+  });
+  if (status)
+    return fail(ctx, "batch_norm", "unsupported element type %d", x.dtype);
+  return checkLaunch(ctx, "batch_norm");
+}
+
+extern "C" int32_t
+cleave_cuda_instance_norm(CleaveContext *ctx, const CleaveTensor *in,
+                          int32_t numIn, CleaveTensor *out, int32_t numOut,
+                          const int64_t *ints, const double *floats) {
+  if (in[0].rank < 2)
+    return fail(ctx, "instance_norm", "input must be N x C x ...");
+  return groupNorm(ctx, "instance_norm", in, out, in[0].shape[1], floats[0]);
+}
+
+extern "C" int32_t cleave_cuda_group_norm(CleaveContext *ctx,
+                                          const CleaveTensor *in, int32_t numIn,
+                                          CleaveTensor *out, int32_t numOut,
+                                          const int64_t *ints,
+                                          const double *floats) {
+  return groupNorm(ctx, "group_norm", in, out, ints[0], floats[0]);
+}
+
+extern "C" int32_t cleave_cuda_layer_norm(CleaveContext *ctx,
+                                          const CleaveTensor *in, int32_t numIn,
+                                          CleaveTensor *out, int32_t numOut,
+                                          const int64_t *ints,
+                                          const double *floats) {
+  const CleaveTensor &x = in[0], &y = out[0];
+  int axis = static_cast<int>(ints[0]);
+  if (axis < 0 || axis >= x.rank || x.dtype != y.dtype)
+    return fail(ctx, "layer_norm", "axis %d out of range", axis);
+  const CleaveTensor *bias = numIn > 2 && in[2].data ? &in[2] : nullptr;
+  Broadcast scaleMap, biasMap;
+  if (!broadcastOf(in[1], x, axis, scaleMap) ||
+      (bias && !broadcastOf(*bias, x, axis, biasMap)))
+    return fail(ctx, "layer_norm",
+                "scale or bias does not broadcast to the normalised shape");
+  int64_t rows = product(x.shape, 0, axis);
+  int64_t length = product(x.shape, axis, x.rank);
+  int32_t status = dispatchFloat(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    return launchRowNorm<T>(ctx, "layer_norm", x, y, in[1], bias, rows, length,
+                            static_cast<float>(floats[0]), false, 1, 1,
+                            scaleMap, biasMap);
+  });
+  if (status < 0)
+    return fail(ctx, "layer_norm", "unsupported element type %d", x.dtype);
+  return status;
+}
+
+extern "C" int32_t cleave_cuda_softmax(CleaveContext *ctx,
+                                       const CleaveTensor *in, int32_t numIn,
+                                       CleaveTensor *out, int32_t numOut,
+                                       const int64_t *ints,
+                                       const double *floats) {
+  return softmax<false>(ctx, "softmax", in, out, ints);
+}
+
+extern "C" int32_t cleave_cuda_log_softmax(CleaveContext *ctx,
+                                           const CleaveTensor *in,
+                                           int32_t numIn, CleaveTensor *out,
+                                           int32_t numOut, const int64_t *ints,
+                                           const double *floats) {
+  return softmax<true>(ctx, "log_softmax", in, out, ints);
+}
