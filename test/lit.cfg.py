@@ -53,3 +53,14 @@ try:
     config.available_features.add("torch")
 except Exception:
     pass
+
+# Tests of the CUDA kernel library (libcleave_rt_cuda.so) declare
+# `REQUIRES: cuda`: the build made it.
+if getattr(config, "cleave_cuda_enabled", False):
+    config.available_features.add("cuda")
+    config.substitutions.append(
+        (
+            "%cleave_cuda_lib",
+            os.path.join(config.cleave_obj_root, "lib", "libcleave_rt_cuda.so"),
+        )
+    )
