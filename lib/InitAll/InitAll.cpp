@@ -3,11 +3,14 @@
 #include "cleave/InitAll.h"
 #include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Analysis/Cost/Passes.h"
+#include "cleave/Conversion/DeviceProgram.h"
+#include "cleave/Conversion/KernelInterface.h"
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/Transforms/Passes.h"
 #include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/Plan/Passes.h"
+#include "cleave/Target/ProgramEmitter.h"
 #include "cleave/Transforms/Partition/Passes.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
@@ -22,6 +25,7 @@ void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
   registerCostInterfaceExternalModels(registry);
   registerShardingInterfaceExternalModels(registry);
+  registerKernelInterfaceExternalModels(registry);
 }
 
 void cleave::registerAllPasses() {
@@ -36,4 +40,8 @@ void cleave::registerAllPasses() {
   registerPlanPasses();
 }
 
-void cleave::registerAllTranslations() { registerONNXImportTranslation(); }
+void cleave::registerAllTranslations() {
+  registerONNXImportTranslation();
+  registerDeviceProgramTranslation();
+  registerProgramEmitterTranslations();
+}

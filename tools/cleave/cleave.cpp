@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileCommand.h"
 #include "PlanCommand.h"
 
 #include "cleave/Analysis/ModelSummary.h"
 #include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
+#include "cleave/rt/RunCommand.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -115,21 +117,30 @@ static int runImport(ImportCommand &cmd) {
 }
 
 int main(int argc, char **argv) {
+  // `cleave run` belongs to the runtime (the same code as cleave-worker), so
+  // it parses its own options.
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "run")
+    return cleave::rt::runCommand(argc, argv);
   llvm::InitLLVM init(argc, argv);
   ImportCommand importCmd;
   OpsCommand opsCmd;
   cleave::PlanCommand planCmd;
+  cleave::CompileCommand compileCmd;
   cl::ParseCommandLineOptions(
       argc, argv,
       "cleave: ahead-of-time model partitioning compiler\n\n"
       "  cleave import MODEL.onnx [--input-shape NAME=DIMS]... [-o FILE]\n"
       "  cleave plan MODEL.onnx --target T [--devices N] [--format text|json]\n"
+      "  cleave compile MODEL.onnx -o BUNDLE [--target cpu|h100-sxm|...]\n"
+      "  cleave run BUNDLE --input NAME=FILE... --output-dir DIR\n"
       "  cleave ops\n");
 
   if (importCmd.command)
     return runImport(importCmd);
   if (planCmd.command)
     return cleave::runPlanCommand(planCmd);
+  if (compileCmd.command)
+    return cleave::runCompileCommand(compileCmd);
   if (opsCmd.command) {
     cleave::printSupportedONNXOps(llvm::outs());
     return 0;

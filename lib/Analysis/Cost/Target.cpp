@@ -241,7 +241,8 @@ static Error describeSyntaxError(Error error, StringRef text,
 
 static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
   if (Error error =
-          reader.checkKnownFields({"name", "peak_flops_per_s", "memory_bytes",
+          reader.checkKnownFields({"name", "kind", "peak_flops_per_s",
+                                   "memory_bytes",
                                    "memory_bandwidth_bytes_per_s",
                                    "compute_efficiency", "memory_efficiency"}))
     return error;
@@ -250,6 +251,16 @@ static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
   if (!name)
     return name.takeError();
   device.name = **name;
+  Expected<std::optional<std::string>> kind =
+      reader.getString("kind", /*required=*/false);
+  if (!kind)
+    return kind.takeError();
+  if (*kind) {
+    if (**kind != "cpu" && **kind != "cuda")
+      return reader.error("kind", "must be \"cpu\" or \"cuda\", got \"" +
+                                      **kind + "\"");
+    device.kind = **kind;
+  }
 
   Expected<ObjectReader> peaks = reader.getObject("peak_flops_per_s");
   if (!peaks)

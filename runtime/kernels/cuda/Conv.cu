@@ -323,11 +323,10 @@ bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
       cudnnStatus_t status = cudnnConvolutionForward(
           handle, &alpha, xDesc, x.data, wDesc, w.data, convDesc,
           perf[chosen].algo, workspace, bytes, &beta, yDesc, y.data);
-      queued = true;
-      result =
-          status == CUDNN_STATUS_SUCCESS
-              ? 0
-              : fail(ctx, "conv", "cuDNN: %s", cudnnGetErrorString(status));
+      // A refusal at launch (an unsupported configuration) leaves the
+      // output to the im2col path.
+      queued = status == CUDNN_STATUS_SUCCESS;
+      result = 0;
     } else {
       queued = true;
       result = 1; // cleave_rt_scratch has failed the run

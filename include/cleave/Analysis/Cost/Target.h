@@ -39,6 +39,9 @@ std::optional<Precision> parsePrecision(llvm::StringRef name);
 /// One device (a GPU, or a CPU core running one rank).
 struct DeviceDescription {
   std::string name;
+  /// What code runs on it: "cpu" (host C++) or "cuda" (CUDA C++); empty when
+  /// the file does not say (planning does not need it, compiling does).
+  std::string kind;
   /// Peak dense FLOP/s per precision; 0 where the file gives none (see
   /// `peakFlops`).
   std::array<double, kNumPrecisions> peakFlopsPerSecond = {};

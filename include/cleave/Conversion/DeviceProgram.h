@@ -1,0 +1,190 @@
+//===- DeviceProgram.h - the lowered program of one device -------*- C++ -*-===//
+//
+// The form a cleave function takes just before code generation: a sequence
+// of steps (fused elementwise loops and library-kernel calls) over tensors
+// whose bytes live at fixed offsets of one arena, of the weight file, or in
+// the caller's input and output buffers. The memory plan is static: every
+// offset and the arena's peak size are known at compile time. The C++ and
+// the CUDA emitters (lib/Target) both print this form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_CONVERSION_DEVICEPROGRAM_H
+#define CLEAVE_CONVERSION_DEVICEPROGRAM_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Types.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
+namespace cleave {
+
+/// Element types, numbered as CleaveDType in runtime/include/cleave/rt/Kernels.h.
+enum class DType : int32_t {
+  Invalid = 0,
+  F32 = 1,
+  F16 = 2,
+  BF16 = 3,
+  F64 = 4,
+  I64 = 5,
+  I32 = 6,
+  I16 = 7,
+  I8 = 8,
+  U8 = 9,
+  Bool = 10,
+  U16 = 11,
+  U32 = 12,
+  U64 = 13,
+};
+
+/// The DType of an MLIR element type, or Invalid.
+DType getDType(mlir::Type elementType);
+/// Bytes per element.
+int64_t getDTypeSize(DType type);
+/// NumPy's name ("float32", "int64", "bool", ...).
+llvm::StringRef getDTypeName(DType type);
+/// The C enumerator of Kernels.h ("CLEAVE_F32", ...).
+llvm::StringRef getDTypeEnumerator(DType type);
+
+/// Where a tensor's bytes live.
+enum class MemorySpace { Arena, Weights, Input, Output };
+
+/// One tensor of the program. `offset` is a byte offset in the arena or the
+/// weight file, or the index of the graph input or output.
+struct ProgramTensor {
+  std::string name; ///< The SSA name it had in the IR (for comments).
+  DType dtype = DType::Invalid;
+  llvm::SmallVector<int64_t, 4> shape;
+  MemorySpace space = MemorySpace::Arena;
+  int64_t offset = 0;
+
+  int64_t getNumElements() const;
+  int64_t getBytes() const { return getNumElements() * getDTypeSize(dtype); }
+};
+
+/// One node of a fused loop's scalar expression.
+struct ScalarNode {
+  enum class Kind { Load, Literal, Call, Cast };
+  Kind kind = Kind::Literal;
+  DType dtype = DType::Invalid; ///< The element type of its value.
+  int loadIndex = -1;           ///< Load: index into FusedLoop::loads.
+  double literal = 0;           ///< Literal.
+  std::string function;         ///< Call: a function of rt/Scalar.h.
+  llvm::SmallVector<int, 3> args;
+};
+
+/// Builds scalar expressions; the KernelInterface models call it.
+class ScalarExprBuilder {
+public:
+  explicit ScalarExprBuilder(std::vector<ScalarNode> &nodes) : nodes(nodes) {}
+  /// `function(args...)` with a result of `elementType`.
+  int call(llvm::StringRef function, llvm::ArrayRef<int> args,
+           mlir::Type elementType);
+  int literal(double value, mlir::Type elementType);
+  int cast(int arg, mlir::Type elementType);
+  DType getNodeType(int node) const { return nodes[node].dtype; }
+
+private:
+  std::vector<ScalarNode> &nodes;
+};
+
+/// A load of a tensor inside a fused loop, broadcast to the loop's shape.
+struct FusedLoad {
+  int tensor;
+};
+
+/// A generated loop over the elements of `output` that evaluates `root`.
+struct FusedLoop {
+  int output;
+  std::vector<FusedLoad> loads;
+  std::vector<ScalarNode> nodes;
+  int root = -1;
+};
+
+/// A call of a library kernel (KernelList.def) on program tensors. An
+/// absent optional input is -1.
+struct KernelCall {
+  std::string kernel;
+  /// Set by ops with optional operands: the operand index of each kernel
+  /// input, -1 for an absent one. Empty means "every operand, in order".
+  llvm::SmallVector<int, 7> operands;
+  llvm::SmallVector<int, 4> inputs;
+  llvm::SmallVector<int, 2> outputs;
+  llvm::SmallVector<int64_t, 8> ints;
+  llvm::SmallVector<double, 4> floats;
+};
+
+/// One step of the program, with the IR it came from.
+struct ProgramStep {
+  std::optional<FusedLoop> loop;
+  std::optional<KernelCall> call;
+  std::string node;    ///< The ONNX node name (from the location), or "".
+  std::string summary; ///< The ops it implements, e.g. "add + gelu".
+};
+
+/// Bytes of the weight file: a slice of a model file, or constant data.
+struct WeightEntry {
+  std::string name;
+  std::string file; ///< Empty for constant data.
+  int64_t fileOffset = 0;
+  int64_t bytes = 0;
+  std::vector<char> data; ///< Constant data, when `file` is empty.
+  int64_t offset = 0;     ///< Offset in the weight file.
+};
+
+struct DeviceProgram {
+  std::vector<ProgramTensor> tensors;
+  std::vector<ProgramStep> steps;
+  std::vector<int> inputs;  ///< Tensor of each graph input, in order.
+  std::vector<int> outputs; ///< Tensor of each graph output, in order.
+  std::vector<std::string> inputNames, outputNames;
+  std::vector<WeightEntry> weights;
+  int64_t arenaBytes = 0;
+  int64_t weightBytes = 0;
+  /// The arena without reuse (every intermediate its own bytes), to report
+  /// what the plan saves.
+  int64_t unplannedArenaBytes = 0;
+  int64_t inPlaceSteps = 0;
+};
+
+/// Options of the lowering.
+struct DeviceProgramOptions {
+  /// Alignment of every buffer in the arena and the weight file.
+  int64_t alignment = 64;
+  /// Fuse elementwise chains into loops (off: one loop per op).
+  bool fuseElementwise = true;
+  /// Let an elementwise loop write over an operand that dies there.
+  bool inPlace = true;
+};
+
+/// Lowers `func` (one device's function, static shapes) to its program.
+/// Emits a diagnostic on the op at fault and fails for unsupported ops or
+/// dynamic shapes.
+mlir::FailureOr<DeviceProgram>
+buildDeviceProgram(mlir::func::FuncOp func,
+                   const DeviceProgramOptions &options = {});
+
+/// The function a module's program comes from: `name` when given, else the
+/// public function (the module must hold exactly one).
+mlir::FailureOr<mlir::func::FuncOp> getProgramFunction(mlir::ModuleOp module,
+                                                       llvm::StringRef name);
+
+/// Prints the program as text (the memory plan and the steps); lit tests
+/// check this form.
+void printDeviceProgram(const DeviceProgram &program, llvm::raw_ostream &os);
+
+/// Registers `--print-device-program` with cleave-translate.
+void registerDeviceProgramTranslation();
+
+} // namespace cleave
+
+#endif // CLEAVE_CONVERSION_DEVICEPROGRAM_H

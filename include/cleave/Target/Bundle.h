@@ -1,0 +1,55 @@
+//===- Bundle.h - write a compiled bundle ------------------------*- C++ -*-===//
+//
+// A bundle is the directory `cleave compile` writes and the runtime runs
+// (docs/bundle-format.md): the manifest, the plan, the emitted sources, the
+// compiled programs and the weight files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TARGET_BUNDLE_H
+#define CLEAVE_TARGET_BUNDLE_H
+
+#include "cleave/Target/ProgramEmitter.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace cleave {
+
+struct BundleOptions {
+  std::string directory;
+  /// The ONNX model (recorded in the manifest) and the target's name.
+  std::string modelPath;
+  std::string targetName;
+  ProgramLanguage language = ProgramLanguage::Cpp;
+  /// The plan as JSON (plan.json); the memory plan of each program is added.
+  std::string planJSON;
+  /// The IR the programs were lowered from (model.mlir).
+  std::string moduleText;
+
+  /// Where the runtime's headers and libraries are (to build the programs).
+  std::string runtimeIncludeDir;
+  std::string runtimeLibraryDir;
+  /// Compilers and their flags.
+  std::string cxx = "c++";
+  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3", "-march=native",
+                                       "-fopenmp", "-fPIC", "-shared"};
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  std::vector<std::string> cudaArchitectures = {"80", "90"};
+  /// Write the sources only (no compiled programs).
+  bool emitOnly = false;
+  /// Reports progress ("writing weights 40%"); may be empty.
+  llvm::function_ref<void(llvm::StringRef step, double fraction)> progress;
+};
+
+/// Writes the bundle of a one-program model. Errors name the file (the
+/// bundle's or a weight's source) or the compiler command at fault.
+llvm::Error writeBundle(const DeviceProgram &program,
+                        const BundleOptions &options);
+
+} // namespace cleave
+
+#endif // CLEAVE_TARGET_BUNDLE_H

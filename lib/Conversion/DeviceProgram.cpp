@@ -1,0 +1,769 @@
+//===- DeviceProgram.cpp - lower a function to a device program --*- C++ -*-===//
+//
+// Turns one device's function into steps over statically placed buffers:
+//
+//  1. classify ops: parameters (weights, constants) live in the weight file,
+//     views (reshape, squeeze, ...) alias their operand, elementwise ops
+//     become scalar expressions and the rest library-kernel calls;
+//  2. fuse: an elementwise op whose only user is an elementwise op of the
+//     same shape is evaluated inside its user's loop and never stored;
+//  3. place graph outputs straight into the caller's buffers;
+//  4. plan the arena: liveness over the step order, in-place reuse of an
+//     operand that dies in an elementwise loop of the same shape, then a
+//     greedy first-fit placement by decreasing size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Conversion/DeviceProgram.h"
+#include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Conversion/KernelInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace cleave;
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+DType cleave::getDType(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isF64())
+    return DType::F64;
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 1:
+      return DType::Bool;
+    case 8:
+      return isUnsigned ? DType::U8 : DType::I8;
+    case 16:
+      return isUnsigned ? DType::U16 : DType::I16;
+    case 32:
+      return isUnsigned ? DType::U32 : DType::I32;
+    case 64:
+      return isUnsigned ? DType::U64 : DType::I64;
+    default:
+      break;
+    }
+  }
+  return DType::Invalid;
+}
+
+int64_t cleave::getDTypeSize(DType type) {
+  switch (type) {
+  case DType::F64:
+  case DType::I64:
+  case DType::U64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+  case DType::U32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+  case DType::I16:
+  case DType::U16:
+    return 2;
+  case DType::I8:
+  case DType::U8:
+  case DType::Bool:
+    return 1;
+  case DType::Invalid:
+    break;
+  }
+  return 0;
+}
+
+StringRef cleave::getDTypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "float32";
+  case DType::F16:
+    return "float16";
+  case DType::BF16:
+    return "bfloat16";
+  case DType::F64:
+    return "float64";
+  case DType::I64:
+    return "int64";
+  case DType::I32:
+    return "int32";
+  case DType::I16:
+    return "int16";
+  case DType::I8:
+    return "int8";
+  case DType::U8:
+    return "uint8";
+  case DType::Bool:
+    return "bool";
+  case DType::U16:
+    return "uint16";
+  case DType::U32:
+    return "uint32";
+  case DType::U64:
+    return "uint64";
+  case DType::Invalid:
+    break;
+  }
+  return "invalid";
+}
+
+StringRef cleave::getDTypeEnumerator(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "CLEAVE_F32";
+  case DType::F16:
+    return "CLEAVE_F16";
+  case DType::BF16:
+    return "CLEAVE_BF16";
+  case DType::F64:
+    return "CLEAVE_F64";
+  case DType::I64:
+    return "CLEAVE_I64";
+  case DType::I32:
+    return "CLEAVE_I32";
+  case DType::I16:
+    return "CLEAVE_I16";
+  case DType::I8:
+    return "CLEAVE_I8";
+  case DType::U8:
+    return "CLEAVE_U8";
+  case DType::Bool:
+    return "CLEAVE_BOOL";
+  case DType::U16:
+    return "CLEAVE_U16";
+  case DType::U32:
+    return "CLEAVE_U32";
+  case DType::U64:
+    return "CLEAVE_U64";
+  case DType::Invalid:
+    break;
+  }
+  return "CLEAVE_DTYPE_INVALID";
+}
+
+int64_t ProgramTensor::getNumElements() const {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+//===----------------------------------------------------------------------===//
+// ScalarExprBuilder
+//===----------------------------------------------------------------------===//
+
+int ScalarExprBuilder::call(StringRef function, ArrayRef<int> args,
+                            Type elementType) {
+  ScalarNode node;
+  node.kind = ScalarNode::Kind::Call;
+  node.function = function.str();
+  node.args.assign(args.begin(), args.end());
+  node.dtype = getDType(elementType);
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size()) - 1;
+}
+
+int ScalarExprBuilder::literal(double value, Type elementType) {
+  ScalarNode node;
+  node.kind = ScalarNode::Kind::Literal;
+  node.literal = value;
+  node.dtype = getDType(elementType);
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size()) - 1;
+}
+
+int ScalarExprBuilder::cast(int arg, Type elementType) {
+  ScalarNode node;
+  node.kind = ScalarNode::Kind::Cast;
+  node.args = {arg};
+  node.dtype = getDType(elementType);
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size()) - 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The lowering
+//===----------------------------------------------------------------------===//
+
+/// The ONNX node an op came from: the innermost name of its location.
+static std::string getNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = getNodeName(inner); !name.empty())
+        return name;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return getNodeName(callSite.getCallee());
+  return "";
+}
+
+static int64_t alignTo(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+namespace {
+
+enum class OpKind { Parameter, View, Elementwise, Kernel };
+
+class ProgramBuilder {
+public:
+  ProgramBuilder(func::FuncOp func, const DeviceProgramOptions &options)
+      : func(func), options(options) {}
+
+  FailureOr<DeviceProgram> build();
+
+private:
+  LogicalResult checkTypes();
+  LogicalResult classify(Operation *op);
+  void chooseFusion();
+  int getTensor(Value value);
+  /// A tensor for `value`, or (without a value) a tensor of `type`.
+  int addTensor(Value value, MemorySpace space, int64_t offset);
+  int addTensor(Type type, MemorySpace space, int64_t offset);
+  FailureOr<ProgramStep> buildLoop(Operation *root);
+  FailureOr<ProgramStep> buildCall(Operation *op);
+  FailureOr<int> buildExpression(Value value, FusedLoop &loop,
+                                 llvm::DenseMap<int, int> &loadOfTensor);
+  void placeOutputs();
+  void planArena();
+  int getRoot(int tensor) const {
+    while (aliasOf[tensor] >= 0)
+      tensor = aliasOf[tensor];
+    return tensor;
+  }
+
+  func::FuncOp func;
+  const DeviceProgramOptions &options;
+  DeviceProgram program;
+
+  llvm::DenseMap<Operation *, OpKind> kinds;
+  /// Elementwise ops evaluated inside their user's loop.
+  llvm::DenseSet<Operation *> inlined;
+  llvm::DenseMap<Value, int> tensorOf;
+  /// For each tensor: the tensor whose bytes it views, or -1.
+  std::vector<int> aliasOf;
+  /// For each tensor: the step that writes it, or -1 (inputs, weights).
+  std::vector<int> producer;
+  /// The ops fused into the loop being built, producers first.
+  std::vector<std::string> fusedOps;
+};
+
+} // namespace
+
+LogicalResult ProgramBuilder::checkTypes() {
+  auto check = [&](Value value, Location loc,
+                   const Twine &what) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return emitError(loc) << what << " is not a ranked tensor";
+    if (!type.hasStaticShape())
+      return emitError(loc)
+             << what << " has a dynamic shape " << type
+             << "; bind the graph inputs' dimensions (--input-shape)";
+    if (getDType(type.getElementType()) == DType::Invalid)
+      return emitError(loc) << what << " has element type "
+                            << type.getElementType()
+                            << ", which no kernel supports";
+    if (type.getRank() > 8)
+      return emitError(loc) << what << " has rank " << type.getRank()
+                            << "; kernels support up to 8";
+    return success();
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (failed(check(arg, func.getLoc(),
+                     "graph input " + Twine(arg.getArgNumber()))))
+      return failure();
+  WalkResult result = func.walk([&](Operation *op) {
+    for (Value value : op->getResults())
+      if (failed(check(value, op->getLoc(),
+                       "result of '" + op->getName().getStringRef() + "'")))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult ProgramBuilder::classify(Operation *op) {
+  if (auto cost = dyn_cast<CostInterface>(op)) {
+    if (cost.isParameter()) {
+      kinds[op] = OpKind::Parameter;
+      return success();
+    }
+    if (cost.isView()) {
+      kinds[op] = OpKind::View;
+      return success();
+    }
+  }
+  auto kernel = dyn_cast<KernelInterface>(op);
+  if (!kernel)
+    return op->emitOpError("has no kernel: it cannot run on a device");
+  std::vector<ScalarNode> scratch;
+  ScalarExprBuilder probe(scratch);
+  SmallVector<int> operands(op->getNumOperands(), 0);
+  if (succeeded(kernel.buildScalar(probe, operands))) {
+    kinds[op] = OpKind::Elementwise;
+    return success();
+  }
+  kinds[op] = OpKind::Kernel;
+  return success();
+}
+
+void ProgramBuilder::chooseFusion() {
+  if (!options.fuseElementwise)
+    return;
+  for (auto &[op, kind] : kinds) {
+    if (kind != OpKind::Elementwise || op->getNumResults() != 1)
+      continue;
+    Value result = op->getResult(0);
+    if (!result.hasOneUse())
+      continue;
+    Operation *user = *result.getUsers().begin();
+    auto userKind = kinds.find(user);
+    if (userKind == kinds.end() || userKind->second != OpKind::Elementwise)
+      continue;
+    if (cast<ShapedType>(result.getType()).getShape() !=
+        cast<ShapedType>(user->getResult(0).getType()).getShape())
+      continue;
+    inlined.insert(op);
+  }
+}
+
+int ProgramBuilder::addTensor(Value value, MemorySpace space, int64_t offset) {
+  int id = addTensor(value.getType(), space, offset);
+  tensorOf[value] = id;
+  return id;
+}
+
+int ProgramBuilder::addTensor(Type valueType, MemorySpace space,
+                              int64_t offset) {
+  auto type = cast<RankedTensorType>(valueType);
+  ProgramTensor tensor;
+  tensor.name = "t" + std::to_string(program.tensors.size());
+  tensor.dtype = getDType(type.getElementType());
+  tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+  tensor.space = space;
+  tensor.offset = offset;
+  program.tensors.push_back(std::move(tensor));
+  aliasOf.push_back(-1);
+  producer.push_back(-1);
+  return static_cast<int>(program.tensors.size()) - 1;
+}
+
+/// The raw little-endian bytes of a dense constant (one byte per boolean).
+static std::vector<char> getConstantBytes(DenseElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  int64_t elements = type.getNumElements();
+  std::vector<char> bytes;
+  if (type.getElementType().isInteger(1)) {
+    bytes.reserve(elements);
+    for (bool value : attr.getValues<bool>())
+      bytes.push_back(value ? 1 : 0);
+    return bytes;
+  }
+  ArrayRef<char> raw = attr.getRawData();
+  if (!attr.isSplat())
+    return std::vector<char>(raw.begin(), raw.end());
+  bytes.reserve(raw.size() * elements);
+  for (int64_t i = 0; i < elements; ++i)
+    bytes.insert(bytes.end(), raw.begin(), raw.end());
+  return bytes;
+}
+
+int ProgramBuilder::getTensor(Value value) {
+  auto found = tensorOf.find(value);
+  if (found != tensorOf.end())
+    return found->second;
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return addTensor(value, MemorySpace::Input, arg.getArgNumber());
+
+  Operation *def = value.getDefiningOp();
+  OpKind kind = kinds.lookup(def);
+  if (kind == OpKind::View) {
+    int root = getTensor(def->getOperand(0));
+    int id = addTensor(value, MemorySpace::Arena, 0);
+    aliasOf[id] = root;
+    return id;
+  }
+  if (kind == OpKind::Parameter) {
+    WeightEntry entry;
+    if (auto weight = dyn_cast<WeightOp>(def)) {
+      entry.name = weight.getName().str();
+      entry.file = weight.getFile().str();
+      entry.fileOffset = weight.getOffset();
+      entry.bytes = weight.getLength();
+    } else {
+      auto constant = cast<ConstantOp>(def);
+      entry.name = "constant";
+      entry.data =
+          getConstantBytes(cast<DenseElementsAttr>(constant.getValue()));
+      entry.bytes = static_cast<int64_t>(entry.data.size());
+    }
+    entry.offset = alignTo(program.weightBytes, options.alignment);
+    program.weightBytes = entry.offset + entry.bytes;
+    int id = addTensor(value, MemorySpace::Weights, entry.offset);
+    program.weights.push_back(std::move(entry));
+    return id;
+  }
+  // Results of steps are placed by planArena.
+  return addTensor(value, MemorySpace::Arena, -1);
+}
+
+/// A splat constant operand becomes a literal of the loop.
+static std::optional<double> getSplatValue(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  Type type = dense.getElementType();
+  if (isa<FloatType>(type))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  if (type.isInteger(1))
+    return dense.getSplatValue<bool>() ? 1.0 : 0.0;
+  if (isa<IntegerType>(type))
+    return static_cast<double>(dense.getSplatValue<APInt>().getSExtValue());
+  return std::nullopt;
+}
+
+FailureOr<int>
+ProgramBuilder::buildExpression(Value value, FusedLoop &loop,
+                                llvm::DenseMap<int, int> &loadOfTensor) {
+  ScalarExprBuilder builder(loop.nodes);
+  Operation *def = value.getDefiningOp();
+  if (def && inlined.contains(def)) {
+    SmallVector<int> operands;
+    for (Value operand : def->getOperands()) {
+      FailureOr<int> node = buildExpression(operand, loop, loadOfTensor);
+      if (failed(node))
+        return failure();
+      operands.push_back(*node);
+    }
+    fusedOps.push_back(def->getName().stripDialect().str());
+    return cast<KernelInterface>(def).buildScalar(builder, operands);
+  }
+  Type elementType = cast<ShapedType>(value.getType()).getElementType();
+  // 64-bit integers beyond 2^53 would not survive a double literal.
+  if (std::optional<double> splat = getSplatValue(value);
+      splat && std::abs(*splat) < 9.0e15)
+    return builder.literal(*splat, elementType);
+  int tensor = getTensor(value);
+  auto [entry, inserted] = loadOfTensor.try_emplace(tensor, -1);
+  if (inserted) {
+    loop.loads.push_back({tensor});
+    ScalarNode load;
+    load.kind = ScalarNode::Kind::Load;
+    load.loadIndex = static_cast<int>(loop.loads.size()) - 1;
+    load.dtype = getDType(elementType);
+    loop.nodes.push_back(std::move(load));
+    entry->second = static_cast<int>(loop.nodes.size()) - 1;
+  }
+  return entry->second;
+}
+
+FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
+  FusedLoop loop;
+  fusedOps.clear();
+  llvm::DenseMap<int, int> loadOfTensor;
+  SmallVector<int> operands;
+  for (Value operand : root->getOperands()) {
+    FailureOr<int> node = buildExpression(operand, loop, loadOfTensor);
+    if (failed(node))
+      return failure();
+    operands.push_back(*node);
+  }
+  ScalarExprBuilder builder(loop.nodes);
+  FailureOr<int> node =
+      cast<KernelInterface>(root).buildScalar(builder, operands);
+  if (failed(node))
+    return failure();
+  loop.root = *node;
+  loop.output = getTensor(root->getResult(0));
+
+  ProgramStep step;
+  step.loop = std::move(loop);
+  fusedOps.push_back(root->getName().stripDialect().str());
+  step.summary = llvm::join(fusedOps, " + ");
+  return step;
+}
+
+FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
+  KernelCall call;
+  if (failed(cast<KernelInterface>(op).buildKernelCall(call))) {
+    return op->emitOpError("has no library kernel for these attributes"),
+           failure();
+  }
+  if (call.operands.empty())
+    for (OpOperand &operand : op->getOpOperands())
+      call.inputs.push_back(getTensor(operand.get()));
+  else
+    for (int index : call.operands)
+      call.inputs.push_back(index < 0 ? -1 : getTensor(op->getOperand(index)));
+  for (Value result : op->getResults())
+    call.outputs.push_back(getTensor(result));
+  ProgramStep step;
+  step.call = std::move(call);
+  return step;
+}
+
+/// A step that copies `from` into `to` (graph outputs that are inputs,
+/// weights or views of other tensors).
+static ProgramStep makeCopy(int from, int to) {
+  KernelCall call;
+  call.kernel = "copy";
+  call.inputs = {from};
+  call.outputs = {to};
+  ProgramStep step;
+  step.call = std::move(call);
+  step.summary = "copy to graph output";
+  return step;
+}
+
+void ProgramBuilder::placeOutputs() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  llvm::DenseSet<int> placed;
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    int tensor = getTensor(value);
+    ProgramTensor &t = program.tensors[tensor];
+    bool writtenByStep = producer[tensor] >= 0 && aliasOf[tensor] < 0;
+    if (writtenByStep && t.space == MemorySpace::Arena &&
+        placed.insert(tensor).second) {
+      t.space = MemorySpace::Output;
+      t.offset = index;
+      program.outputs.push_back(tensor);
+      continue;
+    }
+    int copy = addTensor(value.getType(), MemorySpace::Output, index);
+    producer[copy] = static_cast<int>(program.steps.size());
+    program.steps.push_back(makeCopy(tensor, copy));
+    program.outputs.push_back(copy);
+  }
+}
+
+void ProgramBuilder::planArena() {
+  size_t numTensors = program.tensors.size();
+  // Live ranges of the tensors that own arena bytes, in steps.
+  std::vector<int> firstStep(numTensors, -1), lastStep(numTensors, -1);
+  auto use = [&](int tensor, int step) {
+    if (tensor < 0)
+      return;
+    int root = getRoot(tensor);
+    lastStep[root] = std::max(lastStep[root], step);
+  };
+  for (auto [index, step] : llvm::enumerate(program.steps)) {
+    int s = static_cast<int>(index);
+    if (step.loop) {
+      for (const FusedLoad &load : step.loop->loads)
+        use(load.tensor, s);
+      firstStep[step.loop->output] = s;
+      use(step.loop->output, s);
+    } else {
+      for (int input : step.call->inputs)
+        use(input, s);
+      for (int output : step.call->outputs) {
+        firstStep[output] = s;
+        use(output, s);
+      }
+    }
+  }
+
+  // Buffers: a set of tensors that share bytes one after another.
+  struct Buffer {
+    int64_t bytes = 0;
+    int first = 0, last = 0;
+    int64_t offset = 0;
+  };
+  std::vector<Buffer> buffers;
+  std::vector<int> bufferOf(numTensors, -1);
+  auto isArena = [&](int tensor) {
+    return aliasOf[tensor] < 0 &&
+           program.tensors[tensor].space == MemorySpace::Arena;
+  };
+  for (auto [index, step] : llvm::enumerate(program.steps)) {
+    int s = static_cast<int>(index);
+    SmallVector<int, 2> outputs;
+    if (step.loop)
+      outputs.push_back(step.loop->output);
+    else
+      outputs.append(step.call->outputs.begin(), step.call->outputs.end());
+    for (int output : outputs) {
+      if (!isArena(output))
+        continue;
+      const ProgramTensor &out = program.tensors[output];
+      program.unplannedArenaBytes += alignTo(out.getBytes(), options.alignment);
+      // In place: a loop may overwrite an operand that dies in it, when
+      // every load of that operand reads the element being written.
+      int reuse = -1;
+      if (options.inPlace && step.loop) {
+        for (const FusedLoad &load : step.loop->loads) {
+          int root = getRoot(load.tensor);
+          if (!isArena(root) || bufferOf[root] < 0 ||
+              buffers[bufferOf[root]].last != s ||
+              program.tensors[root].dtype != out.dtype ||
+              program.tensors[root].getNumElements() != out.getNumElements())
+            continue;
+          bool identity = llvm::all_of(step.loop->loads, [&](const FusedLoad &l) {
+            return getRoot(l.tensor) != root ||
+                   program.tensors[l.tensor].shape == out.shape;
+          });
+          if (identity) {
+            reuse = bufferOf[root];
+            break;
+          }
+        }
+      }
+      if (reuse >= 0) {
+        bufferOf[output] = reuse;
+        buffers[reuse].last = std::max(s, lastStep[output]);
+        ++program.inPlaceSteps;
+        continue;
+      }
+      Buffer buffer;
+      buffer.bytes = alignTo(std::max<int64_t>(out.getBytes(), 1),
+                             options.alignment);
+      buffer.first = firstStep[output];
+      buffer.last = std::max(s, lastStep[output]);
+      bufferOf[output] = static_cast<int>(buffers.size());
+      buffers.push_back(buffer);
+    }
+  }
+
+  // First fit by decreasing size: each buffer takes the lowest offset that
+  // no buffer live at the same time overlaps.
+  std::vector<int> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](int a, int b) {
+    return buffers[a].bytes > buffers[b].bytes;
+  });
+  std::vector<int> placed;
+  for (int b : order) {
+    Buffer &buffer = buffers[b];
+    SmallVector<std::pair<int64_t, int64_t>> taken;
+    for (int other : placed) {
+      const Buffer &o = buffers[other];
+      if (o.last < buffer.first || buffer.last < o.first)
+        continue;
+      taken.push_back({o.offset, o.offset + o.bytes});
+    }
+    llvm::sort(taken);
+    int64_t offset = 0;
+    for (auto [begin, end] : taken) {
+      if (offset + buffer.bytes <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    buffer.offset = offset;
+    program.arenaBytes = std::max(program.arenaBytes, offset + buffer.bytes);
+    placed.push_back(b);
+  }
+
+  for (size_t t = 0; t < numTensors; ++t)
+    if (bufferOf[t] >= 0)
+      program.tensors[t].offset = buffers[bufferOf[t]].offset;
+  // Views take the place of what they view.
+  for (size_t t = 0; t < numTensors; ++t) {
+    if (aliasOf[t] < 0)
+      continue;
+    const ProgramTensor &root = program.tensors[getRoot(t)];
+    program.tensors[t].space = root.space;
+    program.tensors[t].offset = root.offset;
+  }
+}
+
+FailureOr<DeviceProgram> ProgramBuilder::build() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("a device program needs a single block"),
+           failure();
+  if (failed(checkTypes()))
+    return failure();
+  Block &block = func.getBody().front();
+  for (Operation &op : block.without_terminator())
+    if (failed(classify(&op)))
+      return failure();
+  chooseFusion();
+
+  for (BlockArgument arg : func.getArguments()) {
+    program.inputs.push_back(getTensor(arg));
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "cleave.name");
+    program.inputNames.push_back(name ? name.str()
+                                      : "input_" +
+                                            std::to_string(arg.getArgNumber()));
+  }
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, "cleave.name");
+    program.outputNames.push_back(name ? name.str()
+                                       : "output_" + std::to_string(i));
+  }
+
+  for (Operation &op : block.without_terminator()) {
+    OpKind kind = kinds.lookup(&op);
+    if (kind == OpKind::Parameter || kind == OpKind::View ||
+        inlined.contains(&op))
+      continue;
+    FailureOr<ProgramStep> step =
+        kind == OpKind::Elementwise ? buildLoop(&op) : buildCall(&op);
+    if (failed(step))
+      return failure();
+    step->node = getNodeName(op.getLoc());
+    if (step->summary.empty())
+      step->summary = op.getName().stripDialect().str();
+    int index = static_cast<int>(program.steps.size());
+    if (step->loop)
+      producer[step->loop->output] = index;
+    else
+      for (int output : step->call->outputs)
+        producer[output] = index;
+    program.steps.push_back(std::move(*step));
+  }
+  placeOutputs();
+  planArena();
+  program.weightBytes = alignTo(program.weightBytes, options.alignment);
+  return std::move(program);
+}
+
+FailureOr<DeviceProgram>
+cleave::buildDeviceProgram(func::FuncOp func,
+                           const DeviceProgramOptions &options) {
+  return ProgramBuilder(func, options).build();
+}
+
+FailureOr<func::FuncOp> cleave::getProgramFunction(ModuleOp module,
+                                                   StringRef name) {
+  if (!name.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(name);
+    if (!func)
+      return module.emitError("no function @") << name << " to compile",
+             failure();
+    return func;
+  }
+  func::FuncOp found;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    if (found)
+      return module.emitError("several public functions; name the one to "
+                              "compile"),
+             failure();
+    found = func;
+  }
+  if (!found)
+    return module.emitError("no public function to compile"), failure();
+  return found;
+}

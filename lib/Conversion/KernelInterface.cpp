@@ -1,0 +1,530 @@
+//===- KernelInterface.cpp - kernel external models for cleave ops -*- C++ -*-===//
+//
+// How each cleave op runs on a device, attached as external models of
+// `cleave::KernelInterface`: elementwise ops describe one element as a
+// scalar expression of runtime/include/cleave/rt/Scalar.h, the others name a
+// library kernel of runtime/include/cleave/rt/KernelList.def and pack their
+// attributes in the order that file documents.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Conversion/KernelInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace cleave;
+
+#include "cleave/Conversion/KernelInterface.cpp.inc"
+
+static Type getResultElementType(Operation *op, unsigned index = 0) {
+  return cast<ShapedType>(op->getResult(index).getType()).getElementType();
+}
+
+static Type getOperandElementType(Operation *op, unsigned index) {
+  return cast<ShapedType>(op->getOperand(index).getType()).getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops: scalar expressions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `function(operands...)` of rt/Scalar.h, with the result's element type.
+template <typename Op, const char *Function>
+struct ScalarFunctionModel
+    : KernelInterface::ExternalModel<ScalarFunctionModel<Op, Function>, Op> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    return builder.call(Function, operands, getResultElementType(op));
+  }
+};
+
+/// A unary op whose float attributes become literal arguments.
+template <typename Op, const char *Function>
+struct ParameterisedUnaryModel
+    : KernelInterface::ExternalModel<ParameterisedUnaryModel<Op, Function>,
+                                     Op> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    Type type = getResultElementType(op);
+    SmallVector<int, 3> args{operands[0]};
+    for (double value : getParameters(cast<Op>(op)))
+      args.push_back(builder.literal(value, type));
+    return builder.call(Function, args, type);
+  }
+
+  static SmallVector<double, 2> getParameters(LeakyReluOp op) {
+    return {op.getAlpha().convertToDouble()};
+  }
+  static SmallVector<double, 2> getParameters(EluOp op) {
+    return {op.getAlpha().convertToDouble()};
+  }
+  static SmallVector<double, 2> getParameters(HardSigmoidOp op) {
+    return {op.getAlpha().convertToDouble(), op.getBeta().convertToDouble()};
+  }
+};
+
+struct GeluModel : KernelInterface::ExternalModel<GeluModel, GeluOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    StringRef function =
+        cast<GeluOp>(op).getApproximate() == "tanh" ? "gelu_tanh" : "gelu_erf";
+    return builder.call(function, operands, getResultElementType(op));
+  }
+};
+
+/// Clip with an absent bound is a single min or max.
+struct ClipModel : KernelInterface::ExternalModel<ClipModel, ClipOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    auto clip = cast<ClipOp>(op);
+    Type type = getResultElementType(op);
+    int value = operands[0];
+    if (std::optional<APFloat> min = clip.getMin())
+      value = builder.call("max", {value, builder.literal(
+                                              min->convertToDouble(), type)},
+                           type);
+    if (std::optional<APFloat> max = clip.getMax())
+      value = builder.call("min", {value, builder.literal(
+                                              max->convertToDouble(), type)},
+                           type);
+    return value;
+  }
+};
+
+struct CastModel : KernelInterface::ExternalModel<CastModel, CastOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    return builder.cast(operands[0], getResultElementType(op));
+  }
+};
+
+/// Expand is a broadcast: the loop's load of its operand does the work.
+struct ExpandModel : KernelInterface::ExternalModel<ExpandModel, ExpandOp> {
+  FailureOr<int> buildScalar(Operation *, ScalarExprBuilder &,
+                             ArrayRef<int> operands) const {
+    return operands[0];
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Library kernels
+//===----------------------------------------------------------------------===//
+
+/// A kernel without attributes.
+template <typename Op, const char *Kernel>
+struct PlainKernelModel
+    : KernelInterface::ExternalModel<PlainKernelModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *, KernelCall &call) const {
+    call.kernel = Kernel;
+    return success();
+  }
+};
+
+/// The operand index of an optional operand, or -1 when it is absent.
+static int getOptionalOperandIndex(MutableOperandRange range) {
+  return range.empty() ? -1 : static_cast<int>(range[0].getOperandNumber());
+}
+
+template <typename Range>
+static void append(SmallVectorImpl<int64_t> &ints, Range &&values) {
+  for (auto value : values)
+    ints.push_back(static_cast<int64_t>(value));
+}
+
+struct GemmModel : KernelInterface::ExternalModel<GemmModel, GemmOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto gemm = cast<GemmOp>(op);
+    call.kernel = "gemm";
+    call.operands = {0, 1, getOptionalOperandIndex(gemm.getCMutable())};
+    call.ints = {gemm.getTransA(), gemm.getTransB()};
+    call.floats = {gemm.getAlpha().convertToDouble(),
+                   gemm.getBeta().convertToDouble()};
+    return success();
+  }
+};
+
+template <typename Op, const char *Kernel>
+struct ConvModel
+    : KernelInterface::ExternalModel<ConvModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto conv = cast<Op>(op);
+    call.kernel = Kernel;
+    call.operands = {0, 1, getOptionalOperandIndex(conv.getBiasMutable())};
+    call.ints = {static_cast<int64_t>(conv.getStrides().size()),
+                 static_cast<int64_t>(conv.getGroup())};
+    append(call.ints, conv.getStrides());
+    append(call.ints, conv.getPads());
+    append(call.ints, conv.getDilations());
+    if constexpr (std::is_same_v<Op, ConvTransposeOp>)
+      append(call.ints, conv.getOutputPadding());
+    return success();
+  }
+};
+
+template <typename Op, const char *Kernel>
+struct PoolModel
+    : KernelInterface::ExternalModel<PoolModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto pool = cast<Op>(op);
+    call.kernel = Kernel;
+    call.ints = {static_cast<int64_t>(pool.getKernelShape().size())};
+    append(call.ints, pool.getKernelShape());
+    append(call.ints, pool.getStrides());
+    append(call.ints, pool.getPads());
+    append(call.ints, pool.getDilations());
+    call.ints.push_back(pool.getCeilMode());
+    if constexpr (std::is_same_v<Op, AveragePoolOp>)
+      call.ints.push_back(pool.getCountIncludePad());
+    return success();
+  }
+};
+
+/// Normalisations: an epsilon, and the attribute each kernel adds.
+template <typename Op, const char *Kernel>
+struct NormModel
+    : KernelInterface::ExternalModel<NormModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto norm = cast<Op>(op);
+    call.kernel = Kernel;
+    if constexpr (std::is_same_v<Op, LayerNormOp>) {
+      int64_t rank = cast<ShapedType>(norm.getInput().getType()).getRank();
+      int64_t axis = norm.getAxis();
+      call.ints = {axis < 0 ? axis + rank : axis};
+      call.operands = {0, 1, getOptionalOperandIndex(norm.getBiasMutable())};
+    }
+    if constexpr (std::is_same_v<Op, GroupNormOp>)
+      call.ints = {static_cast<int64_t>(norm.getNumGroups())};
+    call.floats = {norm.getEpsilon().convertToDouble()};
+    return success();
+  }
+};
+
+template <typename Op, const char *Kernel>
+struct AxisModel
+    : KernelInterface::ExternalModel<AxisModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto axisOp = cast<Op>(op);
+    int64_t rank =
+        cast<ShapedType>(op->getOperand(0).getType()).getRank();
+    int64_t axis = axisOp.getAxis();
+    if constexpr (std::is_same_v<Op, ConcatOp>)
+      rank = cast<ShapedType>(op->getResult(0).getType()).getRank();
+    call.kernel = Kernel;
+    call.ints = {axis < 0 ? axis + rank : axis};
+    return success();
+  }
+};
+
+template <typename Op, const char *Kernel>
+struct ReduceModel
+    : KernelInterface::ExternalModel<ReduceModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto reduce = cast<Op>(op);
+    int64_t rank = cast<ShapedType>(reduce.getInput().getType()).getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t axis : reduce.getAxes())
+      axes.push_back(axis < 0 ? axis + rank : axis);
+    llvm::sort(axes);
+    call.kernel = Kernel;
+    call.ints = {static_cast<int64_t>(axes.size())};
+    append(call.ints, axes);
+    return success();
+  }
+};
+
+struct TransposeModel
+    : KernelInterface::ExternalModel<TransposeModel, TransposeOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    call.kernel = "transpose";
+    append(call.ints, cast<TransposeOp>(op).getPerm());
+    return success();
+  }
+};
+
+struct SliceModel : KernelInterface::ExternalModel<SliceModel, SliceOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto slice = cast<SliceOp>(op);
+    call.kernel = "slice";
+    append(call.ints, slice.getStarts());
+    append(call.ints, slice.getEnds());
+    append(call.ints, slice.getSteps());
+    return success();
+  }
+};
+
+struct PadModel : KernelInterface::ExternalModel<PadModel, PadOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto pad = cast<PadOp>(op);
+    int64_t mode = llvm::StringSwitch<int64_t>(pad.getMode())
+                       .Case("constant", 0)
+                       .Case("reflect", 1)
+                       .Case("edge", 2)
+                       .Case("wrap", 3)
+                       .Default(-1);
+    if (mode < 0)
+      return op->emitOpError("pad mode '") << pad.getMode() << "' has no kernel";
+    call.kernel = "pad";
+    append(call.ints, pad.getPads());
+    call.ints.push_back(mode);
+    call.floats = {pad.getValue().convertToDouble()};
+    return success();
+  }
+};
+
+struct ResizeModel : KernelInterface::ExternalModel<ResizeModel, ResizeOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto resize = cast<ResizeOp>(op);
+    int64_t mode = llvm::StringSwitch<int64_t>(resize.getMode())
+                       .Case("nearest", 0)
+                       .Case("linear", 1)
+                       .Case("cubic", 2)
+                       .Default(-1);
+    int64_t coordinates =
+        llvm::StringSwitch<int64_t>(resize.getCoordinateTransformationMode())
+            .Case("half_pixel", 0)
+            .Case("asymmetric", 1)
+            .Case("align_corners", 2)
+            .Case("pytorch_half_pixel", 3)
+            .Case("half_pixel_symmetric", 4)
+            .Default(-1);
+    int64_t nearest = llvm::StringSwitch<int64_t>(resize.getNearestMode())
+                          .Case("round_prefer_floor", 0)
+                          .Case("round_prefer_ceil", 1)
+                          .Case("floor", 2)
+                          .Case("ceil", 3)
+                          .Default(-1);
+    if (mode < 0 || coordinates < 0 || nearest < 0)
+      return op->emitOpError("resize with coordinate_transformation_mode '")
+             << resize.getCoordinateTransformationMode()
+             << "' has no kernel";
+    call.kernel = "resize";
+    call.ints = {mode, coordinates, nearest, resize.getExcludeOutside()};
+    for (double scale : resize.getScales())
+      call.floats.push_back(scale);
+    call.floats.push_back(resize.getCubicCoeffA().convertToDouble());
+    call.floats.push_back(resize.getExtrapolationValue().convertToDouble());
+    return success();
+  }
+};
+
+template <typename Op, const char *Kernel>
+struct RecurrentModel
+    : KernelInterface::ExternalModel<RecurrentModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto rnn = cast<Op>(op);
+    int64_t direction = llvm::StringSwitch<int64_t>(rnn.getDirection())
+                            .Case("forward", 0)
+                            .Case("reverse", 1)
+                            .Case("bidirectional", 2)
+                            .Default(-1);
+    int64_t variant = 0;
+    if constexpr (std::is_same_v<Op, GRUOp>)
+      variant = rnn.getLinearBeforeReset();
+    if constexpr (std::is_same_v<Op, LSTMOp>)
+      variant = rnn.getInputForget();
+    call.kernel = Kernel;
+    call.operands = {0, 1, 2, getOptionalOperandIndex(rnn.getBiasMutable()),
+                     getOptionalOperandIndex(rnn.getInitialHMutable())};
+    if constexpr (std::is_same_v<Op, LSTMOp>) {
+      call.operands.push_back(
+          getOptionalOperandIndex(rnn.getInitialCMutable()));
+      call.operands.push_back(
+          getOptionalOperandIndex(rnn.getPeepholesMutable()));
+    }
+    call.ints = {direction, static_cast<int64_t>(rnn.getHiddenSize()), variant,
+                 static_cast<int64_t>(rnn.getActivations().size())};
+    for (Attribute name : rnn.getActivations()) {
+      int64_t code = llvm::StringSwitch<int64_t>(cast<StringAttr>(name))
+                         .Case("Relu", 0)
+                         .Case("Tanh", 1)
+                         .Case("Sigmoid", 2)
+                         .Case("Softsign", 3)
+                         .Case("Softplus", 4)
+                         .Default(-1);
+      if (code < 0)
+        return op->emitOpError("activation ")
+               << name << " has no recurrent kernel";
+      call.ints.push_back(code);
+    }
+    std::optional<APFloat> clip = rnn.getClip();
+    call.floats = {clip ? clip->convertToDouble() : 0.0};
+    return success();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+// Names of rt/Scalar.h functions and KernelList.def kernels, as template
+// arguments.
+#define CLEAVE_NAME(id, text) static constexpr char id[] = text;
+CLEAVE_NAME(kAdd, "add")
+CLEAVE_NAME(kSub, "sub")
+CLEAVE_NAME(kMul, "mul")
+CLEAVE_NAME(kDiv, "div")
+CLEAVE_NAME(kPow, "pow")
+CLEAVE_NAME(kMin, "min")
+CLEAVE_NAME(kMax, "max")
+CLEAVE_NAME(kSqrt, "sqrt")
+CLEAVE_NAME(kReciprocal, "reciprocal")
+CLEAVE_NAME(kExp, "exp")
+CLEAVE_NAME(kLog, "log")
+CLEAVE_NAME(kErf, "erf")
+CLEAVE_NAME(kTanh, "tanh")
+CLEAVE_NAME(kSigmoid, "sigmoid")
+CLEAVE_NAME(kSin, "sin")
+CLEAVE_NAME(kCos, "cos")
+CLEAVE_NAME(kFloor, "floor")
+CLEAVE_NAME(kCeil, "ceil")
+CLEAVE_NAME(kSoftplus, "softplus")
+CLEAVE_NAME(kHardSwish, "hard_swish")
+CLEAVE_NAME(kRelu, "relu")
+CLEAVE_NAME(kNeg, "neg")
+CLEAVE_NAME(kAbs, "abs")
+CLEAVE_NAME(kNot, "logical_not")
+CLEAVE_NAME(kAnd, "logical_and")
+CLEAVE_NAME(kOr, "logical_or")
+CLEAVE_NAME(kSelect, "select")
+CLEAVE_NAME(kLeakyRelu, "leaky_relu")
+CLEAVE_NAME(kElu, "elu")
+CLEAVE_NAME(kHardSigmoid, "hard_sigmoid")
+CLEAVE_NAME(kEqual, "equal")
+CLEAVE_NAME(kLess, "less")
+CLEAVE_NAME(kLessEqual, "less_equal")
+CLEAVE_NAME(kGreater, "greater")
+CLEAVE_NAME(kGreaterEqual, "greater_equal")
+CLEAVE_NAME(kMatmul, "matmul")
+CLEAVE_NAME(kConv, "conv")
+CLEAVE_NAME(kConvTranspose, "conv_transpose")
+CLEAVE_NAME(kMaxPool, "max_pool")
+CLEAVE_NAME(kAveragePool, "average_pool")
+CLEAVE_NAME(kGlobalAveragePool, "global_average_pool")
+CLEAVE_NAME(kGlobalMaxPool, "global_max_pool")
+CLEAVE_NAME(kBatchNorm, "batch_norm")
+CLEAVE_NAME(kInstanceNorm, "instance_norm")
+CLEAVE_NAME(kLayerNorm, "layer_norm")
+CLEAVE_NAME(kGroupNorm, "group_norm")
+CLEAVE_NAME(kSoftmax, "softmax")
+CLEAVE_NAME(kLogSoftmax, "log_softmax")
+CLEAVE_NAME(kReduceSum, "reduce_sum")
+CLEAVE_NAME(kReduceMean, "reduce_mean")
+CLEAVE_NAME(kReduceMax, "reduce_max")
+CLEAVE_NAME(kReduceMin, "reduce_min")
+CLEAVE_NAME(kReduceProd, "reduce_prod")
+CLEAVE_NAME(kReduceL2, "reduce_l2")
+CLEAVE_NAME(kReduceSumSquare, "reduce_sum_square")
+CLEAVE_NAME(kConcat, "concat")
+CLEAVE_NAME(kSplit, "split")
+CLEAVE_NAME(kGather, "gather")
+CLEAVE_NAME(kTile, "tile")
+CLEAVE_NAME(kRnn, "rnn")
+CLEAVE_NAME(kGru, "gru")
+CLEAVE_NAME(kLstm, "lstm")
+#undef CLEAVE_NAME
+
+void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, CleaveDialect *) {
+    AddOp::attachInterface<ScalarFunctionModel<AddOp, kAdd>>(*context);
+    SubOp::attachInterface<ScalarFunctionModel<SubOp, kSub>>(*context);
+    MulOp::attachInterface<ScalarFunctionModel<MulOp, kMul>>(*context);
+    DivOp::attachInterface<ScalarFunctionModel<DivOp, kDiv>>(*context);
+    PowOp::attachInterface<ScalarFunctionModel<PowOp, kPow>>(*context);
+    MinOp::attachInterface<ScalarFunctionModel<MinOp, kMin>>(*context);
+    MaxOp::attachInterface<ScalarFunctionModel<MaxOp, kMax>>(*context);
+    SqrtOp::attachInterface<ScalarFunctionModel<SqrtOp, kSqrt>>(*context);
+    ReciprocalOp::attachInterface<
+        ScalarFunctionModel<ReciprocalOp, kReciprocal>>(*context);
+    ExpOp::attachInterface<ScalarFunctionModel<ExpOp, kExp>>(*context);
+    LogOp::attachInterface<ScalarFunctionModel<LogOp, kLog>>(*context);
+    ErfOp::attachInterface<ScalarFunctionModel<ErfOp, kErf>>(*context);
+    TanhOp::attachInterface<ScalarFunctionModel<TanhOp, kTanh>>(*context);
+    SigmoidOp::attachInterface<ScalarFunctionModel<SigmoidOp, kSigmoid>>(
+        *context);
+    SinOp::attachInterface<ScalarFunctionModel<SinOp, kSin>>(*context);
+    CosOp::attachInterface<ScalarFunctionModel<CosOp, kCos>>(*context);
+    FloorOp::attachInterface<ScalarFunctionModel<FloorOp, kFloor>>(*context);
+    CeilOp::attachInterface<ScalarFunctionModel<CeilOp, kCeil>>(*context);
+    SoftplusOp::attachInterface<ScalarFunctionModel<SoftplusOp, kSoftplus>>(
+        *context);
+    HardSwishOp::attachInterface<
+        ScalarFunctionModel<HardSwishOp, kHardSwish>>(*context);
+    ReluOp::attachInterface<ScalarFunctionModel<ReluOp, kRelu>>(*context);
+    NegOp::attachInterface<ScalarFunctionModel<NegOp, kNeg>>(*context);
+    AbsOp::attachInterface<ScalarFunctionModel<AbsOp, kAbs>>(*context);
+    NotOp::attachInterface<ScalarFunctionModel<NotOp, kNot>>(*context);
+    AndOp::attachInterface<ScalarFunctionModel<AndOp, kAnd>>(*context);
+    OrOp::attachInterface<ScalarFunctionModel<OrOp, kOr>>(*context);
+    WhereOp::attachInterface<ScalarFunctionModel<WhereOp, kSelect>>(*context);
+    EqualOp::attachInterface<ScalarFunctionModel<EqualOp, kEqual>>(*context);
+    LessOp::attachInterface<ScalarFunctionModel<LessOp, kLess>>(*context);
+    LessEqualOp::attachInterface<ScalarFunctionModel<LessEqualOp, kLessEqual>>(
+        *context);
+    GreaterOp::attachInterface<ScalarFunctionModel<GreaterOp, kGreater>>(*context);
+    GreaterEqualOp::attachInterface<
+        ScalarFunctionModel<GreaterEqualOp, kGreaterEqual>>(*context);
+    LeakyReluOp::attachInterface<
+        ParameterisedUnaryModel<LeakyReluOp, kLeakyRelu>>(*context);
+    EluOp::attachInterface<ParameterisedUnaryModel<EluOp, kElu>>(*context);
+    HardSigmoidOp::attachInterface<
+        ParameterisedUnaryModel<HardSigmoidOp, kHardSigmoid>>(*context);
+    GeluOp::attachInterface<GeluModel>(*context);
+    ClipOp::attachInterface<ClipModel>(*context);
+    CastOp::attachInterface<CastModel>(*context);
+    ExpandOp::attachInterface<ExpandModel>(*context);
+
+    MatMulOp::attachInterface<PlainKernelModel<MatMulOp, kMatmul>>(*context);
+    GemmOp::attachInterface<GemmModel>(*context);
+    ConvOp::attachInterface<ConvModel<ConvOp, kConv>>(*context);
+    ConvTransposeOp::attachInterface<
+        ConvModel<ConvTransposeOp, kConvTranspose>>(*context);
+    MaxPoolOp::attachInterface<PoolModel<MaxPoolOp, kMaxPool>>(*context);
+    AveragePoolOp::attachInterface<PoolModel<AveragePoolOp, kAveragePool>>(
+        *context);
+    GlobalAveragePoolOp::attachInterface<
+        PlainKernelModel<GlobalAveragePoolOp, kGlobalAveragePool>>(*context);
+    GlobalMaxPoolOp::attachInterface<
+        PlainKernelModel<GlobalMaxPoolOp, kGlobalMaxPool>>(*context);
+    BatchNormOp::attachInterface<NormModel<BatchNormOp, kBatchNorm>>(*context);
+    InstanceNormOp::attachInterface<NormModel<InstanceNormOp, kInstanceNorm>>(
+        *context);
+    LayerNormOp::attachInterface<NormModel<LayerNormOp, kLayerNorm>>(*context);
+    GroupNormOp::attachInterface<NormModel<GroupNormOp, kGroupNorm>>(*context);
+    SoftmaxOp::attachInterface<AxisModel<SoftmaxOp, kSoftmax>>(*context);
+    LogSoftmaxOp::attachInterface<AxisModel<LogSoftmaxOp, kLogSoftmax>>(
+        *context);
+    ConcatOp::attachInterface<AxisModel<ConcatOp, kConcat>>(*context);
+    SplitOp::attachInterface<AxisModel<SplitOp, kSplit>>(*context);
+    GatherOp::attachInterface<AxisModel<GatherOp, kGather>>(*context);
+    ReduceSumOp::attachInterface<ReduceModel<ReduceSumOp, kReduceSum>>(
+        *context);
+    ReduceMeanOp::attachInterface<ReduceModel<ReduceMeanOp, kReduceMean>>(
+        *context);
+    ReduceMaxOp::attachInterface<ReduceModel<ReduceMaxOp, kReduceMax>>(
+        *context);
+    ReduceMinOp::attachInterface<ReduceModel<ReduceMinOp, kReduceMin>>(
+        *context);
+    ReduceProdOp::attachInterface<ReduceModel<ReduceProdOp, kReduceProd>>(
+        *context);
+    ReduceL2Op::attachInterface<ReduceModel<ReduceL2Op, kReduceL2>>(*context);
+    ReduceSumSquareOp::attachInterface<
+        ReduceModel<ReduceSumSquareOp, kReduceSumSquare>>(*context);
+    TransposeOp::attachInterface<TransposeModel>(*context);
+    SliceOp::attachInterface<SliceModel>(*context);
+    PadOp::attachInterface<PadModel>(*context);
+    ResizeOp::attachInterface<ResizeModel>(*context);
+    TileOp::attachInterface<PlainKernelModel<TileOp, kTile>>(*context);
+    RNNOp::attachInterface<RecurrentModel<RNNOp, kRnn>>(*context);
+    GRUOp::attachInterface<RecurrentModel<GRUOp, kGru>>(*context);
+    LSTMOp::attachInterface<RecurrentModel<LSTMOp, kLstm>>(*context);
+  });
+}

@@ -1,0 +1,59 @@
+//===- CppEmitter.cpp - device programs as host C++ --------------*- C++ -*-===//
+//
+// Fused loops become OpenMP loops over the output's elements; library
+// kernels are the `cleave_cpu_*` functions of libcleave_rt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CppEmitter.h"
+#include "../EmitterBase.h"
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::detail;
+
+namespace {
+
+class CppEmitter : public EmitterBase {
+public:
+  using EmitterBase::EmitterBase;
+
+private:
+  void emitPrelude() override {
+    os << "#include \"cleave/rt/Scalar.h\"\n\n#include <stdint.h>\n";
+  }
+
+  StringRef getKernelLibrary() const override { return "cpu"; }
+  StringRef getLanguageName() const override { return "C++"; }
+  bool supports(DType type) const override {
+    return type != DType::F16 && type != DType::BF16 &&
+           type != DType::Invalid;
+  }
+
+  void emitLoop(int, const FusedLoop &loop) override {
+    const ProgramTensor &out = program.tensors[loop.output];
+    int64_t elements = out.getNumElements();
+    os << "  {\n";
+    for (auto [index, load] : llvm::enumerate(loop.loads))
+      os << "    const " << getStorageType(program.tensors[load.tensor].dtype)
+         << " *x" << index << " = (const "
+         << getStorageType(program.tensors[load.tensor].dtype) << " *)"
+         << getPointer(load.tensor) << ";\n";
+    os << "    " << getStorageType(out.dtype) << " *y = ("
+       << getStorageType(out.dtype) << " *)" << getPointer(loop.output)
+       << ";\n";
+    if (elements >= options.parallelThreshold)
+      os << "#pragma omp parallel for schedule(static)\n";
+    os << "    for (int64_t i = 0; i < " << elements << "; ++i) {\n";
+    emitLoopBody(loop, "      ");
+    os << "    }\n  }\n";
+  }
+};
+
+} // namespace
+
+LogicalResult cleave::detail::emitCpp(const DeviceProgram &program,
+                                      const EmitOptions &options,
+                                      raw_ostream &os, std::string &error) {
+  return CppEmitter(program, options, os).emit(error);
+}

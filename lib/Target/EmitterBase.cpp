@@ -1,0 +1,290 @@
+//===- EmitterBase.cpp - what the C++ and CUDA emitters share ----*- C++ -*-===//
+//
+// The layout of an emitted program: a header comment, the program info, and
+// `cleave_program_main`, which runs the steps in order. Each step starts
+// with a comment naming the ops it implements and their ONNX node, and a
+// `cleave_rt_step` call so that failures and profiles name the node.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitterBase.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace cleave;
+using namespace cleave::detail;
+
+std::string EmitterBase::getPointer(int tensor) const {
+  const ProgramTensor &t = program.tensors[tensor];
+  switch (t.space) {
+  case MemorySpace::Arena:
+    return "(arena + " + std::to_string(t.offset) + ")";
+  case MemorySpace::Weights:
+    return "((uint8_t *)weights + " + std::to_string(t.offset) + ")";
+  case MemorySpace::Input:
+    return "((uint8_t *)inputs[" + std::to_string(t.offset) + "])";
+  case MemorySpace::Output:
+    return "((uint8_t *)outputs[" + std::to_string(t.offset) + "])";
+  }
+  return "";
+}
+
+StringRef EmitterBase::getStorageType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "float";
+  case DType::F16:
+    return "__half";
+  case DType::BF16:
+    return "__nv_bfloat16";
+  case DType::F64:
+    return "double";
+  case DType::I64:
+    return "int64_t";
+  case DType::I32:
+    return "int32_t";
+  case DType::I16:
+    return "int16_t";
+  case DType::I8:
+    return "int8_t";
+  case DType::U8:
+    return "uint8_t";
+  case DType::Bool:
+    return "bool";
+  case DType::U16:
+    return "uint16_t";
+  case DType::U32:
+    return "uint32_t";
+  case DType::U64:
+    return "uint64_t";
+  case DType::Invalid:
+    break;
+  }
+  return "void";
+}
+
+StringRef EmitterBase::getComputeType(DType type) {
+  if (type == DType::F16 || type == DType::BF16)
+    return "float";
+  return getStorageType(type);
+}
+
+std::string EmitterBase::getLiteral(double value, DType type) {
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  switch (type) {
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+  case DType::F64: {
+    bool single = type != DType::F64;
+    if (std::isnan(value))
+      return single ? "NAN" : "(double)NAN";
+    if (std::isinf(value))
+      return std::string(value < 0 ? "-" : "") +
+             (single ? "INFINITY" : "(double)INFINITY");
+    stream << llvm::format(single ? "%.9g" : "%.17g", value);
+    if (text.find_first_of(".e") == std::string::npos)
+      text += ".0";
+    if (single)
+      text += "f";
+    return text;
+  }
+  case DType::Bool:
+    return value != 0 ? "true" : "false";
+  default:
+    stream << "static_cast<" << getStorageType(type) << ">("
+           << static_cast<int64_t>(value) << "LL)";
+    return text;
+  }
+}
+
+std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
+                                      const FusedLoad &load,
+                                      StringRef i) const {
+  ArrayRef<int64_t> outShape = program.tensors[loop.output].shape;
+  ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
+  int64_t rank = outShape.size();
+  int64_t lead = rank - static_cast<int64_t>(shape.size());
+  // The load's stride along each output dimension (0 where it broadcasts).
+  SmallVector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= lead; --d) {
+    int64_t size = shape[d - lead];
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  // Merge dimensions the load walks contiguously (or not at all).
+  struct Segment {
+    int64_t size, stride;
+  };
+  SmallVector<Segment> segments;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (outShape[d] == 1)
+      continue;
+    if (!segments.empty()) {
+      Segment &last = segments.back();
+      bool bothBroadcast = last.stride == 0 && strides[d] == 0;
+      bool contiguous =
+          strides[d] != 0 && last.stride == strides[d] * outShape[d];
+      if (bothBroadcast || contiguous) {
+        last.size *= outShape[d];
+        last.stride = strides[d];
+        continue;
+      }
+    }
+    segments.push_back({outShape[d], strides[d]});
+  }
+  std::string index;
+  int64_t inner = 1;
+  for (int64_t s = static_cast<int64_t>(segments.size()) - 1; s >= 0; --s) {
+    const Segment &segment = segments[s];
+    if (segment.stride != 0) {
+      std::string term = i.str();
+      if (inner != 1)
+        term = "(" + term + " / " + std::to_string(inner) + ")";
+      if (s != 0)
+        term = "(" + term + " % " + std::to_string(segment.size) + ")";
+      if (segment.stride != 1)
+        term += " * " + std::to_string(segment.stride);
+      index = index.empty() ? term : term + " + " + index;
+    }
+    inner *= segment.size;
+  }
+  return index.empty() ? "0" : index;
+}
+
+void EmitterBase::emitLoopBody(const FusedLoop &loop, StringRef indent) {
+  for (auto [index, node] : llvm::enumerate(loop.nodes)) {
+    os << indent << "const " << getComputeType(node.dtype) << " v" << index
+       << " = ";
+    switch (node.kind) {
+    case ScalarNode::Kind::Load: {
+      const FusedLoad &load = loop.loads[node.loadIndex];
+      os << "static_cast<" << getComputeType(node.dtype) << ">(x"
+         << node.loadIndex << "[" << getLoadIndex(loop, load, "i") << "])";
+      break;
+    }
+    case ScalarNode::Kind::Literal:
+      os << getLiteral(node.literal, node.dtype);
+      break;
+    case ScalarNode::Kind::Cast:
+      if (node.dtype == DType::Bool)
+        os << "(v" << node.args[0] << " != 0)";
+      else
+        os << "static_cast<" << getComputeType(node.dtype) << ">(v"
+           << node.args[0] << ")";
+      break;
+    case ScalarNode::Kind::Call: {
+      StringRef infix = llvm::StringSwitch<StringRef>(node.function)
+                            .Case("add", "+")
+                            .Case("sub", "-")
+                            .Case("mul", "*")
+                            .Case("div", "/")
+                            .Default("");
+      if (!infix.empty() && node.args.size() == 2) {
+        os << "v" << node.args[0] << " " << infix << " v" << node.args[1];
+        break;
+      }
+      os << "cl::" << node.function << "(";
+      llvm::interleaveComma(node.args, os, [&](int arg) { os << "v" << arg; });
+      os << ")";
+      break;
+    }
+    }
+    os << ";\n";
+  }
+  DType outType = program.tensors[loop.output].dtype;
+  os << indent << "y[i] = static_cast<" << getStorageType(outType) << ">(v"
+     << loop.root << ");\n";
+}
+
+void EmitterBase::emitTensor(int tensor) {
+  if (tensor < 0) {
+    os << "{nullptr, 0, 0, {0}}";
+    return;
+  }
+  const ProgramTensor &t = program.tensors[tensor];
+  os << "{" << getPointer(tensor) << ", " << getDTypeEnumerator(t.dtype)
+     << ", " << t.shape.size() << ", {";
+  if (t.shape.empty())
+    os << "0";
+  llvm::interleaveComma(t.shape, os);
+  os << "}}";
+}
+
+void EmitterBase::emitCall(int step, const KernelCall &call) {
+  os << "  {\n    const CleaveTensor in[] = {";
+  if (call.inputs.empty())
+    os << "{nullptr, 0, 0, {0}}";
+  llvm::interleave(
+      call.inputs, os, [&](int t) { emitTensor(t); }, ",\n        ");
+  os << "};\n    CleaveTensor out[] = {";
+  llvm::interleave(
+      call.outputs, os, [&](int t) { emitTensor(t); }, ",\n        ");
+  os << "};\n";
+  os << "    static const int64_t ints[] = {";
+  if (call.ints.empty())
+    os << "0";
+  llvm::interleaveComma(call.ints, os);
+  os << "};\n    static const double floats[] = {";
+  if (call.floats.empty())
+    os << "0";
+  llvm::interleaveComma(call.floats, os, [&](double value) {
+    os << getLiteral(value, DType::F64);
+  });
+  os << "};\n";
+  os << "    if (int32_t status = cleave_" << getKernelLibrary() << "_"
+     << call.kernel << "(ctx, in, " << call.inputs.size() << ", out, "
+     << call.outputs.size() << ", ints, floats))\n";
+  os << "      return status;\n  }\n";
+  (void)step;
+}
+
+LogicalResult EmitterBase::emit(std::string &error) {
+  for (const ProgramTensor &tensor : program.tensors) {
+    if (!supports(tensor.dtype)) {
+      error = (getLanguageName() + " programs cannot compute in " +
+               getDTypeName(tensor.dtype))
+                  .str();
+      return failure();
+    }
+  }
+  os << "// " << options.modelName << " for " << options.targetName
+     << ", emitted by cleave. Recompile the model rather than editing.\n";
+  os << "//\n// " << program.steps.size() << " steps; arena "
+     << program.arenaBytes << " bytes (" << program.unplannedArenaBytes
+     << " without reuse), weights " << program.weightBytes << " bytes.\n\n";
+  os << "#include \"cleave/rt/Kernels.h\"\n";
+  emitPrelude();
+
+  os << "\nstatic const CleaveProgramInfo kProgramInfo = {CLEAVE_ABI_VERSION, "
+     << program.inputs.size() << ", " << program.outputs.size() << ", "
+     << program.arenaBytes << ", " << program.weightBytes << "};\n\n";
+  os << "extern \"C\" const CleaveProgramInfo *cleave_program_info(void) {\n"
+        "  return &kProgramInfo;\n}\n\n";
+  os << "extern \"C\" int32_t cleave_program_main(CleaveContext *ctx, uint8_t "
+        "*arena,\n                                   const uint8_t *weights,\n"
+        "                                   const void *const *inputs,\n"
+        "                                   void *const *outputs) {\n";
+  os << "  (void)arena;\n  (void)weights;\n  (void)inputs;\n  (void)outputs;\n";
+  for (auto [index, step] : llvm::enumerate(program.steps)) {
+    int s = static_cast<int>(index);
+    os << "\n  // " << s << ": " << step.summary;
+    if (!step.node.empty())
+      os << " (" << step.node << ")";
+    os << "\n  cleave_rt_step(ctx, " << s << ", \"";
+    os.write_escaped(step.node);
+    os << "\");\n";
+    if (step.loop)
+      emitLoop(s, *step.loop);
+    else
+      emitCall(s, *step.call);
+  }
+  os << "  return 0;\n}\n";
+  return success();
+}

@@ -1,0 +1,59 @@
+//===- EmitterBase.h - what the C++ and CUDA emitters share ------*- C++ -*-===//
+
+#ifndef CLEAVE_LIB_TARGET_EMITTERBASE_H
+#define CLEAVE_LIB_TARGET_EMITTERBASE_H
+
+#include "cleave/Target/ProgramEmitter.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace cleave::detail {
+
+/// Prints a program; subclasses say how a fused loop runs and which kernel
+/// library is called.
+class EmitterBase {
+public:
+  EmitterBase(const DeviceProgram &program, const EmitOptions &options,
+              llvm::raw_ostream &os)
+      : program(program), options(options), os(os) {}
+  virtual ~EmitterBase() = default;
+
+  mlir::LogicalResult emit(std::string &error);
+
+protected:
+  /// Includes and definitions before any step (e.g. CUDA loop kernels).
+  virtual void emitPrelude() = 0;
+  /// The statements of one fused loop inside `cleave_program_main`.
+  virtual void emitLoop(int step, const FusedLoop &loop) = 0;
+  /// "cpu" or "cuda".
+  virtual llvm::StringRef getKernelLibrary() const = 0;
+  virtual llvm::StringRef getLanguageName() const = 0;
+  /// Whether the language computes in this element type.
+  virtual bool supports(DType type) const = 0;
+
+  /// `(uint8_t *)` expression of a tensor's first byte.
+  std::string getPointer(int tensor) const;
+  /// The C type a tensor's elements are stored as, and computed in.
+  static llvm::StringRef getStorageType(DType type);
+  static llvm::StringRef getComputeType(DType type);
+  /// The index of the element of load `load`'s tensor that element `i` of
+  /// the loop's output reads (broadcasting), as a C expression.
+  std::string getLoadIndex(const FusedLoop &loop, const FusedLoad &load,
+                           llvm::StringRef i) const;
+  /// The scalar statements of a loop body: one `const T vN = ...;` per node,
+  /// loads through pointers named `x0`, `x1`, ... and then `y[i] = ...;`.
+  void emitLoopBody(const FusedLoop &loop, llvm::StringRef indent);
+  static std::string getLiteral(double value, DType type);
+
+  const DeviceProgram &program;
+  const EmitOptions &options;
+  llvm::raw_ostream &os;
+
+private:
+  void emitCall(int step, const KernelCall &call);
+  void emitTensor(int tensor);
+};
+
+} // namespace cleave::detail
+
+#endif // CLEAVE_LIB_TARGET_EMITTERBASE_H

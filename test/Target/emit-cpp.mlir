@@ -1,0 +1,35 @@
+// RUN: cleave-translate --emit-cpp %s | FileCheck %s
+// RUN: cleave-translate --emit-cpp %s -o %t.cpp
+// RUN: c++ -std=c++17 -fsyntax-only -Wall -Werror -I %cleave_src/runtime/include %t.cpp
+
+// A library call, then a fused loop that broadcasts a bias over the rows,
+// runs a splat constant as a literal and writes over the matmul's result
+// (which dies there); the loop's result is the graph output.
+
+// CHECK: static const CleaveProgramInfo kProgramInfo = {CLEAVE_ABI_VERSION, 1, 1, 64, 192};
+// CHECK: extern "C" int32_t cleave_program_main(
+// CHECK: // 0: matmul (mm)
+// CHECK-NEXT: cleave_rt_step(ctx, 0, "mm");
+// CHECK: const CleaveTensor in[] = {{[{][{]}}((uint8_t *)inputs[0]), CLEAVE_F32, 2, {2, 8}},
+// CHECK-NEXT: {((uint8_t *)weights + 0), CLEAVE_F32, 2, {8, 4}}};
+// CHECK-NEXT: CleaveTensor out[] = {{[{][{]}}(arena + 0), CLEAVE_F32, 2, {2, 4}}};
+// CHECK: if (int32_t status = cleave_cpu_matmul(ctx, in, 2, out, 1, ints, floats))
+// CHECK: // 1: add + max (relu6)
+// CHECK: const float *x0 = (const float *)(arena + 0);
+// CHECK: const float *x1 = (const float *)((uint8_t *)weights + 128);
+// CHECK: float *y = (float *)((uint8_t *)outputs[0]);
+// CHECK: for (int64_t i = 0; i < 8; ++i) {
+// CHECK: const float v1 = static_cast<float>(x1[(i % 4)]);
+// CHECK: const float v2 = v0 + v1;
+// CHECK: const float v3 = 0.0f;
+// CHECK: const float v4 = cl::max(v2, v3);
+// CHECK: y[i] = static_cast<float>(v4);
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %w = cleave.weight "w" {file = "/dev/null", offset = 0 : i64, length = 128 : i64} : tensor<8x4xf32>
+  %b = cleave.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %zero = cleave.constant dense<0.0> : tensor<f32>
+  %m = cleave.matmul %x, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc("mm")
+  %a = cleave.add %m, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %r = cleave.max %a, %zero : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32> loc("relu6")
+  return %r : tensor<2x4xf32>
+}

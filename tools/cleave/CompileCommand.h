@@ -1,0 +1,83 @@
+//===- CompileCommand.h - the `cleave compile` subcommand --------*- C++
+//-*-===//
+//
+// `cleave compile MODEL.onnx -o BUNDLE --target T --devices N`: imports and
+// simplifies the model as `cleave import` does, plans it as `cleave plan`
+// does, lowers each device's function to a device program (fused loops and
+// library kernels over a static arena), emits C++ or CUDA C++, builds it and
+// writes the bundle (docs/bundle-format.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
+#define CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cleave {
+
+/// The options of `cleave compile`; constructing it registers them.
+struct CompileCommand {
+  llvm::cl::SubCommand command{
+      "compile", "Compile a model into a bundle of per-device programs"};
+  llvm::cl::opt<std::string> model{llvm::cl::Positional, llvm::cl::Required,
+                                   llvm::cl::desc("<model.onnx>"),
+                                   llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> output{
+      "o", llvm::cl::Required, llvm::cl::desc("The bundle directory to write"),
+      llvm::cl::value_desc("dir"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> target{
+      "target",
+      llvm::cl::desc("Target preset (targets/NAME.json) or target file "
+                     "(default: cpu)"),
+      llvm::cl::init("cpu"), llvm::cl::value_desc("name|path"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> targetsDir{
+      "targets-dir",
+      llvm::cl::desc("Directory of the target presets (default: "
+                     "share/cleave/targets next to bin/)"),
+      llvm::cl::value_desc("dir"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> devices{
+      "devices", llvm::cl::desc("Devices to compile for"), llvm::cl::init(1),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::list<std::string> inputShapes{
+      "input-shape",
+      llvm::cl::desc("Bind the shape of graph input NAME, e.g. "
+                     "input_ids=1x128 (repeatable)"),
+      llvm::cl::value_desc("NAME=DIMS"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> emitOnly{
+      "emit-only",
+      llvm::cl::desc("Write the sources and weights but do not build the "
+                     "programs (the bundle cannot run)"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<bool> noFuse{
+      "no-fuse",
+      llvm::cl::desc("One loop per elementwise op (to compare with fusion)"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> cxx{
+      "cxx", llvm::cl::desc("C++ compiler for cpu programs (default: c++)"),
+      llvm::cl::init("c++"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> nvcc{
+      "nvcc", llvm::cl::desc("CUDA compiler for GPU programs"),
+      llvm::cl::init("/usr/local/cuda/bin/nvcc"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> runtimeInclude{
+      "runtime-include",
+      llvm::cl::desc("Directory of the runtime's headers (default: the "
+                     "build's)"),
+      llvm::cl::value_desc("dir"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> runtimeLib{
+      "runtime-lib",
+      llvm::cl::desc("Directory of libcleave_rt (default: the build's)"),
+      llvm::cl::value_desc("dir"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> quiet{"quiet", llvm::cl::desc("Print nothing on success"),
+                            llvm::cl::sub(command)};
+};
+
+int runCompileCommand(CompileCommand &command);
+
+} // namespace cleave
+
+#endif // CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
