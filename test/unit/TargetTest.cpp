@@ -132,6 +132,24 @@ TEST(TargetTest, PresetCPU) {
   EXPECT_EQ(target->device.peakFlops(Precision::F32), 96.0e9);
   // No bf16 arithmetic on the core: it runs at the f32 rate.
   EXPECT_EQ(target->device.peakFlops(Precision::BF16), 96.0e9);
+  EXPECT_EQ(target->device.kind, "cpu");
+}
+
+TEST(TargetTest, DeviceKind) {
+  for (const char *preset : {"a100-80gb", "h100-sxm", "h200-sxm"}) {
+    llvm::Expected<TargetDescription> target =
+        loadTarget(preset, presetOptions());
+    ASSERT_TRUE(static_cast<bool>(target))
+        << llvm::toString(target.takeError());
+    EXPECT_EQ(target->device.kind, "cuda") << preset;
+  }
+  // Optional for planning: a file without it loads with no kind.
+  EXPECT_EQ(parseTarget(kValidTarget, "test.json")->device.kind, "");
+  EXPECT_EQ(parseError(withReplacement("\"name\": \"test device\"",
+                                       "\"name\": \"test device\", "
+                                       "\"kind\": \"tpu\"")),
+            "bad.json: devices.kind: must be \"cpu\" or \"cuda\", got "
+            "\"tpu\"");
 }
 
 TEST(TargetTest, LoadsByPath) {
@@ -265,7 +283,8 @@ TEST(TargetTest, UnknownDtypeAndField) {
             "f64, f32, tf32, f16, bf16)");
   EXPECT_EQ(parseError(withReplacement("\"memory_bytes\"", "\"memory_byte\"")),
             "bad.json: devices.memory_byte: unknown field (expected name, "
-            "peak_flops_per_s, memory_bytes, memory_bandwidth_bytes_per_s, "
+            "kind, peak_flops_per_s, memory_bytes, "
+            "memory_bandwidth_bytes_per_s, "
             "compute_efficiency, memory_efficiency)");
   EXPECT_EQ(parseError(withReplacement("\"intra_node\"", "\"pcie\"")),
             "bad.json: links.pcie: unknown field (expected intra_node, "
