@@ -13,6 +13,7 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
   libopenblas-dev nlohmann-json3-dev libssl-dev pybind11-dev python3-pybind11
   python3-venv python3-torch python3-torchvision python3-torchaudio
+  chromium
 )
 
 log() { printf '[setup] %s\n' "$*"; }

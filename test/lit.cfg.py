@@ -54,6 +54,16 @@ try:
 except Exception:
     pass
 
+# The HTML report's test opens it in headless Chromium (scripts/setup.sh
+# installs the Debian package).
+import shutil
+
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
+# Progress drawing is tested under a pseudo-terminal made by script(1).
+if shutil.which("script"):
+    config.available_features.add("script")
+
 # Tests of the CUDA kernel library (libcleave_rt_cuda.so) declare
 # `REQUIRES: cuda`: the build made it.
 if getattr(config, "cleave_cuda_enabled", False):

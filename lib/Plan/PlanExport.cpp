@@ -43,6 +43,19 @@ static void writeMemory(llvm::json::OStream &json, const DeviceMemory &memory) {
   });
 }
 
+/// `compute`, `send`, or the collective's kind.
+static llvm::StringRef getEventKindName(const PlanStageEvent &event) {
+  switch (event.kind) {
+  case PlanStageEvent::Kind::Compute:
+    return "compute";
+  case PlanStageEvent::Kind::Send:
+    return "send";
+  case PlanStageEvent::Kind::Collective:
+    break;
+  }
+  return stringifyCollectiveKind(event.collective);
+}
+
 void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
   llvm::json::OStream json(os, 2);
   json.object([&] {
@@ -99,6 +112,35 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
             json.attribute("total", stage.time());
           });
           writeMemory(json, stage.memory);
+          json.attributeArray("schedule", [&] {
+            for (const PlanStageEvent &event : stage.schedule)
+              json.object([&] {
+                json.attribute("kind", getEventKindName(event));
+                json.attribute("name", event.name);
+                json.attribute("time_s", event.duration);
+              });
+          });
+        });
+    });
+
+    json.attributeArray("segments", [&] {
+      for (const PlanSegment &segment : plan.segments)
+        json.object([&] {
+          json.attribute("index", segment.index);
+          json.attribute("class", segment.segmentClass);
+          json.attribute("stage", segment.stage);
+          json.attribute("first_op", segment.firstOpName);
+          json.attribute("last_op", segment.lastOpName);
+          json.attributeArray("op_range", [&] {
+            json.value(segment.firstOp);
+            json.value(segment.lastOp);
+          });
+          json.attribute("split_ops", segment.splitOps);
+          json.attribute("lean", segment.lean);
+          json.attributeObject("time_s", [&] {
+            json.attribute("compute", segment.computeTime);
+            json.attribute("collectives", segment.collectiveTime);
+          });
         });
     });
 

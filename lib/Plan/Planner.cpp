@@ -14,6 +14,7 @@
 #include "cleave/Plan/Segmentation.h"
 #include "cleave/Plan/ShardingSearch.h"
 #include "cleave/Plan/StagePartitioner.h"
+#include "cleave/Support/Progress.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -135,8 +136,9 @@ private:
   }
 
   LogicalResult checkPins(int64_t numDevices);
-  std::vector<Evaluation> searchConfigurations(int64_t numDevices,
-                                               const MeshPins &pins);
+  std::vector<Evaluation>
+  searchConfigurations(int64_t numDevices, const MeshPins &pins,
+                       ProgressReporter *reporter = nullptr);
   std::vector<DeviceMesh> enumerateMeshes(int64_t numDevices,
                                           const MeshPins &pins) const;
   std::string invalidReason(const DeviceMesh &mesh) const;
@@ -431,12 +433,17 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
   return best;
 }
 
-std::vector<Evaluation>
-AutoParallelPlanner::searchConfigurations(int64_t numDevices,
-                                          const MeshPins &pins) {
+std::vector<Evaluation> AutoParallelPlanner::searchConfigurations(
+    int64_t numDevices, const MeshPins &pins, ProgressReporter *reporter) {
+  std::vector<DeviceMesh> meshes = enumerateMeshes(numDevices, pins);
+  ProgressStep progress =
+      beginProgress(reporter, "planning for " + devicesText(numDevices),
+                    static_cast<int64_t>(meshes.size()), "meshes");
   std::vector<Evaluation> evaluations;
-  for (const DeviceMesh &mesh : enumerateMeshes(numDevices, pins))
+  for (const DeviceMesh &mesh : meshes) {
     evaluations.push_back(evaluateMesh(mesh, pins));
+    progress.advance();
+  }
   return evaluations;
 }
 
@@ -589,7 +596,14 @@ FailureOr<Plan> AutoParallelPlanner::run() {
 
   MeshPins pins{options.pipelineStages, options.tensorParallel,
                 options.dataParallel, options.microbatches};
-  std::vector<Evaluation> evaluations = searchConfigurations(numDevices, pins);
+  std::vector<Evaluation> evaluations =
+      searchConfigurations(numDevices, pins, options.progress);
+  if (options.progress)
+    options.progress->remark(llvm::formatv(
+        "planned @{0}: {1} ops in {2} segments ({3} distinct), {4} meshes "
+        "weighed, {5} (class, tp, microbatch size) sharding searches",
+        model.function.getName(), model.ops.size(), model.segments.size(),
+        model.classes.size(), evaluations.size(), classCache.size()));
   if (evaluations.empty())
     return emitError() << "no mesh of " << devicesText(numDevices)
                        << " matches the pinned options";
@@ -660,6 +674,18 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     stage.collectiveTime += sharding.cost.collectiveTime;
     plan.shardingExact &= sharding.exact;
 
+    PlanSegment summary;
+    summary.index = segmentIndex;
+    summary.segmentClass = segment.segmentClass;
+    summary.stage = stageIndex;
+    summary.firstOp = segment.firstOp;
+    summary.lastOp = segment.lastOp;
+    summary.firstOpName = opNames[segment.firstOp];
+    summary.lastOpName = opNames[segment.lastOp];
+    summary.lean = range.level[segmentIndex - range.firstSegment] > 0;
+    summary.computeTime = sharding.cost.computeTime;
+    summary.collectiveTime = sharding.cost.collectiveTime;
+
     // Per op: stage, loop and weights.
     for (int64_t step = 0; step < segment.numOps(); ++step) {
       int64_t opIndex = segment.firstOp + step;
@@ -667,6 +693,8 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
           classModel.ops[step].strategies[sharding.assignment[step]];
       plan.opStage[opIndex] = stageIndex;
       plan.opTensorParallelLoop[opIndex] = strategy.loop;
+      if (strategy.loop >= 0)
+        ++summary.splitOps;
       Operation *op = model.ops[opIndex];
       for (auto [operandIndex, operand] : llvm::enumerate(op->getOperands())) {
         std::optional<PlanWeight> entry = describeWeight(operand);
@@ -741,6 +769,7 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
       compute.duration += sharding.cost.opTimes[step];
     }
     flushCompute();
+    plan.segments.push_back(std::move(summary));
   }
 
   if (stageIndex + 1 < mesh.pp) {

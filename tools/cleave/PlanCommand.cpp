@@ -7,6 +7,7 @@
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
 #include "cleave/Plan/PlanExport.h"
+#include "cleave/Plan/PlanReport.h"
 #include "cleave/Plan/Planner.h"
 #include "cleave/Transforms/Partition/Passes.h"
 
@@ -14,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -76,9 +78,10 @@ static bool readPlanOptions(PlanCommand &command, PlanOptions &options) {
 }
 
 int cleave::runPlanCommand(PlanCommand &command) {
-  if (command.format != "text" && command.format != "json")
-    return fail("--format must be 'text' or 'json', got '" + command.format +
-                "'");
+  if (command.format != "text" && command.format != "json" &&
+      command.format != "html")
+    return fail("--format must be 'text', 'json' or 'html', got '" +
+                command.format + "'");
   for (auto [flag, option] :
        {std::pair{"devices", &command.devices},
         std::pair{"devices-per-node", &command.devicesPerNode}})
@@ -89,6 +92,11 @@ int cleave::runPlanCommand(PlanCommand &command) {
   PlanOptions options;
   if (!readPlanOptions(command, options))
     return 1;
+  std::unique_ptr<PipelineObserver> observer =
+      PipelineObserver::create(command.common, "cleave plan");
+  if (!observer)
+    return 1;
+  options.progress = &observer->getProgress();
 
   ONNXImportOptions importOptions;
   for (const std::string &text : command.inputShapes) {
@@ -97,6 +105,7 @@ int cleave::runPlanCommand(PlanCommand &command) {
       return fail("--input-shape '" + text + "': " + error);
   }
   options.functionName = importOptions.functionName;
+  importOptions.progress = &observer->getProgress();
 
   TargetLoadOptions loadOptions;
   loadOptions.targetsDirectory = command.targetsDir.empty()
@@ -119,19 +128,24 @@ int cleave::runPlanCommand(PlanCommand &command) {
 
   OwningOpRef<ModuleOp> module =
       importONNXModel(command.model, context, importOptions);
-  if (!module)
+  if (!module || failed(observer->dump(*module, "import")))
     return 1;
   // What the partitioner will see: the IR `cleave import` gives
   // (cleave-simplify: folded, fused), with fused projections split per piece
   // so that each can be column-parallel.
   PassManager passes(&context);
+  observer->observe(passes);
   buildSimplifyPipeline(passes);
   passes.addPass(createSplitProjectionsPass());
-  if (failed(passes.run(*module)))
+  if (failed(passes.run(*module)) || observer->hasFailed())
     return 1;
 
   FailureOr<Plan> plan = planModel(*module, *target, options);
   if (failed(plan))
+    return 1;
+  if (!command.common.dumpIR.empty() &&
+      (failed(annotateModule(*module, *plan)) ||
+       failed(observer->dump(*module, "plan"))))
     return 1;
 
   std::string error;
@@ -143,6 +157,9 @@ int cleave::runPlanCommand(PlanCommand &command) {
     return fail("-o '" + outputPath + "': " + error);
   if (command.format == "json")
     writePlanJSON(*plan, output->os());
+  else if (command.format == "html")
+    writePlanReport(*plan, llvm::sys::path::filename(command.model),
+                    output->os());
   else
     printPlanTable(*plan, output->os());
   output->keep();

@@ -3,13 +3,15 @@
 // `cleave plan MODEL.onnx --target T --devices N ...`: imports the model,
 // simplifies it as `cleave import` does (`cleave-simplify`), splits its fused
 // projections (`cleave-split-projections`), runs the auto-parallel planner
-// and prints the plan as a table or as plan.json, optionally with a Chrome
-// trace of the predicted schedule.
+// and prints the plan as a table, as plan.json or as an HTML report,
+// optionally with a Chrome trace of the predicted schedule.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CLEAVE_TOOLS_CLEAVE_PLANCOMMAND_H
 #define CLEAVE_TOOLS_CLEAVE_PLANCOMMAND_H
+
+#include "CommonOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -78,7 +80,9 @@ struct PlanCommand {
       "allow-tf32", llvm::cl::desc("Let f32 contractions run in TF32"),
       llvm::cl::sub(command)};
   llvm::cl::opt<std::string> format{
-      "format", llvm::cl::desc("Output format: text (default) or json"),
+      "format",
+      llvm::cl::desc("Output format: text (default), json (plan.json) or "
+                     "html (a self-contained report)"),
       llvm::cl::init("text"), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> output{
       "o", llvm::cl::desc("Write the plan to this file (default: stdout)"),
@@ -92,6 +96,8 @@ struct PlanCommand {
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "
                      "input_ids=1x128 (repeatable)"),
       llvm::cl::value_desc("NAME=DIMS"), llvm::cl::sub(command)};
+  /// --quiet, --verbose, --dump-ir.
+  CommonOptions common{command};
 };
 
 /// Runs `cleave plan`; returns the process exit code.

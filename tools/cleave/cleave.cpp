@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommonOptions.h"
 #include "CompileCommand.h"
 #include "PlanCommand.h"
 
@@ -44,12 +45,12 @@ struct ImportCommand {
   cl::opt<std::string> output{
       "o", cl::desc("Write the imported IR to this file ('-' for stdout)"),
       cl::value_desc("file"), cl::sub(command)};
-  cl::opt<bool> quiet{"quiet", cl::desc("Do not print the summary"),
-                      cl::sub(command)};
   cl::opt<bool> noSimplify{
       "no-simplify",
       cl::desc("Keep the IR as imported (skip the cleave-simplify pipeline)"),
       cl::sub(command)};
+  /// --quiet (no summary either), --verbose, --dump-ir.
+  cleave::CommonOptions common{command};
 };
 
 /// The `ops` subcommand: the ONNX operators the importer supports.
@@ -80,16 +81,21 @@ static int runImport(ImportCommand &cmd) {
       return 1;
     }
   }
+  auto observer = cleave::PipelineObserver::create(cmd.common, "cleave");
+  if (!observer)
+    return 1;
+  options.progress = &observer->getProgress();
 
   OwningOpRef<ModuleOp> module =
       cleave::importONNXModel(cmd.model, context, options);
-  if (!module)
+  if (!module || failed(observer->dump(*module, "import")))
     return 1;
 
   if (!cmd.noSimplify) {
     PassManager pm(&context);
+    observer->observe(pm);
     cleave::buildSimplifyPipeline(pm);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(*module)) || observer->hasFailed())
       return 1;
   }
 
@@ -105,7 +111,7 @@ static int runImport(ImportCommand &cmd) {
     file->keep();
   }
 
-  if (cmd.quiet)
+  if (observer->isQuiet())
     return 0;
   FailureOr<cleave::ModelSummary> summary =
       cleave::summarizeModel(*module, options.functionName);
@@ -130,7 +136,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "cleave: ahead-of-time model partitioning compiler\n\n"
       "  cleave import MODEL.onnx [--input-shape NAME=DIMS]... [-o FILE]\n"
-      "  cleave plan MODEL.onnx --target T [--devices N] [--format text|json]\n"
+      "  cleave plan MODEL.onnx --target T [--devices N] "
+      "[--format text|json|html]\n"
       "  cleave compile MODEL.onnx -o BUNDLE [--target cpu|h100-sxm|...]\n"
       "  cleave run BUNDLE --input NAME=FILE... --output-dir DIR\n"
       "  cleave ops\n");

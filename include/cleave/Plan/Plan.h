@@ -25,6 +25,8 @@
 
 namespace cleave {
 
+class ProgressReporter;
+
 /// What the planner optimises.
 enum class PlanObjective {
   /// Samples per second of a step that runs the global batch through the
@@ -72,6 +74,8 @@ struct PlanOptions {
   CostOptions costOptions;
   /// The function that holds the model.
   std::string functionName = "main";
+  /// Where to show the progress of the search; null shows nothing.
+  ProgressReporter *progress = nullptr;
 };
 
 /// `pp × tp × dp` devices. Ranks are laid out replica-major with the
@@ -147,6 +151,29 @@ struct PlanStageEvent {
   double duration = 0;
 };
 
+/// One segment of the model (a range of ops between two points where a
+/// single activation is live) as its stage runs it.
+struct PlanSegment {
+  int64_t index = 0;
+  /// Segments of equal class are structurally identical (repeated layers).
+  int64_t segmentClass = 0;
+  int64_t stage = 0;
+  /// Ops [firstOp, lastOp] of the planned op sequence, and their location
+  /// names.
+  int64_t firstOp = 0;
+  int64_t lastOp = 0;
+  std::string firstOpName;
+  std::string lastOpName;
+  /// How many of its ops split a loop over the tensor-parallel group (the
+  /// rest run replicated on every shard).
+  int64_t splitOps = 0;
+  /// Whether it takes a leaner layout than its fastest, to fit.
+  bool lean = false;
+  /// Seconds per microbatch on each device of its stage.
+  double computeTime = 0;
+  double collectiveTime = 0;
+};
+
 /// A contiguous range of the model on `tp` devices of each replica.
 struct PlanStage {
   int64_t index = 0;
@@ -206,6 +233,7 @@ struct Plan {
   bool sequenceParallel = false;
 
   std::vector<PlanStage> stages;
+  std::vector<PlanSegment> segments;
   std::vector<PlanWeight> weights;
   std::vector<PlanCommunication> communications;
 

@@ -9,6 +9,7 @@
 #include "NodeBinder.h"
 
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Support/Progress.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -16,6 +17,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -442,6 +444,8 @@ FailureOr<Value> GraphImporter::importAttributeTensor(
 Value GraphImporter::createWeight(RankedTensorType type, StringRef valueName,
                                   StringRef file, uint64_t offset,
                                   uint64_t length, Location loc) {
+  ++numWeights;
+  weightBytes += length;
   return WeightOp::create(builder, loc, type, builder.getStringAttr(valueName),
                           builder.getStringAttr(file),
                           builder.getI64IntegerAttr(offset),
@@ -660,7 +664,12 @@ FailureOr<Value> GraphImporter::importExternalTensor(
 
 LogicalResult GraphImporter::importNodes() {
   const onnx::GraphProto &graph = model.graph();
+  // Nodes bind their initializers (weight references) as they read them, so
+  // this one step covers both.
+  ProgressStep progress = beginProgress(
+      options.progress, "importing " + displayPath, graph.node_size(), "nodes");
   for (auto [index, node] : llvm::enumerate(graph.node())) {
+    progress.advance();
     std::string name = nodeDisplayName(node, index);
     Location loc = nodeLoc(name);
     NodeBinder binder(*this, node, index, loc, name);
@@ -805,6 +814,12 @@ OwningOpRef<ModuleOp> GraphImporter::import() {
   eraseDeadOps(*entry);
   if (failed(mlir::verify(*module)))
     return nullptr;
+  if (options.progress)
+    options.progress->remark(llvm::formatv(
+        "imported {0}: {1} nodes, {2} weights referencing {3} bytes ({4:f1} "
+        "GB, not read)",
+        displayPath, model.graph().node_size(), numWeights, weightBytes,
+        static_cast<double>(weightBytes) / 1e9));
   return module;
 }
 

@@ -140,6 +140,9 @@ private:
   llvm::StringMap<ValueEntry> values;
   llvm::StringSet<> consumed;
   llvm::StringMap<uint64_t> fileSizes;
+  /// Weights referenced so far, and their bytes (for --verbose).
+  int64_t numWeights = 0;
+  uint64_t weightBytes = 0;
 };
 
 } // namespace cleave::onnx_import

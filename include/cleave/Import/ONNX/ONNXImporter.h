@@ -21,6 +21,8 @@
 
 namespace cleave {
 
+class ProgressReporter;
+
 /// Options of one import.
 struct ONNXImportOptions {
   /// Static shapes for graph inputs, by input name. They bind the model's
@@ -34,6 +36,8 @@ struct ONNXImportOptions {
   int64_t maxInlineElements = 64;
   /// Name of the function that holds the imported graph.
   std::string functionName = "main";
+  /// Where to show the progress of long imports; null shows nothing.
+  ProgressReporter *progress = nullptr;
 };
 
 /// Parses `--input-shape` text `NAME=2x32` (a scalar is `NAME=`) into `opts`.
