@@ -12,8 +12,6 @@
 
 #include "ConvGeometry.h"
 
-#include <cblas.h>
-
 #include <cstring>
 
 using namespace cleave::cpu;
@@ -285,7 +283,6 @@ extern "C" int32_t cleave_cpu_conv(CleaveContext *ctx, const CleaveTensor *in,
       if (!col)
         return 1;
     }
-    setBlasThreads(threads);
     for (int64_t n = 0; n < g.batch; ++n) {
       for (int64_t grp = 0; grp < shape.group; ++grp) {
         const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
@@ -296,9 +293,8 @@ extern "C" int32_t cleave_cpu_conv(CleaveContext *ctx, const CleaveTensor *in,
           im2col(g, cg, xg, col, threads);
           rhs = col;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mg, outSize,
-                    cg * kernelSize, 1.0f, wg, cg * kernelSize, rhs, outSize,
-                    0.0f, yg, outSize);
+        sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
+              cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
       }
     }
   }
@@ -339,7 +335,6 @@ cleave_cpu_conv_transpose(CleaveContext *ctx, const CleaveTensor *in,
         cleave_rt_scratch(ctx, sizeof(float) * mg * kernelSize * inSize));
     if (!col)
       return 1;
-    setBlasThreads(threads);
     for (int64_t n = 0; n < g.batch; ++n) {
       for (int64_t grp = 0; grp < shape.group; ++grp) {
         const float *xg = x + (n * g.channels + grp * cg) * inSize;
@@ -347,9 +342,8 @@ cleave_cpu_conv_transpose(CleaveContext *ctx, const CleaveTensor *in,
         // channels, so the column matrix is the transposed product.
         const float *wg = w + grp * cg * mg * kernelSize;
         float *yg = y + (n * shape.outChannels + grp * mg) * g.outSize();
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, mg * kernelSize,
-                    inSize, cg, 1.0f, wg, mg * kernelSize, xg, inSize, 0.0f,
-                    col, inSize);
+        sgemm(threads, true, false, mg * kernelSize, inSize, cg, 1.0f, wg,
+              mg * kernelSize, xg, inSize, 0.0f, col, inSize);
         col2im(g, mg, col, yg, threads);
       }
     }

@@ -1,16 +1,14 @@
 //===- Gemm.cpp - matmul and gemm on OpenBLAS -----------------------------===//
 //
-// Both kernels hand the multiplication to cblas_sgemm. A batched matmul
-// whose rhs has no batch folds the batch into the rows of one sgemm; other
-// batches run one sgemm per batch, spread over OpenMP threads with OpenBLAS
-// single-threaded when the matrices are too small for OpenBLAS to use the
-// threads well.
+// Both kernels hand the multiplication to OpenBLAS's sgemm (through
+// sgemm() of KernelSupport.h, which threads it with OpenMP). A batched
+// matmul whose rhs has no batch folds the batch into the rows of one sgemm;
+// other batches run one sgemm per batch, one batch per thread when there are
+// enough of them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelSupport.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,9 +25,6 @@ struct MatrixBatch {
   int64_t batchShape[CLEAVE_MAX_RANK];
   int64_t batchStride[CLEAVE_MAX_RANK];
 };
-
-/// Per-batch matrices at most this many multiply-adds go one per thread.
-constexpr int64_t kSmallMatmulWork = 1 << 18;
 
 void describe(const CleaveTensor &t, bool isLhs, int32_t batchRank,
               MatrixBatch &m) {
@@ -109,13 +104,12 @@ extern "C" int32_t cleave_cpu_matmul(CleaveContext *ctx, const CleaveTensor *in,
   }
   if (!rhsBatched && !lhsBroadcast) {
     // The batches of A are consecutive rows of one matrix.
-    setBlasThreads(threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch * m, n, k,
-                1.0f, pa, k, pb, n, 0.0f, py, n);
+    sgemm(threads, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py,
+          n);
     return 0;
   }
 
-  auto multiply = [&](int64_t index) {
+  auto multiply = [&](int64_t index, int sgemmThreads) {
     int64_t offsetA = 0, offsetB = 0, rest = index;
     for (int32_t i = batchRank - 1; i >= 0; --i) {
       int64_t coord = rest % batchShape[i];
@@ -123,18 +117,17 @@ extern "C" int32_t cleave_cpu_matmul(CleaveContext *ctx, const CleaveTensor *in,
       offsetA += coord * ma.batchStride[i];
       offsetB += coord * mb.batchStride[i];
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                pa + offsetA, k, pb + offsetB, n, 0.0f, py + index * m * n, n);
+    sgemm(sgemmThreads, false, false, m, n, k, 1.0f, pa + offsetA, k,
+          pb + offsetB, n, 0.0f, py + index * m * n, n);
   };
-  if (threads > 1 && batch > 1 && m * n * k <= kSmallMatmulWork) {
-    setBlasThreads(1);
+  if (threads > 1 && batch >= threads) {
+    // One matrix per thread: no split products, no synchronisation.
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t index = 0; index < batch; ++index)
-      multiply(index);
+      multiply(index, 1);
   } else {
-    setBlasThreads(threads);
     for (int64_t index = 0; index < batch; ++index)
-      multiply(index);
+      multiply(index, threads);
   }
   return 0;
 }
@@ -200,10 +193,8 @@ extern "C" int32_t cleave_cpu_gemm(CleaveContext *ctx, const CleaveTensor *in,
       std::memset(py, 0, sizeof(float) * m * n);
     return 0;
   }
-  setBlasThreads(numThreads(ctx));
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha,
-              static_cast<const float *>(a.data), a.shape[1],
-              static_cast<const float *>(b.data), b.shape[1], gemmBeta, py, n);
+  sgemm(numThreads(ctx), transA, transB, m, n, k, alpha,
+        static_cast<const float *>(a.data), a.shape[1],
+        static_cast<const float *>(b.data), b.shape[1], gemmBeta, py, n);
   return 0;
 }

@@ -6,6 +6,10 @@
 
 #include "KernelSupport.h"
 
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -55,10 +59,49 @@ int numThreads(CleaveContext *ctx) {
   return threads > 0 ? threads : 1;
 }
 
-void setBlasThreads(int threads) {
-  static std::atomic<int> current{0};
-  if (current.exchange(threads) != threads)
-    openblas_set_num_threads(threads);
+void useSingleThreadedBlas() {
+  static std::atomic<bool> done{false};
+  if (!done.exchange(true))
+    openblas_set_num_threads(1);
+}
+
+void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
+           int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+           int64_t ldb, float beta, float *c, int64_t ldc) {
+  useSingleThreadedBlas();
+  const CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+  // Below this many multiply-adds a second thread costs more than it saves.
+  constexpr int64_t kMinParallelWork = 1 << 17;
+  if (threads <= 1 || m * n * k < kMinParallelWork || (m < 2 && n < 32)) {
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                ldc);
+    return;
+  }
+  // Split the rows when there are enough for every thread to get a
+  // multiple of the micro-kernel's height, otherwise the columns.
+  const bool splitRows = m >= 16 * threads || m >= n;
+  const int64_t extent = splitRows ? m : n;
+  const int64_t align = splitRows ? 8 : 16;
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t parts = omp_get_num_threads();
+    const int64_t part = omp_get_thread_num();
+    int64_t block = (extent + parts - 1) / parts;
+    block = (block + align - 1) / align * align;
+    const int64_t begin = std::min(extent, part * block);
+    const int64_t end = std::min(extent, begin + block);
+    if (begin < end) {
+      if (splitRows)
+        cblas_sgemm(CblasRowMajor, ta, tb, end - begin, n, k, alpha,
+                    transA ? a + begin : a + begin * lda, lda, b, ldb, beta,
+                    c + begin * ldc, ldc);
+      else
+        cblas_sgemm(CblasRowMajor, ta, tb, m, end - begin, k, alpha, a, lda,
+                    transB ? b + begin * ldb : b + begin, ldb, beta, c + begin,
+                    ldc);
+    }
+  }
 }
 
 void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides) {

@@ -54,10 +54,17 @@ size_t elementSize(CleaveContext *ctx, const char *kernel,
 /// The thread count kernels use (at least 1).
 int numThreads(CleaveContext *ctx);
 
-/// Sets OpenBLAS's thread count for the sgemm calls that follow. The value
-/// is process-wide in OpenBLAS; it is set only when it changes, since a
-/// change re-synchronises OpenBLAS's thread pool.
-void setBlasThreads(int threads);
+/// Row-major C = alpha op(A) op(B) + beta C (cblas_sgemm's arguments),
+/// split into blocks of rows or columns over `threads` OpenMP threads, each
+/// running a single-threaded OpenBLAS sgemm. OpenBLAS's own thread pool
+/// stays unused: its threads spin after each call and would take the cores
+/// from the OpenMP threads of the next kernel (and the other way round).
+void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
+           int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+           int64_t ldb, float beta, float *c, int64_t ldc);
+
+/// Keeps OpenBLAS single-threaded; call before using cblas directly.
+void useSingleThreadedBlas();
 
 /// Row-major strides of `shape[0..rank)` in elements.
 void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides);

@@ -10,8 +10,6 @@
 
 #include "KernelSupport.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -155,7 +153,7 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
   float *yc = cell == Cell::LSTM ? static_cast<float *>(out[2].data) : nullptr;
   const bool linearBeforeReset = cell == Cell::GRU && variant != 0;
   const bool inputForget = cell == Cell::LSTM && variant != 0;
-  setBlasThreads(numThreads(ctx));
+  const int threads = numThreads(ctx);
 
   for (int64_t d = 0; d < dirs; ++d) {
     const bool reverse = direction == 1 || d == 1;
@@ -180,9 +178,8 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
             : nullptr;
 
     if (seq * batch > 0 && inputSize > 0)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq * batch, gh,
-                  inputSize, 1.0f, xData, inputSize, wd, inputSize, 0.0f, xw,
-                  gh);
+      sgemm(threads, false, true, seq * batch, gh, inputSize, 1.0f, xData,
+            inputSize, wd, inputSize, 0.0f, xw, gh);
     else
       std::memset(xw, 0, sizeof(float) * projected);
     if (wb) {
@@ -214,8 +211,8 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
       const int64_t hrCols =
           cell == Cell::GRU && !linearBeforeReset ? 2 * hidden : gh;
       if (hidden > 0 && batch > 0)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, hrCols,
-                    hidden, 1.0f, h, hidden, rd, hidden, 0.0f, hr, hrCols);
+        sgemm(threads, false, true, batch, hrCols, hidden, 1.0f, h, hidden, rd,
+              hidden, 0.0f, hr, hrCols);
 
       for (int64_t b = 0; b < batch; ++b) {
         const float *xg = xt + b * gh;
@@ -284,9 +281,8 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
         // (r . h) R_h^T for the whole batch; c is free in a GRU.
         float *resetProduct = c;
         if (hidden > 0 && batch > 0)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, hidden,
-                      hidden, 1.0f, tmp, hidden, rd + 2 * hidden * hidden,
-                      hidden, 0.0f, resetProduct, hidden);
+          sgemm(threads, false, true, batch, hidden, hidden, 1.0f, tmp, hidden,
+                rd + 2 * hidden * hidden, hidden, 0.0f, resetProduct, hidden);
         for (int64_t b = 0; b < batch; ++b) {
           const float *xh = xt + b * gh + 2 * hidden;
           float *candidate = tmp + b * hidden;

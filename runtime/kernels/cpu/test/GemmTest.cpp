@@ -78,6 +78,10 @@ INSTANTIATE_TEST_SUITE_P(
                       MatmulCase{{2, 3, 4}, {4}, {2, 3}},
                       MatmulCase{{4}, {2, 4, 5}, {2, 5}},
                       MatmulCase{{4}, {4}, {}},
+                      // Above the threshold of the threaded sgemm: split
+                      // by rows, then by columns.
+                      MatmulCase{{64, 96}, {96, 40}, {64, 40}},
+                      MatmulCase{{4, 200}, {200, 300}, {4, 300}},
                       // Empty contraction gives zeros.
                       MatmulCase{{2, 0}, {0, 3}, {2, 3}}));
 
@@ -165,6 +169,25 @@ INSTANTIATE_TEST_SUITE_P(TransposesAndBias, GemmVariants,
                                            GemmCase{true, true, {5, 1}, true},
                                            GemmCase{false, false, {1, 6}, true},
                                            GemmCase{false, false, {}, true}));
+
+TEST_F(GemmTest, ThreadedGemmSplitsEveryLayout) {
+  // Shapes above the threaded sgemm's threshold; 40 rows split by rows, 3
+  // rows by columns, for each transpose combination.
+  for (int64_t m : {40, 3})
+    for (int trans = 0; trans < 4; ++trans) {
+      bool transA = trans & 1, transB = trans & 2;
+      const int64_t k = 100, n = m == 3 ? 500 : 70;
+      SCOPED_TRACE(testing::Message() << "m " << m << " trans " << trans);
+      Tensor a = Tensor::random(transA ? Shape{k, m} : Shape{m, k}, 6);
+      Tensor b = Tensor::random(transB ? Shape{n, k} : Shape{k, n}, 7);
+      Tensor c = Tensor::random({n}, 8), y({m, n});
+      ASSERT_EQ(run(cleave_cpu_gemm, {a.desc(), b.desc(), c.desc()}, {y.desc()},
+                    {transA, transB}, {1.0, 1.0}),
+                0);
+      expectClose(y.vec(), naiveGemm(a, b, &c, transA, transB, 1, 1), 1e-4f,
+                  1e-4f);
+    }
+}
 
 TEST_F(GemmTest, GemmRejectsBadOperands) {
   Tensor a = Tensor::random({2, 3}, 1), b = Tensor::random({3, 4}, 2);
