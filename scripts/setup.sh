@@ -54,4 +54,6 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCLEAVE_PYTHON="$VENV/bin/python"
 fi
 log "building"
-ninja -C "$BUILD" cleave cleave-opt cleave-translate cleave-unittests
+# Everything: the compiler, the runtime and its kernel libraries (CUDA too,
+# when the toolkit is installed), the Python module and the test binaries.
+ninja -C "$BUILD"

@@ -505,10 +505,9 @@ FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
 
 FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
   KernelCall call;
-  if (failed(cast<KernelInterface>(op).buildKernelCall(call))) {
-    return op->emitOpError("has no library kernel for these attributes"),
-           failure();
-  }
+  // The op's model says why it has no kernel.
+  if (failed(cast<KernelInterface>(op).buildKernelCall(call)))
+    return failure();
   if (call.operands.empty())
     for (OpOperand &operand : op->getOpOperands())
       call.inputs.push_back(getTensor(operand.get()));

@@ -109,7 +109,7 @@ static Error writeWeights(const DeviceProgram &program, StringRef path,
 /// command and the log's end.
 static Error runCompiler(ArrayRef<std::string> command, StringRef logPath) {
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(command[0]);
-  if (!program)
+  if (!program || !llvm::sys::fs::can_execute(*program))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "compiler '" + command[0] +
                                        "' not found on PATH");
@@ -175,25 +175,10 @@ static llvm::json::Array describePorts(const DeviceProgram &program,
   return ports;
 }
 
-Error cleave::writeBundle(const DeviceProgram &program,
-                          const BundleOptions &options) {
+/// Writes every file of the bundle into `dir`, a new empty directory.
+static Error writeBundleFiles(const DeviceProgram &program,
+                              const BundleOptions &options, StringRef dir) {
   namespace fs = llvm::sys::fs;
-  StringRef dir = options.directory;
-  // Refuse to write into a directory that holds something else.
-  if (fs::exists(dir)) {
-    if (!fs::is_directory(dir))
-      return fileError(dir, "exists and is not a directory");
-    SmallString<256> manifest(dir);
-    llvm::sys::path::append(manifest, "manifest.json");
-    std::error_code ec;
-    bool empty = fs::directory_iterator(dir, ec) == fs::directory_iterator();
-    if (!empty && !fs::exists(manifest))
-      return fileError(dir, "is not empty and is not a bundle; refusing to "
-                            "write into it");
-    if (std::error_code removeError = fs::remove_directories(dir))
-      return fileError(dir, "cannot replace the old bundle: " +
-                                removeError.message());
-  }
   auto path = [&](StringRef relative) {
     SmallString<256> full(dir);
     llvm::sys::path::append(full, relative);
@@ -320,4 +305,40 @@ Error cleave::writeBundle(const DeviceProgram &program,
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   return writeText(path("manifest.json"), text);
+}
+
+Error cleave::writeBundle(const DeviceProgram &program,
+                          const BundleOptions &options) {
+  namespace fs = llvm::sys::fs;
+  StringRef dir = options.directory;
+  // Refuse to replace a directory that holds something else.
+  if (fs::exists(dir)) {
+    if (!fs::is_directory(dir))
+      return fileError(dir, "exists and is not a directory");
+    SmallString<256> manifest(dir);
+    llvm::sys::path::append(manifest, "manifest.json");
+    std::error_code ec;
+    bool empty = fs::directory_iterator(dir, ec) == fs::directory_iterator();
+    if (!empty && !fs::exists(manifest))
+      return fileError(dir, "is not empty and is not a bundle; refusing to "
+                            "write into it");
+  }
+  // Build beside it and swap at the end, so that a failed compile leaves
+  // the old bundle (or nothing) rather than half a bundle.
+  std::string staging = (dir + ".partial").str();
+  if (fs::exists(staging))
+    if (std::error_code ec = fs::remove_directories(staging))
+      return fileError(staging, "cannot remove a stale partial bundle: " +
+                                    ec.message());
+  if (Error error = writeBundleFiles(program, options, staging)) {
+    (void)fs::remove_directories(staging);
+    return error;
+  }
+  if (fs::exists(dir))
+    if (std::error_code ec = fs::remove_directories(dir))
+      return fileError(dir, "cannot replace the old bundle: " + ec.message());
+  if (std::error_code ec = fs::rename(staging, dir))
+    return fileError(dir, "cannot move the new bundle into place from '" +
+                              staging + "': " + ec.message());
+  return Error::success();
 }
