@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Target/Bundle.h"
+#include "cleave/Support/Progress.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -50,7 +51,10 @@ static Error writeWeights(const DeviceProgram &program, StringRef path,
   constexpr int64_t kChunk = 8 << 20;
   std::vector<char> chunk;
   int64_t written = 0;
-  for (auto [index, entry] : llvm::enumerate(program.weights)) {
+  ProgressStep step =
+      beginProgress(options.progress, "writing weights", program.weightBytes,
+                    "bytes");
+  for (const WeightEntry &entry : program.weights) {
     os.write_zeros(entry.offset - written);
     written = entry.offset;
     if (entry.file.empty()) {
@@ -88,15 +92,15 @@ static Error writeWeights(const DeviceProgram &program, StringRef path,
                                            "'");
         }
         os.write(chunk.data(), n);
+        step.advance(n);
         left -= n;
         at += n;
       }
       llvm::sys::fs::closeFile(handle);
     }
+    if (entry.file.empty())
+      step.advance(entry.bytes);
     written += entry.bytes;
-    if (options.progress)
-      options.progress("writing weights",
-                       double(index + 1) / program.weights.size());
   }
   os.write_zeros(program.weightBytes - written);
   os.close();
@@ -238,8 +242,8 @@ static Error writeBundleFiles(const DeviceProgram &program,
   // Build the program.
   std::string library = "programs/rank_0.so";
   if (!options.emitOnly) {
-    if (options.progress)
-      options.progress("building the program", 0);
+    ProgressStep step =
+        beginProgress(options.progress, "building the program", 0, "");
     std::vector<std::string> command;
     if (cuda) {
       command = {options.nvcc, "-std=c++17", "-O3", "-shared",
@@ -266,8 +270,6 @@ static Error writeBundleFiles(const DeviceProgram &program,
       return error;
     fs::remove(log);
     files.push_back(library);
-    if (options.progress)
-      options.progress("building the program", 1);
   }
 
   // The manifest, last.

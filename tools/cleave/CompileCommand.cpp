@@ -34,7 +34,8 @@ static int fail(const llvm::Twine &message) {
 /// come from stays the simplified import.
 static FailureOr<std::string> planAsJSON(ModuleOp module,
                                          const TargetDescription &target,
-                                         StringRef functionName) {
+                                         StringRef functionName,
+                                         ProgressReporter *progress) {
   OwningOpRef<ModuleOp> copy(module.clone());
   PassManager passes(module.getContext());
   passes.addPass(createSplitProjectionsPass());
@@ -43,6 +44,7 @@ static FailureOr<std::string> planAsJSON(ModuleOp module,
   PlanOptions options;
   options.functionName = functionName.str();
   options.numDevices = target.numDevices;
+  options.progress = progress;
   FailureOr<Plan> plan = planModel(*copy, target, options);
   if (failed(plan))
     return failure();
@@ -62,7 +64,13 @@ int cleave::runCompileCommand(CompileCommand &command) {
                 "compile with --devices 1, or inspect the split with "
                 "'cleave plan'");
 
+  std::unique_ptr<PipelineObserver> observer =
+      PipelineObserver::create(command.common, "cleave compile");
+  if (!observer)
+    return 1;
+
   ONNXImportOptions importOptions;
+  importOptions.progress = &observer->getProgress();
   for (const std::string &text : command.inputShapes) {
     std::string error;
     if (!parseInputShapeOption(text, importOptions, error))
@@ -94,15 +102,16 @@ int cleave::runCompileCommand(CompileCommand &command) {
 
   OwningOpRef<ModuleOp> module =
       importONNXModel(command.model, context, importOptions);
-  if (!module)
+  if (!module || failed(observer->dump(*module, "import")))
     return 1;
   PassManager passes(&context);
+  observer->observe(passes);
   buildSimplifyPipeline(passes);
-  if (failed(passes.run(*module)))
+  if (failed(passes.run(*module)) || observer->hasFailed())
     return 1;
 
-  FailureOr<std::string> planJSON =
-      planAsJSON(*module, *target, importOptions.functionName);
+  FailureOr<std::string> planJSON = planAsJSON(
+      *module, *target, importOptions.functionName, &observer->getProgress());
   if (failed(planJSON))
     return 1;
 
@@ -136,10 +145,11 @@ int cleave::runCompileCommand(CompileCommand &command) {
   bundle.cxx = command.cxx;
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;
+  bundle.progress = &observer->getProgress();
   if (llvm::Error error = writeBundle(*program, bundle))
     return fail(llvm::toString(std::move(error)));
 
-  if (!command.quiet)
+  if (!observer->isQuiet())
     llvm::outs() << "wrote " << command.output << ": " << program->steps.size()
                  << " steps for " << target->name << ", arena "
                  << llvm::format("%.1f", program->arenaBytes / 1024.0)

@@ -12,6 +12,8 @@
 #ifndef CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
 #define CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
 
+#include "CommonOptions.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
@@ -72,8 +74,8 @@ struct CompileCommand {
       "runtime-lib",
       llvm::cl::desc("Directory of libcleave_rt (default: the build's)"),
       llvm::cl::value_desc("dir"), llvm::cl::sub(command)};
-  llvm::cl::opt<bool> quiet{"quiet", llvm::cl::desc("Print nothing on success"),
-                            llvm::cl::sub(command)};
+  /// --quiet, --verbose, --dump-ir.
+  CommonOptions common{command};
 };
 
 int runCompileCommand(CompileCommand &command);

@@ -11,13 +11,14 @@
 
 #include "cleave/Target/ProgramEmitter.h"
 
-#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
 
 namespace cleave {
+
+class ProgressReporter;
 
 struct BundleOptions {
   std::string directory;
@@ -41,8 +42,9 @@ struct BundleOptions {
   std::vector<std::string> cudaArchitectures = {"80", "90"};
   /// Write the sources only (no compiled programs).
   bool emitOnly = false;
-  /// Reports progress ("writing weights 40%"); may be empty.
-  llvm::function_ref<void(llvm::StringRef step, double fraction)> progress;
+  /// Where to show the progress of writing weights and building programs;
+  /// null shows nothing.
+  ProgressReporter *progress = nullptr;
 };
 
 /// Writes the bundle of a one-program model. Errors name the file (the
