@@ -55,6 +55,9 @@ size_t elementSize(CleaveContext *ctx, const char *kernel,
 }
 
 int numThreads(CleaveContext *ctx) {
+  // Every kernel asks, so OpenBLAS is single-threaded before its pool
+  // ever gets work (and spins after it).
+  useSingleThreadedBlas();
   int threads = cleave_rt_num_threads(ctx);
   return threads > 0 ? threads : 1;
 }

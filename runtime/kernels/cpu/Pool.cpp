@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace cleave::cpu;
 
@@ -71,16 +72,17 @@ int32_t readPool(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
   return 0;
 }
 
-/// The taps of one window along one dimension: the first in-range tap, the
-/// end, and (for count_include_pad) how many taps fall inside the pads.
+/// The taps of one window along one dimension: its first input position,
+/// the first in-range tap, the end, and (for count_include_pad) how many
+/// taps fall inside the pads.
 struct WindowTaps {
-  int64_t first, last, counted;
+  int64_t start, first, last, counted;
 };
 
 WindowTaps windowTaps(const WindowGeometry &g, int dim, int64_t o) {
   int64_t start = o * g.stride[dim] - g.padBegin[dim];
   int64_t d = g.dilation[dim];
-  WindowTaps taps{0, 0, 0};
+  WindowTaps taps{start, 0, 0, 0};
   // Taps k with 0 <= start + k * d < in.
   taps.first = start >= 0 ? 0 : (-start + d - 1) / d;
   taps.last = std::min(g.kernel[dim], start < g.in[dim]
@@ -94,50 +96,93 @@ WindowTaps windowTaps(const WindowGeometry &g, int dim, int64_t o) {
   return taps;
 }
 
+/// Pools one plane. Each (depth, row) window tap is applied to a whole
+/// output row at once, so consecutive output positions are independent
+/// operations the compiler can vectorise, instead of one dependent chain
+/// per window.
+template <PoolKind kind>
+void poolPlane(const WindowGeometry &g, const std::vector<WindowTaps> *taps,
+               const int64_t *tapLo, const int64_t *tapHi,
+               const float *divisors, const float *src, float *dst) {
+  const int64_t sw = g.stride[2], dilW = g.dilation[2];
+  const int64_t outW = g.out[2];
+  for (int64_t od = 0; od < g.out[0]; ++od) {
+    const WindowTaps &td = taps[0][od];
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const WindowTaps &th = taps[1][oh];
+      float *line = dst + (od * g.out[1] + oh) * outW;
+      const float init =
+          kind == PoolKind::Max ? -std::numeric_limits<float>::infinity() : 0;
+      for (int64_t ow = 0; ow < outW; ++ow)
+        line[ow] = init;
+      for (int64_t kd = td.first; kd < td.last; ++kd) {
+        const float *plane =
+            src + (td.start + kd * g.dilation[0]) * g.in[1] * g.in[2];
+        for (int64_t kh = th.first; kh < th.last; ++kh) {
+          const float *row =
+              plane + (th.start + kh * g.dilation[1]) * g.in[2] - g.padBegin[2];
+          for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+            const float *tap = row + kw * dilW;
+            for (int64_t ow = tapLo[kw]; ow < tapHi[kw]; ++ow) {
+              float v = tap[ow * sw];
+              if (kind == PoolKind::Max)
+                // NaN wins and then stays, as in onnxruntime.
+                line[ow] = v > line[ow] || v != v ? v : line[ow];
+              else
+                line[ow] += v;
+            }
+          }
+        }
+      }
+      if (kind == PoolKind::Average) {
+        const float divisor = divisors[od * g.out[1] + oh];
+        for (int64_t ow = 0; ow < outW; ++ow)
+          line[ow] =
+              divisors[g.out[0] * g.out[1] + ow] * divisor > 0
+                  ? line[ow] / (divisors[g.out[0] * g.out[1] + ow] * divisor)
+                  : 0.0f;
+      }
+    }
+  }
+}
+
 void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
           const float *x, float *y, int threads) {
+  // What depends only on the output position is computed once, not per
+  // plane: the taps of each window per dimension, the output range each
+  // horizontal tap reaches, and the divisors of an average.
+  std::vector<WindowTaps> taps[kMaxSpatial];
+  for (int d = 0; d < kMaxSpatial; ++d)
+    for (int64_t o = 0; o < g.out[d]; ++o)
+      taps[d].push_back(windowTaps(g, d, o));
+  std::vector<int64_t> tapLo(g.kernel[2]), tapHi(g.kernel[2]);
+  for (int64_t kw = 0; kw < g.kernel[2]; ++kw)
+    validRange(kw * g.dilation[2] - g.padBegin[2], g.stride[2], g.in[2],
+               g.out[2], tapLo[kw], tapHi[kw]);
+  // Divisors: one per (depth, row) output, then one factor per column.
+  auto counted = [&](const WindowTaps &t) {
+    return countIncludePad ? t.counted : t.last - t.first;
+  };
+  std::vector<float> divisors;
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh)
+      divisors.push_back(
+          static_cast<float>(counted(taps[0][od]) * counted(taps[1][oh])));
+  for (int64_t ow = 0; ow < g.out[2]; ++ow)
+    divisors.push_back(static_cast<float>(counted(taps[2][ow])));
+
   const int64_t planes = g.batch * g.channels;
 #pragma omp parallel for num_threads(                                          \
     threads) if (planes * g.outSize() * g.kernelSize() > kParallelGrain)
   for (int64_t p = 0; p < planes; ++p) {
     const float *src = x + p * g.inSize();
     float *dst = y + p * g.outSize();
-    for (int64_t od = 0; od < g.out[0]; ++od) {
-      WindowTaps td = windowTaps(g, 0, od);
-      int64_t sd = od * g.stride[0] - g.padBegin[0];
-      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-        WindowTaps th = windowTaps(g, 1, oh);
-        int64_t sh = oh * g.stride[1] - g.padBegin[1];
-        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-          WindowTaps tw = windowTaps(g, 2, ow);
-          int64_t sw = ow * g.stride[2] - g.padBegin[2];
-          float max = -std::numeric_limits<float>::infinity();
-          float sum = 0.0f;
-          for (int64_t kd = td.first; kd < td.last; ++kd) {
-            int64_t id = sd + kd * g.dilation[0];
-            for (int64_t kh = th.first; kh < th.last; ++kh) {
-              int64_t ih = sh + kh * g.dilation[1];
-              const float *line = src + (id * g.in[1] + ih) * g.in[2] + sw;
-              for (int64_t kw = tw.first; kw < tw.last; ++kw) {
-                float v = line[kw * g.dilation[2]];
-                max = v > max || std::isnan(v) ? v : max;
-                sum += v;
-              }
-            }
-          }
-          float *target = dst + (od * g.out[1] + oh) * g.out[2] + ow;
-          if (kind == PoolKind::Max) {
-            *target = max;
-            continue;
-          }
-          int64_t count = countIncludePad
-                              ? td.counted * th.counted * tw.counted
-                              : (td.last - td.first) * (th.last - th.first) *
-                                    (tw.last - tw.first);
-          *target = count > 0 ? sum / static_cast<float>(count) : 0.0f;
-        }
-      }
-    }
+    if (kind == PoolKind::Max)
+      poolPlane<PoolKind::Max>(g, taps, tapLo.data(), tapHi.data(),
+                               divisors.data(), src, dst);
+    else
+      poolPlane<PoolKind::Average>(g, taps, tapLo.data(), tapHi.data(),
+                                   divisors.data(), src, dst);
   }
 }
 

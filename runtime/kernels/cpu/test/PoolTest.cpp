@@ -156,6 +156,17 @@ TEST_F(PoolTest, HandComputed) {
   EXPECT_EQ(r.vec(), (std::vector<float>{8.0f}));
 }
 
+TEST_F(PoolTest, NanWinsTheMax) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = Tensor::f32({1, 1, 1, 4}, {1, nan, 3, 4});
+  Tensor y({1, 1, 1, 2});
+  ASSERT_EQ(run(cleave_cpu_max_pool, {x.desc()}, {y.desc()},
+                {2, 1, 2, 1, 2, 0, 0, 0, 0, 1, 1, 0}),
+            0);
+  EXPECT_TRUE(std::isnan(y.vec()[0]));
+  EXPECT_EQ(y.vec()[1], 4.0f);
+}
+
 TEST_F(PoolTest, GlobalPools) {
   Tensor x = Tensor::random({2, 3, 4, 5}, 33);
   Tensor avg({2, 3, 1, 1}), max({2, 3, 1, 1});
