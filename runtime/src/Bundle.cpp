@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,16 +119,42 @@ public:
     return result;
   }
 
-  ProgramEntry program(const json &item, std::size_t index) const {
+  /// A list of graph tensor indices below `limit`, each at most once.
+  std::vector<int> indices(const json &object, const std::string &key,
+                           const std::string &where, std::size_t limit,
+                           const char *what) const {
+    const json &list = field(object, key, where);
+    if (!list.is_array())
+      fail(where + "'" + key + "' is not a list");
+    std::vector<int> result;
+    for (const json &value : list) {
+      if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+          value.get<int64_t>() >= static_cast<int64_t>(limit))
+        fail(where + "'" + key + "' holds " + value.dump() +
+             "; the graph has " + std::to_string(limit) + " " + what);
+      int index = static_cast<int>(value.get<int64_t>());
+      for (int seen : result)
+        if (seen == index)
+          fail(where + "'" + key + "' lists " + std::to_string(index) +
+               " twice");
+      result.push_back(index);
+    }
+    return result;
+  }
+
+  ProgramEntry program(const json &item, std::size_t index,
+                       const Manifest &manifest) const {
     std::string where = "programs[" + std::to_string(index) + "]: ";
     if (!item.is_object())
       fail(where + "not an object");
     ProgramEntry entry;
-    entry.rank = static_cast<int>(integer(item, "rank", where));
+    entry.stage = static_cast<int>(integer(item, "stage", where));
+    if (entry.stage != static_cast<int>(index))
+      fail(where + "'stage' is " + std::to_string(entry.stage) +
+           "; programs are listed by stage, from 0");
     if (item.contains("source"))
       entry.source = relativePath(item, "source", where);
     entry.library = relativePath(item, "library", where);
-    entry.weights = relativePath(item, "weights", where);
     entry.entry = item.contains("entry") ? string(item, "entry", where)
                                          : "cleave_program_main";
     entry.info = item.contains("info") ? string(item, "info", where)
@@ -136,7 +163,72 @@ public:
     entry.weightBytes = integer(item, "weight_bytes", where);
     if (entry.arenaBytes < 0 || entry.weightBytes < 0)
       fail(where + "negative 'arena_bytes' or 'weight_bytes'");
+    entry.inputs =
+        indices(item, "inputs", where, manifest.inputs.size(), "inputs");
+    entry.outputs =
+        indices(item, "outputs", where, manifest.outputs.size(), "outputs");
     return entry;
+  }
+
+  RankEntry rank(const json &item, std::size_t index,
+                 const Manifest &manifest) const {
+    std::string where = "ranks[" + std::to_string(index) + "]: ";
+    if (!item.is_object())
+      fail(where + "not an object");
+    RankEntry entry;
+    entry.rank = static_cast<int>(integer(item, "rank", where));
+    if (entry.rank != static_cast<int>(index))
+      fail(where + "'rank' is " + std::to_string(entry.rank) +
+           "; ranks are listed in order, from 0");
+    auto place = [&](const char *key, int size) {
+      int64_t value = integer(item, key, where);
+      if (value < 0 || value >= size)
+        fail(where + "'" + key + "' is " + std::to_string(value) +
+             ", outside the mesh's " + std::to_string(size));
+      return static_cast<int>(value);
+    };
+    entry.stage = place("stage", manifest.pp);
+    entry.tp = place("tp", manifest.tp);
+    entry.dp = place("dp", manifest.dp);
+    int expected =
+        (entry.dp * manifest.pp + entry.stage) * manifest.tp + entry.tp;
+    if (expected != entry.rank)
+      fail(where + "stage " + std::to_string(entry.stage) + ", tp " +
+           std::to_string(entry.tp) + ", dp " + std::to_string(entry.dp) +
+           " is rank " + std::to_string(expected) + ", not " +
+           std::to_string(entry.rank) +
+           " (rank = (dp * pp + stage) * tp + tp index)");
+    entry.weights = relativePath(item, "weights", where);
+    return entry;
+  }
+
+  /// The mesh and the microbatch count, checked against `devices`.
+  void mesh(const json &root, Manifest &manifest) const {
+    const json &mesh = field(root, "mesh", "");
+    if (!mesh.is_object())
+      fail("'mesh' is not an object");
+    for (auto [key, size] : {std::pair<const char *, int *>{"pp", &manifest.pp},
+                             {"tp", &manifest.tp},
+                             {"dp", &manifest.dp}}) {
+      int64_t value = integer(mesh, key, "mesh: ");
+      if (value < 1 || value > (1 << 20))
+        fail("mesh: '" + std::string(key) + "' is " + std::to_string(value) +
+             ", not a positive size");
+      *size = static_cast<int>(value);
+    }
+    int64_t devices = integer(root, "devices");
+    int64_t product = int64_t(manifest.pp) * manifest.tp * manifest.dp;
+    if (devices != product)
+      fail("'devices' is " + std::to_string(devices) + ", but the mesh " +
+           std::to_string(manifest.pp) + "x" + std::to_string(manifest.tp) +
+           "x" + std::to_string(manifest.dp) + " (pp x tp x dp) holds " +
+           std::to_string(product));
+    manifest.devices = static_cast<int>(devices);
+    int64_t microbatches = integer(root, "microbatches");
+    if (microbatches < 1)
+      fail("'microbatches' is " + std::to_string(microbatches) +
+           ", not a positive count");
+    manifest.microbatches = static_cast<int>(microbatches);
   }
 
 private:
@@ -187,16 +279,42 @@ Manifest readManifest(const std::string &bundleDir) {
   if (manifest.deviceKind != "cpu" && manifest.deviceKind != "cuda")
     reader.fail("device_kind '" + manifest.deviceKind +
                 "' is neither 'cpu' nor 'cuda'");
-  if (root.contains("devices"))
-    manifest.devices = static_cast<int>(reader.integer(root, "devices"));
   manifest.inputs = reader.tensors(root, "inputs");
   manifest.outputs = reader.tensors(root, "outputs");
+  reader.mesh(root, manifest);
 
   const json &programs = reader.field(root, "programs", "");
-  if (!programs.is_array() || programs.empty())
-    reader.fail("'programs' is not a non-empty list");
+  if (!programs.is_array())
+    reader.fail("'programs' is not a list");
+  if (programs.size() != static_cast<std::size_t>(manifest.pp))
+    reader.fail("'programs' holds " + std::to_string(programs.size()) +
+                " programs, but the mesh has " + std::to_string(manifest.pp) +
+                " stages (one program per stage)");
   for (std::size_t i = 0; i < programs.size(); ++i)
-    manifest.programs.push_back(reader.program(programs[i], i));
+    manifest.programs.push_back(reader.program(programs[i], i, manifest));
+  // Each graph output comes from exactly one stage, so it is written once.
+  for (std::size_t output = 0; output < manifest.outputs.size(); ++output) {
+    std::vector<int> writers;
+    for (const ProgramEntry &program : manifest.programs)
+      for (int index : program.outputs)
+        if (index == static_cast<int>(output))
+          writers.push_back(program.stage);
+    if (writers.size() != 1)
+      reader.fail("output " + std::to_string(output) + " ('" +
+                  manifest.outputs[output].name + "') is written by " +
+                  std::to_string(writers.size()) +
+                  " programs; exactly one stage must write it");
+  }
+
+  const json &ranks = reader.field(root, "ranks", "");
+  if (!ranks.is_array())
+    reader.fail("'ranks' is not a list");
+  if (ranks.size() != static_cast<std::size_t>(manifest.devices))
+    reader.fail("'ranks' lists " + std::to_string(ranks.size()) +
+                " devices, but 'devices' is " +
+                std::to_string(manifest.devices));
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    manifest.ranks.push_back(reader.rank(ranks[i], i, manifest));
 
   const json &files = reader.field(root, "files", "");
   if (!files.is_object())
@@ -210,13 +328,16 @@ Manifest readManifest(const std::string &bundleDir) {
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     manifest.files[it.key()] = hash;
   }
-  // A program's library and weights are what the runtime executes and
-  // reads; a manifest that leaves them unhashed is not trusted.
+  // A program's library and a rank's weights are what the runtime executes
+  // and reads; a manifest that leaves them unhashed is not trusted.
   for (const ProgramEntry &entry : manifest.programs)
-    for (const std::string *file : {&entry.library, &entry.weights})
-      if (!manifest.files.count(*file))
-        reader.fail("'" + *file + "' of rank " + std::to_string(entry.rank) +
-                    " is not listed in 'files'");
+    if (!manifest.files.count(entry.library))
+      reader.fail("'" + entry.library + "' of stage " +
+                  std::to_string(entry.stage) + " is not listed in 'files'");
+  for (const RankEntry &entry : manifest.ranks)
+    if (!manifest.files.count(entry.weights))
+      reader.fail("'" + entry.weights + "' of rank " +
+                  std::to_string(entry.rank) + " is not listed in 'files'");
   return manifest;
 }
 
@@ -259,12 +380,20 @@ std::string sha256File(const std::string &path) {
   return text;
 }
 
-std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
-  std::unique_ptr<Bundle> bundle(new Bundle());
-  bundle->dir = bundleDir;
-  bundle->manifest_ = readManifest(bundleDir);
-
-  for (const auto &[file, expected] : bundle->manifest_.files) {
+void verifyFiles(const std::string &bundleDir, const Manifest &manifest,
+                 int rank) {
+  // Weight files are most of a bundle's bytes; a device reads only its own.
+  std::set<std::string> othersWeights;
+  if (rank >= 0)
+    for (const RankEntry &entry : manifest.ranks)
+      if (entry.rank != rank)
+        othersWeights.insert(entry.weights);
+  for (const RankEntry &entry : manifest.ranks)
+    if (entry.rank == rank)
+      othersWeights.erase(entry.weights);
+  for (const auto &[file, expected] : manifest.files) {
+    if (othersWeights.count(file))
+      continue;
     std::string path = joinPath(bundleDir, file);
     std::string actual = sha256File(path);
     if (actual != expected)
@@ -272,20 +401,27 @@ std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
                   " in manifest.json; the file changed after the bundle "
                   "was written");
   }
+}
 
-  for (const ProgramEntry &entry : bundle->manifest_.programs)
-    if (entry.rank == rank)
-      bundle->entry = &entry;
-  if (!bundle->entry)
-    throw Error(joinPath(bundleDir, "manifest.json") + ": no program of rank " +
-                std::to_string(rank));
+std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
+  std::unique_ptr<Bundle> bundle(new Bundle());
+  bundle->dir = bundleDir;
+  bundle->manifest_ = readManifest(bundleDir);
+  const Manifest &manifest = bundle->manifest_;
+  if (rank < 0 || rank >= manifest.devices)
+    throw Error(joinPath(bundleDir, "manifest.json") + ": no rank " +
+                std::to_string(rank) + " in a bundle for " +
+                std::to_string(manifest.devices) + " devices");
+  verifyFiles(bundleDir, manifest, rank);
+  bundle->rankEntry = &manifest.ranks[rank];
+  bundle->entry = &manifest.programs[bundle->rankEntry->stage];
   bundle->mapWeights();
   bundle->loadProgram();
   return bundle;
 }
 
 void Bundle::mapWeights() {
-  std::string path = joinPath(dir, entry->weights);
+  std::string path = joinPath(dir, rankEntry->weights);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw Error(path + ": " + std::strerror(errno));
@@ -380,9 +516,9 @@ void Bundle::loadProgram() {
   };
   mismatch("ABI version", info->abiVersion, CLEAVE_ABI_VERSION);
   mismatch("input count", info->numInputs,
-           static_cast<int64_t>(manifest_.inputs.size()));
+           static_cast<int64_t>(entry->inputs.size()));
   mismatch("output count", info->numOutputs,
-           static_cast<int64_t>(manifest_.outputs.size()));
+           static_cast<int64_t>(entry->outputs.size()));
   mismatch("arena_bytes", info->arenaBytes, entry->arenaBytes);
   mismatch("weight_bytes", info->weightBytes, entry->weightBytes);
 }

@@ -19,16 +19,30 @@
 
 namespace cleave::rt {
 
-/// One entry of the manifest's `programs`.
+/// One entry of the manifest's `programs`: the program every device of a
+/// pipeline stage runs.
 struct ProgramEntry {
-  int rank = 0;
+  int stage = 0;
   std::string source;
   std::string library;
-  std::string weights;
   std::string entry;
   std::string info;
   int64_t arenaBytes = 0;
   int64_t weightBytes = 0;
+  /// The graph inputs it reads and the graph outputs it writes, by index,
+  /// in the order of its pointer arrays.
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+};
+
+/// One entry of the manifest's `ranks`: a device, its place in the mesh and
+/// its weight file.
+struct RankEntry {
+  int rank = 0;
+  int stage = 0;
+  int tp = 0;
+  int dp = 0;
+  std::string weights;
 };
 
 struct Manifest {
@@ -36,9 +50,17 @@ struct Manifest {
   std::string target;
   std::string deviceKind;
   int devices = 1;
+  /// The mesh: pipeline stages x tensor-parallel devices x replicas.
+  int pp = 1;
+  int tp = 1;
+  int dp = 1;
+  int microbatches = 1;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  /// Indexed by stage.
   std::vector<ProgramEntry> programs;
+  /// Indexed by rank.
+  std::vector<RankEntry> ranks;
   /// Path relative to the bundle -> lowercase hex SHA-256.
   std::map<std::string, std::string> files;
 };
@@ -49,8 +71,14 @@ Manifest readManifest(const std::string &bundleDir);
 /// The lowercase hex SHA-256 of a file's bytes.
 std::string sha256File(const std::string &path);
 
+/// Checks the SHA-256 of every file the manifest lists, except the weight
+/// files of ranks other than `rank` (-1: every file), in path order; throws
+/// naming the first file that is missing or differs.
+void verifyFiles(const std::string &bundleDir, const Manifest &manifest,
+                 int rank = -1);
+
 /// A bundle whose files matched their hashes, with one rank's weights
-/// mapped and its program loaded.
+/// mapped and its stage's program loaded.
 class Bundle {
 public:
   static std::unique_ptr<Bundle> load(const std::string &bundleDir,
@@ -62,7 +90,8 @@ public:
   const std::string &directory() const { return dir; }
   const Manifest &manifest() const { return manifest_; }
   const ProgramEntry &program() const { return *entry; }
-  /// The program's weights, 64-byte aligned, `program().weightBytes` long.
+  const RankEntry &place() const { return *rankEntry; }
+  /// The rank's weights, 64-byte aligned, `program().weightBytes` long.
   const uint8_t *weights() const { return weightData; }
   CleaveProgramFn programMain() const { return main; }
 
@@ -77,6 +106,7 @@ private:
   std::string dir;
   Manifest manifest_;
   const ProgramEntry *entry = nullptr;
+  const RankEntry *rankEntry = nullptr;
   void *mapping = nullptr;
   std::size_t mappingBytes = 0;
   const uint8_t *weightData = nullptr;

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Watchdog.h"
+
 #include "cleave/rt/Context.h"
 #include "cleave/rt/Device.h"
 
@@ -66,6 +68,8 @@ void *cleave_rt_cudnn(CleaveContext *ctx) { return ctx->cudnn; }
 void cleave_rt_step(CleaveContext *ctx, int32_t step, const char *node) {
   ctx->step = step;
   ctx->node = node;
+  if (ctx->watchdog)
+    ctx->watchdog->begin("step", node);
   if (ctx->onStep)
     ctx->onStep(ctx, step, node);
 }

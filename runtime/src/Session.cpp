@@ -10,12 +10,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bundle.h"
+#include "Watchdog.h"
 
+#include "cleave/rt/Communicator.h"
 #include "cleave/rt/Context.h"
 #include "cleave/rt/Device.h"
 #include "cleave/rt/Runtime.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -70,13 +73,16 @@ struct Session::Impl {
   std::unique_ptr<Bundle> bundle;
   std::unique_ptr<Device> device;
   std::string programPath;
+  DevicePlace place;
+  Communicator *comm = nullptr;
+  std::unique_ptr<Watchdog> watchdog;
 
   void *arena = nullptr;
   /// The weights the program reads: the mapping on the host, a copy on
   /// other devices (`deviceWeights`).
   const uint8_t *weights = nullptr;
   void *deviceWeights = nullptr;
-  /// Device buffers of the graph's inputs and outputs (not on the host).
+  /// Device buffers of the program's inputs and outputs (not on the host).
   std::vector<void *> deviceInputs;
   std::vector<void *> deviceOutputs;
 
@@ -86,9 +92,11 @@ struct Session::Impl {
   Clock::time_point stepStart;
 
   ~Impl() {
+    watchdog.reset();
     if (!device)
       return;
     CleaveContext *ctx = device->context();
+    ctx->watchdog = nullptr;
     for (void *buffer : deviceInputs)
       device->release(buffer);
     for (void *buffer : deviceOutputs)
@@ -115,19 +123,54 @@ Session::~Session() = default;
 std::unique_ptr<Session> Session::open(const std::string &bundleDir,
                                        const SessionOptions &options) {
   auto impl = std::make_unique<Impl>();
-  impl->bundle = Bundle::load(bundleDir, 0);
+  Communicator *comm = options.communicator;
+  if (!comm) {
+    Manifest manifest = readManifest(bundleDir);
+    if (manifest.devices > 1)
+      throw Error(bundleDir + ": the bundle is for " +
+                  std::to_string(manifest.devices) +
+                  " devices; `cleave run` starts them, or start "
+                  "cleave-worker under mpirun/srun with that many ranks");
+  }
+  impl->bundle = Bundle::load(bundleDir, comm ? comm->rank() : 0);
   const Manifest &manifest = impl->bundle->manifest();
-  if (manifest.programs.size() > 1)
-    throw Error(bundleDir + ": the bundle holds " +
-                std::to_string(manifest.programs.size()) +
-                " programs (one per device); this runtime runs "
-                "single-device bundles only");
+  if (comm && comm->size() != manifest.devices)
+    throw Error(bundleDir + ": the bundle is for " +
+                std::to_string(manifest.devices) + " devices, but " +
+                std::to_string(comm->size()) + " ranks were started");
+  if (manifest.dp > 1 || manifest.microbatches > 1)
+    throw Error(bundleDir + ": data-parallel replicas (dp " +
+                std::to_string(manifest.dp) + ") and microbatches (" +
+                std::to_string(manifest.microbatches) +
+                ") above 1 are not implemented yet");
+  const RankEntry &rank = impl->bundle->place();
+  impl->place = {rank.rank, rank.stage, rank.tp, rank.dp};
+  impl->comm = comm;
   const ProgramEntry &program = impl->bundle->program();
   impl->programPath = bundleDir + "/" + program.library;
   impl->profiling = options.profile;
   impl->device =
       createDevice(options.device, manifest.deviceKind, options, bundleDir);
   Device &device = *impl->device;
+  CleaveContext *ctx = device.context();
+  ctx->comm = comm;
+  ctx->rank = rank.rank;
+  ctx->stage = rank.stage;
+  ctx->tpIndex = rank.tp;
+  ctx->tpSize = manifest.tp;
+  if (comm && options.timeoutSeconds > 0) {
+    DevicePlace place = impl->place;
+    impl->watchdog = std::make_unique<Watchdog>(
+        options.timeoutSeconds, [comm, place](const std::string &message) {
+          std::fflush(stdout);
+          std::fprintf(stderr,
+                       "cleave run: error: rank %d (stage %d, tp %d): %s\n",
+                       place.rank, place.stage, place.tp, message.c_str());
+          std::fflush(stderr);
+          comm->abort(2);
+        });
+    ctx->watchdog = impl->watchdog.get();
+  }
 
   impl->arena = device.allocate(static_cast<std::size_t>(program.arenaBytes));
   if (device.isHost()) {
@@ -137,10 +180,12 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
     impl->deviceWeights = device.allocate(bytes);
     device.copyToDevice(impl->deviceWeights, impl->bundle->weights(), bytes);
     impl->weights = static_cast<const uint8_t *>(impl->deviceWeights);
-    for (const TensorInfo &info : manifest.inputs)
-      impl->deviceInputs.push_back(device.allocate(byteSize(info)));
-    for (const TensorInfo &info : manifest.outputs)
-      impl->deviceOutputs.push_back(device.allocate(byteSize(info)));
+    for (int index : program.inputs)
+      impl->deviceInputs.push_back(
+          device.allocate(byteSize(manifest.inputs[index])));
+    for (int index : program.outputs)
+      impl->deviceOutputs.push_back(
+          device.allocate(byteSize(manifest.outputs[index])));
     device.synchronize();
   }
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -153,6 +198,24 @@ const std::vector<TensorInfo> &Session::outputs() const {
   return impl->bundle->manifest().outputs;
 }
 std::string Session::deviceName() const { return impl->device->name(); }
+int Session::devices() const { return impl->bundle->manifest().devices; }
+DevicePlace Session::place() const { return impl->place; }
+
+bool Session::readsInput(std::size_t index) const {
+  for (int read : impl->bundle->program().inputs)
+    if (read == static_cast<int>(index))
+      return true;
+  return false;
+}
+
+bool Session::writesOutput(std::size_t index) const {
+  if (impl->place.tp != 0)
+    return false;
+  for (int written : impl->bundle->program().outputs)
+    if (written == static_cast<int>(index))
+      return true;
+  return false;
+}
 
 std::vector<StepTime> Session::profile() const {
   std::lock_guard<std::mutex> lock(impl->running);
@@ -175,7 +238,8 @@ void Session::Impl::checkFeeds(
     throw Error("unknown input '" + name + "'; the model's inputs are " +
                 (expected.empty() ? std::string("none") : expected));
   }
-  for (const TensorInfo &info : inputs) {
+  for (int index : bundle->program().inputs) {
+    const TensorInfo &info = inputs[index];
     auto it = feeds.find(info.name);
     if (it == feeds.end())
       throw Error("missing input '" + info.name + "' (" + info.typeString() +
@@ -224,14 +288,16 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   ctx->onStep = impl->profiling ? &Impl::onStep : nullptr;
   ctx->onStepData = impl.get();
 
-  std::vector<Tensor> outputs;
-  for (const TensorInfo &info : manifest.outputs)
-    outputs.emplace_back(info.dtype, info.shape);
+  const ProgramEntry &program = impl->bundle->program();
+  std::vector<Tensor> outputs(manifest.outputs.size());
+  for (int index : program.outputs)
+    outputs[index] =
+        Tensor(manifest.outputs[index].dtype, manifest.outputs[index].shape);
 
   std::vector<const void *> inputPointers;
   std::vector<void *> outputPointers;
-  for (std::size_t i = 0; i < manifest.inputs.size(); ++i) {
-    const Tensor &feed = feeds.at(manifest.inputs[i].name);
+  for (std::size_t i = 0; i < program.inputs.size(); ++i) {
+    const Tensor &feed = feeds.at(manifest.inputs[program.inputs[i]].name);
     if (device.isHost()) {
       inputPointers.push_back(feed.data());
     } else {
@@ -239,13 +305,18 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
       inputPointers.push_back(impl->deviceInputs[i]);
     }
   }
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    outputPointers.push_back(device.isHost() ? outputs[i].data()
-                                             : impl->deviceOutputs[i]);
+  for (std::size_t i = 0; i < program.outputs.size(); ++i)
+    outputPointers.push_back(device.isHost()
+                                 ? outputs[program.outputs[i]].data()
+                                 : impl->deviceOutputs[i]);
 
+  if (impl->watchdog)
+    impl->watchdog->begin("step", nullptr);
   int32_t status = impl->bundle->programMain()(
       ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
       inputPointers.data(), outputPointers.data());
+  if (impl->watchdog)
+    impl->watchdog->end();
   if (status == 0)
     impl->closeStep();
   if (!device.isHost())
@@ -258,9 +329,11 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
                      : ctx->error));
 
   if (!device.isHost())
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-      device.copyToHost(outputs[i].data(), impl->deviceOutputs[i],
-                        outputs[i].byteSize());
+    for (std::size_t i = 0; i < program.outputs.size(); ++i) {
+      Tensor &output = outputs[program.outputs[i]];
+      device.copyToHost(output.data(), impl->deviceOutputs[i],
+                        output.byteSize());
+    }
   if (!device.isHost())
     device.synchronize();
   return outputs;

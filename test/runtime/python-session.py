@@ -77,7 +77,7 @@ error(lambda: session.run({"x": np.full((2, 3), -5000, np.float32)}))
 # CHECK-NEXT: Error: missing input 'x' (float32[2,3])
 # CHECK-NEXT: Error: unknown input 'z'; the model's inputs are x (float32[2,3])
 # CHECK-NEXT: ValueError: unknown output 'logits'; the model's outputs are y, stats/sum, threads
-# CHECK-NEXT: Error: WORK/bundle/programs/rank_0.so: step 0 (node 'Mul_0'), kernel mul: x[0] is below -1000
+# CHECK-NEXT: Error: WORK/bundle/programs/stage_0.so: step 0 (node 'Mul_0'), kernel mul: x[0] is below -1000
 
 # The runtime's errors are RuntimeErrors; a refused bundle names the file.
 shutil.copytree(f"{work}/bundle", f"{work}/changed")
@@ -112,7 +112,7 @@ subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "Inputs"
                 "identity", f"{work}/again", "--lib-dir", sys.argv[2], "--dtype", "float32",
                 "--shape", "6"], check=True)
 error(lambda: cleave.Session(f"{work}/again"))
-# CHECK-NEXT: Error: WORK/again/programs/rank_0.so: an open session still runs the program this file held before it was rewritten; close that session first
+# CHECK-NEXT: Error: WORK/again/programs/stage_0.so: an open session still runs the program this file held before it was rewritten; close that session first
 del first
 print(cleave.Session(f"{work}/again").run({"x": np.arange(6, dtype=np.float32)})["y"].tolist())
 # CHECK-NEXT: [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]

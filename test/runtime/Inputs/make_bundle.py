@@ -3,7 +3,7 @@
     make_bundle.py affine BUNDLE --lib-dir DIR
     make_bundle.py identity BUNDLE --lib-dir DIR --dtype int8 --shape 2,3
     make_bundle.py edit BUNDLE [--set KEY=JSON]... [--program-set KEY=JSON]...
-                               [--add-rank] [--rehash]
+                               [--rank-set KEY=JSON]... [--rehash]
 
 The programs (affine.cpp, identity.cpp) are compiled against the runtime's
 headers and linked to libcleave_rt.so in DIR, as `cleave compile` does; the
@@ -33,38 +33,62 @@ def write_bundle(bundle, source, lib_dir, inputs, outputs, weights, arena,
                  defines=()):
     os.makedirs(os.path.join(bundle, "programs"), exist_ok=True)
     os.makedirs(os.path.join(bundle, "weights"), exist_ok=True)
-    with open(source) as f:
-        text = f.read()
-    with open(os.path.join(bundle, "programs", "rank_0.cpp"), "w") as f:
-        f.write(text)
-    subprocess.run(
-        ["c++", "-std=c++17", "-O1", "-shared", "-fPIC", "-I", INCLUDE,
-         *[f"-D{d}" for d in defines],
-         os.path.join(bundle, "programs", "rank_0.cpp"),
-         "-o", os.path.join(bundle, "programs", "rank_0.so"),
-         "-L", lib_dir, "-lcleave_rt"],
-        check=True)
+    compile_program(bundle, 0, source, lib_dir, defines)
     with open(os.path.join(bundle, "weights", "rank_0.bin"), "wb") as f:
         f.write(weights)
     with open(os.path.join(bundle, "plan.json"), "w") as f:
         json.dump({"devices": 1}, f)
-    manifest = {
+    manifest = base_manifest(inputs, outputs, {"pp": 1, "tp": 1, "dp": 1})
+    manifest["programs"] = [program_entry(
+        0, arena, len(weights), list(range(len(inputs))),
+        list(range(len(outputs))))]
+    manifest["ranks"] = [rank_entry(0, 0, 0, 0)]
+    rehash(bundle, manifest)
+
+
+def compile_program(bundle, stage, source, lib_dir, defines=()):
+    """Copies `source` to programs/stage_N.cpp and builds stage_N.so."""
+    with open(source) as f:
+        text = f.read()
+    cpp = os.path.join(bundle, "programs", f"stage_{stage}.cpp")
+    with open(cpp, "w") as f:
+        f.write(text)
+    subprocess.run(
+        ["c++", "-std=c++17", "-O1", "-shared", "-fPIC", "-I", INCLUDE,
+         *[f"-D{d}" for d in defines], cpp,
+         "-o", os.path.join(bundle, "programs", f"stage_{stage}.so"),
+         "-L", lib_dir, "-lcleave_rt"],
+        check=True)
+
+
+def base_manifest(inputs, outputs, mesh, microbatches=1):
+    return {
         "format": "cleave-bundle",
         "format_version": 1,
         "abi_version": 1,
         "model": "handmade.onnx",
         "target": "cpu",
         "device_kind": "cpu",
-        "devices": 1,
+        "devices": mesh["pp"] * mesh["tp"] * mesh["dp"],
+        "mesh": mesh,
+        "microbatches": microbatches,
         "inputs": inputs,
         "outputs": outputs,
-        "programs": [{
-            "rank": 0, "source": "programs/rank_0.cpp",
-            "library": "programs/rank_0.so", "weights": "weights/rank_0.bin",
-            "entry": "cleave_program_main", "info": "cleave_program_info",
-            "arena_bytes": arena, "weight_bytes": len(weights)}],
     }
-    rehash(bundle, manifest)
+
+
+def program_entry(stage, arena, weight_bytes, inputs, outputs):
+    return {
+        "stage": stage, "source": f"programs/stage_{stage}.cpp",
+        "library": f"programs/stage_{stage}.so",
+        "entry": "cleave_program_main", "info": "cleave_program_info",
+        "arena_bytes": arena, "weight_bytes": weight_bytes,
+        "inputs": inputs, "outputs": outputs}
+
+
+def rank_entry(rank, stage, tp, dp):
+    return {"rank": rank, "stage": stage, "tp": tp, "dp": dp,
+            "weights": f"weights/rank_{rank}.bin"}
 
 
 def rehash(bundle, manifest):
@@ -114,8 +138,9 @@ def edit(args):
     for item in args.program_set:
         key, value = item.split("=", 1)
         manifest["programs"][0][key] = json.loads(value)
-    if args.add_rank:
-        manifest["programs"].append(dict(manifest["programs"][0], rank=1))
+    for item in args.rank_set:
+        key, value = item.split("=", 1)
+        manifest["ranks"][0][key] = json.loads(value)
     if args.rehash:
         rehash(args.bundle, manifest)
     else:
@@ -141,7 +166,7 @@ def main():
     p.add_argument("bundle")
     p.add_argument("--set", action="append", default=[])
     p.add_argument("--program-set", action="append", default=[])
-    p.add_argument("--add-rank", action="store_true")
+    p.add_argument("--rank-set", action="append", default=[])
     p.add_argument("--rehash", action="store_true")
     p.set_defaults(run=edit)
     args = parser.parse_args()

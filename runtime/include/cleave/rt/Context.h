@@ -1,4 +1,5 @@
-//===- Context.h - the state behind CleaveContext ----------------*- C++ -*-===//
+//===- Context.h - the state behind CleaveContext ----------------*- C++
+//-*-===//
 //
 // Shared by the runtime core and the device libraries; emitted programs and
 // kernels only see the opaque pointer and the cleave_rt_* functions.
@@ -14,7 +15,9 @@
 #include <string>
 
 namespace cleave::rt {
+class Communicator;
 class Device;
+class Watchdog;
 } // namespace cleave::rt
 
 struct CleaveContext {
@@ -34,6 +37,17 @@ struct CleaveContext {
   /// Scratch memory in the device's space, grown on demand.
   void *scratch = nullptr;
   std::size_t scratchBytes = 0;
+
+  /// The link to the bundle's other devices and this device's place (null
+  /// and zeros for a single device); the communication calls use them.
+  cleave::rt::Communicator *comm = nullptr;
+  int32_t rank = 0;
+  int32_t stage = 0;
+  int32_t tpIndex = 0;
+  int32_t tpSize = 1;
+  /// Told when a step or a communication call starts and ends (null: no
+  /// time limit).
+  cleave::rt::Watchdog *watchdog = nullptr;
 
   /// CUDA handles (null on the host).
   void *cudaStream = nullptr;

@@ -83,6 +83,17 @@ struct TensorInfo {
   std::string typeString() const { return rt::typeString(dtype, shape); }
 };
 
+/// A device's place in a bundle's mesh (docs/bundle-format.md): its rank,
+/// pipeline stage, tensor-parallel index and data-parallel replica.
+struct DevicePlace {
+  int rank = 0;
+  int stage = 0;
+  int tp = 0;
+  int dp = 0;
+};
+
+class Communicator;
+
 struct SessionOptions {
   /// Kernel threads on the CPU; 0 uses every core.
   int numThreads = 0;
@@ -91,6 +102,12 @@ struct SessionOptions {
   std::string device;
   /// Time every program step (Session::profile()).
   bool profile = false;
+  /// Needed for a bundle of several devices: joins this process to the
+  /// others; the session runs the device of the communicator's rank.
+  Communicator *communicator = nullptr;
+  /// With a communicator: a step or communication call that runs longer
+  /// ends the whole job, naming the rank, the call and the node (0: never).
+  double timeoutSeconds = 0;
 };
 
 /// One step of the last run: from the program's cleave_rt_step call for it
@@ -115,9 +132,18 @@ public:
   const std::vector<TensorInfo> &outputs() const;
   /// The device the session runs on ("cpu", "cuda:0").
   std::string deviceName() const;
+  /// The number of devices of the bundle, and this session's place.
+  int devices() const;
+  DevicePlace place() const;
+  /// Whether this device's program reads graph input `index`, and whether
+  /// this device writes graph output `index` (the tp-0 device of the stage
+  /// computing it, so that each output is written once).
+  bool readsInput(std::size_t index) const;
+  bool writesOutput(std::size_t index) const;
 
-  /// Runs the model on one value of every input; returns the outputs in the
-  /// manifest's order.
+  /// Runs the model on one value of every input this device reads (others
+  /// may be given, and are ignored); returns the outputs in the manifest's
+  /// order, those this device does not compute left empty.
   std::vector<Tensor> run(const std::map<std::string, Tensor> &feeds);
 
   /// The steps of the last run with their times (empty unless profiling).

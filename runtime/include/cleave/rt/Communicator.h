@@ -1,0 +1,86 @@
+//===- Communicator.h - how the devices of a bundle talk ---------*- C++
+//-*-===//
+//
+// A bundle for several devices runs as one process per device (rank). The
+// communication calls of its programs (CommList.def) go through the
+// Communicator the runtime gives the device's context. It moves bytes and
+// reduces elements; cutting tensors along a dimension is the caller's
+// (runtime/src/CommKernels.cpp), so every implementation shares it.
+//
+// The MPI implementation (runtime/comm/mpi) serves CPU ranks on any number
+// of nodes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_COMMUNICATOR_H
+#define CLEAVE_RT_COMMUNICATOR_H
+
+#include "cleave/rt/Runtime.h"
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace cleave::rt {
+
+/// The reductions of all_reduce and reduce_scatter; the values are the
+/// CommList.def attribute's.
+enum class Reduction { Sum = 0, Product = 1, Max = 2, Min = 3, Average = 4 };
+
+/// "sum", "product", ...; null for a value outside the enum.
+const char *reductionName(int64_t reduction);
+
+/// One device's link to the others. Calls block until this device's part
+/// is done; every failure throws Error saying what failed.
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+
+  /// This device and the number of devices.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Where this device sits in the mesh.
+  virtual DevicePlace place() const = 0;
+  /// The devices in this device's tensor-parallel group (the mesh's tp).
+  virtual int groupSize() const = 0;
+
+  /// Bytes to and from the device of `stage` with this device's tp and dp
+  /// index. `tag` tells apart the messages between one pair.
+  virtual void send(const void *data, std::size_t bytes, int stage,
+                    int tag) = 0;
+  virtual void recv(void *data, std::size_t bytes, int stage, int tag) = 0;
+
+  /// Within the tensor-parallel group. Elements are `count` of `dtype`.
+  virtual void allReduce(const void *in, void *out, std::size_t count,
+                         CleaveDType dtype, Reduction reduction) = 0;
+  /// `out` holds groupSize() blocks of `bytes`; block j is tp index j's `in`.
+  virtual void allGather(const void *in, void *out, std::size_t bytes) = 0;
+  /// `in` holds groupSize() blocks of `count` elements; `out` gets the
+  /// group's reduction of block `tp index`.
+  virtual void reduceScatter(const void *in, void *out, std::size_t count,
+                             CleaveDType dtype, Reduction reduction) = 0;
+  /// `in` holds groupSize() blocks of `bytes`, block j for tp index j;
+  /// `out` gets the blocks sent to this device, in tp order.
+  virtual void allToAll(const void *in, void *out, std::size_t bytes) = 0;
+
+  /// Waits for every device.
+  virtual void barrier() = 0;
+  /// The largest `value` over every device (a job's exit status).
+  virtual int maxOverDevices(int value) = 0;
+  /// Ends every device's process with `status`; does not return.
+  [[noreturn]] virtual void abort(int status) = 0;
+};
+
+/// True when this process was started by an MPI launcher (mpirun, srun)
+/// and so can join the job's other processes.
+bool inMpiJob();
+
+/// Joins the MPI job this process belongs to (initialising MPI) as the
+/// device of its MPI rank; `places[r]` is rank r's place in the mesh.
+/// Throws when the job's size is not `places.size()`.
+std::unique_ptr<Communicator>
+createMpiCommunicator(const std::vector<DevicePlace> &places);
+
+} // namespace cleave::rt
+
+#endif // CLEAVE_RT_COMMUNICATOR_H
