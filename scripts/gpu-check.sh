@@ -1,0 +1,411 @@
+#!/usr/bin/env bash
+# The GPU check: every CUDA kernel against its CPU reference, then every
+# reference model compiled for one H200 and compared with onnxruntime.
+#
+#   scripts/gpu-check.sh prepare   on a build machine (no GPU needed): build,
+#                                  export, compile, pack into gpu-check/
+#   scripts/gpu-check.sh run       on the GPU machine, from a copy of the
+#                                  repository with gpu-check/ carried in it;
+#                                  writes $OUT/gpu-check.md and gpu-check.log
+#
+# docs/gpu-check.md says why it is built this way and how to call it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PACK_DIR="$ROOT/gpu-check"
+ARCHIVE="$PACK_DIR/gpu-check.tar.xz"
+TARGET=h200-sxm
+MODELS=(gpt bert vit resnet mobilenet_v2 mobilenet_v3_small efficientnet_b0
+  wav2vec2 deepspeech lstm gru)
+# fp32 with TF32 off differs from onnxruntime's CPU results only in the order
+# of summation, as the CPU programs do; the bar is the CPU end-to-end tests'
+# (python/cleave/testing/e2e.py): every element within 1e-4 of the largest
+# magnitude of the model's outputs. --rtol 0 makes cleave-worker apply exactly
+# that: |got - expected| <= atol, atol = 1e-4 * max|expected|.
+SCALE_TOLERANCE=1e-4
+RTOL=0
+# The machine is lent for minutes: whatever hangs is cut off, and models
+# still waiting when the budget is spent are reported as not run.
+KERNEL_TESTS_TIMEOUT=180
+MODEL_TIMEOUT=45
+RUN_BUDGET_S=300
+
+usage() {
+  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+
+#===-- prepare ------------------------------------------------------------===#
+
+# Libraries every Linux has (glibc's), which must never travel.
+is_system_library() {
+  case "$1" in
+  linux-vdso.so.* | ld-linux-x86-64.so.* | libc.so.* | libm.so.* | \
+    libdl.so.* | libpthread.so.* | librt.so.*) return 0 ;;
+  esac
+  return 1
+}
+
+# CUDA libraries too large to carry (cuBLASLt alone is over 500 MB). The GPU
+# machine has its own: its toolkit and PyTorch's nvidia-* wheels; `run`
+# finds them there.
+is_machine_cuda_library() {
+  case "$1" in
+  libcublas.so.* | libcublasLt.so.* | libcudnn*.so.*) return 0 ;;
+  esac
+  return 1
+}
+
+# The compiler's runtime, carried for a machine whose own is older; `run`
+# uses it only when the loader finds no libstdc++ or libgcc_s there.
+is_compiler_runtime() {
+  case "$1" in
+  libstdc++.so.* | libgcc_s.so.*) return 0 ;;
+  esac
+  return 1
+}
+
+# Copies what $1 needs (by ldd, here) into the pack. Prints one line per
+# library that stays behind, with its size.
+collect_libraries() {
+  local object="$1" stage="$2" name path
+  while read -r name path; do
+    [[ -z "$name" ]] && continue
+    if is_system_library "$name"; then
+      continue
+    elif [[ "$path" == "not" ]]; then
+      echo "error: $object needs $name, which is not found here" >&2
+      exit 1
+    elif is_machine_cuda_library "$name"; then
+      echo "$name $(stat -L -c %s "$path")" >>"$stage/machine-libraries.txt"
+    elif is_compiler_runtime "$name"; then
+      cp -L --no-clobber "$path" "$stage/lib-fallback/$name"
+    else
+      cp -L --no-clobber "$path" "$stage/lib/$name"
+    fi
+  done < <(ldd "$object" | awk '/=>/ {print $1, $3} !/=>/ {n = split($1, p, "/"); print p[n], ""}')
+}
+
+prepare() {
+  local build="${CLEAVE_BUILD_DIR:-$ROOT/build}"
+  local stage="$build/gpu-check"
+  local python="$ROOT/.venv/bin/python"
+
+  echo "== building"
+  ninja -C "$build" cleave cleave-worker cleave-cuda-kernel-tests cleave_rt \
+    cleave_rt_cuda
+  [[ -f "$build/lib/libcleave_rt_cuda.so" ]] || {
+    echo "error: $build/lib/libcleave_rt_cuda.so was not built (no nvcc?)" >&2
+    exit 1
+  }
+
+  rm -rf "$stage"
+  mkdir -p "$stage"/{bin,lib,lib-fallback,models,onnx}
+
+  echo "== exporting the reference models and their onnxruntime outputs"
+  PYTHONPATH="$ROOT/python" "$python" - "$stage" "$SCALE_TOLERANCE" \
+    "${MODELS[@]}" <<'PY'
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from onnx import numpy_helper
+
+from cleave.models.export import export_model
+from cleave.models.registry import get_model
+
+stage, scale_tolerance, names = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+for name in names:
+    onnx_path = os.path.join(stage, "onnx", f"{name}.onnx")
+    export_model(name, onnx_path)
+    feeds = {k: v.numpy() for k, v in get_model(name).build().inputs.items()}
+    session = ort.InferenceSession(onnx_path,
+                                   providers=["CPUExecutionProvider"])
+    data = os.path.join(stage, "models", name, "test_data_set_0")
+    os.makedirs(data)
+    # Graph order, which is what cleave-worker binds input_N and output_N to.
+    for i, info in enumerate(session.get_inputs()):
+        tensor = numpy_helper.from_array(feeds[info.name], info.name)
+        with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
+            f.write(tensor.SerializeToString())
+    outputs = session.run(None, feeds)
+    scale = 0.0
+    for i, (info, value) in enumerate(zip(session.get_outputs(), outputs)):
+        tensor = numpy_helper.from_array(value, info.name)
+        with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
+            f.write(tensor.SerializeToString())
+        if value.dtype.kind == "f":
+            scale = max(scale, float(np.max(np.abs(value))))
+    atol = scale_tolerance * (scale or 1.0)
+    with open(os.path.join(stage, "models", name, "atol"), "w") as f:
+        f.write(f"{atol:.6g}\n")
+    print(f"{name}: {len(feeds)} inputs, {len(outputs)} outputs, "
+          f"max |output| {scale:.4g}, atol {atol:.3g}")
+PY
+
+  echo "== compiling for $TARGET"
+  local name
+  for name in "${MODELS[@]}"; do
+    local start=$SECONDS
+    "$build/bin/cleave" compile "$stage/onnx/$name.onnx" --quiet \
+      --target "$TARGET" -o "$stage/models/$name/bundle"
+    echo "$name: $(du -sh "$stage/models/$name/bundle" | cut -f1)" \
+      "in $((SECONDS - start)) s"
+  done
+  rm -rf "$stage/onnx"
+
+  echo "== collecting programs and libraries"
+  cp "$build/bin/cleave-worker" "$build/bin/cleave-cuda-kernel-tests" \
+    "$stage/bin/"
+  # libcleave_rt_cuda.so is dlopened from next to libcleave_rt.so, so the two
+  # stay together in lib/.
+  cp "$build/lib/libcleave_rt.so" "$build/lib/libcleave_rt_cuda.so" \
+    "$stage/lib/"
+  : >"$stage/machine-libraries.txt"
+  local object
+  for object in "$stage"/bin/* "$stage"/lib/libcleave_rt*.so \
+    "$stage"/models/*/bundle/programs/*.so; do
+    collect_libraries "$object" "$stage"
+  done
+  sort -u -o "$stage/machine-libraries.txt" "$stage/machine-libraries.txt"
+  {
+    echo "commit: $(git -C "$ROOT" rev-parse HEAD)"
+    echo "prepared: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "target: $TARGET"
+    echo "nvcc: $(/usr/local/cuda/bin/nvcc --version | tail -1)"
+    echo "uncommitted changes in the tree that was built:"
+    git -C "$ROOT" status --short | sed 's/^/  /'
+  } >"$stage/PREPARED"
+
+  echo "== packing"
+  rm -rf "$PACK_DIR"
+  mkdir -p "$PACK_DIR"
+  # Weights are random floats and barely shrink; the libraries and the
+  # programs' device code shrink by three quarters.
+  XZ_OPT="-6 -T2" tar -C "$build" -cJf "$ARCHIVE" gpu-check
+  echo "staged:  $(du -sh "$stage" | cut -f1) in $stage"
+  echo "carried: $(du -sh "$PACK_DIR" | cut -f1) in $PACK_DIR"
+  echo "left to the GPU machine (found there by 'run'):"
+  awk '{printf "  %-22s %6.1f MiB here\n", $1, $2 / 1048576}' \
+    "$stage/machine-libraries.txt"
+}
+
+#===-- run ----------------------------------------------------------------===#
+
+LOG=""
+log() { echo "$@" | tee -a "$LOG"; }
+
+# Directories that may hold the machine's own copy of $1: the loader's cache,
+# the CUDA toolkit, and the nvidia-* wheels of any Python there.
+find_machine_library() {
+  local library="$1" dir
+  local cached
+  cached="$(ldconfig -p 2>/dev/null | awk -v l="$library" '$1 == l {print $NF; exit}')"
+  if [[ -n "$cached" ]]; then
+    dirname "$cached"
+    return 0
+  fi
+  local candidates=(/usr/local/cuda/lib64 /usr/local/cuda/lib
+    /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)
+  local python
+  for python in python3 /opt/*/.venv/bin/python3; do
+    command -v "$python" >/dev/null 2>&1 || continue
+    while read -r dir; do
+      candidates+=("$dir"/nvidia/cu13/lib "$dir"/nvidia/*/lib)
+    done < <("$python" -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null)
+  done
+  for dir in "${candidates[@]}"; do
+    if [[ -e "$dir/$library" ]]; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  # Last resort, bounded: a toolkit or wheel somewhere else.
+  local found
+  found="$(timeout 30 find /usr /opt /root -xdev -name "$library" 2>/dev/null | head -1 || true)"
+  [[ -n "$found" ]] && dirname "$found"
+}
+
+# Milliseconds since the epoch.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# What the summary holds; filled in as the checks run, written on any exit.
+REPORT=""
+STARTED=0
+FAILURES=0
+GPU_NAME=""
+WORK="${GPU_CHECK_WORK:-/tmp/cleave-gpu-check}"
+KERNEL_ROW="| cleave-cuda-kernel-tests | not run | | |"
+MODEL_ROWS=()
+NOTES=()
+
+write_report() {
+  [[ -n "$REPORT" ]] || return 0
+  {
+    echo "# GPU check"
+    echo
+    echo "- machine: ${GPU_NAME:-unknown}"
+    echo "- prepared: $(grep -E '^(commit|prepared|nvcc):' "$WORK/gpu-check/PREPARED" 2>/dev/null | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+    echo "- ran: $(date -u +%Y-%m-%dT%H:%M:%SZ), $((($(now_ms) - STARTED) / 1000)) s in all"
+    echo "- tolerance: |got - expected| <= atol + rtol * |expected|, rtol $RTOL, atol $SCALE_TOLERANCE x the model's max |output| (fp32, TF32 off)"
+    echo "- verdict: $([[ $FAILURES -eq 0 ]] && echo PASS || echo "FAIL ($FAILURES failed)")"
+    echo
+    echo "| check | result | detail | ms |"
+    echo "| --- | --- | --- | ---: |"
+    echo "$KERNEL_ROW"
+    echo
+    echo "| model | result | max abs error | max rel error | atol | run ms | process ms |"
+    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+    local row
+    for row in "${MODEL_ROWS[@]}"; do echo "$row"; done
+    if [[ ${#NOTES[@]} -gt 0 ]]; then
+      echo
+      echo "## Notes"
+      echo
+      local note
+      for note in "${NOTES[@]}"; do echo "- $note"; done
+    fi
+  } >"$REPORT"
+}
+
+run_check() {
+  local out="${OUT:-$ROOT/gpu-check-out}"
+  mkdir -p "$out"
+  LOG="$out/gpu-check.log"
+  REPORT="$out/gpu-check.md"
+  : >"$LOG"
+  STARTED=$(now_ms)
+  trap 'write_report' EXIT
+
+  # Unpacked outside the repository copy, so nothing is written into it.
+  if [[ ! -f "$ARCHIVE" ]]; then
+    NOTES+=("$ARCHIVE is missing: run 'scripts/gpu-check.sh prepare' and carry gpu-check/")
+    log "error: $ARCHIVE is missing; run 'scripts/gpu-check.sh prepare' and carry gpu-check/"
+    FAILURES=1
+    exit 1
+  fi
+  rm -rf "$WORK"
+  mkdir -p "$WORK"
+  if command -v xz >/dev/null 2>&1; then
+    tar -C "$WORK" -xJf "$ARCHIVE"
+  else
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$ARCHIVE" "$WORK"
+  fi
+  local pack="$WORK/gpu-check"
+  log "== prepared"
+  tee -a "$LOG" <"$pack/PREPARED"
+
+  log "== nvidia-smi"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    timeout 30 nvidia-smi 2>&1 | tee -a "$LOG" || true
+    GPU_NAME="$(timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)"
+  else
+    log "nvidia-smi: not found"
+    NOTES+=("nvidia-smi is not on this machine's PATH")
+  fi
+  GPU_NAME="${GPU_NAME:-no GPU reported}"
+
+  # The carried libraries first; then the machine's cuBLAS and cuDNN.
+  local library_path="$pack/lib"
+  local library dir
+  while read -r library _; do
+    if dir="$(find_machine_library "$library")" && [[ -n "$dir" ]]; then
+      log "$library: $(readlink -f "$dir/$library")"
+      [[ ":$library_path:" == *":$dir:"* ]] || library_path+=":$dir"
+    else
+      log "$library: not found on this machine"
+      NOTES+=("$library is not on this machine (looked in ldconfig's cache, /usr/local/cuda and Python's nvidia-* wheels)")
+    fi
+  done <"$pack/machine-libraries.txt"
+  local check=("$pack"/bin/* "$pack"/lib/libcleave_rt*.so)
+  if LD_LIBRARY_PATH="$library_path" ldd "${check[@]}" | grep -E 'lib(stdc\+\+|gcc_s)\.so.* not found' >/dev/null; then
+    library_path+=":$pack/lib-fallback"
+    log "using the carried libstdc++/libgcc_s: this machine has none"
+  fi
+  local missing
+  missing="$(LD_LIBRARY_PATH="$library_path" ldd "${check[@]}" "$pack"/models/*/bundle/programs/*.so 2>&1 | grep 'not found' | sort -u || true)"
+  if [[ -n "$missing" ]]; then
+    log "unresolved libraries:"
+    log "$missing"
+    NOTES+=("unresolved libraries: $(echo "$missing" | awk '{print $1}' | sort -u | tr '\n' ' ')")
+  fi
+  log "LD_LIBRARY_PATH=$library_path"
+
+  log "== cleave-cuda-kernel-tests"
+  local t0 rc=0 ms
+  t0=$(now_ms)
+  LD_LIBRARY_PATH="$library_path" timeout "$KERNEL_TESTS_TIMEOUT" \
+    "$pack/bin/cleave-cuda-kernel-tests" --gtest_color=no \
+    >"$WORK/kernel-tests.txt" 2>&1 || rc=$?
+  ms=$(($(now_ms) - t0))
+  tee -a "$LOG" <"$WORK/kernel-tests.txt"
+  local passed skipped failed
+  passed="$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$WORK/kernel-tests.txt")"
+  skipped="$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$WORK/kernel-tests.txt")"
+  failed="$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$WORK/kernel-tests.txt")"
+  local detail="${passed:-0} passed, ${skipped:-0} skipped, ${failed:-0} failed"
+  if [[ $rc -eq 124 ]]; then
+    detail="timed out after $KERNEL_TESTS_TIMEOUT s; $detail"
+  elif [[ $rc -ne 0 && -z "$passed$skipped$failed" ]]; then
+    detail="exit $rc: $(grep -m1 -iE 'error|cannot|not found' "$WORK/kernel-tests.txt" | cut -c1-160)"
+  fi
+  # A skipped kernel test ran nothing on the GPU, which is what this checks.
+  if [[ $rc -eq 0 && -z "$skipped" && -n "$passed" ]]; then
+    KERNEL_ROW="| cleave-cuda-kernel-tests | PASS | $detail | $ms |"
+  else
+    KERNEL_ROW="| cleave-cuda-kernel-tests | FAIL | $detail | $ms |"
+    FAILURES=$((FAILURES + 1))
+    if grep -q 'no CUDA device' "$WORK/kernel-tests.txt"; then
+      NOTES+=("the kernel tests skipped: $(grep -m1 'no CUDA device' "$WORK/kernel-tests.txt" | sed 's/^ *//')")
+    fi
+  fi
+
+  local name
+  for name in "${MODELS[@]}"; do
+    local model="$pack/models/$name"
+    if (($(now_ms) - STARTED > RUN_BUDGET_S * 1000)); then
+      MODEL_ROWS+=("| $name | NOT RUN | | | | | |")
+      FAILURES=$((FAILURES + 1))
+      continue
+    fi
+    log "== $name"
+    local atol
+    atol="$(cat "$model/atol")"
+    rc=0
+    t0=$(now_ms)
+    LD_LIBRARY_PATH="$library_path" timeout "$MODEL_TIMEOUT" \
+      "$pack/bin/cleave-worker" run "$model/bundle" \
+      --test-data "$model/test_data_set_0" --rtol "$RTOL" --atol "$atol" \
+      >"$WORK/$name.txt" 2>&1 || rc=$?
+    ms=$(($(now_ms) - t0))
+    tee -a "$LOG" <"$WORK/$name.txt"
+    # Largest over the model's outputs, as cleave-worker prints them.
+    local max_abs max_rel run_ms result
+    max_abs="$(sed -n 's/.*max abs error \([^,]*\),.*/\1/p' "$WORK/$name.txt" | sort -g | tail -1)"
+    max_rel="$(sed -n 's/.*max rel error \([^,]*\),.*/\1/p' "$WORK/$name.txt" | sort -g | tail -1)"
+    run_ms="$(sed -n 's/^ran .* in \([0-9.]*\) ms$/\1/p' "$WORK/$name.txt")"
+    if [[ $rc -eq 0 ]] && grep -q '^PASS:' "$WORK/$name.txt"; then
+      result=PASS
+    else
+      FAILURES=$((FAILURES + 1))
+      if [[ $rc -eq 124 ]]; then
+        result="FAIL (timed out after $MODEL_TIMEOUT s)"
+      elif grep -q '^FAIL:' "$WORK/$name.txt"; then
+        result="FAIL (outside tolerance)"
+      else
+        result="FAIL ($(grep -m1 'error:' "$WORK/$name.txt" | sed 's/^cleave run: error: //' | tr '|' '/' | cut -c1-200))"
+      fi
+    fi
+    MODEL_ROWS+=("| $name | $result | ${max_abs:-} | ${max_rel:-} | $atol | ${run_ms:-} | $ms |")
+  done
+
+  log "== $FAILURES failed; summary in $REPORT"
+  [[ $FAILURES -eq 0 ]]
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+run) run_check ;;
+*) usage ;;
+esac
