@@ -300,6 +300,11 @@ LogicalResult ProgramBuilder::checkTypes() {
 }
 
 LogicalResult ProgramBuilder::classify(Operation *op) {
+  // Devices are split along the tensor-parallel axis only.
+  if (auto slice = dyn_cast<WeightSliceOp>(op))
+    if (slice.getSplitDim() && slice.getAxis() != "tp")
+      return slice.emitOpError("is split along mesh axis '")
+             << *slice.getAxis() << "'; programs split weights along 'tp' only";
   if (auto cost = dyn_cast<CostInterface>(op)) {
     if (cost.isParameter()) {
       kinds[op] = OpKind::Parameter;
@@ -407,6 +412,18 @@ int ProgramBuilder::getTensor(Value value) {
       entry.file = weight.getFile().str();
       entry.fileOffset = weight.getOffset();
       entry.bytes = weight.getLength();
+    } else if (auto slice = dyn_cast<WeightSliceOp>(def)) {
+      auto type = cast<RankedTensorType>(slice.getType());
+      entry.name = slice.getName().str();
+      entry.file = slice.getFile().str();
+      entry.fileOffset = slice.getOffset();
+      entry.shape.assign(slice.getShape().begin(), slice.getShape().end());
+      entry.starts.assign(slice.getStarts().begin(), slice.getStarts().end());
+      entry.window.assign(type.getShape().begin(), type.getShape().end());
+      entry.elementBytes = getDTypeSize(getDType(type.getElementType()));
+      entry.bytes = type.getNumElements() * entry.elementBytes;
+      if (std::optional<int64_t> dim = slice.getSplitDim())
+        entry.splitDim = *dim;
     } else {
       auto constant = cast<ConstantOp>(def);
       entry.name = "constant";

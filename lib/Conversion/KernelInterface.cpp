@@ -359,6 +359,71 @@ struct RecurrentModel
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Communication (runtime/include/cleave/rt/CommList.def)
+//===----------------------------------------------------------------------===//
+
+struct SendModel : KernelInterface::ExternalModel<SendModel, SendOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto send = cast<SendOp>(op);
+    call.kernel = "send";
+    call.ints = {send.getPeer(), send.getTag()};
+    return success();
+  }
+};
+
+struct RecvModel : KernelInterface::ExternalModel<RecvModel, RecvOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto recv = cast<RecvOp>(op);
+    call.kernel = "recv";
+    call.ints = {recv.getPeer(), recv.getTag()};
+    return success();
+  }
+};
+
+static int64_t getReductionCode(StringRef reduction) {
+  return llvm::StringSwitch<int64_t>(reduction)
+      .Case("sum", 0)
+      .Case("product", 1)
+      .Case("max", 2)
+      .Case("min", 3)
+      .Case("average", 4)
+      .Default(-1);
+}
+
+/// A collective within the tensor-parallel group: its size, then what the
+/// op adds (dimensions, the reduction).
+template <typename Op, const char *Kernel>
+struct CollectiveModel
+    : KernelInterface::ExternalModel<CollectiveModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto collective = cast<Op>(op);
+    if (collective.getAxis() != "tp")
+      return op->emitOpError("runs over mesh axis '")
+             << collective.getAxis()
+             << "'; programs communicate within the 'tp' group only";
+    call.kernel = Kernel;
+    call.ints = {collective.getGroupSize()};
+    if constexpr (std::is_same_v<Op, AllGatherOp> ||
+                  std::is_same_v<Op, ReduceScatterOp> ||
+                  std::is_same_v<Op, AllSliceOp>)
+      call.ints.push_back(collective.getDim());
+    if constexpr (std::is_same_v<Op, AllToAllOp>) {
+      call.ints.push_back(collective.getSplitDim());
+      call.ints.push_back(collective.getConcatDim());
+    }
+    if constexpr (std::is_same_v<Op, AllReduceOp> ||
+                  std::is_same_v<Op, ReduceScatterOp>) {
+      int64_t code = getReductionCode(collective.getReduction());
+      if (code < 0)
+        return op->emitOpError("reduction '")
+               << collective.getReduction() << "' has no runtime call";
+      call.ints.push_back(code);
+    }
+    return success();
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -430,6 +495,11 @@ CLEAVE_NAME(kTile, "tile")
 CLEAVE_NAME(kRnn, "rnn")
 CLEAVE_NAME(kGru, "gru")
 CLEAVE_NAME(kLstm, "lstm")
+CLEAVE_NAME(kAllReduce, "all_reduce")
+CLEAVE_NAME(kAllGather, "all_gather")
+CLEAVE_NAME(kReduceScatter, "reduce_scatter")
+CLEAVE_NAME(kAllSlice, "all_slice")
+CLEAVE_NAME(kAllToAll, "all_to_all")
 #undef CLEAVE_NAME
 
 void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
@@ -526,5 +596,18 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     RNNOp::attachInterface<RecurrentModel<RNNOp, kRnn>>(*context);
     GRUOp::attachInterface<RecurrentModel<GRUOp, kGru>>(*context);
     LSTMOp::attachInterface<RecurrentModel<LSTMOp, kLstm>>(*context);
+
+    SendOp::attachInterface<SendModel>(*context);
+    RecvOp::attachInterface<RecvModel>(*context);
+    AllReduceOp::attachInterface<CollectiveModel<AllReduceOp, kAllReduce>>(
+        *context);
+    AllGatherOp::attachInterface<CollectiveModel<AllGatherOp, kAllGather>>(
+        *context);
+    ReduceScatterOp::attachInterface<
+        CollectiveModel<ReduceScatterOp, kReduceScatter>>(*context);
+    AllSliceOp::attachInterface<CollectiveModel<AllSliceOp, kAllSlice>>(
+        *context);
+    AllToAllOp::attachInterface<CollectiveModel<AllToAllOp, kAllToAll>>(
+        *context);
   });
 }

@@ -10,8 +10,12 @@
 #include "cleave/Target/Bundle.h"
 #include "cleave/Support/Progress.h"
 
+#include "cleave/rt/Kernels.h"
+
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -42,65 +46,115 @@ static Error writeText(StringRef path, StringRef text) {
 }
 
 /// Streams the weight file: each entry at its offset, zero padding between.
-static Error writeWeights(const DeviceProgram &program, StringRef path,
-                          const BundleOptions &options) {
+/// Reads `bytes` at `offset` of an open file into `out`.
+static Error readSlice(llvm::sys::fs::file_t handle, StringRef file,
+                       int64_t offset, int64_t bytes, std::vector<char> &out) {
+  out.resize(bytes);
+  int64_t done = 0;
+  while (done < bytes) {
+    llvm::Expected<size_t> got = llvm::sys::fs::readNativeFileSlice(
+        handle, llvm::MutableArrayRef<char>(out.data() + done, bytes - done),
+        offset + done);
+    if (!got)
+      return fileError(file, llvm::toString(got.takeError()));
+    if (*got == 0)
+      return fileError(file, "ends before byte " + Twine(offset + bytes));
+    done += *got;
+  }
+  return Error::success();
+}
+
+/// Streams the bytes of one weight entry for the device with tensor-parallel
+/// index `tpIndex`: whole, or its box of the row-major source tensor, one
+/// contiguous run of the innermost dimension at a time.
+static Error copyWeight(const WeightEntry &entry, int64_t tpIndex,
+                        llvm::raw_ostream &os, ProgressStep &step) {
+  int fd;
+  if (std::error_code openError =
+          llvm::sys::fs::openFileForRead(entry.file, fd))
+    return fileError(entry.file, "cannot read weight '" + entry.name +
+                                     "': " + openError.message());
+  llvm::sys::fs::file_t handle = llvm::sys::fs::convertFDToNativeFile(fd);
+  auto close = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(handle); });
+  llvm::sys::fs::file_status status;
+  uint64_t size = 0;
+  if (!llvm::sys::fs::status(fd, status))
+    size = status.getSize();
+  int64_t sourceBytes = entry.bytes;
+  if (!entry.window.empty()) {
+    sourceBytes = entry.elementBytes;
+    for (int64_t dim : entry.shape)
+      sourceBytes *= dim;
+  }
+  if (static_cast<uint64_t>(entry.fileOffset + sourceBytes) > size)
+    return fileError(entry.file, "weight '" + entry.name + "' needs bytes [" +
+                                     Twine(entry.fileOffset) + ", " +
+                                     Twine(entry.fileOffset + sourceBytes) +
+                                     ") but the file holds " + Twine(size));
+  constexpr int64_t kChunk = 8 << 20;
+  std::vector<char> chunk;
+  if (entry.window.empty()) {
+    for (int64_t at = 0; at < entry.bytes; at += kChunk) {
+      int64_t n = std::min(kChunk, entry.bytes - at);
+      if (Error error =
+              readSlice(handle, entry.file, entry.fileOffset + at, n, chunk))
+        return error;
+      os.write(chunk.data(), n);
+      step.advance(n);
+    }
+    return Error::success();
+  }
+  // The device's box: the window moved tpIndex extents along the split.
+  int64_t rank = entry.shape.size();
+  SmallVector<int64_t> starts(entry.starts.begin(), entry.starts.end());
+  if (entry.splitDim >= 0)
+    starts[entry.splitDim] += tpIndex * entry.window[entry.splitDim];
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * entry.shape[d + 1];
+  int64_t runBytes = (rank ? entry.window[rank - 1] : 1) * entry.elementBytes;
+  SmallVector<int64_t> index(rank, 0);
+  int64_t runs = 1;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    runs *= entry.window[d];
+  for (int64_t run = 0; run < runs; ++run) {
+    int64_t element = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      element += (starts[d] + index[d]) * strides[d];
+    if (Error error =
+            readSlice(handle, entry.file,
+                      entry.fileOffset + element * entry.elementBytes,
+                      runBytes, chunk))
+      return error;
+    os.write(chunk.data(), runBytes);
+    step.advance(runBytes);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < entry.window[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return Error::success();
+}
+
+/// Writes the weight file of one device: each entry at its offset, zero
+/// padding between.
+static Error writeWeights(const DeviceProgram &program, int64_t tpIndex,
+                          StringRef path, ProgressStep &step) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
     return fileError(path, ec.message());
-  constexpr int64_t kChunk = 8 << 20;
-  std::vector<char> chunk;
   int64_t written = 0;
-  ProgressStep step =
-      beginProgress(options.progress, "writing weights", program.weightBytes,
-                    "bytes");
   for (const WeightEntry &entry : program.weights) {
     os.write_zeros(entry.offset - written);
-    written = entry.offset;
     if (entry.file.empty()) {
       os.write(entry.data.data(), entry.data.size());
-    } else {
-      int fd;
-      if (std::error_code openError =
-              llvm::sys::fs::openFileForRead(entry.file, fd))
-        return fileError(entry.file, "cannot read weight '" + entry.name +
-                                         "': " + openError.message());
-      llvm::sys::fs::file_t handle = llvm::sys::fs::convertFDToNativeFile(fd);
-      uint64_t size = 0;
-      llvm::sys::fs::file_status status;
-      if (!llvm::sys::fs::status(fd, status))
-        size = status.getSize();
-      if (static_cast<uint64_t>(entry.fileOffset + entry.bytes) > size) {
-        llvm::sys::fs::closeFile(handle);
-        return fileError(entry.file,
-                         "weight '" + entry.name + "' needs bytes [" +
-                             Twine(entry.fileOffset) + ", " +
-                             Twine(entry.fileOffset + entry.bytes) +
-                             ") but the file holds " + Twine(size));
-      }
-      int64_t left = entry.bytes, at = entry.fileOffset;
-      while (left > 0) {
-        int64_t n = std::min(left, kChunk);
-        chunk.resize(n);
-        llvm::Expected<size_t> got = llvm::sys::fs::readNativeFileSlice(
-            handle, llvm::MutableArrayRef<char>(chunk.data(), n), at);
-        if (!got || *got != static_cast<size_t>(n)) {
-          llvm::sys::fs::closeFile(handle);
-          if (!got)
-            return fileError(entry.file, llvm::toString(got.takeError()));
-          return fileError(entry.file, "short read of weight '" + entry.name +
-                                           "'");
-        }
-        os.write(chunk.data(), n);
-        step.advance(n);
-        left -= n;
-        at += n;
-      }
-      llvm::sys::fs::closeFile(handle);
-    }
-    if (entry.file.empty())
       step.advance(entry.bytes);
-    written += entry.bytes;
+    } else if (Error error = copyWeight(entry, tpIndex, os, step)) {
+      return error;
+    }
+    written = entry.offset + entry.bytes;
   }
   os.write_zeros(program.weightBytes - written);
   os.close();
@@ -111,6 +165,7 @@ static Error writeWeights(const DeviceProgram &program, StringRef path,
 
 /// Runs a compiler; its output goes to `logPath`, and a failure quotes the
 /// command and the log's end.
+
 static Error runCompiler(ArrayRef<std::string> command, StringRef logPath) {
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(command[0]);
   if (!program || !llvm::sys::fs::can_execute(*program))
@@ -163,24 +218,79 @@ static Expected<std::string> hashFile(StringRef path) {
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
-static llvm::json::Array describePorts(const DeviceProgram &program,
-                                       ArrayRef<int> tensors,
-                                       ArrayRef<std::string> names) {
-  llvm::json::Array ports;
-  for (auto [tensor, name] : llvm::zip(tensors, names)) {
-    const ProgramTensor &t = program.tensors[tensor];
+static llvm::json::Array describePorts(ArrayRef<BundlePort> ports) {
+  llvm::json::Array described;
+  for (const BundlePort &port : ports) {
     llvm::json::Array shape;
-    for (int64_t dim : t.shape)
+    for (int64_t dim : port.shape)
       shape.push_back(dim);
-    ports.push_back(llvm::json::Object{{"name", name},
-                                       {"dtype", getDTypeName(t.dtype)},
-                                       {"shape", std::move(shape)}});
+    described.push_back(llvm::json::Object{{"name", port.name},
+                                           {"dtype", getDTypeName(port.dtype)},
+                                           {"shape", std::move(shape)}});
   }
-  return ports;
+  return described;
+}
+
+static llvm::json::Array toJSON(ArrayRef<int64_t> values) {
+  llvm::json::Array array;
+  for (int64_t value : values)
+    array.push_back(value);
+  return array;
+}
+
+BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
+  BundleContents contents;
+  auto ports = [&](ArrayRef<int> tensors, ArrayRef<std::string> names,
+                   std::vector<BundlePort> &out, std::vector<int64_t> &ids) {
+    for (auto [index, tensor] : llvm::enumerate(tensors)) {
+      const ProgramTensor &t = program.tensors[tensor];
+      out.push_back({names[index], t.dtype,
+                     std::vector<int64_t>(t.shape.begin(), t.shape.end())});
+      ids.push_back(index);
+    }
+  };
+  StageProgram stage;
+  ports(program.inputs, program.inputNames, contents.inputs,
+        stage.graphInputs);
+  ports(program.outputs, program.outputNames, contents.outputs,
+        stage.graphOutputs);
+  stage.program = std::move(program);
+  contents.stages.push_back(std::move(stage));
+  return contents;
+}
+
+/// Compiles one stage's source into its library.
+static Error buildProgram(const BundleOptions &options, StringRef source,
+                          StringRef library, StringRef log) {
+  bool cuda = options.language == ProgramLanguage::Cuda;
+  std::vector<std::string> command;
+  if (cuda) {
+    command = {options.nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler",
+               "-fPIC"};
+    for (const std::string &arch : options.cudaArchitectures)
+      command.push_back("-gencode=arch=compute_" + arch + ",code=sm_" + arch);
+    command.insert(command.end(),
+                   {"-I" + options.runtimeIncludeDir, source.str(), "-o",
+                    library.str(), "-L" + options.runtimeLibraryDir,
+                    "-lcleave_rt_cuda", "-lcleave_rt", "-Xlinker",
+                    "-rpath=" + options.runtimeLibraryDir});
+  } else {
+    command.push_back(options.cxx);
+    command.insert(command.end(), options.cxxFlags.begin(),
+                   options.cxxFlags.end());
+    command.insert(command.end(),
+                   {"-I" + options.runtimeIncludeDir, source.str(), "-o",
+                    library.str(), "-L" + options.runtimeLibraryDir,
+                    "-lcleave_rt", "-Wl,-rpath," + options.runtimeLibraryDir});
+  }
+  if (Error error = runCompiler(command, log))
+    return error;
+  llvm::sys::fs::remove(log);
+  return Error::success();
 }
 
 /// Writes every file of the bundle into `dir`, a new empty directory.
-static Error writeBundleFiles(const DeviceProgram &program,
+static Error writeBundleFiles(const BundleContents &contents,
                               const BundleOptions &options, StringRef dir) {
   namespace fs = llvm::sys::fs;
   auto path = [&](StringRef relative) {
@@ -193,29 +303,20 @@ static Error writeBundleFiles(const DeviceProgram &program,
       return fileError(path(sub), ec.message());
 
   bool cuda = options.language == ProgramLanguage::Cuda;
-  std::string sourceName = cuda ? "programs/rank_0.cu" : "programs/rank_0.cpp";
-  std::vector<std::string> files = {"plan.json", "model.mlir", sourceName,
-                                    "weights/rank_0.bin"};
-
-  // The emitted source.
-  std::string source;
-  {
-    llvm::raw_string_ostream os(source);
-    EmitOptions emitOptions;
-    emitOptions.modelName = llvm::sys::path::filename(options.modelPath).str();
-    emitOptions.targetName = options.targetName;
-    std::string error;
-    if (failed(emitProgram(program, options.language, emitOptions, os, error)))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
-  }
-  if (Error error = writeText(path(sourceName), source))
-    return error;
+  std::vector<std::string> files = {"plan.json", "model.mlir"};
   if (Error error = writeText(path("model.mlir"), options.moduleText))
-    return error;
-  if (Error error = writeWeights(program, path("weights/rank_0.bin"), options))
     return error;
 
   // plan.json with the memory plan of each program.
+  llvm::json::Array memory;
+  for (const StageProgram &stage : contents.stages)
+    memory.push_back(llvm::json::Object{
+        {"stage", stage.stage},
+        {"arena_bytes", stage.program.arenaBytes},
+        {"arena_bytes_without_reuse", stage.program.unplannedArenaBytes},
+        {"weight_bytes", stage.program.weightBytes},
+        {"steps", static_cast<int64_t>(stage.program.steps.size())},
+        {"in_place_steps", stage.program.inPlaceSteps}});
   {
     Expected<llvm::json::Value> plan = llvm::json::parse(options.planJSON);
     if (!plan)
@@ -223,15 +324,8 @@ static Error writeBundleFiles(const DeviceProgram &program,
     llvm::json::Object *object = plan->getAsObject();
     if (!object)
       return fileError(path("plan.json"), "the plan is not a JSON object");
-    (*object)["memory_plan"] = llvm::json::Object{
-        {"programs",
-         llvm::json::Array{llvm::json::Object{
-             {"rank", 0},
-             {"arena_bytes", program.arenaBytes},
-             {"arena_bytes_without_reuse", program.unplannedArenaBytes},
-             {"weight_bytes", program.weightBytes},
-             {"steps", static_cast<int64_t>(program.steps.size())},
-             {"in_place_steps", program.inPlaceSteps}}}}};
+    (*object)["memory_plan"] =
+        llvm::json::Object{{"programs", std::move(memory)}};
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(*plan))) << "\n";
@@ -239,38 +333,78 @@ static Error writeBundleFiles(const DeviceProgram &program,
       return error;
   }
 
-  // Build the program.
-  std::string library = "programs/rank_0.so";
-  if (!options.emitOnly) {
-    ProgressStep step =
-        beginProgress(options.progress, "building the program", 0, "");
-    std::vector<std::string> command;
-    if (cuda) {
-      command = {options.nvcc, "-std=c++17", "-O3", "-shared",
-                 "-Xcompiler", "-fPIC"};
-      for (const std::string &arch : options.cudaArchitectures)
-        command.push_back("-gencode=arch=compute_" + arch + ",code=sm_" +
-                          arch);
-      command.insert(command.end(),
-                     {"-I" + options.runtimeIncludeDir, path(sourceName), "-o",
-                      path(library), "-L" + options.runtimeLibraryDir,
-                      "-lcleave_rt_cuda", "-lcleave_rt",
-                      "-Xlinker", "-rpath=" + options.runtimeLibraryDir});
-    } else {
-      command.push_back(options.cxx);
-      command.insert(command.end(), options.cxxFlags.begin(),
-                     options.cxxFlags.end());
-      command.insert(command.end(),
-                     {"-I" + options.runtimeIncludeDir, path(sourceName), "-o",
-                      path(library), "-L" + options.runtimeLibraryDir,
-                      "-lcleave_rt", "-Wl,-rpath," + options.runtimeLibraryDir});
+  // One program per stage.
+  llvm::json::Array programs;
+  for (const StageProgram &stage : contents.stages) {
+    std::string base = "programs/stage_" + std::to_string(stage.stage);
+    std::string sourceName = base + (cuda ? ".cu" : ".cpp");
+    std::string libraryName = base + ".so";
+    std::string source;
+    {
+      llvm::raw_string_ostream os(source);
+      EmitOptions emitOptions;
+      emitOptions.modelName =
+          llvm::sys::path::filename(options.modelPath).str();
+      emitOptions.targetName = options.targetName;
+      if (contents.stages.size() > 1)
+        emitOptions.targetName +=
+            ", pipeline stage " + std::to_string(stage.stage);
+      std::string error;
+      if (failed(emitProgram(stage.program, options.language, emitOptions, os,
+                             error)))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
     }
-    std::string log = path("programs/build.log");
-    if (Error error = runCompiler(command, log))
+    if (Error error = writeText(path(sourceName), source))
       return error;
-    fs::remove(log);
-    files.push_back(library);
+    files.push_back(sourceName);
+    llvm::json::Object entry{{"stage", stage.stage},
+                             {"source", sourceName},
+                             {"entry", "cleave_program_main"},
+                             {"info", "cleave_program_info"},
+                             {"arena_bytes", stage.program.arenaBytes},
+                             {"weight_bytes", stage.program.weightBytes},
+                             {"inputs", toJSON(stage.graphInputs)},
+                             {"outputs", toJSON(stage.graphOutputs)}};
+    if (!options.emitOnly) {
+      ProgressStep step = beginProgress(
+          options.progress,
+          "building the program of stage " + std::to_string(stage.stage), 0,
+          "");
+      if (Error error = buildProgram(options, path(sourceName),
+                                     path(libraryName),
+                                     path(base + ".build.log")))
+        return error;
+      files.push_back(libraryName);
+      entry["library"] = libraryName;
+    }
+    programs.push_back(std::move(entry));
   }
+
+  // One weight file per device, in rank order.
+  llvm::json::Array ranks;
+  int64_t totalBytes = 0;
+  for (const StageProgram &stage : contents.stages)
+    totalBytes += stage.program.weightBytes * contents.tp * contents.dp;
+  ProgressStep step =
+      beginProgress(options.progress, "writing weight shards", totalBytes,
+                    "bytes");
+  for (int64_t d = 0; d < contents.dp; ++d) {
+    for (const StageProgram &stage : contents.stages) {
+      for (int64_t t = 0; t < contents.tp; ++t) {
+        int64_t rank = (d * contents.pp + stage.stage) * contents.tp + t;
+        std::string name = "weights/rank_" + std::to_string(rank) + ".bin";
+        if (Error error = writeWeights(stage.program, t, path(name), step))
+          return error;
+        files.push_back(name);
+        ranks.push_back(llvm::json::Object{{"rank", rank},
+                                           {"stage", stage.stage},
+                                           {"tp", t},
+                                           {"dp", d},
+                                           {"weights", name}});
+      }
+    }
+  }
+  step.finish();
 
   // The manifest, last.
   llvm::json::Object hashes;
@@ -280,28 +414,22 @@ static Error writeBundleFiles(const DeviceProgram &program,
       return hash.takeError();
     hashes[file] = *hash;
   }
-  llvm::json::Object programEntry{
-      {"rank", 0},
-      {"source", sourceName},
-      {"weights", "weights/rank_0.bin"},
-      {"entry", "cleave_program_main"},
-      {"info", "cleave_program_info"},
-      {"arena_bytes", program.arenaBytes},
-      {"weight_bytes", program.weightBytes}};
-  if (!options.emitOnly)
-    programEntry["library"] = library;
   llvm::json::Object manifest{
       {"format", "cleave-bundle"},
       {"format_version", 1},
-      {"abi_version", 1},
+      {"abi_version", CLEAVE_ABI_VERSION},
       {"model", llvm::sys::path::filename(options.modelPath).str()},
       {"target", options.targetName},
       {"device_kind", cuda ? "cuda" : "cpu"},
-      {"devices", 1},
-      {"inputs", describePorts(program, program.inputs, program.inputNames)},
-      {"outputs",
-       describePorts(program, program.outputs, program.outputNames)},
-      {"programs", llvm::json::Array{std::move(programEntry)}},
+      {"devices", contents.getNumDevices()},
+      {"mesh", llvm::json::Object{{"pp", contents.pp},
+                                  {"tp", contents.tp},
+                                  {"dp", contents.dp}}},
+      {"microbatches", contents.microbatches},
+      {"inputs", describePorts(contents.inputs)},
+      {"outputs", describePorts(contents.outputs)},
+      {"programs", std::move(programs)},
+      {"ranks", std::move(ranks)},
       {"files", std::move(hashes)}};
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -309,7 +437,7 @@ static Error writeBundleFiles(const DeviceProgram &program,
   return writeText(path("manifest.json"), text);
 }
 
-Error cleave::writeBundle(const DeviceProgram &program,
+Error cleave::writeBundle(const BundleContents &contents,
                           const BundleOptions &options) {
   namespace fs = llvm::sys::fs;
   StringRef dir = options.directory;
@@ -332,7 +460,7 @@ Error cleave::writeBundle(const DeviceProgram &program,
     if (std::error_code ec = fs::remove_directories(staging))
       return fileError(staging, "cannot remove a stale partial bundle: " +
                                     ec.message());
-  if (Error error = writeBundleFiles(program, options, staging)) {
+  if (Error error = writeBundleFiles(contents, options, staging)) {
     (void)fs::remove_directories(staging);
     return error;
   }

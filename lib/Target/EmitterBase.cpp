@@ -223,7 +223,11 @@ void EmitterBase::emitCall(int step, const KernelCall &call) {
     os << "{nullptr, 0, 0, {0}}";
   llvm::interleave(
       call.inputs, os, [&](int t) { emitTensor(t); }, ",\n        ");
+  // A call without inputs (recv) or outputs (send) passes a placeholder
+  // array and a count of 0.
   os << "};\n    CleaveTensor out[] = {";
+  if (call.outputs.empty())
+    os << "{nullptr, 0, 0, {0}}";
   llvm::interleave(
       call.outputs, os, [&](int t) { emitTensor(t); }, ",\n        ");
   os << "};\n";

@@ -4,7 +4,7 @@
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s %t
 # RUN: cleave compile %t/f16.onnx -o %t/f16.cleave --target h100-sxm --emit-only --quiet
-# RUN: FileCheck %s --check-prefix=F16 < %t/f16.cleave/programs/rank_0.cu
+# RUN: FileCheck %s --check-prefix=F16 < %t/f16.cleave/programs/stage_0.cu
 # F16: __global__ void cleave_loop_{{[0-9]+}}(const __half *__restrict__ x0, const __half *__restrict__ x1, __half *__restrict__ y)
 # F16: const float v0 = static_cast<float>(x0[i]);
 # F16: y[i] = static_cast<__half>(v{{[0-9]+}});
@@ -12,7 +12,7 @@
 # F16: {{.*}}CLEAVE_F16, 2, {8, 16}}
 # F16: cleave_cuda_softmax(
 # RUN: cleave compile %t/bf16.onnx -o %t/bf16.cleave --target a100-80gb --emit-only --quiet
-# RUN: FileCheck %s --check-prefix=BF16 < %t/bf16.cleave/programs/rank_0.cu
+# RUN: FileCheck %s --check-prefix=BF16 < %t/bf16.cleave/programs/stage_0.cu
 # BF16: const __nv_bfloat16 *__restrict__ x0
 # BF16: CLEAVE_BF16
 #

@@ -29,41 +29,156 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The plan of the model for the target, as plan.json text. Planning runs
-/// on a copy, split as `cleave plan` splits it, so that the IR the programs
-/// come from stays the simplified import.
-static FailureOr<std::string> planAsJSON(ModuleOp module,
-                                         const TargetDescription &target,
-                                         StringRef functionName,
-                                         ProgressReporter *progress) {
+/// An option the user gave, or none.
+static std::optional<int64_t> given(const llvm::cl::opt<int64_t> &option) {
+  if (option.getNumOccurrences() == 0)
+    return std::nullopt;
+  return option.getValue();
+}
+
+static std::string printJSON(const Plan &plan) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writePlanJSON(plan, os);
+  return text;
+}
+
+/// The graph's inputs and outputs, named as the model names them.
+static void describeGraph(func::FuncOp func, BundleContents &contents) {
+  auto port = [](Type type, StringAttr name, StringRef fallback) {
+    auto tensor = cast<RankedTensorType>(type);
+    return BundlePort{name ? name.str() : fallback.str(),
+                      getDType(tensor.getElementType()),
+                      std::vector<int64_t>(tensor.getShape().begin(),
+                                           tensor.getShape().end())};
+  };
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    contents.inputs.push_back(
+        port(func.getArgument(i).getType(),
+             func.getArgAttrOfType<StringAttr>(i, "cleave.name"),
+             "input_" + std::to_string(i)));
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    contents.outputs.push_back(
+        port(func.getResultTypes()[i],
+             func.getResultAttrOfType<StringAttr>(i, "cleave.name"),
+             "output_" + std::to_string(i)));
+}
+
+/// One device: the plan (on a copy split as `cleave plan` splits it, so
+/// that the program comes from the simplified import), and the function
+/// lowered as it is.
+static FailureOr<BundleContents>
+compileForOneDevice(ModuleOp module, const TargetDescription &target,
+                    StringRef functionName, const DeviceProgramOptions &lower,
+                    PlanOptions planOptions, std::string &planJSON) {
   OwningOpRef<ModuleOp> copy(module.clone());
   PassManager passes(module.getContext());
   passes.addPass(createSplitProjectionsPass());
   if (failed(passes.run(*copy)))
     return failure();
-  PlanOptions options;
-  options.functionName = functionName.str();
-  options.numDevices = target.numDevices;
-  options.progress = progress;
-  FailureOr<Plan> plan = planModel(*copy, target, options);
+  FailureOr<Plan> plan = planModel(*copy, target, planOptions);
   if (failed(plan))
     return failure();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  writePlanJSON(*plan, os);
-  return text;
+  planJSON = printJSON(*plan);
+  FailureOr<func::FuncOp> func = getProgramFunction(module, functionName);
+  if (failed(func))
+    return failure();
+  FailureOr<DeviceProgram> program = buildDeviceProgram(*func, lower);
+  if (failed(program))
+    return failure();
+  return makeSingleDeviceContents(std::move(*program));
+}
+
+/// Several devices: plan, write the plan onto the IR, partition it into one
+/// SPMD function per stage (cleave-partition) and lower each.
+static FailureOr<BundleContents>
+compileForDevices(ModuleOp module, const TargetDescription &target,
+                  const CompileCommand &command, StringRef functionName,
+                  const DeviceProgramOptions &lower, PlanOptions planOptions,
+                  std::string &planJSON, PipelineObserver &observer) {
+  BundleContents contents;
+  FailureOr<func::FuncOp> entry = getProgramFunction(module, functionName);
+  if (failed(entry))
+    return failure();
+  describeGraph(*entry, contents);
+  std::string entryName = entry->getSymName().str();
+
+  PassManager split(module.getContext());
+  split.addPass(createSplitProjectionsPass());
+  if (failed(split.run(module)))
+    return failure();
+  planOptions.functionName = entryName;
+  FailureOr<Plan> plan = planModel(module, target, planOptions);
+  if (failed(plan) || failed(annotateModule(module, *plan)))
+    return failure();
+  planJSON = printJSON(*plan);
+  if (plan->mesh.dp != 1 || plan->microbatches != 1)
+    return module.emitError("the plan has ")
+               << plan->mesh.dp << " data-parallel replicas and "
+               << plan->microbatches
+               << " microbatches; bundles run one replica of one microbatch "
+                  "today (pin --dp 1 --microbatches 1)",
+           failure();
+
+  PassManager partition(module.getContext());
+  observer.observe(partition);
+  PartitionPassOptions partitionOptions;
+  partitionOptions.entry = entryName;
+  partitionOptions.target = command.target;
+  partitionOptions.targetsDirectory = command.targetsDir.empty()
+                                          ? defaultTargetsDirectory()
+                                          : command.targetsDir.getValue();
+  buildPartitionPipeline(partition, partitionOptions);
+  if (failed(partition.run(module)) || observer.hasFailed())
+    return failure();
+
+  contents.pp = plan->mesh.pp;
+  contents.tp = plan->mesh.tp;
+  contents.dp = plan->mesh.dp;
+  contents.microbatches = plan->microbatches;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto stage = func->getAttrOfType<IntegerAttr>("cleave.stage");
+    if (!stage)
+      continue;
+    FailureOr<DeviceProgram> program = buildDeviceProgram(func, lower);
+    if (failed(program))
+      return failure();
+    StageProgram entry;
+    entry.stage = stage.getInt();
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      auto index = func.getArgAttrOfType<IntegerAttr>(i, "cleave.input");
+      if (!index)
+        return func.emitOpError("argument ")
+                   << i << " is not a graph input (no cleave.input)",
+               failure();
+      entry.graphInputs.push_back(index.getInt());
+    }
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto index = func.getResultAttrOfType<IntegerAttr>(i, "cleave.output");
+      if (!index)
+        return func.emitOpError("result ")
+                   << i << " is not a graph output (no cleave.output)",
+               failure();
+      entry.graphOutputs.push_back(index.getInt());
+    }
+    entry.program = std::move(*program);
+    contents.stages.push_back(std::move(entry));
+  }
+  llvm::sort(contents.stages, [](const StageProgram &a, const StageProgram &b) {
+    return a.stage < b.stage;
+  });
+  if (static_cast<int64_t>(contents.stages.size()) != contents.pp)
+    return module.emitError("partitioning made ")
+               << contents.stages.size() << " stage functions for "
+               << contents.pp << " pipeline stages",
+           failure();
+  return contents;
 }
 
 int cleave::runCompileCommand(CompileCommand &command) {
   if (command.devices < 1)
     return fail("--devices must be a positive integer, got " +
                 llvm::Twine(command.devices.getValue()));
-  if (command.devices > 1)
-    return fail("--devices " + llvm::Twine(command.devices.getValue()) +
-                ": bundles for several devices are not implemented yet; "
-                "compile with --devices 1, or inspect the split with "
-                "'cleave plan'");
-
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)
@@ -110,19 +225,26 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (failed(passes.run(*module)) || observer->hasFailed())
     return 1;
 
-  FailureOr<std::string> planJSON = planAsJSON(
-      *module, *target, importOptions.functionName, &observer->getProgress());
-  if (failed(planJSON))
-    return 1;
-
-  FailureOr<func::FuncOp> func =
-      getProgramFunction(*module, importOptions.functionName);
-  if (failed(func))
-    return 1;
+  PlanOptions planOptions;
+  planOptions.functionName = importOptions.functionName;
+  planOptions.numDevices = target->numDevices;
+  planOptions.progress = &observer->getProgress();
+  planOptions.pipelineStages = given(command.pipelineStages);
+  planOptions.tensorParallel = given(command.tensorParallel);
+  // One replica of one microbatch is what bundles run today.
+  planOptions.dataParallel = given(command.dataParallel).value_or(1);
+  planOptions.microbatches = given(command.microbatches).value_or(1);
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
-  FailureOr<DeviceProgram> program = buildDeviceProgram(*func, programOptions);
-  if (failed(program))
+  std::string planJSON;
+  FailureOr<BundleContents> contents =
+      target->numDevices == 1
+          ? compileForOneDevice(*module, *target, importOptions.functionName,
+                                programOptions, planOptions, planJSON)
+          : compileForDevices(*module, *target, command,
+                              importOptions.functionName, programOptions,
+                              planOptions, planJSON, *observer);
+  if (failed(contents))
     return 1;
 
   BundleOptions bundle;
@@ -131,7 +253,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   bundle.targetName = target->name;
   bundle.language =
       kind == "cuda" ? ProgramLanguage::Cuda : ProgramLanguage::Cpp;
-  bundle.planJSON = std::move(*planJSON);
+  bundle.planJSON = std::move(planJSON);
   {
     llvm::raw_string_ostream os(bundle.moduleText);
     module->print(os);
@@ -146,17 +268,30 @@ int cleave::runCompileCommand(CompileCommand &command) {
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;
   bundle.progress = &observer->getProgress();
-  if (llvm::Error error = writeBundle(*program, bundle))
+  if (llvm::Error error = writeBundle(*contents, bundle))
     return fail(llvm::toString(std::move(error)));
 
-  if (!observer->isQuiet())
-    llvm::outs() << "wrote " << command.output << ": " << program->steps.size()
-                 << " steps for " << target->name << ", arena "
-                 << llvm::format("%.1f", program->arenaBytes / 1024.0)
-                 << " KiB ("
-                 << llvm::format("%.1f", program->unplannedArenaBytes / 1024.0)
+  if (!observer->isQuiet()) {
+    int64_t steps = 0, arena = 0, unplanned = 0, weights = 0;
+    for (const StageProgram &stage : contents->stages) {
+      steps += stage.program.steps.size();
+      arena = std::max(arena, stage.program.arenaBytes);
+      unplanned = std::max(unplanned, stage.program.unplannedArenaBytes);
+      weights = std::max(weights, stage.program.weightBytes);
+    }
+    llvm::outs() << "wrote " << command.output << ": ";
+    if (contents->getNumDevices() > 1)
+      llvm::outs() << contents->getNumDevices() << " devices (pp="
+                   << contents->pp << " tp=" << contents->tp
+                   << " dp=" << contents->dp << "), ";
+    llvm::outs() << steps << " steps for " << target->name << ", arena "
+                 << llvm::format("%.1f", arena / 1024.0) << " KiB ("
+                 << llvm::format("%.1f", unplanned / 1024.0)
                  << " KiB without reuse), weights "
-                 << llvm::format("%.1f", program->weightBytes / 1024.0)
-                 << " KiB\n";
+                 << llvm::format("%.1f", weights / 1024.0) << " KiB";
+    if (contents->getNumDevices() > 1)
+      llvm::outs() << " per device (largest)";
+    llvm::outs() << "\n";
+  }
   return 0;
 }

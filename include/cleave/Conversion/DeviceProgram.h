@@ -132,11 +132,18 @@ struct ProgramStep {
 };
 
 /// Bytes of the weight file: a slice of a model file, or constant data.
+/// A window of a weight (`cleave.weight_slice`) reads the box of extent
+/// `window` at `starts` of the row-major tensor `shape` stored at
+/// `fileOffset`; when `splitDim` is set, device `t` of the tensor-parallel
+/// group reads that box moved `t` extents along `splitDim`.
 struct WeightEntry {
   std::string name;
   std::string file; ///< Empty for constant data.
   int64_t fileOffset = 0;
   int64_t bytes = 0;
+  llvm::SmallVector<int64_t, 4> shape, starts, window;
+  int64_t splitDim = -1;
+  int64_t elementBytes = 0;
   std::vector<char> data; ///< Constant data, when `file` is empty.
   int64_t offset = 0;     ///< Offset in the weight file.
 };

@@ -20,6 +20,36 @@ namespace cleave {
 
 class ProgressReporter;
 
+/// A graph input or output of the bundle.
+struct BundlePort {
+  std::string name;
+  DType dtype = DType::Invalid;
+  std::vector<int64_t> shape;
+};
+
+/// The program of one pipeline stage. Every device of the stage runs it;
+/// `graphInputs` and `graphOutputs` are the graph ports its program's
+/// inputs and outputs are, in order.
+struct StageProgram {
+  int64_t stage = 0;
+  DeviceProgram program;
+  std::vector<int64_t> graphInputs, graphOutputs;
+};
+
+/// What a bundle holds: the mesh and one program per stage.
+struct BundleContents {
+  int64_t pp = 1, tp = 1, dp = 1;
+  int64_t microbatches = 1;
+  std::vector<BundlePort> inputs, outputs;
+  std::vector<StageProgram> stages;
+
+  int64_t getNumDevices() const { return pp * tp * dp; }
+};
+
+/// The contents of a one-device bundle: `program` is stage 0 and reads and
+/// writes every graph port.
+BundleContents makeSingleDeviceContents(DeviceProgram program);
+
 struct BundleOptions {
   std::string directory;
   /// The ONNX model (recorded in the manifest) and the target's name.
@@ -47,9 +77,11 @@ struct BundleOptions {
   ProgressReporter *progress = nullptr;
 };
 
-/// Writes the bundle of a one-program model. Errors name the file (the
-/// bundle's or a weight's source) or the compiler command at fault.
-llvm::Error writeBundle(const DeviceProgram &program,
+/// Writes the bundle: one program per stage, one weight file per device
+/// (its tensor-parallel block of every split weight), plan.json, the IR and
+/// the manifest. Errors name the file (the bundle's or a weight's source) or
+/// the compiler command at fault.
+llvm::Error writeBundle(const BundleContents &contents,
                         const BundleOptions &options);
 
 } // namespace cleave

@@ -107,11 +107,13 @@ size_t cleave_dtype_size(int32_t dtype);
 // The kernel libraries
 //===----------------------------------------------------------------------===//
 
+#define CLEAVE_COMM(name) CLEAVE_KERNEL(name)
 #define CLEAVE_KERNEL(name)                                                    \
   int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
                             int32_t numIn, CleaveTensor *out, int32_t numOut,  \
                             const int64_t *ints, const double *floats);
 #include "cleave/rt/KernelList.def"
+#include "cleave/rt/CommList.def"
 #undef CLEAVE_KERNEL
 
 #define CLEAVE_KERNEL(name)                                                    \
@@ -119,7 +121,9 @@ size_t cleave_dtype_size(int32_t dtype);
                              int32_t numIn, CleaveTensor *out, int32_t numOut, \
                              const int64_t *ints, const double *floats);
 #include "cleave/rt/KernelList.def"
+#include "cleave/rt/CommList.def"
 #undef CLEAVE_KERNEL
+#undef CLEAVE_COMM
 
 #ifdef __cplusplus
 } // extern "C"
