@@ -12,6 +12,7 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
   libopenblas-dev nlohmann-json3-dev libssl-dev pybind11-dev python3-pybind11
+  openmpi-bin libopenmpi-dev
   python3-venv python3-torch python3-torchvision python3-torchaudio
   chromium
 )

@@ -64,6 +64,16 @@ if shutil.which("chromium"):
 if shutil.which("script"):
     config.available_features.add("script")
 
+# Tests of bundles for several devices declare `REQUIRES: mpi`: OpenMPI's
+# mpirun starts their ranks. %mpirun runs it on this machine's few cores
+# (and as root, where CI runs).
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    mpirun = "mpirun --oversubscribe"
+    if os.geteuid() == 0:
+        mpirun += " --allow-run-as-root"
+    config.substitutions.append(("%mpirun", mpirun))
+
 # Tests of the CUDA kernel library (libcleave_rt_cuda.so) declare
 # `REQUIRES: cuda`: the build made it.
 if getattr(config, "cleave_cuda_enabled", False):

@@ -11,19 +11,27 @@
 
 #include "cleave/rt/RunCommand.h"
 
+#include "Bundle.h"
 #include "Npy.h"
+#include "cleave/rt/Communicator.h"
 #include "cleave/rt/Runtime.h"
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace cleave::rt {
@@ -49,7 +57,16 @@ constexpr const char *usage =
     "  --atol A            absolute tolerance of --test-data (1e-5)\n"
     "  --threads N         CPU kernel threads (all cores)\n"
     "  --device DEV        cpu or cuda:N (the bundle's kind)\n"
-    "  --profile           print the time of every program step\n";
+    "  --profile           print the time of every program step\n"
+    "  --timeout S         a bundle for several devices: end every rank when\n"
+    "                      one program step or communication call takes\n"
+    "                      longer than S seconds (300; 0 never)\n"
+    "  --launcher-args A   extra mpirun options when the run starts its own\n"
+    "                      ranks (one string, split at spaces)\n"
+    "\n"
+    "A bundle for several devices runs one process (rank) per device: started\n"
+    "by hand, the command starts them itself with `mpirun -np N`; under\n"
+    "mpirun or srun each process runs the device of its MPI rank.\n";
 
 struct RunOptions {
   std::string bundle;
@@ -61,6 +78,8 @@ struct RunOptions {
   int threads = 0;
   std::string device;
   bool profile = false;
+  double timeout = 300;
+  std::string launcherArgs;
   bool help = false;
 };
 
@@ -116,6 +135,10 @@ RunOptions parseArguments(int argc, char **argv) {
       options.device = next();
     } else if (arg == "--profile") {
       options.profile = true;
+    } else if (arg == "--timeout") {
+      options.timeout = parseNumber(arg, next());
+    } else if (arg == "--launcher-args") {
+      options.launcherArgs = next();
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (options.bundle.empty()) {
@@ -132,26 +155,27 @@ RunOptions parseArguments(int argc, char **argv) {
   return options;
 }
 
-/// Binds every --input to a graph input.
+/// Binds every --input to a graph input and reads the files of the inputs
+/// this device's program reads.
 std::map<std::string, Tensor> readInputs(const Session &session,
                                          const std::vector<std::string> &args) {
   const std::vector<TensorInfo> &graphInputs = session.inputs();
-  auto isInput = [&](const std::string &name) {
-    for (const TensorInfo &info : graphInputs)
-      if (info.name == name)
-        return true;
-    return false;
+  auto indexOf = [&](const std::string &name) -> int {
+    for (std::size_t i = 0; i < graphInputs.size(); ++i)
+      if (graphInputs[i].name == name)
+        return static_cast<int>(i);
+    return -1;
   };
-  std::map<std::string, Tensor> feeds;
+  std::map<std::string, std::string> files;
   std::size_t position = 0;
   for (const std::string &arg : args) {
     std::string name, file = arg;
     std::size_t equals = arg.find('=');
     if (equals != std::string::npos &&
-        (isInput(arg.substr(0, equals)) || !fs::exists(arg))) {
+        (indexOf(arg.substr(0, equals)) >= 0 || !fs::exists(arg))) {
       name = arg.substr(0, equals);
       file = arg.substr(equals + 1);
-      if (!isInput(name)) {
+      if (indexOf(name) < 0) {
         std::string known;
         for (const TensorInfo &info : graphInputs)
           known += (known.empty() ? "" : ", ") + info.name;
@@ -161,16 +185,20 @@ std::map<std::string, Tensor> readInputs(const Session &session,
     } else {
       // A bare file binds the first input not bound yet.
       while (position < graphInputs.size() &&
-             feeds.count(graphInputs[position].name))
+             files.count(graphInputs[position].name))
         ++position;
       if (position == graphInputs.size())
         throw Error("--input " + arg + ": every input of the model is bound");
       name = graphInputs[position].name;
     }
-    if (feeds.count(name))
+    if (files.count(name))
       throw Error("--input " + arg + ": input '" + name + "' is bound twice");
-    feeds.emplace(name, readTensorFile(file));
+    files.emplace(name, file);
   }
+  std::map<std::string, Tensor> feeds;
+  for (const auto &[name, file] : files)
+    if (session.readsInput(static_cast<std::size_t>(indexOf(name))))
+      feeds.emplace(name, readTensorFile(file));
   return feeds;
 }
 
@@ -311,72 +339,232 @@ std::string outputFileName(const std::string &name,
   return candidate + ".npy";
 }
 
-int run(const RunOptions &options) {
+int run(const RunOptions &options, Communicator *comm) {
   SessionOptions sessionOptions;
   sessionOptions.numThreads = options.threads;
   sessionOptions.device = options.device;
   sessionOptions.profile = options.profile;
+  sessionOptions.communicator = comm;
+  sessionOptions.timeoutSeconds = options.timeout;
   std::unique_ptr<Session> session =
       Session::open(options.bundle, sessionOptions);
+  const std::vector<TensorInfo> &graphInputs = session->inputs();
+  const std::vector<TensorInfo> &graphOutputs = session->outputs();
+  // Several devices print with their rank; only the one owning an output
+  // writes, checks or lists it.
+  std::string who;
+  if (comm)
+    who = "rank " + std::to_string(session->place().rank) + ": ";
 
   std::map<std::string, Tensor> feeds;
   std::vector<std::string> expectedFiles;
   if (!options.testData.empty()) {
-    std::vector<std::string> inputFiles = testDataFiles(
-        options.testData, "input_", session->inputs().size(), "inputs");
+    std::vector<std::string> inputFiles =
+        testDataFiles(options.testData, "input_", graphInputs.size(), "inputs");
     expectedFiles = testDataFiles(options.testData, "output_",
-                                  session->outputs().size(), "outputs");
+                                  graphOutputs.size(), "outputs");
     for (std::size_t i = 0; i < inputFiles.size(); ++i)
-      feeds.emplace(session->inputs()[i].name, readTensorProto(inputFiles[i]));
+      if (session->readsInput(i))
+        feeds.emplace(graphInputs[i].name, readTensorProto(inputFiles[i]));
   } else {
     feeds = readInputs(*session, options.inputs);
   }
 
+  // Peers still loading are not a hang: time starts when all are ready.
+  if (comm)
+    comm->barrier();
   auto start = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = session->run(feeds);
+  if (comm)
+    comm->barrier();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  std::printf("ran %s on %s in %.3f ms\n", options.bundle.c_str(),
-              session->deviceName().c_str(), seconds * 1e3);
+  if (!comm)
+    std::printf("ran %s on %s in %.3f ms\n", options.bundle.c_str(),
+                session->deviceName().c_str(), seconds * 1e3);
+  else if (session->place().rank == 0)
+    std::printf("ran %s on %d %s devices in %.3f ms\n", options.bundle.c_str(),
+                session->devices(), session->deviceName().c_str(),
+                seconds * 1e3);
 
   if (options.profile)
     for (const StepTime &step : session->profile())
-      std::printf("  step %4d  %10.3f ms  %s\n", step.step, step.seconds * 1e3,
-                  step.node.c_str());
+      std::printf("%s  step %4d  %10.3f ms  %s\n", who.c_str(), step.step,
+                  step.seconds * 1e3, step.node.c_str());
+
+  std::vector<std::size_t> owned;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (session->writesOutput(i))
+      owned.push_back(i);
 
   if (!options.outputDir.empty()) {
     fs::create_directories(options.outputDir);
+    // File names are chosen over every output, so that each rank picks the
+    // same one for an output whatever the others write.
     std::set<std::string> taken;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const TensorInfo &info = session->outputs()[i];
-      fs::path file =
-          fs::path(options.outputDir) / outputFileName(info.name, taken);
+    std::vector<std::string> names;
+    for (const TensorInfo &info : graphOutputs)
+      names.push_back(outputFileName(info.name, taken));
+    for (std::size_t i : owned) {
+      const TensorInfo &info = graphOutputs[i];
+      fs::path file = fs::path(options.outputDir) / names[i];
       writeNpy(file.string(), outputs[i]);
-      std::printf("output '%s' %s -> %s\n", info.name.c_str(),
+      std::printf("%soutput '%s' %s -> %s\n", who.c_str(), info.name.c_str(),
                   info.typeString().c_str(), file.string().c_str());
     }
   }
 
   if (expectedFiles.empty()) {
     if (options.outputDir.empty())
-      for (const TensorInfo &info : session->outputs())
-        std::printf("output '%s' %s\n", info.name.c_str(),
-                    info.typeString().c_str());
+      for (std::size_t i : owned)
+        std::printf("%soutput '%s' %s\n", who.c_str(),
+                    graphOutputs[i].name.c_str(),
+                    graphOutputs[i].typeString().c_str());
+    std::fflush(stdout);
     return 0;
   }
   std::size_t failed = 0;
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    failed += !compareOutput(session->outputs()[i], outputs[i],
+  for (std::size_t i : owned) {
+    std::printf("%s", who.c_str());
+    failed += !compareOutput(graphOutputs[i], outputs[i],
                              readTensorProto(expectedFiles[i]), options);
+  }
+  if (owned.empty()) {
+    std::fflush(stdout);
+    return 0;
+  }
   if (failed) {
-    std::printf("FAIL: %zu of %zu outputs outside rtol %g, atol %g\n", failed,
-                outputs.size(), options.rtol, options.atol);
+    std::printf("%sFAIL: %zu of %zu outputs outside rtol %g, atol %g\n",
+                who.c_str(), failed, owned.size(), options.rtol, options.atol);
+    std::fflush(stdout);
     return 1;
   }
-  std::printf("PASS: %zu outputs within rtol %g, atol %g\n", outputs.size(),
-              options.rtol, options.atol);
+  std::printf("%sPASS: %zu outputs within rtol %g, atol %g\n", who.c_str(),
+              owned.size(), options.rtol, options.atol);
+  std::fflush(stdout);
   return 0;
+}
+
+/// One device of a bundle for several, in the MPI job that started it. A
+/// failure ends every rank, naming this one.
+int runRank(const RunOptions &options, const Manifest &manifest) {
+  std::vector<DevicePlace> places;
+  for (const RankEntry &rank : manifest.ranks)
+    places.push_back({rank.rank, rank.stage, rank.tp, rank.dp});
+  std::unique_ptr<Communicator> comm = createMpiCommunicator(places);
+  int status = 0;
+  try {
+    status = run(options, comm.get());
+  } catch (const std::exception &e) {
+    DevicePlace place = comm->place();
+    std::fflush(stdout);
+    std::fprintf(stderr, "cleave run: error: rank %d (stage %d, tp %d): %s\n",
+                 place.rank, place.stage, place.tp, e.what());
+    std::fflush(stderr);
+    comm->abort(2);
+  }
+  // The job's status is its worst rank's (an output outside tolerance).
+  return comm->maxOverDevices(status);
+}
+
+/// The first executable `name` on PATH, or "" when there is none.
+std::string findOnPath(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate.string();
+  }
+  return "";
+}
+
+/// cleave-worker of this build: beside the running program (build/bin), or
+/// in the bin/ beside the lib/ holding libcleave_rt.so.
+std::string findWorker() {
+  std::vector<fs::path> candidates;
+  std::error_code error;
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error)
+    candidates.push_back(self.parent_path() / "cleave-worker");
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&runCommand), &info) && info.dli_fname) {
+    fs::path library = fs::absolute(info.dli_fname, error);
+    candidates.push_back(library.parent_path().parent_path() / "bin" /
+                         "cleave-worker");
+  }
+  std::string looked;
+  for (const fs::path &candidate : candidates) {
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate.string();
+    looked += (looked.empty() ? "" : ", ") + candidate.string();
+  }
+  throw Error("cannot find cleave-worker to start the ranks (looked at " +
+              looked + ")");
+}
+
+/// Starts the bundle's ranks on this machine with mpirun and waits for them.
+int launch(const RunOptions &options, int argc, char **argv,
+           const Manifest &manifest) {
+  // Checked once here, so that a damaged bundle is refused before any rank
+  // starts and with one message.
+  verifyFiles(options.bundle, manifest);
+  std::string mpirun = findOnPath("mpirun");
+  if (mpirun.empty())
+    throw Error(options.bundle + ": the bundle is for " +
+                std::to_string(manifest.devices) +
+                " devices, and starting them takes mpirun, which is not on "
+                "PATH (install OpenMPI, or start cleave-worker with your "
+                "cluster's launcher)");
+  std::vector<std::string> args = {
+      mpirun, "-np", std::to_string(manifest.devices), "--oversubscribe"};
+  if (::geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  std::stringstream extra(options.launcherArgs);
+  for (std::string word; extra >> word;)
+    args.push_back(word);
+  args.push_back(findWorker());
+  args.push_back("run");
+  int first = 1;
+  if (first < argc && std::strcmp(argv[first], "run") == 0)
+    ++first;
+  for (int i = first; i < argc; ++i)
+    args.push_back(argv[i]);
+  // The ranks share this machine's cores unless told otherwise.
+  if (options.threads == 0) {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    args.push_back("--threads=" +
+                   std::to_string(std::max(1u, cores / manifest.devices)));
+  }
+
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t child = ::fork();
+  if (child < 0)
+    throw Error(std::string("cannot start mpirun: ") + std::strerror(errno));
+  if (child == 0) {
+    std::vector<char *> pointers;
+    for (std::string &arg : args)
+      pointers.push_back(arg.data());
+    pointers.push_back(nullptr);
+    ::execv(mpirun.c_str(), pointers.data());
+    std::fprintf(stderr, "cleave run: error: cannot run %s: %s\n",
+                 mpirun.c_str(), std::strerror(errno));
+    std::_Exit(2);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code == 0 || code == 1)
+    return code;
+  std::fprintf(stderr,
+               "cleave run: error: the %d ranks of %s failed (mpirun exit "
+               "status %d)\n",
+               manifest.devices, options.bundle.c_str(), code);
+  return 2;
 }
 
 } // namespace
@@ -388,7 +576,17 @@ int runCommand(int argc, char **argv) {
       std::fputs(usage, stdout);
       return 0;
     }
-    return run(options);
+    Manifest manifest = readManifest(options.bundle);
+    if (manifest.devices == 1)
+      return run(options, nullptr);
+    if (manifest.dp > 1 || manifest.microbatches > 1)
+      throw Error(options.bundle + ": data-parallel replicas (dp " +
+                  std::to_string(manifest.dp) + ") and microbatches (" +
+                  std::to_string(manifest.microbatches) +
+                  ") above 1 are not implemented yet");
+    if (!inMpiJob())
+      return launch(options, argc, argv, manifest);
+    return runRank(options, manifest);
   } catch (const std::exception &e) {
     std::fflush(stdout);
     std::fprintf(stderr, "cleave run: error: %s\n", e.what());

@@ -116,3 +116,10 @@ error(lambda: cleave.Session(f"{work}/again"))
 del first
 print(cleave.Session(f"{work}/again").run({"x": np.arange(6, dtype=np.float32)})["y"].tolist())
 # CHECK-NEXT: [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+# A bundle for several devices runs one process per device, which a
+# session of its own cannot be.
+subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "Inputs", "make_bundle.py"),
+                "pipeline", f"{work}/pipe", "--lib-dir", sys.argv[2]], check=True)
+error(lambda: cleave.Session(f"{work}/pipe"))
+# CHECK-NEXT: Error: WORK/pipe: the bundle is for 2 devices; `cleave run` starts them, or start cleave-worker under mpirun/srun with that many ranks

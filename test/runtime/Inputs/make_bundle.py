@@ -2,10 +2,13 @@
 
     make_bundle.py affine BUNDLE --lib-dir DIR
     make_bundle.py identity BUNDLE --lib-dir DIR --dtype int8 --shape 2,3
+    make_bundle.py pipeline BUNDLE --lib-dir DIR         2 devices, pp=2
+    make_bundle.py collectives BUNDLE --lib-dir DIR --tp N
     make_bundle.py edit BUNDLE [--set KEY=JSON]... [--program-set KEY=JSON]...
                                [--rank-set KEY=JSON]... [--rehash]
 
-The programs (affine.cpp, identity.cpp) are compiled against the runtime's
+The programs (affine.cpp, identity.cpp, pipeline.cpp, collectives.cpp)
+are compiled against the runtime's
 headers and linked to libcleave_rt.so in DIR, as `cleave compile` does; the
 manifest follows docs/bundle-format.md with the SHA-256 of every file.
 """
@@ -128,6 +131,74 @@ def identity(args):
         b"", 0, [f"CLEAVE_TEST_BYTES={nbytes}"])
 
 
+def write_mesh_bundle(bundle, source, lib_dir, mesh, inputs, outputs,
+                      stage_io, rank_weights, arena, defines=()):
+    """A bundle for several devices: stage_io[s] is (inputs, outputs) of
+    stage s's program, rank_weights[r] the weight bytes of rank r (all of a
+    stage's the same size)."""
+    os.makedirs(os.path.join(bundle, "programs"), exist_ok=True)
+    os.makedirs(os.path.join(bundle, "weights"), exist_ok=True)
+    pp, tp = mesh["pp"], mesh["tp"]
+    manifest = base_manifest(inputs, outputs, mesh)
+    manifest["programs"] = []
+    for stage, (reads, writes) in enumerate(stage_io):
+        compile_program(bundle, stage, source, lib_dir,
+                        [f"CLEAVE_STAGE={stage}", *defines])
+        manifest["programs"].append(program_entry(
+            stage, arena, len(rank_weights[stage * tp]), reads, writes))
+    manifest["ranks"] = []
+    for rank, weights in enumerate(rank_weights):
+        with open(os.path.join(bundle, "weights", f"rank_{rank}.bin"), "wb") as f:
+            f.write(weights)
+        manifest["ranks"].append(rank_entry(rank, rank // tp % pp, rank % tp,
+                                            rank // (tp * pp)))
+    with open(os.path.join(bundle, "plan.json"), "w") as f:
+        json.dump({"devices": len(rank_weights)}, f)
+    rehash(bundle, manifest)
+
+
+def padded(data, size=64):
+    return data + bytes(size - len(data))
+
+
+def pipeline(args):
+    write_mesh_bundle(
+        args.bundle, os.path.join(HERE, "pipeline.cpp"), args.lib_dir,
+        {"pp": 2, "tp": 1, "dp": 1},
+        [{"name": "x", "dtype": "float32", "shape": [2, 3]},
+         {"name": "mode", "dtype": "int32", "shape": [1]}],
+        [{"name": "y", "dtype": "float32", "shape": [2, 3]}],
+        [([0], []), ([1], [0])],
+        [padded(struct.pack("<3f", 1.0, 2.0, 3.0)),
+         padded(struct.pack("<3f", 0.5, -1.0, 10.0))],
+        64)
+
+
+def collective_input(rank):
+    """Device `rank`'s X of collectives.cpp."""
+    return (np.arange(8, dtype=np.float32).reshape(2, 4) * (rank + 1)
+            + 100 * rank - 3)
+
+
+def collectives(args):
+    g = args.tp
+    f32 = lambda *shape: {"dtype": "float32", "shape": list(shape)}
+    names = ["sum", "product", "max", "min", "average"]
+    outputs = [{"name": n, **f32(2, 4)} for n in names]
+    outputs += [{"name": "gather1", **f32(2, 4 * g)},
+                {"name": "gather0", **f32(2 * g, 4)},
+                {"name": "scattered", **f32(2, 4)},
+                {"name": "sliced", **f32(2, 4)},
+                {"name": "exchanged", **f32(2 * g, 4)},
+                {"name": "isum", "dtype": "int64", "shape": [2, 4]}]
+    write_mesh_bundle(
+        args.bundle, os.path.join(HERE, "collectives.cpp"), args.lib_dir,
+        {"pp": 1, "tp": g, "dp": 1}, [], outputs,
+        [([], list(range(len(outputs))))],
+        [padded(collective_input(r).tobytes()) for r in range(g)],
+        1024, [f"CLEAVE_TP={g}"])
+
+
 def edit(args):
     path = os.path.join(args.bundle, "manifest.json")
     with open(path) as f:
@@ -162,6 +233,15 @@ def main():
     p.add_argument("--shape", required=True)
     p.add_argument("--input-name", default="x")
     p.set_defaults(run=identity)
+    p = commands.add_parser("pipeline")
+    p.add_argument("bundle")
+    p.add_argument("--lib-dir", required=True)
+    p.set_defaults(run=pipeline)
+    p = commands.add_parser("collectives")
+    p.add_argument("bundle")
+    p.add_argument("--lib-dir", required=True)
+    p.add_argument("--tp", type=int, required=True)
+    p.set_defaults(run=collectives)
     p = commands.add_parser("edit")
     p.add_argument("bundle")
     p.add_argument("--set", action="append", default=[])

@@ -1,0 +1,437 @@
+//===- MpiCommunicator.cpp - devices joined over MPI
+//-----------------------===//
+//
+// One MPI process per device. MPI_COMM_WORLD ranks are the manifest's ranks;
+// each tensor-parallel group is a communicator split off by (dp, stage),
+// ordered by tp index, so a group's collectives never involve other stages.
+// Errors are returned rather than fatal (MPI_ERRORS_RETURN), so that a
+// failed call becomes an Error naming it.
+//
+// MPI counts are ints: messages above 1 GiB go in pieces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/rt/Communicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace cleave::rt {
+
+namespace {
+
+constexpr std::size_t pieceBytes = std::size_t(1) << 30;
+
+void check(int code, const char *call) {
+  if (code == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+float halfToFloat(uint16_t half) {
+  uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
+  uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {
+    exponent = 113;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+uint16_t floatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t magnitude = bits & 0x7fffffff;
+  if (magnitude > 0x7f800000) // NaN
+    return sign | 0x7e00;
+  if (magnitude >= 0x477ff000) // rounds to infinity
+    return sign | 0x7c00;
+  if (magnitude < 0x38800000) { // subnormal or zero: round to nearest even
+    float scaled;
+    uint32_t absBits = magnitude;
+    std::memcpy(&scaled, &absBits, 4);
+    scaled *= 16777216.0f; // 2^24: units of the smallest subnormal
+    uint32_t units = static_cast<uint32_t>(scaled);
+    float rest = scaled - static_cast<float>(units);
+    if (rest > 0.5f || (rest == 0.5f && (units & 1)))
+      ++units;
+    return sign | static_cast<uint16_t>(units);
+  }
+  uint32_t rounded = magnitude + 0xfff + ((magnitude >> 13) & 1);
+  return sign | static_cast<uint16_t>((rounded - 0x38000000) >> 13);
+}
+
+float bfloat16ToFloat(uint16_t value) {
+  uint32_t bits = static_cast<uint32_t>(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, 4);
+  return result;
+}
+
+uint16_t floatToBfloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffff) > 0x7f800000)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+MPI_Datatype mpiType(CleaveDType dtype) {
+  switch (dtype) {
+  case CLEAVE_F32:
+    return MPI_FLOAT;
+  case CLEAVE_F64:
+    return MPI_DOUBLE;
+  case CLEAVE_I64:
+    return MPI_INT64_T;
+  case CLEAVE_I32:
+    return MPI_INT32_T;
+  case CLEAVE_I16:
+    return MPI_INT16_T;
+  case CLEAVE_I8:
+    return MPI_INT8_T;
+  case CLEAVE_U8:
+  case CLEAVE_BOOL:
+    return MPI_UINT8_T;
+  case CLEAVE_U16:
+    return MPI_UINT16_T;
+  case CLEAVE_U32:
+    return MPI_UINT32_T;
+  case CLEAVE_U64:
+    return MPI_UINT64_T;
+  default:
+    throw Error(std::string("no MPI type for ") + dtypeName(dtype));
+  }
+}
+
+MPI_Op mpiOp(Reduction reduction, CleaveDType dtype) {
+  // Booleans: a sum is "any", a product "all".
+  bool boolean = dtype == CLEAVE_BOOL;
+  switch (reduction) {
+  case Reduction::Sum:
+  case Reduction::Average:
+    return boolean ? MPI_LOR : MPI_SUM;
+  case Reduction::Product:
+    return boolean ? MPI_LAND : MPI_PROD;
+  case Reduction::Max:
+    return MPI_MAX;
+  case Reduction::Min:
+    return MPI_MIN;
+  }
+  throw Error("unknown reduction");
+}
+
+/// Divides `count` elements by `divisor` in place (an average's last step).
+void divide(void *data, std::size_t count, CleaveDType dtype, int divisor) {
+  auto each = [&](auto *values) {
+    for (std::size_t i = 0; i < count; ++i)
+      values[i] /= divisor;
+  };
+  switch (dtype) {
+  case CLEAVE_F32:
+    return each(static_cast<float *>(data));
+  case CLEAVE_F64:
+    return each(static_cast<double *>(data));
+  case CLEAVE_I64:
+    return each(static_cast<int64_t *>(data));
+  case CLEAVE_I32:
+    return each(static_cast<int32_t *>(data));
+  case CLEAVE_I16:
+    return each(static_cast<int16_t *>(data));
+  case CLEAVE_I8:
+    return each(static_cast<int8_t *>(data));
+  case CLEAVE_U8:
+    return each(static_cast<uint8_t *>(data));
+  case CLEAVE_U16:
+    return each(static_cast<uint16_t *>(data));
+  case CLEAVE_U32:
+    return each(static_cast<uint32_t *>(data));
+  case CLEAVE_U64:
+    return each(static_cast<uint64_t *>(data));
+  default:
+    throw Error(std::string("cannot average ") + dtypeName(dtype));
+  }
+}
+
+bool isHalf(CleaveDType dtype) {
+  return dtype == CLEAVE_F16 || dtype == CLEAVE_BF16;
+}
+
+/// float16 and bfloat16 have no MPI type: they are reduced as float32.
+std::vector<float> widen(const void *data, std::size_t count,
+                         CleaveDType dtype) {
+  std::vector<float> wide(count);
+  const auto *half = static_cast<const uint16_t *>(data);
+  for (std::size_t i = 0; i < count; ++i)
+    wide[i] =
+        dtype == CLEAVE_F16 ? halfToFloat(half[i]) : bfloat16ToFloat(half[i]);
+  return wide;
+}
+
+void narrow(const std::vector<float> &wide, void *data, CleaveDType dtype) {
+  auto *half = static_cast<uint16_t *>(data);
+  for (std::size_t i = 0; i < wide.size(); ++i)
+    half[i] =
+        dtype == CLEAVE_F16 ? floatToHalf(wide[i]) : floatToBfloat16(wide[i]);
+}
+
+/// A datatype of `bytes` contiguous bytes whose extent is `stride`: with it,
+/// one call moves the same piece of every block of a blocked buffer.
+class PieceType {
+public:
+  PieceType(std::size_t bytes, std::size_t stride) {
+    MPI_Datatype contiguous;
+    check(MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &contiguous),
+          "MPI_Type_contiguous");
+    check(MPI_Type_create_resized(contiguous, 0, static_cast<MPI_Aint>(stride),
+                                  &type),
+          "MPI_Type_create_resized");
+    MPI_Type_free(&contiguous);
+    check(MPI_Type_commit(&type), "MPI_Type_commit");
+  }
+  ~PieceType() { MPI_Type_free(&type); }
+  MPI_Datatype get() const { return type; }
+
+private:
+  MPI_Datatype type;
+};
+
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(const std::vector<DevicePlace> &places) : places(places) {
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) {
+      int provided = 0;
+      // The watchdog thread calls MPI_Abort while the main thread may be
+      // inside MPI.
+      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
+            "MPI_Init_thread");
+      ownsMpi = true;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    if (static_cast<std::size_t>(size_) != places.size())
+      throw Error("the MPI job has " + std::to_string(size_) +
+                  " ranks, but the bundle is for " +
+                  std::to_string(places.size()) + " devices");
+    const DevicePlace &self = places[rank_];
+    for (const DevicePlace &place : places)
+      if (place.stage == self.stage && place.dp == self.dp)
+        ++groupSize_;
+    check(MPI_Comm_split(MPI_COMM_WORLD,
+                         self.dp * static_cast<int>(places.size()) + self.stage,
+                         self.tp, &group),
+          "MPI_Comm_split");
+    MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+  }
+
+  ~MpiCommunicator() override {
+    if (group != MPI_COMM_NULL)
+      MPI_Comm_free(&group);
+    int finalised = 0;
+    MPI_Finalized(&finalised);
+    if (ownsMpi && !finalised)
+      MPI_Finalize();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  DevicePlace place() const override { return places[rank_]; }
+  int groupSize() const override { return groupSize_; }
+
+  void send(const void *data, std::size_t bytes, int stage, int tag) override {
+    int peer = peerOf(stage);
+    const char *bytesIn = static_cast<const char *>(data);
+    for (std::size_t done = 0; done == 0 || done < bytes;) {
+      std::size_t piece = std::min(pieceBytes, bytes - done);
+      check(MPI_Send(bytesIn + done, static_cast<int>(piece), MPI_BYTE, peer,
+                     tag, MPI_COMM_WORLD),
+            "MPI_Send");
+      done += piece;
+      if (piece == 0)
+        break;
+    }
+  }
+
+  void recv(void *data, std::size_t bytes, int stage, int tag) override {
+    int peer = peerOf(stage);
+    char *bytesOut = static_cast<char *>(data);
+    for (std::size_t done = 0; done == 0 || done < bytes;) {
+      std::size_t piece = std::min(pieceBytes, bytes - done);
+      MPI_Status status;
+      check(MPI_Recv(bytesOut + done, static_cast<int>(piece), MPI_BYTE, peer,
+                     tag, MPI_COMM_WORLD, &status),
+            "MPI_Recv");
+      int got = 0;
+      MPI_Get_count(&status, MPI_BYTE, &got);
+      if (static_cast<std::size_t>(got) != piece)
+        throw Error("received " + std::to_string(got) + " bytes from rank " +
+                    std::to_string(peer) + ", expected " +
+                    std::to_string(piece));
+      done += piece;
+      if (piece == 0)
+        break;
+    }
+  }
+
+  void allReduce(const void *in, void *out, std::size_t count,
+                 CleaveDType dtype, Reduction reduction) override {
+    if (isHalf(dtype)) {
+      std::vector<float> wide = widen(in, count, dtype);
+      allReduce(wide.data(), wide.data(), count, CLEAVE_F32, reduction);
+      narrow(wide, out, dtype);
+      return;
+    }
+    MPI_Datatype type = mpiType(dtype);
+    MPI_Op op = mpiOp(reduction, dtype);
+    std::size_t size = cleave_dtype_size(dtype);
+    std::size_t perPiece = pieceBytes / size;
+    const char *from = static_cast<const char *>(in);
+    char *to = static_cast<char *>(out);
+    for (std::size_t done = 0; done < count; done += perPiece) {
+      std::size_t piece = std::min(perPiece, count - done);
+      check(MPI_Allreduce(from == to ? MPI_IN_PLACE : from + done * size,
+                          to + done * size, static_cast<int>(piece), type, op,
+                          group),
+            "MPI_Allreduce");
+    }
+    if (reduction == Reduction::Average)
+      divide(out, count, dtype, groupSize_);
+  }
+
+  void allGather(const void *in, void *out, std::size_t bytes) override {
+    const char *from = static_cast<const char *>(in);
+    char *to = static_cast<char *>(out);
+    if (bytes <= pieceBytes) {
+      check(MPI_Allgather(from, static_cast<int>(bytes), MPI_BYTE, to,
+                          static_cast<int>(bytes), MPI_BYTE, group),
+            "MPI_Allgather");
+      return;
+    }
+    for (std::size_t done = 0; done < bytes; done += pieceBytes) {
+      std::size_t piece = std::min(pieceBytes, bytes - done);
+      PieceType type(piece, bytes);
+      check(MPI_Allgather(from + done, static_cast<int>(piece), MPI_BYTE,
+                          to + done, 1, type.get(), group),
+            "MPI_Allgather");
+    }
+  }
+
+  void reduceScatter(const void *in, void *out, std::size_t count,
+                     CleaveDType dtype, Reduction reduction) override {
+    std::size_t size = cleave_dtype_size(dtype);
+    if (isHalf(dtype) || count * size > pieceBytes) {
+      // Reduce everything, keep this device's block: twice the traffic, only
+      // for types MPI lacks and for blocks above a piece.
+      std::vector<uint8_t> whole(count * size * groupSize_);
+      allReduce(in, whole.data(), count * groupSize_, dtype, reduction);
+      int tp = places[rank_].tp;
+      std::memcpy(out, whole.data() + tp * count * size, count * size);
+      return;
+    }
+    check(MPI_Reduce_scatter_block(in, out, static_cast<int>(count),
+                                   mpiType(dtype), mpiOp(reduction, dtype),
+                                   group),
+          "MPI_Reduce_scatter_block");
+    if (reduction == Reduction::Average)
+      divide(out, count, dtype, groupSize_);
+  }
+
+  void allToAll(const void *in, void *out, std::size_t bytes) override {
+    const char *from = static_cast<const char *>(in);
+    char *to = static_cast<char *>(out);
+    if (bytes <= pieceBytes) {
+      check(MPI_Alltoall(from, static_cast<int>(bytes), MPI_BYTE, to,
+                         static_cast<int>(bytes), MPI_BYTE, group),
+            "MPI_Alltoall");
+      return;
+    }
+    for (std::size_t done = 0; done < bytes; done += pieceBytes) {
+      std::size_t piece = std::min(pieceBytes, bytes - done);
+      PieceType type(piece, bytes);
+      check(MPI_Alltoall(from + done, 1, type.get(), to + done, 1, type.get(),
+                         group),
+            "MPI_Alltoall");
+    }
+  }
+
+  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+  int maxOverDevices(int value) override {
+    int result = value;
+    check(MPI_Allreduce(&value, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+    return result;
+  }
+
+  [[noreturn]] void abort(int status) override {
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status); // MPI_Abort should not return
+  }
+
+private:
+  int peerOf(int stage) const {
+    const DevicePlace &self = places[rank_];
+    for (std::size_t r = 0; r < places.size(); ++r)
+      if (places[r].stage == stage && places[r].tp == self.tp &&
+          places[r].dp == self.dp) {
+        if (static_cast<int>(r) == rank_)
+          throw Error("stage " + std::to_string(stage) +
+                      " is this device's own stage");
+        return static_cast<int>(r);
+      }
+    throw Error("no device of stage " + std::to_string(stage) + " with tp " +
+                std::to_string(self.tp) + " and dp " + std::to_string(self.dp));
+  }
+
+  std::vector<DevicePlace> places;
+  bool ownsMpi = false;
+  int rank_ = 0;
+  int size_ = 1;
+  int groupSize_ = 0;
+  MPI_Comm group = MPI_COMM_NULL;
+};
+
+} // namespace
+
+bool inMpiJob() {
+  // A launcher tells its processes who they are through the environment:
+  // OpenMPI's mpirun, PMIx (srun --mpi=pmix, OpenMPI 4+), and PMI-1/2
+  // (srun --mpi=pmi2, MPICH's hydra). A process started by hand has none.
+  for (const char *name :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(name))
+      return true;
+  return false;
+}
+
+std::unique_ptr<Communicator>
+createMpiCommunicator(const std::vector<DevicePlace> &places) {
+  return std::make_unique<MpiCommunicator>(places);
+}
+
+} // namespace cleave::rt

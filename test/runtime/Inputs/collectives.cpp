@@ -1,0 +1,84 @@
+// A hand-written program for one stage of CLEAVE_TP tensor-parallel devices,
+// for the runtime tests: each device's weights hold its X, float32[2,4]
+// (values differ per device), and the program writes every collective of
+// X over the group:
+//   sum, product, max, min, average   all_reduce             [2,4]
+//   gather1, gather0                  all_gather dim 1, 0    [2,4G], [2G,4]
+//   scattered                         reduce_scatter (sum) dim 1, then
+//                                     all_gather dim 1       [2,4]
+//   sliced                            all_slice dim 1, then all_gather dim 1
+//   exchanged                         all_to_all split 1 concat 0, then
+//                                     all_gather dim 1       [2G,4]
+//   isum                              all_reduce sum of int64 X   [2,4]
+#include "cleave/rt/Kernels.h"
+
+#define G CLEAVE_TP
+
+static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 0, 11, 1024, 64};
+
+extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
+
+static CleaveTensor tensor(void *data, int32_t dtype, int64_t d0, int64_t d1) {
+  CleaveTensor t = {data, dtype, 2, {d0, d1}};
+  return t;
+}
+
+extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
+                                       const uint8_t *weights,
+                                       const void *const *inputs,
+                                       void *const *outputs) {
+  CleaveTensor x = tensor(const_cast<uint8_t *>(weights), CLEAVE_F32, 2, 4);
+  int32_t step = 0;
+  for (int reduction = 0; reduction < 5; ++reduction) {
+    cleave_rt_step(ctx, step++, "AllReduce");
+    CleaveTensor out = tensor(outputs[reduction], CLEAVE_F32, 2, 4);
+    const int64_t ints[] = {G, reduction};
+    if (cleave_cpu_all_reduce(ctx, &x, 1, &out, 1, ints, nullptr))
+      return 1;
+  }
+  cleave_rt_step(ctx, step++, "AllGather1");
+  CleaveTensor gather1 = tensor(outputs[5], CLEAVE_F32, 2, 4 * G);
+  const int64_t gatherDim1[] = {G, 1};
+  if (cleave_cpu_all_gather(ctx, &x, 1, &gather1, 1, gatherDim1, nullptr))
+    return 1;
+  cleave_rt_step(ctx, step++, "AllGather0");
+  CleaveTensor gather0 = tensor(outputs[6], CLEAVE_F32, 2 * G, 4);
+  const int64_t gatherDim0[] = {G, 0};
+  if (cleave_cpu_all_gather(ctx, &x, 1, &gather0, 1, gatherDim0, nullptr))
+    return 1;
+
+  cleave_rt_step(ctx, step++, "ReduceScatter");
+  CleaveTensor block = tensor(arena, CLEAVE_F32, 2, 4 / G);
+  const int64_t scatter[] = {G, 1, 0};
+  if (cleave_cpu_reduce_scatter(ctx, &x, 1, &block, 1, scatter, nullptr))
+    return 1;
+  CleaveTensor scattered = tensor(outputs[7], CLEAVE_F32, 2, 4);
+  if (cleave_cpu_all_gather(ctx, &block, 1, &scattered, 1, gatherDim1, nullptr))
+    return 1;
+
+  cleave_rt_step(ctx, step++, "AllSlice");
+  if (cleave_cpu_all_slice(ctx, &x, 1, &block, 1, gatherDim1, nullptr))
+    return 1;
+  CleaveTensor sliced = tensor(outputs[8], CLEAVE_F32, 2, 4);
+  if (cleave_cpu_all_gather(ctx, &block, 1, &sliced, 1, gatherDim1, nullptr))
+    return 1;
+
+  cleave_rt_step(ctx, step++, "AllToAll");
+  CleaveTensor swapped = tensor(arena + 256, CLEAVE_F32, 2 * G, 4 / G);
+  const int64_t toAll[] = {G, 1, 0};
+  if (cleave_cpu_all_to_all(ctx, &x, 1, &swapped, 1, toAll, nullptr))
+    return 1;
+  CleaveTensor exchanged = tensor(outputs[9], CLEAVE_F32, 2 * G, 4);
+  if (cleave_cpu_all_gather(ctx, &swapped, 1, &exchanged, 1, gatherDim1,
+                            nullptr))
+    return 1;
+
+  cleave_rt_step(ctx, step++, "AllReduceInt");
+  int64_t *wide = reinterpret_cast<int64_t *>(arena + 512);
+  for (int i = 0; i < 8; ++i)
+    wide[i] = static_cast<int64_t>(static_cast<const float *>(x.data)[i]);
+  CleaveTensor xi = tensor(wide, CLEAVE_I64, 2, 4);
+  CleaveTensor isum = tensor(outputs[10], CLEAVE_I64, 2, 4);
+  const int64_t sum[] = {G, 0};
+  return cleave_cpu_all_reduce(ctx, &xi, 1, &isum, 1, sum, nullptr);
+}
