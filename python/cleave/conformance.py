@@ -39,6 +39,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,7 +199,7 @@ def first_error_line(output: str) -> str:
     return lines[0] if lines else "(no output)"
 
 
-def _run(
+def run_tool(
     stage: str, command: list[str], tools: Tools, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     try:
@@ -209,7 +210,7 @@ def _run(
         raise StageFailure(f"{stage}: timed out after {tools.timeout:g} s") from None
 
 
-def _failure(
+def stage_failure(
     stage: str, result: subprocess.CompletedProcess[str], paths: list[Path]
 ) -> StageFailure:
     message = first_error_line(result.stderr or result.stdout)
@@ -219,15 +220,34 @@ def _failure(
     return StageFailure(f"{stage}: exit {result.returncode}: {message}")
 
 
-def _test_data(directory: Path, kind: str) -> list[onnx.TensorProto]:
-    """The `input` or `output` tensors of test_data_set_0, in order."""
-    data_dir = directory / "test_data_set_0"
-    tensors = []
-    index = 0
-    while (data_dir / f"{kind}_{index}.pb").is_file():
-        tensors.append(onnx.load_tensor(str(data_dir / f"{kind}_{index}.pb")))
-        index += 1
-    return tensors
+def test_data_files(data_dir: Path, kind: str) -> list[Path]:
+    """The `input_N.pb` or `output_N.pb` files of one test data set, in
+    order."""
+    files = []
+    while (data_dir / f"{kind}_{len(files)}.pb").is_file():
+        files.append(data_dir / f"{kind}_{len(files)}.pb")
+    return files
+
+
+def test_data(data_dir: Path, kind: str) -> list[onnx.TensorProto]:
+    """The `input` or `output` tensors of one test data set, in order."""
+    return [onnx.load_tensor(str(f)) for f in test_data_files(data_dir, kind)]
+
+
+def test_data_sets(directory: Path) -> list[Path]:
+    """The `test_data_set_N` folders of one test, in order."""
+    sets = [d for d in directory.glob("test_data_set_*") if d.is_dir()]
+    return sorted(sets, key=lambda d: int(d.name.rsplit("_", 1)[1]))
+
+
+def input_positions(
+    graph_inputs: list[str], tensors: list[onnx.TensorProto]
+) -> dict[str, int]:
+    """Which `input_N.pb` of a data set holds each graph input: named test
+    data by its name, unnamed test data in the order of the graph inputs."""
+    if all(tensor.name for tensor in tensors):
+        return {tensor.name: index for index, tensor in enumerate(tensors)}
+    return {name: index for index, name in enumerate(graph_inputs[: len(tensors)])}
 
 
 def bind_inputs(model: onnx.ModelProto, values: dict[str, onnx.TensorProto]) -> None:
@@ -284,7 +304,7 @@ def _check_signature(test: NodeTest, module_text: str) -> None:
         raise StageFailure("signature: the output has no func.func @main")
     model = onnx.load(str(test.model), load_external_data=False)
     declared = [o.type.tensor_type.elem_type for o in model.graph.output]
-    outputs = _test_data(test.directory, "output")
+    outputs = test_data(test.directory / "test_data_set_0", "output")
     expected = [
         expected_type(tensor, element) for tensor, element in zip(outputs, declared)
     ]
@@ -305,14 +325,14 @@ def import_test(test: NodeTest, tools: Tools) -> Outcome:
         model_path = test.model
         try:
             while True:
-                result = _run(
+                result = run_tool(
                     "import", [*tools.translate, "--import-onnx", str(model_path)], tools
                 )
                 if result.returncode == 0:
                     break
                 wanted = _bindable_inputs(test, result.stderr, bound)
                 if not wanted:
-                    raise _failure(
+                    raise stage_failure(
                         "import", result, [test.directory, Path(scratch)]
                     )
                 bound.update(wanted)
@@ -322,11 +342,11 @@ def import_test(test: NodeTest, tools: Tools) -> Outcome:
                 onnx.save(model, str(model_path))
             module_text = result.stdout
             if tools.opt:
-                check = _run(
+                check = run_tool(
                     "round-trip", [*tools.opt, "--verify-each"], tools, module_text
                 )
                 if check.returncode != 0:
-                    raise _failure("round-trip", check, [])
+                    raise stage_failure("round-trip", check, [])
             _check_signature(test, module_text)
         except StageFailure as failure:
             return Outcome(test.name, str(failure), tuple(sorted(bound)))
@@ -363,13 +383,9 @@ def _bindable_inputs(
                 wanted.add(ancestor)
     wanted -= set(bound)
 
-    tensors = _test_data(test.directory, "input")
-    if all(tensor.name for tensor in tensors):
-        by_name = {tensor.name: tensor for tensor in tensors}
-    else:
-        # Unnamed test data follows the order of the graph inputs.
-        by_name = dict(zip(graph_inputs, tensors))
-    return {name: by_name[name] for name in wanted if name in by_name}
+    tensors = test_data(test.directory / "test_data_set_0", "input")
+    positions = input_positions(list(graph_inputs), tensors)
+    return {name: tensors[positions[name]] for name in wanted if name in positions}
 
 
 def _ancestors(value: str, producers: dict[str, onnx.NodeProto]) -> set[str]:
@@ -397,8 +413,10 @@ def read_pin(path: Path) -> set[str]:
     return names
 
 
-def write_pin(path: Path, names: set[str]) -> None:
-    path.write_text("".join(f"{name}\n" for name in sorted(names)))
+def write_pin(path: Path, names: set[str], header: Sequence[str] = ()) -> None:
+    """Writes the sorted test names, after `header` as `#` comment lines."""
+    comments = "".join(f"# {line}".rstrip() + "\n" for line in header)
+    path.write_text(comments + "".join(f"{name}\n" for name in sorted(names)))
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -467,30 +485,41 @@ def _report(outcomes: list[Outcome], supported: frozenset[str]) -> set[str]:
     return imported
 
 
-def _compare_with_pin(
-    args: argparse.Namespace, tests: list[NodeTest], imported: set[str]
+def compare_with_pin(
+    pin: Path,
+    name_filter: re.Pattern[str] | None,
+    node_dir: Path,
+    selected: set[str],
+    passing: set[str],
+    verb: str = "imports",
+    newly: str = "newly imported",
+    reasons: dict[str, str] | None = None,
 ) -> int:
-    pinned = read_pin(args.expected)
-    if args.filter:
-        pinned = {name for name in pinned if args.filter.search(name)}
-    selected = {test.name for test in tests}
-    available = {path.name for path in args.node_dir.iterdir()}
+    """Prints the pinned tests that no longer pass (`REGRESSION`) and the
+    passing tests that are not pinned (`NEW`); returns 1 when any pinned
+    test regressed. `verb` says what passing means ("imports"), `reasons`
+    why a selected test failed."""
+    pinned = read_pin(pin)
+    if name_filter:
+        pinned = {name for name in pinned if name_filter.search(name)}
+    available = {path.name for path in node_dir.iterdir()}
     # A pinned test that this onnx release does not ship cannot regress.
     for name in sorted(pinned - available):
-        print(f"note: pinned test {name} is not in {args.node_dir}")
-    regressions = sorted((pinned & available) - imported)
-    newly = sorted(imported - pinned)
-    for name in newly:
-        print(f"NEW {name}: imports but is not pinned (raise the pin with --update)")
+        print(f"note: pinned test {name} is not in {node_dir}")
+    regressions = sorted((pinned & available) - passing)
+    new_names = sorted(passing - pinned)
+    for name in new_names:
+        print(f"NEW {name}: {verb} but is not pinned (raise the pin with --update)")
     for name in regressions:
-        reason = (
-            "no longer imports"
-            if name in selected
-            else "is no longer selected (an operator left the supported table)"
-        )
+        if name not in selected:
+            reason = "is no longer selected (an operator left the supported table)"
+        elif reasons and name in reasons:
+            reason = f"no longer {verb}: {reasons[name]}"
+        else:
+            reason = f"no longer {verb}"
         print(f"REGRESSION {name}: {reason}")
     print(
-        f"{len(regressions)} regressions, {len(newly)} newly imported, "
+        f"{len(regressions)} regressions, {len(new_names)} {newly}, "
         f"{len(pinned)} pinned"
     )
     return 1 if regressions else 0
@@ -519,7 +548,13 @@ def main(argv: list[str] | None = None) -> int:
         write_pin(args.expected, imported)
         print(f"wrote {len(imported)} tests to {args.expected}")
         return 0
-    return _compare_with_pin(args, tests, imported)
+    return compare_with_pin(
+        args.expected,
+        args.filter,
+        args.node_dir,
+        {test.name for test in tests},
+        imported,
+    )
 
 
 if __name__ == "__main__":
