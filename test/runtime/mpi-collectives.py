@@ -2,7 +2,8 @@
 # tensor-parallel group (Inputs/collectives.cpp), for groups of 2 and 4
 # ranks started by `cleave-worker` itself (mpirun underneath), compared with
 # NumPy: all_reduce (sum, product, max, min, average; float32 and int64),
-# all_gather along dims 1 and 0, reduce_scatter, all_slice, all_to_all.
+# all_gather along dims 1 and 0, reduce_scatter, all_slice, all_to_all;
+# float16 and bfloat16 are reduced in float32 and rounded once.
 # Only the tp-0 device writes, so each output is written once.
 # REQUIRES: mpi
 # RUN: rm -rf %t && mkdir -p %t
@@ -40,6 +41,12 @@ def expected(g):
         "sliced": np.concatenate([blocks(xs[r])[r] for r in range(g)], axis=1),
         "exchanged": np.concatenate(swapped, axis=1),
         "isum": sum(x.astype(np.int64) for x in xs),
+        "hsum": sum(x.astype(np.float16).astype(np.float32) for x in xs)
+        .astype(np.float16),
+        # bfloat16 outputs are written as float32.
+        "bsum": make_bundle.from_bfloat16_bits(make_bundle.to_bfloat16_bits(
+            sum(make_bundle.from_bfloat16_bits(make_bundle.to_bfloat16_bits(x))
+                for x in xs))),
     }
 
 
@@ -64,8 +71,8 @@ for g in (2, 4):
                  f"expected {want.dtype}{want.shape} {want.tolist()}"))
 
 # CHECK-LABEL: tp=2: exit 0
-# CHECK-NEXT:   writers ['rank 0'], 11 outputs
-# CHECK-NEXT:   files 11
+# CHECK-NEXT:   writers ['rank 0'], 13 outputs
+# CHECK-NEXT:   files 13
 # CHECK-NEXT:   sum ok
 # CHECK-NEXT:   product ok
 # CHECK-NEXT:   max ok
@@ -77,9 +84,11 @@ for g in (2, 4):
 # CHECK-NEXT:   sliced ok
 # CHECK-NEXT:   exchanged ok
 # CHECK-NEXT:   isum ok
+# CHECK-NEXT:   hsum ok
+# CHECK-NEXT:   bsum ok
 # CHECK-LABEL: tp=4: exit 0
-# CHECK-NEXT:   writers ['rank 0'], 11 outputs
-# CHECK-NEXT:   files 11
+# CHECK-NEXT:   writers ['rank 0'], 13 outputs
+# CHECK-NEXT:   files 13
 # CHECK-NEXT:   sum ok
 # CHECK-NEXT:   product ok
 # CHECK-NEXT:   max ok
@@ -91,3 +100,5 @@ for g in (2, 4):
 # CHECK-NEXT:   sliced ok
 # CHECK-NEXT:   exchanged ok
 # CHECK-NEXT:   isum ok
+# CHECK-NEXT:   hsum ok
+# CHECK-NEXT:   bsum ok

@@ -10,11 +10,13 @@
 //   exchanged                         all_to_all split 1 concat 0, then
 //                                     all_gather dim 1       [2G,4]
 //   isum                              all_reduce sum of int64 X   [2,4]
+//   hsum, bsum                        all_reduce sum of X as float16 and
+//                                     as bfloat16 (weights at 32 and 48)
 #include "cleave/rt/Kernels.h"
 
 #define G CLEAVE_TP
 
-static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 0, 11, 1024, 64};
+static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 0, 13, 1024, 64};
 
 extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
 
@@ -80,5 +82,17 @@ extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
   CleaveTensor xi = tensor(wide, CLEAVE_I64, 2, 4);
   CleaveTensor isum = tensor(outputs[10], CLEAVE_I64, 2, 4);
   const int64_t sum[] = {G, 0};
-  return cleave_cpu_all_reduce(ctx, &xi, 1, &isum, 1, sum, nullptr);
+  if (cleave_cpu_all_reduce(ctx, &xi, 1, &isum, 1, sum, nullptr))
+    return 1;
+
+  cleave_rt_step(ctx, step++, "AllReduceHalf");
+  CleaveTensor xh =
+      tensor(const_cast<uint8_t *>(weights + 32), CLEAVE_F16, 2, 4);
+  CleaveTensor hsum = tensor(outputs[11], CLEAVE_F16, 2, 4);
+  if (cleave_cpu_all_reduce(ctx, &xh, 1, &hsum, 1, sum, nullptr))
+    return 1;
+  CleaveTensor xb =
+      tensor(const_cast<uint8_t *>(weights + 48), CLEAVE_BF16, 2, 4);
+  CleaveTensor bsum = tensor(outputs[12], CLEAVE_BF16, 2, 4);
+  return cleave_cpu_all_reduce(ctx, &xb, 1, &bsum, 1, sum, nullptr);
 }

@@ -180,6 +180,23 @@ def collective_input(rank):
             + 100 * rank - 3)
 
 
+def to_bfloat16_bits(array):
+    """float32 -> bfloat16 bit patterns (uint16), rounding to nearest even."""
+    bits = np.asarray(array, np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bfloat16_bits(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def collective_weights(rank):
+    """X as float32 (offset 0), float16 (32) and bfloat16 bits (48)."""
+    x = collective_input(rank)
+    return (x.tobytes() + x.astype(np.float16).tobytes()
+            + to_bfloat16_bits(x).tobytes())
+
+
 def collectives(args):
     g = args.tp
     f32 = lambda *shape: {"dtype": "float32", "shape": list(shape)}
@@ -190,12 +207,14 @@ def collectives(args):
                 {"name": "scattered", **f32(2, 4)},
                 {"name": "sliced", **f32(2, 4)},
                 {"name": "exchanged", **f32(2 * g, 4)},
-                {"name": "isum", "dtype": "int64", "shape": [2, 4]}]
+                {"name": "isum", "dtype": "int64", "shape": [2, 4]},
+                {"name": "hsum", "dtype": "float16", "shape": [2, 4]},
+                {"name": "bsum", "dtype": "bfloat16", "shape": [2, 4]}]
     write_mesh_bundle(
         args.bundle, os.path.join(HERE, "collectives.cpp"), args.lib_dir,
         {"pp": 1, "tp": g, "dp": 1}, [], outputs,
         [([], list(range(len(outputs))))],
-        [padded(collective_input(r).tobytes()) for r in range(g)],
+        [collective_weights(r) for r in range(g)],
         1024, [f"CLEAVE_TP={g}"])
 
 

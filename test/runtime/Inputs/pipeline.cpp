@@ -1,7 +1,8 @@
 // A hand-written two-stage program in the shape cleave emits for pp=2, for
 // the runtime tests. Built once per stage with CLEAVE_STAGE 0 or 1.
 //   stage 0: reads x float32[2,3], sends x * w to stage 1 (w: float32[3],
-//            rank 0's weights); x[0] < -1000 fails the Mul step.
+//            rank 0's weights); x[0] < -1000 fails the Mul step, and
+//            x[0] == 1000 returns without sending.
 //   stage 1: reads mode int32[1], receives, writes y = received + b (b:
 //            float32[3], rank 1's weights). Before the receive, mode 1
 //            kills the process, mode 2 never returns, mode 3 fails.
@@ -30,6 +31,8 @@ extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
   for (int i = 0; i < 6; ++i)
     buffer[i] = x[i] * w[i % 3];
   cleave_rt_step(ctx, 1, "Send_1");
+  if (x[0] == 1000)
+    return 0;
   const int64_t ints[] = {1, 7};
   return cleave_cpu_send(ctx, &tensor, 1, nullptr, 0, ints, nullptr);
 #else
