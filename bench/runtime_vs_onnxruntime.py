@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""Single-inference latency of cleave's CPU runtime beside onnxruntime's.
+
+For every reference model family it exports the model (cleave.models),
+compiles it for one CPU device with ``cleave compile``, and for every thread
+count opens a ``cleave.Session(bundle, threads=N)`` and an onnxruntime
+``InferenceSession`` with ``intra_op_num_threads=N``,
+``inter_op_num_threads=1``, sequential execution and every graph
+optimisation (``ORT_ENABLE_ALL``). Both are first checked to agree (the
+largest absolute difference at most ``--rtol`` times the largest absolute
+onnxruntime value), then warmed up, then timed one inference per sample,
+in alternating blocks of runs with a pause before each (see ``measure``).
+It prints per thread count the median, p10 and p90 of each, the ratio of
+the medians (cleave / onnxruntime: below 1 means cleave is faster) and the
+geometric mean of the ratios.
+
+    python bench/runtime_vs_onnxruntime.py [--models gpt resnet ...]
+        [--threads 1,2] [--seconds 1.0] [--large] [--profile] [--json out.json]
+
+``--large`` adds GPT and BERT at a size where the matrix products, not the
+per-step overhead, take the time (their builders take a configuration; the
+registry's other models have one fixed size). ``--profile`` prints, per
+model, where each engine spends a run: cleave's program steps (from
+``Session(profile=True)``) and onnxruntime's nodes (from its own profiler).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+from cleave.models.registry import MODELS  # noqa: E402
+
+#: Sizes for ``--large``: one sequence of 128 tokens through two layers of
+#: GPT-2-small / BERT-base width (hidden 768, 12 heads, MLP 3072).
+LARGE_TRANSFORMER = dict(vocab_size=1024, max_positions=128, hidden=768,
+                         heads=12, layers=2, mlp_ratio=4, batch=1, seq=128)
+
+
+@dataclass
+class Case:
+    """One model to measure: its name in the tables and how to build it."""
+
+    name: str
+    family: str
+    config: dict | None = None  # TransformerConfig fields, or the registry's
+
+    def build(self):
+        if self.config is None:
+            return MODELS[self.family].build()
+        from cleave.models import text
+
+        builder = {"gpt": text.build_gpt, "bert": text.build_bert}[self.family]
+        return builder(text.TransformerConfig(**self.config))
+
+
+@dataclass
+class Timing:
+    samples_ms: list[float] = field(default_factory=list)
+
+    def percentile(self, q: float) -> float:
+        return float(np.percentile(self.samples_ms, q))
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples_ms)
+
+
+def find_cleave() -> Path:
+    candidates = sorted(REPO.glob("build*/bin/cleave"), key=lambda p: p.stat().st_mtime)
+    if not candidates:
+        sys.exit("no build*/bin/cleave under the repository; pass --cleave")
+    return candidates[-1]
+
+
+def export(case: Case, path: Path) -> dict[str, np.ndarray]:
+    """Writes the case's ONNX file (once) and returns its example inputs."""
+    reference = case.build()
+    feeds = {k: v.numpy() for k, v in reference.inputs.items()}
+    if path.exists():
+        return feeds
+    if case.config is None:
+        from cleave.models.export import export_model
+
+        export_model(case.family, str(path))
+        return feeds
+    # export_model's export (autograd on, static shapes), for a configuration
+    # the registry cannot name; the comparison with cleave checks the graph.
+    import torch
+
+    torch.onnx.export(reference.module, tuple(reference.inputs.values()), str(path),
+                      input_names=list(reference.inputs),
+                      output_names=list(reference.output_names),
+                      opset_version=17, do_constant_folding=True)
+    return feeds
+
+
+def compile_bundle(cleave: Path, model: Path, bundle: Path) -> None:
+    if bundle.exists() and bundle.stat().st_mtime >= max(
+            model.stat().st_mtime, cleave.stat().st_mtime):
+        return
+    subprocess.run([str(cleave), "compile", str(model), "-o", str(bundle),
+                    "--target", "cpu", "--quiet"], check=True)
+
+
+def ort_session(model: Path, threads: int, profile_prefix: str | None = None):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
+def agree(name: str, ours: dict, theirs: list, names: list[str], rtol: float) -> str:
+    """'' when every output agrees, else what differs."""
+    for output, reference in zip(names, theirs):
+        got = ours[output]
+        if got.shape != reference.shape:
+            return f"{output}: shape {got.shape} vs {reference.shape}"
+        if reference.dtype.kind in "iub":
+            if np.any(got != reference):
+                return f"{output}: integer outputs differ"
+            continue
+        error = float(np.max(np.abs(got.astype(np.float64) - reference)))
+        scale = float(np.max(np.abs(reference))) or 1.0
+        if not (error <= rtol * scale and np.isfinite(got).all()):
+            return f"{output}: max abs error {error:.3e} > {rtol:g} x {scale:.3e}"
+    return ""
+
+
+def measure(ort_run, cleave_run, args: argparse.Namespace) -> tuple[Timing, Timing]:
+    """Alternates the engines in blocks of `args.block` seconds until each has
+    had `args.seconds` (at least `args.min_runs` samples), one inference per
+    sample.
+
+    Each block starts after a pause and a few untimed runs: both engines
+    leave their worker threads spinning for a while after a run (OpenMP's
+    and onnxruntime's thread pools), and an engine timed while the other's
+    threads still spin measures the other engine's spinning, not itself.
+    """
+    deadline = time.perf_counter() + args.warmup
+    while time.perf_counter() < deadline:
+        ort_run()
+        cleave_run()
+    theirs, ours = Timing(), Timing()
+    block = 0
+    while (min(len(theirs.samples_ms), len(ours.samples_ms)) < args.min_runs
+           or block < 2 * args.seconds / args.block) and block < 2 * args.max_blocks:
+        run, timing = ((ort_run, theirs), (cleave_run, ours))[block % 2]
+        time.sleep(args.pause)
+        for _ in range(3):
+            run()
+        end = time.perf_counter() + args.block
+        while time.perf_counter() < end:
+            t0 = time.perf_counter_ns()
+            run()
+            timing.samples_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        block += 1
+    return theirs, ours
+
+
+# `// 12: add + gelu (/blocks.0/mlp/mlp.1/Mul_1)` in the emitted program.
+STEP_COMMENT = re.compile(r"^\s*// (\d+): (.+) \((.*)\)$")
+
+
+def step_kinds(bundle: Path) -> dict[int, str]:
+    kinds = {}
+    for program in (bundle / "programs").glob("*.cpp"):
+        for line in program.read_text().splitlines():
+            match = STEP_COMMENT.match(line)
+            if match:
+                kinds[int(match.group(1))] = match.group(2)
+    return kinds
+
+
+def profile_cleave(bundle: Path, feeds: dict, threads: int, runs: int,
+                   build_dir: Path | None) -> list[tuple]:
+    """(median ms, step, kind, node) of every step over `runs` runs."""
+    import cleave
+
+    session = cleave.Session(bundle, threads=threads, profile=True, build_dir=build_dir)
+    kinds = step_kinds(bundle)
+    per_step: dict[int, list[float]] = {}
+    names: dict[int, str] = {}
+    for _ in range(5):
+        session.run(feeds)
+    for _ in range(runs):
+        session.run(feeds)
+        for step, node, seconds in session.profile():
+            per_step.setdefault(step, []).append(seconds * 1e3)
+            names[step] = node
+    return [(statistics.median(v), s, kinds.get(s, "?"), names[s]) for s, v in per_step.items()]
+
+
+def profile_ort(model: Path, feeds: dict, threads: int, runs: int, workdir: Path) -> list[tuple]:
+    """(median ms, op type, node) of every node over `runs` runs."""
+    session = ort_session(model, threads, str(workdir / "ort-profile"))
+    for _ in range(5):
+        session.run(None, feeds)
+    for _ in range(runs):
+        session.run(None, feeds)
+    path = session.end_profiling()
+    events = json.loads(Path(path).read_text())
+    os.unlink(path)
+    per_node: dict[str, list[float]] = {}
+    types: dict[str, str] = {}
+    for event in events:
+        if event.get("cat") != "Node" or not event["name"].endswith("_kernel_time"):
+            continue
+        node = event["name"][: -len("_kernel_time")]
+        per_node.setdefault(node, []).append(event["dur"] / 1e3)
+        types[node] = event["args"].get("op_name", "?")
+    # The first 5 runs are warm-up; keep the last `runs` samples of each node.
+    return [(statistics.median(v[-runs:]), types[n], n) for n, v in per_node.items()]
+
+
+def print_profile(name: str, threads: int, ours: list[tuple], theirs: list[tuple],
+                  top: int) -> dict:
+    ours_total = sum(r[0] for r in ours)
+    theirs_total = sum(r[0] for r in theirs)
+    by_kind: dict[str, float] = {}
+    for ms, _, kind, _ in ours:
+        by_kind[kind] = by_kind.get(kind, 0.0) + ms
+    by_type: dict[str, float] = {}
+    for ms, op, _ in theirs:
+        by_type[op] = by_type.get(op, 0.0) + ms
+    print(f"\n{name}, {threads} thread(s): cleave {len(ours)} steps, {ours_total:.3f} ms "
+          f"in steps; onnxruntime {len(theirs)} nodes, {theirs_total:.3f} ms in nodes")
+    print("  cleave by step kind:        "
+          + ", ".join(f"{k} {v:.3f}" for k, v in sorted(by_kind.items(), key=lambda x: -x[1])[:top]))
+    print("  onnxruntime by op type:     "
+          + ", ".join(f"{k} {v:.3f}" for k, v in sorted(by_type.items(), key=lambda x: -x[1])[:top]))
+    print("  cleave top steps:")
+    for ms, step, kind, node in sorted(ours, reverse=True)[:top]:
+        print(f"    {ms:8.3f} ms  #{step:<4} {kind:<28} {node}")
+    print("  onnxruntime top nodes:")
+    for ms, op, node in sorted(theirs, reverse=True)[:top]:
+        print(f"    {ms:8.3f} ms  {op:<28} {node}")
+    return {"cleave_steps_ms": ours_total, "ort_nodes_ms": theirs_total,
+            "cleave_by_kind": by_kind, "ort_by_type": by_type,
+            "cleave_top": [list(r) for r in sorted(ours, reverse=True)[:top]],
+            "ort_top": [list(r) for r in sorted(theirs, reverse=True)[:top]]}
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    parser.add_argument("--large", action="store_true",
+                        help="also GPT and BERT at hidden 768, 12 heads, 1 x 128 tokens")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="timed seconds per engine, model and thread count")
+    parser.add_argument("--warmup", type=float, default=0.3, help="warm-up seconds")
+    parser.add_argument("--block", type=float, default=0.1,
+                        help="seconds of one engine's runs before the other's turn")
+    parser.add_argument("--pause", type=float, default=0.02,
+                        help="idle seconds before each block (spinning threads settle)")
+    parser.add_argument("--min-runs", type=int, default=30)
+    parser.add_argument("--max-blocks", type=int, default=200, help="per engine")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--profile", action="store_true", help="print per-step hot spots")
+    parser.add_argument("--profile-runs", type=int, default=50)
+    parser.add_argument("--top", type=int, default=6)
+    parser.add_argument("--cleave", type=Path, default=None)
+    parser.add_argument("--build-dir", type=Path, default=None,
+                        help="the build whose runtime module Session loads")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="write every figure here")
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    cleave_bin = args.cleave or find_cleave()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-rt-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    import cleave
+    import onnxruntime as ort
+
+    cases = [Case(m, m) for m in args.models]
+    if args.large:
+        cases += [Case(f"{m}-768", m, LARGE_TRANSFORMER)
+                  for m in ("gpt", "bert") if m in args.models]
+
+    print(f"cleave: {cleave_bin}\nonnxruntime: {ort.__version__}\n"
+          f"cpus: {os.cpu_count()}, load average at start: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\nworkdir: {workdir}")
+    prepared = {}
+    for case in cases:
+        model = workdir / f"{case.name}.onnx"
+        bundle = workdir / f"{case.name}.cleave"
+        feeds = export(case, model)
+        compile_bundle(cleave_bin, model, bundle)
+        prepared[case.name] = (model, bundle, feeds)
+
+    results: dict = {"onnxruntime": ort.__version__, "cpus": os.cpu_count(),
+                     "loadavg_start": os.getloadavg(), "threads": {}}
+    for n in threads:
+        rows = []
+        for case in cases:
+            model, bundle, feeds = prepared[case.name]
+            theirs_session = ort_session(model, n)
+            ours_session = cleave.Session(bundle, threads=n, build_dir=args.build_dir)
+            names = [o.name for o in theirs_session.get_outputs()]
+            mismatch = agree(case.name, ours_session.run(feeds),
+                             theirs_session.run(None, feeds), names, args.rtol)
+            row = {"model": case.name}
+            if mismatch:
+                print(f"{case.name}: outputs disagree ({mismatch}); not timed", flush=True)
+                row["error"] = mismatch
+                rows.append(row)
+                continue
+            theirs, ours = measure(lambda: theirs_session.run(None, feeds),
+                                   lambda: ours_session.run(feeds), args)
+            row.update({
+                "runs": len(ours.samples_ms),
+                "ort_ms": {"median": theirs.median, "p10": theirs.percentile(10),
+                           "p90": theirs.percentile(90)},
+                "cleave_ms": {"median": ours.median, "p10": ours.percentile(10),
+                              "p90": ours.percentile(90)},
+                "ratio": ours.median / theirs.median,
+            })
+            if args.profile:
+                row["profile"] = print_profile(
+                    case.name, n,
+                    profile_cleave(bundle, feeds, n, args.profile_runs, args.build_dir),
+                    profile_ort(model, feeds, n, args.profile_runs, workdir), args.top)
+            rows.append(row)
+        ratios = [r["ratio"] for r in rows if "ratio" in r]
+        results["threads"][str(n)] = {"rows": rows, "geomean_ratio": geomean(ratios)}
+
+        print(f"\n{n} thread(s): median ms [p10-p90]; ratio = cleave / onnxruntime")
+        print(f"{'model':<20} {'onnxruntime ms':>24} {'cleave ms':>24} {'ratio':>7} {'runs':>6}")
+        for r in rows:
+            if "error" in r:
+                print(f"{r['model']:<20} {'outputs disagree: ' + r['error']}")
+                continue
+            o, c = r["ort_ms"], r["cleave_ms"]
+            ort_cell = f"{o['median']:.3f} [{o['p10']:.3f}-{o['p90']:.3f}]"
+            cleave_cell = f"{c['median']:.3f} [{c['p10']:.3f}-{c['p90']:.3f}]"
+            print(f"{r['model']:<20} {ort_cell:>24} {cleave_cell:>24} "
+                  f"{r['ratio']:>7.2f} {r['runs']:>6}")
+        print(f"{'geometric mean':<20} {'':>24} {'':>24} {geomean(ratios):>7.2f}", flush=True)
+
+    results["loadavg_end"] = os.getloadavg()
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
