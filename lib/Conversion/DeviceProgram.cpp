@@ -340,10 +340,19 @@ void ProgramBuilder::chooseFusion() {
       continue;
     Operation *user = *result.getUsers().begin();
     auto userKind = kinds.find(user);
-    if (userKind == kinds.end() || userKind->second != OpKind::Elementwise)
+    if (userKind == kinds.end())
       continue;
-    if (cast<ShapedType>(result.getType()).getShape() !=
-        cast<ShapedType>(user->getResult(0).getType()).getShape())
+    // Into an elementwise user of the same shape, or into a reduction that
+    // a generated loop computes (which iterates over its input's shape).
+    bool intoElementwise =
+        userKind->second == OpKind::Elementwise &&
+        cast<ShapedType>(result.getType()).getShape() ==
+            cast<ShapedType>(user->getResult(0).getType()).getShape();
+    bool intoReduction = userKind->second == OpKind::Kernel &&
+                         user->getNumOperands() == 1 &&
+                         succeeded(cast<KernelInterface>(user)
+                                       .getScalarReduction());
+    if (!intoElementwise && !intoReduction)
       continue;
     inlined.insert(op);
   }
@@ -505,12 +514,25 @@ FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
       return failure();
     operands.push_back(*node);
   }
-  ScalarExprBuilder builder(loop.nodes);
-  FailureOr<int> node =
-      cast<KernelInterface>(root).buildScalar(builder, operands);
-  if (failed(node))
-    return failure();
-  loop.root = *node;
+  auto kernel = cast<KernelInterface>(root);
+  if (FailureOr<ScalarReduction> reduction = kernel.getScalarReduction();
+      succeeded(reduction)) {
+    // The loop folds its single operand over the reduced dimensions.
+    loop.root = operands[0];
+    loop.reduction = std::move(*reduction);
+    ArrayRef<int64_t> shape =
+        cast<ShapedType>(root->getOperand(0).getType()).getShape();
+    loop.iterationShape.assign(shape.begin(), shape.end());
+  } else {
+    ScalarExprBuilder builder(loop.nodes);
+    FailureOr<int> node = kernel.buildScalar(builder, operands);
+    if (failed(node))
+      return failure();
+    loop.root = *node;
+    ArrayRef<int64_t> shape =
+        cast<ShapedType>(root->getResult(0).getType()).getShape();
+    loop.iterationShape.assign(shape.begin(), shape.end());
+  }
   loop.output = getTensor(root->getResult(0));
 
   ProgramStep step;
@@ -626,7 +648,7 @@ void ProgramBuilder::planArena() {
       // In place: a loop may overwrite an operand that dies in it, when
       // every load of that operand reads the element being written.
       int reuse = -1;
-      if (options.inPlace && step.loop) {
+      if (options.inPlace && step.loop && !step.loop->reduction) {
         for (const FusedLoad &load : step.loop->loads) {
           int root = getRoot(load.tensor);
           if (!isArena(root) || bufferOf[root] < 0 ||
@@ -733,8 +755,13 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
     if (kind == OpKind::Parameter || kind == OpKind::View ||
         inlined.contains(&op))
       continue;
-    FailureOr<ProgramStep> step =
-        kind == OpKind::Elementwise ? buildLoop(&op) : buildCall(&op);
+    // A reduction whose input chain was fused is a generated loop too.
+    bool fusedReduction =
+        kind == OpKind::Kernel && op.getNumOperands() == 1 &&
+        inlined.contains(op.getOperand(0).getDefiningOp());
+    FailureOr<ProgramStep> step = kind == OpKind::Elementwise || fusedReduction
+                                      ? buildLoop(&op)
+                                      : buildCall(&op);
     if (failed(step))
       return failure();
     step->node = getNodeName(op.getLoc());

@@ -237,6 +237,37 @@ struct ReduceModel
     append(call.ints, axes);
     return success();
   }
+
+  /// Float reductions fold in a generated loop; integer ones (no infinite
+  /// starting value for max/min) stay library kernels.
+  FailureOr<ScalarReduction> getScalarReduction(Operation *op) const {
+    auto reduce = cast<Op>(op);
+    auto type = cast<ShapedType>(reduce.getInput().getType());
+    if (!isa<FloatType>(type.getElementType()) || reduce.getAxes().empty())
+      return failure();
+    ScalarReduction reduction;
+    reduction.combine = "add";
+    if constexpr (std::is_same_v<Op, ReduceMaxOp>) {
+      reduction.combine = "max";
+      reduction.init = -std::numeric_limits<double>::infinity();
+    }
+    if constexpr (std::is_same_v<Op, ReduceMinOp>) {
+      reduction.combine = "min";
+      reduction.init = std::numeric_limits<double>::infinity();
+    }
+    if constexpr (std::is_same_v<Op, ReduceProdOp>) {
+      reduction.combine = "mul";
+      reduction.init = 1;
+    }
+    reduction.mean = std::is_same_v<Op, ReduceMeanOp>;
+    reduction.square = std::is_same_v<Op, ReduceL2Op> ||
+                       std::is_same_v<Op, ReduceSumSquareOp>;
+    reduction.sqrt = std::is_same_v<Op, ReduceL2Op>;
+    for (int64_t axis : reduce.getAxes())
+      reduction.axes.push_back(axis < 0 ? axis + type.getRank() : axis);
+    llvm::sort(reduction.axes);
+    return reduction;
+  }
 };
 
 struct TransposeModel

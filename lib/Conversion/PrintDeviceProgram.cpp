@@ -68,6 +68,14 @@ void cleave::printDeviceProgram(const DeviceProgram &program,
     os << "step " << index << " ";
     if (step.loop) {
       os << "loop t" << step.loop->output << " = ";
+      if (const auto &reduction = step.loop->reduction) {
+        os << "reduce " << reduction->combine
+           << (reduction->square ? " of squares" : "")
+           << (reduction->mean ? ", mean" : "")
+           << (reduction->sqrt ? ", sqrt" : "") << " over [";
+        llvm::interleaveComma(reduction->axes, os);
+        os << "] of ";
+      }
       printNode(*step.loop, step.loop->root, os);
     } else {
       const KernelCall &call = *step.call;

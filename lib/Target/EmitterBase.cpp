@@ -103,48 +103,35 @@ std::string EmitterBase::getLiteral(double value, DType type) {
   }
 }
 
-std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
-                                      const FusedLoad &load,
-                                      StringRef i) const {
-  ArrayRef<int64_t> outShape = program.tensors[loop.output].shape;
-  ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
-  int64_t rank = outShape.size();
-  int64_t lead = rank - static_cast<int64_t>(shape.size());
-  // The load's stride along each output dimension (0 where it broadcasts).
-  SmallVector<int64_t> strides(rank, 0);
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= lead; --d) {
-    int64_t size = shape[d - lead];
-    strides[d] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-  // Merge dimensions the load walks contiguously (or not at all).
+std::string EmitterBase::getLinearIndex(StringRef var,
+                                        ArrayRef<int64_t> sizes,
+                                        ArrayRef<int64_t> strides) {
+  // Merge dimensions walked contiguously (or not at all): fewer divisions.
   struct Segment {
     int64_t size, stride;
   };
   SmallVector<Segment> segments;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (outShape[d] == 1)
+  for (auto [size, stride] : llvm::zip(sizes, strides)) {
+    if (size == 1)
       continue;
     if (!segments.empty()) {
       Segment &last = segments.back();
-      bool bothBroadcast = last.stride == 0 && strides[d] == 0;
-      bool contiguous =
-          strides[d] != 0 && last.stride == strides[d] * outShape[d];
+      bool bothBroadcast = last.stride == 0 && stride == 0;
+      bool contiguous = stride != 0 && last.stride == stride * size;
       if (bothBroadcast || contiguous) {
-        last.size *= outShape[d];
-        last.stride = strides[d];
+        last.size *= size;
+        last.stride = stride;
         continue;
       }
     }
-    segments.push_back({outShape[d], strides[d]});
+    segments.push_back({size, stride});
   }
   std::string index;
   int64_t inner = 1;
   for (int64_t s = static_cast<int64_t>(segments.size()) - 1; s >= 0; --s) {
     const Segment &segment = segments[s];
     if (segment.stride != 0) {
-      std::string term = i.str();
+      std::string term = var.str();
       if (inner != 1)
         term = "(" + term + " / " + std::to_string(inner) + ")";
       if (s != 0)
@@ -158,7 +145,85 @@ std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
   return index.empty() ? "0" : index;
 }
 
+std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
+                                      const FusedLoad &load,
+                                      StringRef i) const {
+  ArrayRef<int64_t> space = loop.iterationShape;
+  ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
+  int64_t rank = space.size();
+  int64_t lead = rank - static_cast<int64_t>(shape.size());
+  // The load's stride along each dimension of the iteration space (0 where
+  // it broadcasts).
+  SmallVector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= lead; --d) {
+    int64_t size = shape[d - lead];
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  return getLinearIndex(i, space, strides);
+}
+
+void EmitterBase::emitReductionBody(const FusedLoop &loop, StringRef o,
+                                    StringRef indent) {
+  const ScalarReduction &reduction = *loop.reduction;
+  ArrayRef<int64_t> space = loop.iterationShape;
+  int64_t rank = space.size();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * space[d + 1];
+  SmallVector<int64_t> keptSizes, keptStrides, reducedSizes, reducedStrides;
+  int64_t reduced = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(reduction.axes, d)) {
+      reducedSizes.push_back(space[d]);
+      reducedStrides.push_back(strides[d]);
+      reduced *= space[d];
+    } else {
+      keptSizes.push_back(space[d]);
+      keptStrides.push_back(strides[d]);
+    }
+  }
+  DType type = loop.nodes[loop.root].dtype;
+  StringRef compute = getComputeType(type);
+  std::string inner = (indent + "  ").str();
+  os << indent << "const int64_t base = "
+     << getLinearIndex(o, keptSizes, keptStrides) << ";\n";
+  os << indent << compute << " acc = " << getLiteral(reduction.init, type)
+     << ";\n";
+  os << indent << "for (int64_t r = 0; r < " << reduced << "; ++r) {\n";
+  os << inner << "const int64_t i = base + "
+     << getLinearIndex("r", reducedSizes, reducedStrides) << ";\n";
+  emitNodes(loop, inner);
+  std::string value = "v" + std::to_string(loop.root);
+  if (reduction.square)
+    value = value + " * " + value;
+  if (reduction.combine == "add")
+    os << inner << "acc += " << value << ";\n";
+  else if (reduction.combine == "mul")
+    os << inner << "acc *= " << value << ";\n";
+  else
+    os << inner << "acc = cl::" << reduction.combine << "(acc, " << value
+       << ");\n";
+  os << indent << "}\n";
+  std::string result = "acc";
+  if (reduction.mean)
+    result = "acc / " + getLiteral(static_cast<double>(reduced), type);
+  if (reduction.sqrt)
+    result = "cl::sqrt(acc)";
+  DType outType = program.tensors[loop.output].dtype;
+  os << indent << "y[" << o << "] = static_cast<" << getStorageType(outType)
+     << ">(" << result << ");\n";
+}
+
 void EmitterBase::emitLoopBody(const FusedLoop &loop, StringRef indent) {
+  emitNodes(loop, indent);
+  DType outType = program.tensors[loop.output].dtype;
+  os << indent << "y[i] = static_cast<" << getStorageType(outType) << ">(v"
+     << loop.root << ");\n";
+}
+
+void EmitterBase::emitNodes(const FusedLoop &loop, StringRef indent) {
   for (auto [index, node] : llvm::enumerate(loop.nodes)) {
     os << indent << "const " << getComputeType(node.dtype) << " v" << index
        << " = ";
@@ -198,9 +263,6 @@ void EmitterBase::emitLoopBody(const FusedLoop &loop, StringRef indent) {
     }
     os << ";\n";
   }
-  DType outType = program.tensors[loop.output].dtype;
-  os << indent << "y[i] = static_cast<" << getStorageType(outType) << ">(v"
-     << loop.root << ");\n";
 }
 
 void EmitterBase::emitTensor(int tensor) {

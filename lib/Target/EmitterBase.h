@@ -40,9 +40,19 @@ protected:
   /// the loop's output reads (broadcasting), as a C expression.
   std::string getLoadIndex(const FusedLoop &loop, const FusedLoad &load,
                            llvm::StringRef i) const;
-  /// The scalar statements of a loop body: one `const T vN = ...;` per node,
-  /// loads through pointers named `x0`, `x1`, ... and then `y[i] = ...;`.
+  /// The scalar statements of an elementwise loop's body: one
+  /// `const T vN = ...;` per node, loads through pointers named `x0`, `x1`,
+  /// ... at index `i`, and then `y[i] = ...;`.
   void emitLoopBody(const FusedLoop &loop, llvm::StringRef indent);
+  /// The body of a reduction loop for output element `o`: the input
+  /// elements of `o` folded in an inner loop, then `y[o] = ...;`.
+  void emitReductionBody(const FusedLoop &loop, llvm::StringRef o,
+                         llvm::StringRef indent);
+  /// `var` (an index over the row-major `sizes`) as the linear index of
+  /// the element with per-dimension `strides` (0: broadcast).
+  static std::string getLinearIndex(llvm::StringRef var,
+                                    llvm::ArrayRef<int64_t> sizes,
+                                    llvm::ArrayRef<int64_t> strides);
   static std::string getLiteral(double value, DType type);
 
   const DeviceProgram &program;
@@ -50,6 +60,7 @@ protected:
   llvm::raw_ostream &os;
 
 private:
+  void emitNodes(const FusedLoop &loop, llvm::StringRef indent);
   void emitCall(int step, const KernelCall &call);
   void emitTensor(int tensor);
 };

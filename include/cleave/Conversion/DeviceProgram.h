@@ -102,12 +102,31 @@ struct FusedLoad {
   int tensor;
 };
 
-/// A generated loop over the elements of `output` that evaluates `root`.
+/// How a generated loop reduces: `combine` (a function of rt/Scalar.h, or
+/// "add"/"mul") folds `root`'s values (squared first when `square`) into an
+/// accumulator that starts at `init`, and the result is divided by the
+/// number of reduced elements (`mean`) or square-rooted (`sqrt`).
+struct ScalarReduction {
+  std::string combine;
+  double init = 0;
+  bool square = false;
+  bool mean = false;
+  bool sqrt = false;
+  /// The reduced dimensions of the input, sorted, non-negative.
+  llvm::SmallVector<int64_t, 4> axes;
+};
+
+/// A generated loop that evaluates `root` at every element of its
+/// iteration space: the output's shape, or for a reduction the shape of the
+/// reduced input, whose values are folded per output element. Loads are
+/// broadcast to the iteration space.
 struct FusedLoop {
   int output;
   std::vector<FusedLoad> loads;
   std::vector<ScalarNode> nodes;
   int root = -1;
+  llvm::SmallVector<int64_t, 4> iterationShape;
+  std::optional<ScalarReduction> reduction;
 };
 
 /// A call of a library kernel (KernelList.def) on program tensors. An

@@ -35,6 +35,13 @@ def Cleave_KernelInterface : OpInterface<"KernelInterface"> {
            "::llvm::ArrayRef<int>":$operands),
       [{}], [{ return ::mlir::failure(); }]>,
     InterfaceMethod<[{
+        For a reduction that a generated loop can compute (so that the
+        elementwise chain feeding it fuses into the same loop): how elements
+        combine, and the reduced dimensions. Fails for other ops.
+      }],
+      "::mlir::FailureOr<::cleave::ScalarReduction>", "getScalarReduction",
+      (ins), [{}], [{ return ::mlir::failure(); }]>,
+    InterfaceMethod<[{
         Fills `call` (kernel name, attributes) when the op runs as a library
         kernel whose inputs are the op's operands and whose outputs are its
         results. Fails, with a diagnostic on the op, for attribute values no

@@ -42,10 +42,18 @@ private:
     os << "    " << getStorageType(out.dtype) << " *y = ("
        << getStorageType(out.dtype) << " *)" << getPointer(loop.output)
        << ";\n";
-    if (elements >= options.parallelThreshold)
+    int64_t work = 1;
+    for (int64_t dim : loop.iterationShape)
+      work *= dim;
+    if (work >= options.parallelThreshold)
       os << "#pragma omp parallel for schedule(static)\n";
-    os << "    for (int64_t i = 0; i < " << elements << "; ++i) {\n";
-    emitLoopBody(loop, "      ");
+    if (loop.reduction) {
+      os << "    for (int64_t o = 0; o < " << elements << "; ++o) {\n";
+      emitReductionBody(loop, "o", "      ");
+    } else {
+      os << "    for (int64_t i = 0; i < " << elements << "; ++i) {\n";
+      emitLoopBody(loop, "      ");
+    }
     os << "    }\n  }\n";
   }
 };

@@ -56,10 +56,17 @@ private:
       os << "__global__ void cleave_loop_" << index << "(";
       emitParameters(loop);
       os << ") {\n";
-      os << "  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + "
-            "threadIdx.x; i < "
-         << elements << ";\n       i += (int64_t)gridDim.x * blockDim.x) {\n";
-      emitLoopBody(loop, "    ");
+      // One thread per output element; a reduction folds its inputs in a
+      // loop of its own.
+      StringRef var = loop.reduction ? "o" : "i";
+      os << "  for (int64_t " << var
+         << " = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; " << var
+         << " < " << elements << ";\n       " << var
+         << " += (int64_t)gridDim.x * blockDim.x) {\n";
+      if (loop.reduction)
+        emitReductionBody(loop, "o", "    ");
+      else
+        emitLoopBody(loop, "    ");
       os << "  }\n}\n";
     }
   }
