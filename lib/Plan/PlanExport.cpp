@@ -56,6 +56,15 @@ static llvm::StringRef getEventKindName(const PlanStageEvent &event) {
   return stringifyCollectiveKind(event.collective);
 }
 
+/// Samples per second; null when the predicted step takes no time (a
+/// model that only reshapes), since JSON has no infinity.
+static void writeThroughput(llvm::json::OStream &json, double throughput) {
+  if (std::isfinite(throughput))
+    json.attribute("throughput_samples_per_s", throughput);
+  else
+    json.attribute("throughput_samples_per_s", nullptr);
+}
+
 void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
   llvm::json::OStream json(os, 2);
   json.object([&] {
@@ -84,7 +93,7 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
     json.attributeObject("predicted", [&] {
       json.attribute("step_time_s", plan.stepTime);
       json.attribute("latency_s", plan.latency);
-      json.attribute("throughput_samples_per_s", plan.throughput);
+      writeThroughput(json, plan.throughput);
       json.attribute("bubble_fraction", plan.bubbleFraction);
       json.attribute("peak_memory_bytes", plan.peakMemoryBytes);
     });
@@ -191,7 +200,7 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
           json.attribute("microbatches", alternative.microbatches);
           json.attribute("fits", alternative.feasible);
           if (alternative.feasible) {
-            json.attribute("throughput_samples_per_s", alternative.throughput);
+            writeThroughput(json, alternative.throughput);
             json.attribute("step_time_s", alternative.stepTime);
             json.attribute("latency_s", alternative.latency);
           }

@@ -18,6 +18,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
@@ -71,6 +73,29 @@ static FailureOr<BundleContents>
 compileForOneDevice(ModuleOp module, const TargetDescription &target,
                     StringRef functionName, const DeviceProgramOptions &lower,
                     PlanOptions planOptions, std::string &planJSON) {
+  FailureOr<func::FuncOp> func = getProgramFunction(module, functionName);
+  if (failed(func))
+    return failure();
+  FailureOr<DeviceProgram> program = buildDeviceProgram(*func, lower);
+  if (failed(program))
+    return failure();
+  // A model whose every result is an input or a constant (everything
+  // folded) has nothing to plan: its plan is the trivial one.
+  if (program->steps.empty() ||
+      llvm::all_of(program->steps, [](const ProgramStep &step) {
+        return step.call && step.call->kernel == "copy";
+      })) {
+    llvm::json::Object plan{
+        {"function", func->getSymName()},
+        {"target", target.name},
+        {"mesh", llvm::json::Object{{"pp", 1}, {"tp", 1}, {"dp", 1}}},
+        {"microbatches", 1},
+        {"stages", llvm::json::Array{}},
+        {"note", "the model computes nothing: its outputs are inputs or "
+                 "constants"}};
+    planJSON = llvm::formatv("{0}", llvm::json::Value(std::move(plan))).str();
+    return makeSingleDeviceContents(std::move(*program));
+  }
   OwningOpRef<ModuleOp> copy(module.clone());
   PassManager passes(module.getContext());
   passes.addPass(createSplitProjectionsPass());
@@ -80,12 +105,6 @@ compileForOneDevice(ModuleOp module, const TargetDescription &target,
   if (failed(plan))
     return failure();
   planJSON = printJSON(*plan);
-  FailureOr<func::FuncOp> func = getProgramFunction(module, functionName);
-  if (failed(func))
-    return failure();
-  FailureOr<DeviceProgram> program = buildDeviceProgram(*func, lower);
-  if (failed(program))
-    return failure();
   return makeSingleDeviceContents(std::move(*program));
 }
 

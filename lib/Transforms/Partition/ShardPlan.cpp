@@ -165,11 +165,14 @@ private:
       return a->getOwner() != b->getOwner() &&
              a->getOwner()->isBeforeInBlock(b->getOwner());
     });
+    // The sharding first: it goes to the top of the body, so an argument's
+    // annotation must follow it (not precede the shardings made for earlier
+    // arguments).
+    Value definedSharding = shardingValue(defined, builder);
     if (Operation *def = value.getDefiningOp())
       builder.setInsertionPointAfter(def);
     else
-      builder.setInsertionPointToStart(value.getParentBlock());
-    Value definedSharding = shardingValue(defined, builder);
+      builder.setInsertionPointAfter(definedSharding.getDefiningOp());
     auto result =
         shard::ShardOp::create(builder, value.getLoc(), value, definedSharding,
                                /*annotate_for_users=*/false);

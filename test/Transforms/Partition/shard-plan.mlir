@@ -96,3 +96,21 @@ module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cle
     return %y : tensor<4x64xf32>
   }
 }
+
+// -----
+
+// Several arguments: each annotation follows the sharding it names, which
+// sits at the top of the body (the IR verifies: definitions dominate uses).
+
+// CHECK-LABEL: func.func @main(%arg0: tensor<4x16xf32>, %arg1: tensor<4x16xf32>, %arg2
+// CHECK: %[[REP3:.*]] = shard.sharding @tp split_axes = {{\[\[}}]] : !shard.sharding
+// CHECK-DAG: shard.shard %arg0 to %[[REP3]] : tensor<4x16xf32>
+// CHECK-DAG: shard.shard %arg1 to %[[REP3]] : tensor<4x16xf32>
+// CHECK-DAG: shard.shard %arg2 to %[[REP3]] : tensor<4x16xf32>
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%a: tensor<4x16xf32>, %b: tensor<4x16xf32>, %c: tensor<4x16xf32>) -> tensor<4x16xf32> {
+    %s = cleave.add %a, %b {cleave.stage = 0 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %t = cleave.add %s, %c {cleave.stage = 0 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    return %t : tensor<4x16xf32>
+  }
+}
