@@ -1,7 +1,9 @@
-"""Runs a compiled bundle through ``cleave.Session`` and onnxruntime on the
-same random inputs and compares every output.
+"""Runs a compiled bundle and onnxruntime on the same random inputs and
+compares every output. A one-device bundle runs through ``cleave.Session``;
+a bundle for several devices through ``cleave run``, which starts its ranks.
 
     python -m cleave.testing.check_bundle MODEL.onnx BUNDLE [--int-high N]
+        [--cleave build/bin/cleave]
 
 Inputs are drawn from a seeded generator: floats from N(0, 1), integers from
 ``[0, int-high)`` (token ids must stay below the vocabulary), booleans at
@@ -13,23 +15,28 @@ Exits 1 when an output does not pass.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 
-def random_inputs(session, int_high: int, seed: int = 0) -> dict[str, np.ndarray]:
+def random_inputs(ports, int_high: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs for `ports` (the manifest's `inputs`: name, dtype, shape)."""
     rng = np.random.default_rng(seed)
     feeds = {}
-    for info in session.get_inputs():
-        dtype = np.dtype(info.dtype)
-        shape = tuple(info.shape)
+    for port in ports:
+        dtype = np.dtype(port["dtype"])
+        shape = tuple(port["shape"])
         if dtype.kind == "f":
-            feeds[info.name] = rng.standard_normal(shape).astype(dtype)
+            feeds[port["name"]] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind == "b":
-            feeds[info.name] = rng.integers(0, 2, shape).astype(bool)
+            feeds[port["name"]] = rng.integers(0, 2, shape).astype(bool)
         else:
-            feeds[info.name] = rng.integers(0, int_high, shape).astype(dtype)
+            feeds[port["name"]] = rng.integers(0, int_high, shape).astype(dtype)
     return feeds
 
 
@@ -40,15 +47,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--int-high", type=int, default=16)
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--cleave", default="cleave",
+                        help="the cleave executable (bundles for several devices)")
     args = parser.parse_args(argv)
 
     import onnxruntime as ort
 
-    import cleave
+    with open(os.path.join(args.bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    feeds = random_inputs(manifest["inputs"], args.int_high)
+    if manifest["devices"] == 1:
+        import cleave
 
-    session = cleave.Session(args.bundle, threads=args.threads)
-    feeds = random_inputs(session, args.int_high)
-    got = session.run(feeds)
+        got = cleave.Session(args.bundle, threads=args.threads).run(feeds)
+    else:
+        with tempfile.TemporaryDirectory() as scratch:
+            command = [args.cleave, "run", args.bundle, "--output-dir", scratch]
+            for name, value in feeds.items():
+                path = os.path.join(scratch, f"input.{name}.npy")
+                np.save(path, value)
+                command += ["--input", f"{name}={path}"]
+            subprocess.run(command, check=True)
+            got = {port["name"]: np.load(os.path.join(scratch, port["name"] + ".npy"))
+                   for port in manifest["outputs"]}
     reference = ort.InferenceSession(args.model, providers=["CPUExecutionProvider"])
     names = [o.name for o in reference.get_outputs()]
     expected = dict(zip(names, reference.run(None, feeds)))
