@@ -13,6 +13,7 @@
 
 #include "Bundle.h"
 #include "Npy.h"
+#include "Profile.h"
 #include "cleave/rt/Communicator.h"
 #include "cleave/rt/Runtime.h"
 
@@ -57,7 +58,14 @@ constexpr const char *usage =
     "  --atol A            absolute tolerance of --test-data (1e-5)\n"
     "  --threads N         CPU kernel threads (all cores)\n"
     "  --device DEV        cpu or cuda:N (the bundle's kind)\n"
-    "  --profile           print the time of every program step\n"
+    "  --profile           print the time of every program step, write a\n"
+    "                      Chrome trace per rank (trace_rank_R.json) and\n"
+    "                      print each stage's measured time beside the\n"
+    "                      plan's prediction (also as profile.json)\n"
+    "  --profile-dir DIR   where --profile writes its files (the output\n"
+    "                      directory; none without either); implies --profile\n"
+    "  --repeat K          time K runs after one untimed warm-up run and\n"
+    "                      report their median (1)\n"
     "  --timeout S         a bundle for several devices: end every rank when\n"
     "                      one program step or communication call takes\n"
     "                      longer than S seconds (300; 0 never)\n"
@@ -78,6 +86,8 @@ struct RunOptions {
   int threads = 0;
   std::string device;
   bool profile = false;
+  std::string profileDir;
+  int repeat = 1;
   double timeout = 300;
   std::string launcherArgs;
   bool help = false;
@@ -135,6 +145,18 @@ RunOptions parseArguments(int argc, char **argv) {
       options.device = next();
     } else if (arg == "--profile") {
       options.profile = true;
+    } else if (arg == "--profile-dir") {
+      options.profileDir = next();
+      if (options.profileDir.empty())
+        throw Error("--profile-dir wants a directory");
+      options.profile = true;
+    } else if (arg == "--repeat") {
+      std::string text = next();
+      double repeat = parseNumber(arg, text);
+      if (repeat != std::floor(repeat) || repeat < 1 || repeat > 1e6)
+        throw Error("--repeat wants a whole number of runs from 1, not '" +
+                    text + "'");
+      options.repeat = static_cast<int>(repeat);
     } else if (arg == "--timeout") {
       options.timeout = parseNumber(arg, next());
     } else if (arg == "--launcher-args") {
@@ -339,7 +361,158 @@ std::string outputFileName(const std::string &name,
   return candidate + ".npy";
 }
 
-int run(const RunOptions &options, Communicator *comm) {
+/// Where --profile writes its files: --profile-dir, else the output
+/// directory; "" writes none.
+std::string profileDirectory(const RunOptions &options) {
+  return options.profileDir.empty() ? options.outputDir : options.profileDir;
+}
+
+/// Creates the profile directory, or says why it cannot be one.
+void prepareProfileDirectory(const RunOptions &options) {
+  std::string dir = profileDirectory(options);
+  if (!options.profile || dir.empty())
+    return;
+  std::error_code error;
+  if (fs::exists(dir, error) && !fs::is_directory(dir, error))
+    throw Error("--profile-dir " + dir + ": exists and is not a directory");
+  fs::create_directories(dir, error);
+  // Several ranks create it at once; one of them may lose the race.
+  if (!fs::is_directory(dir))
+    throw Error("--profile-dir " + dir + ": " +
+                (error ? error.message() : std::string("cannot create it")));
+}
+
+/// The median over `runs` of each step's time (runs of one program have
+/// the same steps).
+std::vector<StepTime> medianSteps(const std::vector<TimedRun> &runs) {
+  std::vector<StepTime> steps =
+      runs.empty() ? std::vector<StepTime>() : runs.front().steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::vector<double> times;
+    for (const TimedRun &run : runs)
+      if (i < run.steps.size())
+        times.push_back(run.steps[i].seconds);
+    std::sort(times.begin(), times.end());
+    std::size_t middle = times.size() / 2;
+    steps[i].seconds = times.size() % 2
+                           ? times[middle]
+                           : (times[middle - 1] + times[middle]) / 2;
+  }
+  return steps;
+}
+
+/// --profile: every rank writes its trace; rank 0 gathers the stage times
+/// and prints (and writes) the summary.
+void profileRuns(const RunOptions &options, const Manifest &manifest,
+                 const Session &session, Communicator *comm,
+                 const std::vector<TimedRun> &runs) {
+  DevicePlace place = session.place();
+  std::string dir = profileDirectory(options);
+  const ProgramEntry &program = manifest.programs.at(place.stage);
+  std::vector<StepDescription> steps =
+      describeSteps((fs::path(options.bundle) / program.source).string());
+  auto traceName = [](int rank) {
+    return "trace_rank_" + std::to_string(rank) + ".json";
+  };
+  if (!dir.empty())
+    writeRankTrace((fs::path(dir) / traceName(place.rank)).string(),
+                   options.bundle, place, steps, runs);
+
+  std::size_t count = runs.size();
+  std::vector<double> mine;
+  for (const TimedRun &run : runs)
+    mine.push_back(stageSeconds(run, steps));
+  for (const TimedRun &run : runs)
+    mine.push_back(run.seconds);
+  std::vector<double> all = comm ? comm->gatherToFirst(mine) : mine;
+  if (place.rank != 0)
+    return;
+
+  MeasuredProfile measured;
+  measured.bundle = options.bundle;
+  measured.pp = manifest.pp;
+  measured.tp = manifest.tp;
+  measured.devices = manifest.devices;
+  measured.warmupRuns = 1;
+  measured.stageRanks.resize(manifest.pp);
+  measured.stageRuns.resize(manifest.pp);
+  measured.stepRuns.assign(count, 0);
+  for (const RankEntry &rank : manifest.ranks) {
+    const double *values = all.data() + 2 * count * rank.rank;
+    for (std::size_t k = 0; k < count; ++k)
+      measured.stepRuns[k] = std::max(measured.stepRuns[k], values[count + k]);
+    if (rank.dp != 0)
+      continue;
+    measured.stageRanks[rank.stage].push_back(rank.rank);
+    if (rank.tp == 0)
+      measured.stageRuns[rank.stage].assign(values, values + count);
+  }
+  if (!dir.empty())
+    for (const RankEntry &rank : manifest.ranks)
+      measured.traces.push_back(traceName(rank.rank));
+  reportProfile(measured, readPrediction(options.bundle, manifest.pp),
+                dir.empty() ? "" : (fs::path(dir) / "profile.json").string());
+}
+
+/// Writes, lists or checks the outputs this device owns; returns the exit
+/// status (1: an output outside tolerance).
+int deliverOutputs(const RunOptions &options, const Session &session,
+                   const std::vector<Tensor> &outputs,
+                   const std::vector<std::string> &expectedFiles,
+                   const std::string &who) {
+  const std::vector<TensorInfo> &graphOutputs = session.outputs();
+  std::vector<std::size_t> owned;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    if (session.writesOutput(i))
+      owned.push_back(i);
+
+  if (!options.outputDir.empty()) {
+    fs::create_directories(options.outputDir);
+    // File names are chosen over every output, so that each rank picks the
+    // same one for an output whatever the others write.
+    std::set<std::string> taken;
+    std::vector<std::string> names;
+    for (const TensorInfo &info : graphOutputs)
+      names.push_back(outputFileName(info.name, taken));
+    for (std::size_t i : owned) {
+      const TensorInfo &info = graphOutputs[i];
+      fs::path file = fs::path(options.outputDir) / names[i];
+      writeNpy(file.string(), outputs[i]);
+      std::printf("%soutput '%s' %s -> %s\n", who.c_str(), info.name.c_str(),
+                  info.typeString().c_str(), file.string().c_str());
+    }
+  }
+
+  if (expectedFiles.empty()) {
+    if (options.outputDir.empty())
+      for (std::size_t i : owned)
+        std::printf("%soutput '%s' %s\n", who.c_str(),
+                    graphOutputs[i].name.c_str(),
+                    graphOutputs[i].typeString().c_str());
+    return 0;
+  }
+  std::size_t failed = 0;
+  for (std::size_t i : owned) {
+    std::printf("%s", who.c_str());
+    failed += !compareOutput(graphOutputs[i], outputs[i],
+                             readTensorProto(expectedFiles[i]), options);
+  }
+  if (owned.empty())
+    return 0;
+  if (failed) {
+    std::printf("%sFAIL: %zu of %zu outputs outside rtol %g, atol %g\n",
+                who.c_str(), failed, owned.size(), options.rtol, options.atol);
+    return 1;
+  }
+  std::printf("%sPASS: %zu outputs within rtol %g, atol %g\n", who.c_str(),
+              owned.size(), options.rtol, options.atol);
+  return 0;
+}
+
+int run(const RunOptions &options, const Manifest &manifest,
+        Communicator *comm) {
+  using Clock = std::chrono::steady_clock;
+  prepareProfileDirectory(options);
   SessionOptions sessionOptions;
   sessionOptions.numThreads = options.threads;
   sessionOptions.device = options.device;
@@ -370,80 +543,62 @@ int run(const RunOptions &options, Communicator *comm) {
     feeds = readInputs(*session, options.inputs);
   }
 
-  // Peers still loading are not a hang: time starts when all are ready.
-  if (comm)
-    comm->barrier();
-  auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> outputs = session->run(feeds);
-  if (comm)
-    comm->barrier();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  // A first run pays for page faults, lazy binding and cold caches; timed
+  // runs leave it out.
+  if (options.profile || options.repeat > 1) {
+    if (comm)
+      comm->barrier();
+    session->run(feeds);
+  }
+  std::vector<Tensor> outputs;
+  std::vector<TimedRun> runs;
+  std::vector<double> jobSeconds;
+  Clock::time_point first;
+  for (int k = 0; k < options.repeat; ++k) {
+    // Peers still loading are not a hang: time starts when all are ready.
+    if (comm)
+      comm->barrier();
+    Clock::time_point start = Clock::now();
+    if (k == 0)
+      first = start;
+    outputs = session->run(feeds);
+    Clock::time_point end = Clock::now();
+    if (comm)
+      comm->barrier();
+    TimedRun timed;
+    timed.offset = std::chrono::duration<double>(start - first).count();
+    timed.seconds = std::chrono::duration<double>(end - start).count();
+    if (options.profile)
+      timed.steps = session->profile();
+    runs.push_back(std::move(timed));
+    jobSeconds.push_back(
+        std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(jobSeconds.begin(), jobSeconds.end());
+  double seconds = jobSeconds[jobSeconds.size() / 2];
+  std::string repeated =
+      options.repeat > 1
+          ? " (median of " + std::to_string(options.repeat) + " runs)"
+          : "";
   if (!comm)
-    std::printf("ran %s on %s in %.3f ms\n", options.bundle.c_str(),
-                session->deviceName().c_str(), seconds * 1e3);
+    std::printf("ran %s on %s in %.3f ms%s\n", options.bundle.c_str(),
+                session->deviceName().c_str(), seconds * 1e3, repeated.c_str());
   else if (session->place().rank == 0)
-    std::printf("ran %s on %d %s devices in %.3f ms\n", options.bundle.c_str(),
-                session->devices(), session->deviceName().c_str(),
-                seconds * 1e3);
+    std::printf("ran %s on %d %s devices in %.3f ms%s\n",
+                options.bundle.c_str(), session->devices(),
+                session->deviceName().c_str(), seconds * 1e3, repeated.c_str());
 
   if (options.profile)
-    for (const StepTime &step : session->profile())
+    for (const StepTime &step : medianSteps(runs))
       std::printf("%s  step %4d  %10.3f ms  %s\n", who.c_str(), step.step,
                   step.seconds * 1e3, step.node.c_str());
 
-  std::vector<std::size_t> owned;
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    if (session->writesOutput(i))
-      owned.push_back(i);
-
-  if (!options.outputDir.empty()) {
-    fs::create_directories(options.outputDir);
-    // File names are chosen over every output, so that each rank picks the
-    // same one for an output whatever the others write.
-    std::set<std::string> taken;
-    std::vector<std::string> names;
-    for (const TensorInfo &info : graphOutputs)
-      names.push_back(outputFileName(info.name, taken));
-    for (std::size_t i : owned) {
-      const TensorInfo &info = graphOutputs[i];
-      fs::path file = fs::path(options.outputDir) / names[i];
-      writeNpy(file.string(), outputs[i]);
-      std::printf("%soutput '%s' %s -> %s\n", who.c_str(), info.name.c_str(),
-                  info.typeString().c_str(), file.string().c_str());
-    }
-  }
-
-  if (expectedFiles.empty()) {
-    if (options.outputDir.empty())
-      for (std::size_t i : owned)
-        std::printf("%soutput '%s' %s\n", who.c_str(),
-                    graphOutputs[i].name.c_str(),
-                    graphOutputs[i].typeString().c_str());
-    std::fflush(stdout);
-    return 0;
-  }
-  std::size_t failed = 0;
-  for (std::size_t i : owned) {
-    std::printf("%s", who.c_str());
-    failed += !compareOutput(graphOutputs[i], outputs[i],
-                             readTensorProto(expectedFiles[i]), options);
-  }
-  if (owned.empty()) {
-    std::fflush(stdout);
-    return 0;
-  }
-  if (failed) {
-    std::printf("%sFAIL: %zu of %zu outputs outside rtol %g, atol %g\n",
-                who.c_str(), failed, owned.size(), options.rtol, options.atol);
-    std::fflush(stdout);
-    return 1;
-  }
-  std::printf("%sPASS: %zu outputs within rtol %g, atol %g\n", who.c_str(),
-              owned.size(), options.rtol, options.atol);
+  int status = deliverOutputs(options, *session, outputs, expectedFiles, who);
   std::fflush(stdout);
-  return 0;
+  if (options.profile)
+    profileRuns(options, manifest, *session, comm, runs);
+  std::fflush(stdout);
+  return status;
 }
 
 /// One device of a bundle for several, in the MPI job that started it. A
@@ -455,7 +610,7 @@ int runRank(const RunOptions &options, const Manifest &manifest) {
   std::unique_ptr<Communicator> comm = createMpiCommunicator(places);
   int status = 0;
   try {
-    status = run(options, comm.get());
+    status = run(options, manifest, comm.get());
   } catch (const std::exception &e) {
     DevicePlace place = comm->place();
     std::fflush(stdout);
@@ -578,14 +733,17 @@ int runCommand(int argc, char **argv) {
     }
     Manifest manifest = readManifest(options.bundle);
     if (manifest.devices == 1)
-      return run(options, nullptr);
+      return run(options, manifest, nullptr);
     if (manifest.dp > 1 || manifest.microbatches > 1)
       throw Error(options.bundle + ": data-parallel replicas (dp " +
                   std::to_string(manifest.dp) + ") and microbatches (" +
                   std::to_string(manifest.microbatches) +
                   ") above 1 are not implemented yet");
-    if (!inMpiJob())
+    if (!inMpiJob()) {
+      // Refused once here rather than by every rank.
+      prepareProfileDirectory(options);
       return launch(options, argc, argv, manifest);
+    }
     return runRank(options, manifest);
   } catch (const std::exception &e) {
     std::fflush(stdout);

@@ -89,6 +89,7 @@ struct Session::Impl {
   std::mutex running;
   bool profiling = false;
   std::vector<StepTime> steps;
+  Clock::time_point runStart;
   Clock::time_point stepStart;
 
   ~Impl() {
@@ -269,12 +270,15 @@ void Session::Impl::onStep(CleaveContext *ctx, int32_t step, const char *node) {
     self->closeStep();
   } catch (const std::exception &) {
   }
-  self->steps.push_back({step, node ? node : "", 0.0});
   self->stepStart = Clock::now();
+  double start =
+      std::chrono::duration<double>(self->stepStart - self->runStart).count();
+  self->steps.push_back({step, node ? node : "", 0.0, start});
 }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   std::lock_guard<std::mutex> lock(impl->running);
+  impl->runStart = Clock::now();
   impl->checkFeeds(feeds);
   const Manifest &manifest = impl->bundle->manifest();
   Device &device = *impl->device;

@@ -388,6 +388,18 @@ public:
     return result;
   }
 
+  std::vector<double>
+  gatherToFirst(const std::vector<double> &values) override {
+    std::vector<double> gathered;
+    if (rank_ == 0)
+      gathered.resize(values.size() * static_cast<std::size_t>(size_));
+    check(MPI_Gather(values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                     gathered.data(), static_cast<int>(values.size()),
+                     MPI_DOUBLE, 0, MPI_COMM_WORLD),
+          "MPI_Gather");
+    return gathered;
+  }
+
   [[noreturn]] void abort(int status) override {
     MPI_Abort(MPI_COMM_WORLD, status);
     std::_Exit(status); // MPI_Abort should not return

@@ -67,6 +67,10 @@ public:
   virtual void barrier() = 0;
   /// The largest `value` over every device (a job's exit status).
   virtual int maxOverDevices(int value) = 0;
+  /// Every device's `values` (the same count on each), rank after rank, on
+  /// rank 0; empty on the others. For reports, not for programs.
+  virtual std::vector<double>
+  gatherToFirst(const std::vector<double> &values) = 0;
   /// Ends every device's process with `status`; does not return.
   [[noreturn]] virtual void abort(int status) = 0;
 };

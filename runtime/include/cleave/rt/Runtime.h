@@ -111,11 +111,13 @@ struct SessionOptions {
 };
 
 /// One step of the last run: from the program's cleave_rt_step call for it
-/// to the next one (or the program's end), device work included.
+/// to the next one (or the program's end), device work included. `start`
+/// counts seconds from the beginning of Session::run.
 struct StepTime {
   int32_t step;
   std::string node;
   double seconds;
+  double start = 0;
 };
 
 /// A verified bundle, loaded onto one device. Its working memory (the arena)
