@@ -1,0 +1,162 @@
+"""Measured against predicted: the reference models on 1, 2 and 4 CPU ranks.
+
+    python bench/profile_ranks.py [--models gpt bert ...] [--repeat 10]
+        [--cleave build/bin/cleave] [--worker build/bin/cleave-worker]
+        [--workdir DIR] [--json out.json]
+
+For every model family of ``cleave.models`` it exports the model, compiles
+it for the cpu target on 1 device, 2 (pp=2), 4 (pp=2 x tp=2) and, when the
+planner accepts them, 4 as tp=4 and pp=4, runs each bundle with
+``cleave-worker run --profile --repeat K`` (one untimed warm-up run, then
+the median of K) and reads the summary it writes (profile.json). It prints
+per configuration the measured and predicted step and the cost model's
+error ((predicted - measured) / measured), and per model the step on 1, 2
+and 4 ranks with the speed-up of 2 and 4 ranks over 1.
+
+The ranks run on this machine, each with cores / ranks kernel threads (at
+least 1), as ``cleave run`` starts them: on a machine with fewer cores than
+ranks they oversubscribe, and the speed-ups say what that costs here, not
+what the partitioning would give on as many machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+MODELS = ["gpt", "bert", "vit", "resnet", "mobilenet_v2", "wav2vec2", "deepspeech", "lstm"]
+
+#: (label, devices, compile options); "4" is the column of the summary.
+CONFIGS = [
+    ("1", 1, []),
+    ("2 pp2", 2, ["--pp", "2"]),
+    ("4 pp2 tp2", 4, ["--pp", "2", "--tp", "2"]),
+    ("4 tp4", 4, ["--tp", "4"]),
+    ("4 pp4", 4, ["--pp", "4"]),
+]
+
+
+def export(name: str, workdir: Path) -> tuple[Path, list[str]]:
+    """The model's ONNX file and --input arguments for its example inputs."""
+    from cleave.models.export import export_model
+    from cleave.models.registry import get_model
+
+    model = workdir / f"{name}.onnx"
+    if not model.exists():
+        export_model(name, str(model))
+    inputs = []
+    for input_name, value in get_model(name).build().inputs.items():
+        path = workdir / f"{name}.{input_name}.npy"
+        np.save(path, value.numpy())
+        inputs.append(f"{input_name}={path}")
+    return model, inputs
+
+
+def first_error(text: str) -> str:
+    for line in text.splitlines():
+        if "error" in line:
+            return line.strip()[:160]
+    return (text.strip().splitlines() or ["failed"])[-1][:160]
+
+
+def profile(args, name: str, model: Path, inputs: list[str], label: str, devices: int,
+            options: list[str], workdir: Path) -> dict:
+    tag = label.replace(" ", "_")
+    bundle = workdir / f"{name}.{tag}.cleave"
+    compiled = subprocess.run(
+        [str(args.cleave), "compile", str(model), "-o", str(bundle), "--target", "cpu",
+         "--devices", str(devices), "--quiet", *options],
+        capture_output=True, text=True)
+    if compiled.returncode != 0:
+        return {"status": "does not compile: " + first_error(compiled.stderr + compiled.stdout)}
+    directory = workdir / f"{name}.{tag}.profile"
+    command = [str(args.worker), "run", str(bundle), "--profile-dir", str(directory),
+               "--repeat", str(args.repeat), "--timeout", "120"]
+    for item in inputs:
+        command += ["--input", item]
+    ran = subprocess.run(command, capture_output=True, text=True)
+    if ran.returncode != 0:
+        return {"status": "run failed: " + first_error(ran.stderr + ran.stdout)}
+    summary = json.loads((directory / "profile.json").read_text())
+    return {"status": "ok", "summary": summary}
+
+
+def ms(seconds) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
+def percent(value) -> str:
+    return "-" if value is None else f"{value:+.0f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--cleave", type=Path, default=REPO / "build" / "bin" / "cleave")
+    parser.add_argument("--worker", type=Path, default=None,
+                        help="the cleave-worker that runs the bundles (beside --cleave)")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    if args.worker is None:
+        args.worker = args.cleave.parent / "cleave-worker"
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-profile-ranks-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    cores = os.cpu_count() or 1
+    print(f"cpu target; {cores} cores: ranks get max(1, {cores} // ranks) kernel threads"
+          + (", and 4 ranks oversubscribe them" if cores < 4 else ""))
+    print(f"step = median of {args.repeat} runs after 1 warm-up; "
+          "error = (predicted - measured) / measured\n")
+
+    results: dict[str, dict[str, dict]] = {}
+    print(f"{'model':<14}{'ranks':<12}{'measured ms':>12}{'predicted ms':>14}{'error %':>9}"
+          "  per stage: measured / predicted ms")
+    for name in args.models:
+        model, inputs = export(name, workdir)
+        results[name] = {}
+        for label, devices, options in CONFIGS:
+            result = profile(args, name, model, inputs, label, devices, options, workdir)
+            results[name][label] = result
+            if result["status"] != "ok":
+                print(f"{name:<14}{label:<12}  {result['status']}")
+                continue
+            step = result["summary"]["step"]
+            stages = " ".join(f"{ms(s['measured_s'])}/{ms(s['predicted_s'])}"
+                              for s in result["summary"]["stages"])
+            print(f"{name:<14}{label:<12}{ms(step['measured_s']):>12}"
+                  f"{ms(step['predicted_s']):>14}{percent(step['error_percent']):>9}  {stages}",
+                  flush=True)
+
+    def step(name: str, label: str):
+        result = results[name][label]
+        return result["summary"]["step"] if result["status"] == "ok" else None
+
+    print("\nsummary (4 ranks: pp2 x tp2)")
+    print(f"{'model':<14}{'1 rank ms':>11}{'2 ranks ms':>12}{'4 ranks ms':>12}"
+          f"{'x 2 ranks':>11}{'x 4 ranks':>11}{'error 1/2/4 %':>18}")
+    for name in args.models:
+        steps = [step(name, label) for label in ("1", "2 pp2", "4 pp2 tp2")]
+        times = [s["measured_s"] if s else None for s in steps]
+        speedups = [f"{times[0] / t:.2f}" if times[0] and t else "-" for t in times[1:]]
+        errors = "/".join(percent(s["error_percent"]) if s else "-" for s in steps)
+        print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>12}{ms(times[2]):>12}"
+              f"{speedups[0]:>11}{speedups[1]:>11}{errors:>18}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
