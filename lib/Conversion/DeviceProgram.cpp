@@ -1,4 +1,5 @@
-//===- DeviceProgram.cpp - lower a function to a device program --*- C++ -*-===//
+//===- DeviceProgram.cpp - lower a function to a device program --*- C++
+//-*-===//
 //
 // Turns one device's function into steps over statically placed buffers:
 //
@@ -277,9 +278,9 @@ LogicalResult ProgramBuilder::checkTypes() {
              << what << " has a dynamic shape " << type
              << "; bind the graph inputs' dimensions (--input-shape)";
     if (getDType(type.getElementType()) == DType::Invalid)
-      return emitError(loc) << what << " has element type "
-                            << type.getElementType()
-                            << ", which no kernel supports";
+      return emitError(loc)
+             << what << " has element type " << type.getElementType()
+             << ", which no kernel supports";
     if (type.getRank() > 8)
       return emitError(loc) << what << " has rank " << type.getRank()
                             << "; kernels support up to 8";
@@ -348,10 +349,9 @@ void ProgramBuilder::chooseFusion() {
         userKind->second == OpKind::Elementwise &&
         cast<ShapedType>(result.getType()).getShape() ==
             cast<ShapedType>(user->getResult(0).getType()).getShape();
-    bool intoReduction = userKind->second == OpKind::Kernel &&
-                         user->getNumOperands() == 1 &&
-                         succeeded(cast<KernelInterface>(user)
-                                       .getScalarReduction());
+    bool intoReduction =
+        userKind->second == OpKind::Kernel && user->getNumOperands() == 1 &&
+        succeeded(cast<KernelInterface>(user).getScalarReduction());
     if (!intoElementwise && !intoReduction)
       continue;
     inlined.insert(op);
@@ -656,10 +656,11 @@ void ProgramBuilder::planArena() {
               program.tensors[root].dtype != out.dtype ||
               program.tensors[root].getNumElements() != out.getNumElements())
             continue;
-          bool identity = llvm::all_of(step.loop->loads, [&](const FusedLoad &l) {
-            return getRoot(l.tensor) != root ||
-                   program.tensors[l.tensor].shape == out.shape;
-          });
+          bool identity =
+              llvm::all_of(step.loop->loads, [&](const FusedLoad &l) {
+                return getRoot(l.tensor) != root ||
+                       program.tensors[l.tensor].shape == out.shape;
+              });
           if (identity) {
             reuse = bufferOf[root];
             break;
@@ -673,8 +674,8 @@ void ProgramBuilder::planArena() {
         continue;
       }
       Buffer buffer;
-      buffer.bytes = alignTo(std::max<int64_t>(out.getBytes(), 1),
-                             options.alignment);
+      buffer.bytes =
+          alignTo(std::max<int64_t>(out.getBytes(), 1), options.alignment);
       buffer.first = firstStep[output];
       buffer.last = std::max(s, lastStep[output]);
       bufferOf[output] = static_cast<int>(buffers.size());
@@ -686,9 +687,8 @@ void ProgramBuilder::planArena() {
   // no buffer live at the same time overlaps.
   std::vector<int> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(order, [&](int a, int b) {
-    return buffers[a].bytes > buffers[b].bytes;
-  });
+  llvm::stable_sort(
+      order, [&](int a, int b) { return buffers[a].bytes > buffers[b].bytes; });
   std::vector<int> placed;
   for (int b : order) {
     Buffer &buffer = buffers[b];
@@ -726,8 +726,7 @@ void ProgramBuilder::planArena() {
 
 FailureOr<DeviceProgram> ProgramBuilder::build() {
   if (!func.getBody().hasOneBlock())
-    return func.emitOpError("a device program needs a single block"),
-           failure();
+    return func.emitOpError("a device program needs a single block"), failure();
   if (failed(checkTypes()))
     return failure();
   Block &block = func.getBody().front();
@@ -738,11 +737,10 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
 
   for (BlockArgument arg : func.getArguments()) {
     program.inputs.push_back(getTensor(arg));
-    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "cleave.name");
-    program.inputNames.push_back(name ? name.str()
-                                      : "input_" +
-                                            std::to_string(arg.getArgNumber()));
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cleave.name");
+    program.inputNames.push_back(
+        name ? name.str() : "input_" + std::to_string(arg.getArgNumber()));
   }
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "cleave.name");
@@ -756,9 +754,8 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
         inlined.contains(&op))
       continue;
     // A reduction whose input chain was fused is a generated loop too.
-    bool fusedReduction =
-        kind == OpKind::Kernel && op.getNumOperands() == 1 &&
-        inlined.contains(op.getOperand(0).getDefiningOp());
+    bool fusedReduction = kind == OpKind::Kernel && op.getNumOperands() == 1 &&
+                          inlined.contains(op.getOperand(0).getDefiningOp());
     FailureOr<ProgramStep> step = kind == OpKind::Elementwise || fusedReduction
                                       ? buildLoop(&op)
                                       : buildCall(&op);

@@ -1,4 +1,5 @@
-//===- KernelInterface.cpp - kernel external models for cleave ops -*- C++ -*-===//
+//===- KernelInterface.cpp - kernel external models for cleave ops -*- C++
+//-*-===//
 //
 // How each cleave op runs on a device, attached as external models of
 // `cleave::KernelInterface`: elementwise ops describe one element as a
@@ -87,13 +88,11 @@ struct ClipModel : KernelInterface::ExternalModel<ClipModel, ClipOp> {
     Type type = getResultElementType(op);
     int value = operands[0];
     if (std::optional<APFloat> min = clip.getMin())
-      value = builder.call("max", {value, builder.literal(
-                                              min->convertToDouble(), type)},
-                           type);
+      value = builder.call(
+          "max", {value, builder.literal(min->convertToDouble(), type)}, type);
     if (std::optional<APFloat> max = clip.getMax())
-      value = builder.call("min", {value, builder.literal(
-                                              max->convertToDouble(), type)},
-                           type);
+      value = builder.call(
+          "min", {value, builder.literal(max->convertToDouble(), type)}, type);
     return value;
   }
 };
@@ -151,8 +150,7 @@ struct GemmModel : KernelInterface::ExternalModel<GemmModel, GemmOp> {
 };
 
 template <typename Op, const char *Kernel>
-struct ConvModel
-    : KernelInterface::ExternalModel<ConvModel<Op, Kernel>, Op> {
+struct ConvModel : KernelInterface::ExternalModel<ConvModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto conv = cast<Op>(op);
     call.kernel = Kernel;
@@ -169,8 +167,7 @@ struct ConvModel
 };
 
 template <typename Op, const char *Kernel>
-struct PoolModel
-    : KernelInterface::ExternalModel<PoolModel<Op, Kernel>, Op> {
+struct PoolModel : KernelInterface::ExternalModel<PoolModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto pool = cast<Op>(op);
     call.kernel = Kernel;
@@ -188,8 +185,7 @@ struct PoolModel
 
 /// Normalisations: an epsilon, and the attribute each kernel adds.
 template <typename Op, const char *Kernel>
-struct NormModel
-    : KernelInterface::ExternalModel<NormModel<Op, Kernel>, Op> {
+struct NormModel : KernelInterface::ExternalModel<NormModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto norm = cast<Op>(op);
     call.kernel = Kernel;
@@ -207,12 +203,10 @@ struct NormModel
 };
 
 template <typename Op, const char *Kernel>
-struct AxisModel
-    : KernelInterface::ExternalModel<AxisModel<Op, Kernel>, Op> {
+struct AxisModel : KernelInterface::ExternalModel<AxisModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto axisOp = cast<Op>(op);
-    int64_t rank =
-        cast<ShapedType>(op->getOperand(0).getType()).getRank();
+    int64_t rank = cast<ShapedType>(op->getOperand(0).getType()).getRank();
     int64_t axis = axisOp.getAxis();
     if constexpr (std::is_same_v<Op, ConcatOp>)
       rank = cast<ShapedType>(op->getResult(0).getType()).getRank();
@@ -260,8 +254,8 @@ struct ReduceModel
       reduction.init = 1;
     }
     reduction.mean = std::is_same_v<Op, ReduceMeanOp>;
-    reduction.square = std::is_same_v<Op, ReduceL2Op> ||
-                       std::is_same_v<Op, ReduceSumSquareOp>;
+    reduction.square =
+        std::is_same_v<Op, ReduceL2Op> || std::is_same_v<Op, ReduceSumSquareOp>;
     reduction.sqrt = std::is_same_v<Op, ReduceL2Op>;
     for (int64_t axis : reduce.getAxes())
       reduction.axes.push_back(axis < 0 ? axis + type.getRank() : axis);
@@ -300,7 +294,8 @@ struct PadModel : KernelInterface::ExternalModel<PadModel, PadOp> {
                        .Case("wrap", 3)
                        .Default(-1);
     if (mode < 0)
-      return op->emitOpError("pad mode '") << pad.getMode() << "' has no kernel";
+      return op->emitOpError("pad mode '")
+             << pad.getMode() << "' has no kernel";
     call.kernel = "pad";
     append(call.ints, pad.getPads());
     call.ints.push_back(mode);
@@ -333,8 +328,7 @@ struct ResizeModel : KernelInterface::ExternalModel<ResizeModel, ResizeOp> {
                           .Default(-1);
     if (mode < 0 || coordinates < 0 || nearest < 0)
       return op->emitOpError("resize with coordinate_transformation_mode '")
-             << resize.getCoordinateTransformationMode()
-             << "' has no kernel";
+             << resize.getCoordinateTransformationMode() << "' has no kernel";
     call.kernel = "resize";
     call.ints = {mode, coordinates, nearest, resize.getExcludeOutside()};
     for (double scale : resize.getScales())
@@ -557,8 +551,8 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     CeilOp::attachInterface<ScalarFunctionModel<CeilOp, kCeil>>(*context);
     SoftplusOp::attachInterface<ScalarFunctionModel<SoftplusOp, kSoftplus>>(
         *context);
-    HardSwishOp::attachInterface<
-        ScalarFunctionModel<HardSwishOp, kHardSwish>>(*context);
+    HardSwishOp::attachInterface<ScalarFunctionModel<HardSwishOp, kHardSwish>>(
+        *context);
     ReluOp::attachInterface<ScalarFunctionModel<ReluOp, kRelu>>(*context);
     NegOp::attachInterface<ScalarFunctionModel<NegOp, kNeg>>(*context);
     AbsOp::attachInterface<ScalarFunctionModel<AbsOp, kAbs>>(*context);
@@ -570,7 +564,8 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     LessOp::attachInterface<ScalarFunctionModel<LessOp, kLess>>(*context);
     LessEqualOp::attachInterface<ScalarFunctionModel<LessEqualOp, kLessEqual>>(
         *context);
-    GreaterOp::attachInterface<ScalarFunctionModel<GreaterOp, kGreater>>(*context);
+    GreaterOp::attachInterface<ScalarFunctionModel<GreaterOp, kGreater>>(
+        *context);
     GreaterEqualOp::attachInterface<
         ScalarFunctionModel<GreaterEqualOp, kGreaterEqual>>(*context);
     LeakyReluOp::attachInterface<

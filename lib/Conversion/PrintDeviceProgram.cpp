@@ -1,4 +1,5 @@
-//===- PrintDeviceProgram.cpp - the text form of a device program -*- C++ -*-===//
+//===- PrintDeviceProgram.cpp - the text form of a device program -*- C++
+//-*-===//
 //
 // `cleave-translate --print-device-program`: the memory plan and the steps of
 // a lowered program, one line each, for people and for lit tests.
@@ -53,8 +54,7 @@ static void printNode(const FusedLoop &loop, int index, raw_ostream &os) {
   }
 }
 
-void cleave::printDeviceProgram(const DeviceProgram &program,
-                                raw_ostream &os) {
+void cleave::printDeviceProgram(const DeviceProgram &program, raw_ostream &os) {
   os << "program: " << program.steps.size() << " steps, arena "
      << program.arenaBytes << " bytes (unplanned "
      << program.unplannedArenaBytes << "), weights " << program.weightBytes
@@ -116,8 +116,7 @@ void cleave::registerDeviceProgramTranslation() {
       "print-device-program",
       "Lower to a device program and print its memory plan and steps",
       [](ModuleOp module, raw_ostream &os) -> LogicalResult {
-        FailureOr<func::FuncOp> func =
-            getProgramFunction(module, functionName);
+        FailureOr<func::FuncOp> func = getProgramFunction(module, functionName);
         if (failed(func))
           return failure();
         FailureOr<DeviceProgram> program = buildDeviceProgram(*func);

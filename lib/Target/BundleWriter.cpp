@@ -1,4 +1,5 @@
-//===- BundleWriter.cpp - write a compiled bundle ----------------*- C++ -*-===//
+//===- BundleWriter.cpp - write a compiled bundle ----------------*- C++
+//-*-===//
 //
 // Writes every file of the bundle, builds the program with the system C++
 // compiler (or nvcc), and writes the manifest last with the SHA-256 of each
@@ -7,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cleave/Target/Bundle.h"
 #include "cleave/Support/Progress.h"
+#include "cleave/Target/Bundle.h"
 
 #include "cleave/rt/Kernels.h"
 
@@ -121,10 +122,9 @@ static Error copyWeight(const WeightEntry &entry, int64_t tpIndex,
     int64_t element = 0;
     for (int64_t d = 0; d < rank; ++d)
       element += (starts[d] + index[d]) * strides[d];
-    if (Error error =
-            readSlice(handle, entry.file,
-                      entry.fileOffset + element * entry.elementBytes,
-                      runBytes, chunk))
+    if (Error error = readSlice(handle, entry.file,
+                                entry.fileOffset + element * entry.elementBytes,
+                                runBytes, chunk))
       return error;
     os.write(chunk.data(), runBytes);
     step.advance(runBytes);
@@ -190,7 +190,8 @@ static Error runCompiler(ArrayRef<std::string> command, StringRef logPath) {
   }
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      "building the program failed (exit " + Twine(status) + (message.empty() ? "" : ", " + message) +
+      "building the program failed (exit " + Twine(status) +
+          (message.empty() ? "" : ", " + message) +
           "): " + llvm::join(command, " ") + "\n" + text);
 }
 
@@ -210,8 +211,8 @@ static Expected<std::string> hashFile(StringRef path) {
     }
     if (*got == 0)
       break;
-    hasher.update(
-        llvm::ArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(chunk.data()), *got));
+    hasher.update(llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<uint8_t *>(chunk.data()), *got));
   }
   llvm::sys::fs::closeFile(handle);
   std::array<uint8_t, 32> digest = hasher.final();
@@ -250,8 +251,7 @@ BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
     }
   };
   StageProgram stage;
-  ports(program.inputs, program.inputNames, contents.inputs,
-        stage.graphInputs);
+  ports(program.inputs, program.inputNames, contents.inputs, stage.graphInputs);
   ports(program.outputs, program.outputNames, contents.outputs,
         stage.graphOutputs);
   stage.program = std::move(program);
@@ -265,8 +265,8 @@ static Error buildProgram(const BundleOptions &options, StringRef source,
   bool cuda = options.language == ProgramLanguage::Cuda;
   std::vector<std::string> command;
   if (cuda) {
-    command = {options.nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler",
-               "-fPIC"};
+    command = {options.nvcc, "-std=c++17", "-O3",
+               "-shared",    "-Xcompiler", "-fPIC"};
     for (const std::string &arch : options.cudaArchitectures)
       command.push_back("-gencode=arch=compute_" + arch + ",code=sm_" + arch);
     command.insert(command.end(),
@@ -366,13 +366,13 @@ static Error writeBundleFiles(const BundleContents &contents,
                              {"inputs", toJSON(stage.graphInputs)},
                              {"outputs", toJSON(stage.graphOutputs)}};
     if (!options.emitOnly) {
-      ProgressStep step = beginProgress(
-          options.progress,
-          "building the program of stage " + std::to_string(stage.stage), 0,
-          "");
-      if (Error error = buildProgram(options, path(sourceName),
-                                     path(libraryName),
-                                     path(base + ".build.log")))
+      ProgressStep step = beginProgress(options.progress,
+                                        "building the program of stage " +
+                                            std::to_string(stage.stage),
+                                        0, "");
+      if (Error error =
+              buildProgram(options, path(sourceName), path(libraryName),
+                           path(base + ".build.log")))
         return error;
       files.push_back(libraryName);
       entry["library"] = libraryName;
@@ -385,9 +385,8 @@ static Error writeBundleFiles(const BundleContents &contents,
   int64_t totalBytes = 0;
   for (const StageProgram &stage : contents.stages)
     totalBytes += stage.program.weightBytes * contents.tp * contents.dp;
-  ProgressStep step =
-      beginProgress(options.progress, "writing weight shards", totalBytes,
-                    "bytes");
+  ProgressStep step = beginProgress(options.progress, "writing weight shards",
+                                    totalBytes, "bytes");
   for (int64_t d = 0; d < contents.dp; ++d) {
     for (const StageProgram &stage : contents.stages) {
       for (int64_t t = 0; t < contents.tp; ++t) {
@@ -458,8 +457,8 @@ Error cleave::writeBundle(const BundleContents &contents,
   std::string staging = (dir + ".partial").str();
   if (fs::exists(staging))
     if (std::error_code ec = fs::remove_directories(staging))
-      return fileError(staging, "cannot remove a stale partial bundle: " +
-                                    ec.message());
+      return fileError(staging,
+                       "cannot remove a stale partial bundle: " + ec.message());
   if (Error error = writeBundleFiles(contents, options, staging)) {
     (void)fs::remove_directories(staging);
     return error;

@@ -1,4 +1,5 @@
-//===- EmitterBase.cpp - what the C++ and CUDA emitters share ----*- C++ -*-===//
+//===- EmitterBase.cpp - what the C++ and CUDA emitters share ----*- C++
+//-*-===//
 //
 // The layout of an emitted program: a header comment, the program info, and
 // `cleave_program_main`, which runs the steps in order. Each step starts
@@ -103,8 +104,7 @@ std::string EmitterBase::getLiteral(double value, DType type) {
   }
 }
 
-std::string EmitterBase::getLinearIndex(StringRef var,
-                                        ArrayRef<int64_t> sizes,
+std::string EmitterBase::getLinearIndex(StringRef var, ArrayRef<int64_t> sizes,
                                         ArrayRef<int64_t> strides) {
   // Merge dimensions walked contiguously (or not at all): fewer divisions.
   struct Segment {
@@ -187,8 +187,9 @@ void EmitterBase::emitReductionBody(const FusedLoop &loop, StringRef o,
   DType type = loop.nodes[loop.root].dtype;
   StringRef compute = getComputeType(type);
   std::string inner = (indent + "  ").str();
-  os << indent << "const int64_t base = "
-     << getLinearIndex(o, keptSizes, keptStrides) << ";\n";
+  os << indent
+     << "const int64_t base = " << getLinearIndex(o, keptSizes, keptStrides)
+     << ";\n";
   os << indent << compute << " acc = " << getLiteral(reduction.init, type)
      << ";\n";
   os << indent << "for (int64_t r = 0; r < " << reduced << "; ++r) {\n";
@@ -271,8 +272,8 @@ void EmitterBase::emitTensor(int tensor) {
     return;
   }
   const ProgramTensor &t = program.tensors[tensor];
-  os << "{" << getPointer(tensor) << ", " << getDTypeEnumerator(t.dtype)
-     << ", " << t.shape.size() << ", {";
+  os << "{" << getPointer(tensor) << ", " << getDTypeEnumerator(t.dtype) << ", "
+     << t.shape.size() << ", {";
   if (t.shape.empty())
     os << "0";
   llvm::interleaveComma(t.shape, os);

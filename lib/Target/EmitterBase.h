@@ -1,4 +1,5 @@
-//===- EmitterBase.h - what the C++ and CUDA emitters share ------*- C++ -*-===//
+//===- EmitterBase.h - what the C++ and CUDA emitters share ------*- C++
+//-*-===//
 
 #ifndef CLEAVE_LIB_TARGET_EMITTERBASE_H
 #define CLEAVE_LIB_TARGET_EMITTERBASE_H

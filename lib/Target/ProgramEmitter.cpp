@@ -1,4 +1,5 @@
-//===- ProgramEmitter.cpp - choose an emitter; translations ------*- C++ -*-===//
+//===- ProgramEmitter.cpp - choose an emitter; translations ------*- C++
+//-*-===//
 
 #include "cleave/Target/ProgramEmitter.h"
 #include "CPU/CppEmitter.h"

@@ -31,13 +31,6 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// An option the user gave, or none.
-static std::optional<int64_t> given(const llvm::cl::opt<int64_t> &option) {
-  if (option.getNumOccurrences() == 0)
-    return std::nullopt;
-  return option.getValue();
-}
-
 static std::string printJSON(const Plan &plan) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -258,11 +251,11 @@ int cleave::runCompileCommand(CompileCommand &command) {
   planOptions.functionName = importOptions.functionName;
   planOptions.numDevices = target->numDevices;
   planOptions.progress = &observer->getProgress();
-  planOptions.pipelineStages = given(command.pipelineStages);
-  planOptions.tensorParallel = given(command.tensorParallel);
   // One replica of one microbatch is what bundles run today.
-  planOptions.dataParallel = given(command.dataParallel).value_or(1);
-  planOptions.microbatches = given(command.microbatches).value_or(1);
+  planOptions.dataParallel = 1;
+  planOptions.microbatches = 1;
+  if (!command.mesh.apply(planOptions, "cleave compile"))
+    return 1;
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
   std::string planJSON;
@@ -310,8 +303,8 @@ int cleave::runCompileCommand(CompileCommand &command) {
     }
     llvm::outs() << "wrote " << command.output << ": ";
     if (contents->getNumDevices() > 1)
-      llvm::outs() << contents->getNumDevices() << " devices (pp="
-                   << contents->pp << " tp=" << contents->tp
+      llvm::outs() << contents->getNumDevices()
+                   << " devices (pp=" << contents->pp << " tp=" << contents->tp
                    << " dp=" << contents->dp << "), ";
     llvm::outs() << steps << " steps for " << target->name << ", arena "
                  << llvm::format("%.1f", arena / 1024.0) << " KiB ("

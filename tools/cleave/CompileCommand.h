@@ -13,6 +13,7 @@
 #define CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
 
 #include "CommonOptions.h"
+#include "MeshOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -45,20 +46,9 @@ struct CompileCommand {
   llvm::cl::opt<int64_t> devices{
       "devices", llvm::cl::desc("Devices to compile for"), llvm::cl::init(1),
       llvm::cl::value_desc("N"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> pipelineStages{
-      "pp", llvm::cl::desc("Pin the pipeline stages"),
-      llvm::cl::value_desc("P"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> tensorParallel{
-      "tp", llvm::cl::desc("Pin the tensor-parallel degree"),
-      llvm::cl::value_desc("T"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> dataParallel{
-      "dp",
-      llvm::cl::desc("Data-parallel replicas (only 1 is compiled today)"),
-      llvm::cl::value_desc("D"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> microbatches{
-      "microbatches",
-      llvm::cl::desc("Microbatches per step (only 1 is compiled today)"),
-      llvm::cl::value_desc("M"), llvm::cl::sub(command)};
+  /// --pp, --tp, --dp, --microbatches (bundles run one replica of one
+  /// microbatch today: dp and microbatches default to 1).
+  MeshOptions mesh{command};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "

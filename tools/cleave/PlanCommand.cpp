@@ -28,35 +28,17 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// An option the user gave, or none.
-static std::optional<int64_t> given(const llvm::cl::opt<int64_t> &option) {
-  if (option.getNumOccurrences() == 0)
-    return std::nullopt;
-  return option.getValue();
-}
-
 /// Fills `options` from the command line; returns false after printing an
 /// error for a malformed value.
 static bool readPlanOptions(PlanCommand &command, PlanOptions &options) {
-  struct Count {
-    const char *flag;
-    std::optional<int64_t> value;
-    std::optional<int64_t> *slot;
-  };
-  for (Count count :
-       {Count{"pp", given(command.pipelineStages), &options.pipelineStages},
-        Count{"tp", given(command.tensorParallel), &options.tensorParallel},
-        Count{"dp", given(command.dataParallel), &options.dataParallel},
-        Count{"microbatches", given(command.microbatches),
-              &options.microbatches},
-        Count{"batch", given(command.batch), &options.globalBatch}}) {
-    if (count.value && *count.value < 1) {
-      fail(llvm::Twine("--") + count.flag +
-           " must be a positive integer, got " + llvm::Twine(*count.value));
-      return false;
-    }
-    *count.slot = count.value;
+  if (!command.mesh.apply(options, "cleave plan"))
+    return false;
+  std::optional<int64_t> batch = getGiven(command.batch);
+  if (batch && *batch < 1) {
+    fail("--batch must be a positive integer, got " + llvm::Twine(*batch));
+    return false;
   }
+  options.globalBatch = batch;
   std::optional<PlanObjective> objective =
       parsePlanObjective(command.objective);
   if (!objective) {
@@ -111,8 +93,8 @@ int cleave::runPlanCommand(PlanCommand &command) {
   loadOptions.targetsDirectory = command.targetsDir.empty()
                                      ? defaultTargetsDirectory()
                                      : command.targetsDir.getValue();
-  loadOptions.numDevices = given(command.devices);
-  loadOptions.devicesPerNode = given(command.devicesPerNode);
+  loadOptions.numDevices = getGiven(command.devices);
+  loadOptions.devicesPerNode = getGiven(command.devicesPerNode);
   llvm::Expected<TargetDescription> target =
       loadTarget(command.target, loadOptions);
   if (!target)

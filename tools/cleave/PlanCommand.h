@@ -13,6 +13,8 @@
 
 #include "CommonOptions.h"
 
+#include "MeshOptions.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
@@ -44,18 +46,8 @@ struct PlanCommand {
       "devices-per-node",
       llvm::cl::desc("Devices per node (default: the target's)"),
       llvm::cl::value_desc("K"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> pipelineStages{
-      "pp", llvm::cl::desc("Pin the pipeline stages"),
-      llvm::cl::value_desc("P"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> tensorParallel{
-      "tp", llvm::cl::desc("Pin the tensor-parallel degree"),
-      llvm::cl::value_desc("T"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> dataParallel{
-      "dp", llvm::cl::desc("Pin the data-parallel replicas"),
-      llvm::cl::value_desc("D"), llvm::cl::sub(command)};
-  llvm::cl::opt<int64_t> microbatches{
-      "microbatches", llvm::cl::desc("Pin the microbatches per step"),
-      llvm::cl::value_desc("M"), llvm::cl::sub(command)};
+  /// --pp, --tp, --dp, --microbatches.
+  MeshOptions mesh{command};
   llvm::cl::opt<int64_t> batch{
       "batch",
       llvm::cl::desc("Global batch (default: the model's batch dimension)"),

@@ -1,4 +1,5 @@
-//===- DeviceProgram.h - the lowered program of one device -------*- C++ -*-===//
+//===- DeviceProgram.h - the lowered program of one device -------*- C++
+//-*-===//
 //
 // The form a cleave function takes just before code generation: a sequence
 // of steps (fused elementwise loops and library-kernel calls) over tensors
@@ -28,7 +29,8 @@ class FuncOp;
 
 namespace cleave {
 
-/// Element types, numbered as CleaveDType in runtime/include/cleave/rt/Kernels.h.
+/// Element types, numbered as CleaveDType in
+/// runtime/include/cleave/rt/Kernels.h.
 enum class DType : int32_t {
   Invalid = 0,
   F32 = 1,

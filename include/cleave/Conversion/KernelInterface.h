@@ -1,4 +1,5 @@
-//===- KernelInterface.h - how an op lowers to a kernel ----------*- C++ -*-===//
+//===- KernelInterface.h - how an op lowers to a kernel ----------*- C++
+//-*-===//
 
 #ifndef CLEAVE_CONVERSION_KERNELINTERFACE_H
 #define CLEAVE_CONVERSION_KERNELINTERFACE_H

@@ -1,4 +1,5 @@
-//===- Bundle.h - write a compiled bundle ------------------------*- C++ -*-===//
+//===- Bundle.h - write a compiled bundle ------------------------*- C++
+//-*-===//
 //
 // A bundle is the directory `cleave compile` writes and the runtime runs
 // (docs/bundle-format.md): the manifest, the plan, the emitted sources, the
@@ -66,8 +67,8 @@ struct BundleOptions {
   std::string runtimeLibraryDir;
   /// Compilers and their flags.
   std::string cxx = "c++";
-  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3", "-march=native",
-                                       "-fopenmp", "-fPIC", "-shared"};
+  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3",   "-march=native",
+                                       "-fopenmp",   "-fPIC", "-shared"};
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::vector<std::string> cudaArchitectures = {"80", "90"};
   /// Write the sources only (no compiled programs).

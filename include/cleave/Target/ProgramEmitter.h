@@ -1,4 +1,5 @@
-//===- ProgramEmitter.h - device programs as C++ or CUDA C++ -----*- C++ -*-===//
+//===- ProgramEmitter.h - device programs as C++ or CUDA C++ -----*- C++
+//-*-===//
 //
 // The two emitters of a lowered device program: host C++ (built with the
 // system compiler, kernels from runtime/kernels/cpu) and CUDA C++ (built

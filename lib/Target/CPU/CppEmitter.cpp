@@ -1,4 +1,5 @@
-//===- CppEmitter.cpp - device programs as host C++ --------------*- C++ -*-===//
+//===- CppEmitter.cpp - device programs as host C++ --------------*- C++
+//-*-===//
 //
 // Fused loops become OpenMP loops over the output's elements; library
 // kernels are the `cleave_cpu_*` functions of libcleave_rt.
@@ -26,8 +27,7 @@ private:
   StringRef getKernelLibrary() const override { return "cpu"; }
   StringRef getLanguageName() const override { return "C++"; }
   bool supports(DType type) const override {
-    return type != DType::F16 && type != DType::BF16 &&
-           type != DType::Invalid;
+    return type != DType::F16 && type != DType::BF16 && type != DType::Invalid;
   }
 
   void emitLoop(int, const FusedLoop &loop) override {

@@ -1,4 +1,5 @@
-//===- CppEmitter.h - device programs as host C++ ----------------*- C++ -*-===//
+//===- CppEmitter.h - device programs as host C++ ----------------*- C++
+//-*-===//
 
 #ifndef CLEAVE_LIB_TARGET_CPU_CPPEMITTER_H
 #define CLEAVE_LIB_TARGET_CPU_CPPEMITTER_H

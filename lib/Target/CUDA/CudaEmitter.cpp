@@ -1,4 +1,5 @@
-//===- CudaEmitter.cpp - device programs as CUDA C++ -------------*- C++ -*-===//
+//===- CudaEmitter.cpp - device programs as CUDA C++ -------------*- C++
+//-*-===//
 //
 // Each fused loop becomes a grid-stride `__global__` kernel, launched on the
 // context's stream; library kernels are the `cleave_cuda_*` functions of

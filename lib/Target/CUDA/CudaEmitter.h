@@ -1,4 +1,5 @@
-//===- CudaEmitter.h - device programs as CUDA C++ ---------------*- C++ -*-===//
+//===- CudaEmitter.h - device programs as CUDA C++ ---------------*- C++
+//-*-===//
 
 #ifndef CLEAVE_LIB_TARGET_CUDA_CUDAEMITTER_H
 #define CLEAVE_LIB_TARGET_CUDA_CUDAEMITTER_H
