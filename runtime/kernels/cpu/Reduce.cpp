@@ -212,9 +212,17 @@ int32_t reduceKernel(CleaveContext *ctx, const char *kernel,
                         static_cast<const int64_t *>(x.data),
                         static_cast<int64_t *>(y.data), threads);
     return 0;
+  case CLEAVE_U8:
+  case CLEAVE_BOOL:
+    // Booleans are bytes 0 and 1: max is "any", min is "all".
+    reduce<uint8_t, Op>(runs, reducedCount, outCount,
+                        static_cast<const uint8_t *>(x.data),
+                        static_cast<uint8_t *>(y.data), threads);
+    return 0;
   default:
     return fail(ctx, kernel,
-                "dtype %d is not supported (float32, float64, int32, int64)",
+                "dtype %d is not supported (float32, float64, int32, int64, "
+                "uint8, bool)",
                 x.dtype);
   }
 }

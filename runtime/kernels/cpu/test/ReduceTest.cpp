@@ -140,6 +140,15 @@ TEST_F(ReduceTest, IntegerTypes) {
   EXPECT_EQ(yi.vecOf<int32_t>(), (std::vector<int32_t>{2, 3}));
 }
 
+TEST_F(ReduceTest, BooleanMaxIsAnyMinIsAll) {
+  Tensor x = Tensor::of<uint8_t>({2, 3}, CLEAVE_BOOL, {0, 1, 0, 1, 1, 1});
+  Tensor y({2}, CLEAVE_BOOL);
+  ASSERT_EQ(run(cleave_cpu_reduce_max, {x.desc()}, {y.desc()}, {1, 1}), 0);
+  EXPECT_EQ(y.vecOf<uint8_t>(), (std::vector<uint8_t>{1, 1}));
+  ASSERT_EQ(run(cleave_cpu_reduce_min, {x.desc()}, {y.desc()}, {1, 1}), 0);
+  EXPECT_EQ(y.vecOf<uint8_t>(), (std::vector<uint8_t>{0, 1}));
+}
+
 TEST_F(ReduceTest, RejectsBadArguments) {
   Tensor x = Tensor::random({2, 3, 4}, 1), y({2});
   expectFailure(run(cleave_cpu_reduce_sum, {x.desc()}, {y.desc()}, {2, 2, 1}),
