@@ -2,7 +2,7 @@
 
     python bench/profile_ranks.py [--models gpt bert ...] [--repeat 10]
         [--cleave build/bin/cleave] [--worker build/bin/cleave-worker]
-        [--workdir DIR] [--json out.json]
+        [--threads 1] [--workdir DIR] [--json out.json]
 
 For every model family of ``cleave.models`` it exports the model, compiles
 it for the cpu target on 1 device, 2 (pp=2), 4 (pp=2 x tp=2) and, when the
@@ -13,10 +13,12 @@ per configuration the measured and predicted step and the cost model's
 error ((predicted - measured) / measured), and per model the step on 1, 2
 and 4 ranks with the speed-up of 2 and 4 ranks over 1.
 
-The ranks run on this machine, each with cores / ranks kernel threads (at
-least 1), as ``cleave run`` starts them: on a machine with fewer cores than
-ranks they oversubscribe, and the speed-ups say what that costs here, not
-what the partitioning would give on as many machines.
+The ranks run on this machine with ``--threads`` kernel threads each (1:
+one rank uses one core, so that 1, 2 and 4 ranks compare 1, 2 and 4 cores'
+worth of work; 0: ``cleave run``'s default, cores / ranks). On a machine
+with fewer cores than ranks they oversubscribe, and the speed-ups say what
+that costs here, not what the partitioning would give on as many
+machines.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def profile(args, name: str, model: Path, inputs: list[str], label: str, devices
     directory = workdir / f"{name}.{tag}.profile"
     command = [str(args.worker), "run", str(bundle), "--profile-dir", str(directory),
                "--repeat", str(args.repeat), "--timeout", "120"]
+    if args.threads:
+        command.append(f"--threads={args.threads}")
     for item in inputs:
         command += ["--input", item]
     ran = subprocess.run(command, capture_output=True, text=True)
@@ -107,6 +111,8 @@ def main() -> int:
     parser.add_argument("--worker", type=Path, default=None,
                         help="the cleave-worker that runs the bundles (beside --cleave)")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="kernel threads per rank (0: cleave run's default)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if args.worker is None:
@@ -115,8 +121,10 @@ def main() -> int:
     workdir.mkdir(parents=True, exist_ok=True)
 
     cores = os.cpu_count() or 1
-    print(f"cpu target; {cores} cores: ranks get max(1, {cores} // ranks) kernel threads"
-          + (", and 4 ranks oversubscribe them" if cores < 4 else ""))
+    threads = (f"{args.threads} kernel thread(s) per rank" if args.threads
+               else f"max(1, {cores} // ranks) kernel threads per rank")
+    print(f"cpu target; {cores} cores, {threads}"
+          + (f": ranks above {cores} oversubscribe the cores" if cores < 4 else ""))
     print(f"step = median of {args.repeat} runs after 1 warm-up; "
           "error = (predicted - measured) / measured\n")
 
