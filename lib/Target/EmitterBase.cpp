@@ -195,7 +195,8 @@ void EmitterBase::emitReductionBody(const FusedLoop &loop, StringRef o,
   os << indent << "for (int64_t r = 0; r < " << reduced << "; ++r) {\n";
   os << inner << "const int64_t i = base + "
      << getLinearIndex("r", reducedSizes, reducedStrides) << ";\n";
-  emitNodes(loop, inner);
+  emitNodes(loop, inner,
+            [&](int k) { return getLoadIndex(loop, loop.loads[k], "i"); });
   std::string value = "v" + std::to_string(loop.root);
   if (reduction.square)
     value = value + " * " + value;
@@ -218,21 +219,91 @@ void EmitterBase::emitReductionBody(const FusedLoop &loop, StringRef o,
 }
 
 void EmitterBase::emitLoopBody(const FusedLoop &loop, StringRef indent) {
-  emitNodes(loop, indent);
+  emitNodes(loop, indent,
+            [&](int k) { return getLoadIndex(loop, loop.loads[k], "i"); });
   DType outType = program.tensors[loop.output].dtype;
   os << indent << "y[i] = static_cast<" << getStorageType(outType) << ">(v"
      << loop.root << ");\n";
 }
 
-void EmitterBase::emitNodes(const FusedLoop &loop, StringRef indent) {
+/// The strides of `load` along each dimension of the loop's iteration space
+/// (0 where it broadcasts).
+static SmallVector<int64_t> getLoadStrides(ArrayRef<int64_t> space,
+                                           ArrayRef<int64_t> shape) {
+  int64_t rank = space.size();
+  int64_t lead = rank - static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= lead; --d) {
+    int64_t size = shape[d - lead];
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  return strides;
+}
+
+EmitterBase::RowNest EmitterBase::getRowNest(const FusedLoop &loop) const {
+  ArrayRef<int64_t> space = loop.iterationShape;
+  int64_t rank = space.size();
+  std::vector<SmallVector<int64_t>> strides;
+  for (const FusedLoad &load : loop.loads)
+    strides.push_back(
+        getLoadStrides(space, program.tensors[load.tensor].shape));
+  // The longest run of trailing dimensions that every load walks
+  // row-major (contiguously) or not at all.
+  auto fits = [&](ArrayRef<int64_t> s, int64_t d) {
+    bool none = true, rowMajor = true;
+    int64_t expect = 1;
+    for (int64_t e = rank - 1; e >= d; --e) {
+      if (space[e] == 1)
+        continue;
+      none &= s[e] == 0;
+      rowMajor &= s[e] == expect;
+      expect *= space[e];
+    }
+    return none || rowMajor;
+  };
+  int64_t first = rank;
+  while (first > 0 && llvm::all_of(strides, [&](ArrayRef<int64_t> s) {
+           return fits(s, first - 1);
+         }))
+    --first;
+  RowNest nest;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < first ? nest.outer : nest.inner) *= space[d];
+  for (ArrayRef<int64_t> s : strides) {
+    nest.walksRow.push_back(
+        llvm::any_of(s.drop_front(first), [](int64_t x) { return x != 0; }));
+    nest.rowStart.push_back(
+        getLinearIndex("o", space.take_front(first), s.take_front(first)));
+  }
+  return nest;
+}
+
+void EmitterBase::emitRowBody(const FusedLoop &loop, const RowNest &nest,
+                              StringRef indent) {
+  for (auto [k, start] : llvm::enumerate(nest.rowStart))
+    os << indent << "const int64_t b" << k << " = " << start << ";\n";
+  std::string inner = (indent + "  ").str();
+  os << indent << "for (int64_t j = 0; j < " << nest.inner << "; ++j) {\n";
+  emitNodes(loop, inner, [&](int k) {
+    return "b" + std::to_string(k) + (nest.walksRow[k] ? " + j" : "");
+  });
+  DType outType = program.tensors[loop.output].dtype;
+  os << inner << "y[o * " << nest.inner << " + j] = static_cast<"
+     << getStorageType(outType) << ">(v" << loop.root << ");\n";
+  os << indent << "}\n";
+}
+
+void EmitterBase::emitNodes(const FusedLoop &loop, StringRef indent,
+                            llvm::function_ref<std::string(int)> loadAt) {
   for (auto [index, node] : llvm::enumerate(loop.nodes)) {
     os << indent << "const " << getComputeType(node.dtype) << " v" << index
        << " = ";
     switch (node.kind) {
     case ScalarNode::Kind::Load: {
-      const FusedLoad &load = loop.loads[node.loadIndex];
       os << "static_cast<" << getComputeType(node.dtype) << ">(x"
-         << node.loadIndex << "[" << getLoadIndex(loop, load, "i") << "])";
+         << node.loadIndex << "[" << loadAt(node.loadIndex) << "])";
       break;
     }
     case ScalarNode::Kind::Literal:

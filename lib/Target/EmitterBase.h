@@ -60,8 +60,27 @@ protected:
   const EmitOptions &options;
   llvm::raw_ostream &os;
 
+  /// An elementwise loop as rows: `outer` rows of `inner` elements, where
+  /// every load walks a row contiguously or reads one element for all of
+  /// it, so the inner loop has no index arithmetic and vectorises.
+  struct RowNest {
+    int64_t outer = 1, inner = 1;
+    /// Per load: its row's first element as a function of the row `o`, and
+    /// whether it walks the row (else it repeats one element).
+    std::vector<std::string> rowStart;
+    std::vector<bool> walksRow;
+  };
+  RowNest getRowNest(const FusedLoop &loop) const;
+  /// The body of row `o` of `nest`: row starts, then the inner loop over
+  /// `j` with the nodes and `y[o * inner + j] = ...;`.
+  void emitRowBody(const FusedLoop &loop, const RowNest &nest,
+                   llvm::StringRef indent);
+
 private:
-  void emitNodes(const FusedLoop &loop, llvm::StringRef indent);
+  /// One `const T vN = ...;` per node; `loadAt(k)` is the subscript of
+  /// load k.
+  void emitNodes(const FusedLoop &loop, llvm::StringRef indent,
+                 llvm::function_ref<std::string(int)> loadAt);
   void emitCall(int step, const KernelCall &call);
   void emitTensor(int tensor);
 };

@@ -26,8 +26,9 @@ struct EmitOptions {
   /// Said in the file's header comment.
   std::string modelName;
   std::string targetName;
-  /// Fused loops with fewer elements run on one thread (CPU).
-  int64_t parallelThreshold = 32768;
+  /// Fused loops with fewer elements run on one thread (CPU): below it,
+  /// starting the team costs more than the loop.
+  int64_t parallelThreshold = 131072;
 };
 
 /// Writes `program` as a C++ (or CUDA C++) translation unit that defines

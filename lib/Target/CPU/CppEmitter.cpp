@@ -46,13 +46,17 @@ private:
     for (int64_t dim : loop.iterationShape)
       work *= dim;
     if (work >= options.parallelThreshold)
-      os << "#pragma omp parallel for schedule(static)\n";
+      // The kernels' thread count, so that loops and kernels share one
+      // OpenMP team instead of resizing it at every step.
+      os << "#pragma omp parallel for schedule(static) "
+            "num_threads(cleave_rt_num_threads(ctx))\n";
     if (loop.reduction) {
       os << "    for (int64_t o = 0; o < " << elements << "; ++o) {\n";
       emitReductionBody(loop, "o", "      ");
     } else {
-      os << "    for (int64_t i = 0; i < " << elements << "; ++i) {\n";
-      emitLoopBody(loop, "      ");
+      RowNest nest = getRowNest(loop);
+      os << "    for (int64_t o = 0; o < " << nest.outer << "; ++o) {\n";
+      emitRowBody(loop, nest, "      ");
     }
     os << "    }\n  }\n";
   }

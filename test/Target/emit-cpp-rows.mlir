@@ -1,0 +1,17 @@
+// RUN: cleave-translate --emit-cpp %s | FileCheck %s
+
+// A row-wise broadcast (a [2, 3, 1] operand over [2, 3, 5]) repeats one
+// element per row; a [3, 5] operand walks the rows modulo its size.
+// CHECK-LABEL: // 0: sub + add
+// CHECK: for (int64_t o = 0; o < 6; ++o) {
+// CHECK-NEXT: const int64_t b0 = o * 5;
+// CHECK-NEXT: const int64_t b1 = o;
+// CHECK-NEXT: const int64_t b2 = (o % 3) * 5;
+// CHECK-NEXT: for (int64_t j = 0; j < 5; ++j) {
+// CHECK-NEXT: const float v0 = static_cast<float>(x0[b0 + j]);
+// CHECK-NEXT: const float v1 = static_cast<float>(x1[b1]);
+func.func @rows(%x: tensor<2x3x5xf32>, %m: tensor<2x3x1xf32>, %b: tensor<3x5xf32>) -> tensor<2x3x5xf32> {
+  %d = cleave.sub %x, %m : (tensor<2x3x5xf32>, tensor<2x3x1xf32>) -> tensor<2x3x5xf32>
+  %y = cleave.add %d, %b : (tensor<2x3x5xf32>, tensor<3x5xf32>) -> tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
