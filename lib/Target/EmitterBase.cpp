@@ -351,7 +351,7 @@ void EmitterBase::emitTensor(int tensor) {
   os << "}}";
 }
 
-void EmitterBase::emitCall(int step, const KernelCall &call) {
+void EmitterBase::emitCall(const KernelCall &call) {
   os << "  {\n    const CleaveTensor in[] = {";
   if (call.inputs.empty())
     os << "{nullptr, 0, 0, {0}}";
@@ -380,7 +380,6 @@ void EmitterBase::emitCall(int step, const KernelCall &call) {
      << call.kernel << "(ctx, in, " << call.inputs.size() << ", out, "
      << call.outputs.size() << ", ints, floats))\n";
   os << "      return status;\n  }\n";
-  (void)step;
 }
 
 LogicalResult EmitterBase::emit(std::string &error) {
@@ -421,7 +420,7 @@ LogicalResult EmitterBase::emit(std::string &error) {
     if (step.loop)
       emitLoop(s, *step.loop);
     else
-      emitCall(s, *step.call);
+      emitCall(*step.call);
   }
   os << "  return 0;\n}\n";
   return success();

@@ -81,7 +81,7 @@ private:
   /// load k.
   void emitNodes(const FusedLoop &loop, llvm::StringRef indent,
                  llvm::function_ref<std::string(int)> loadAt);
-  void emitCall(int step, const KernelCall &call);
+  void emitCall(const KernelCall &call);
   void emitTensor(int tensor);
 };
 
