@@ -84,3 +84,14 @@ if getattr(config, "cleave_cuda_enabled", False):
             os.path.join(config.cleave_obj_root, "lib", "libcleave_rt_cuda.so"),
         )
     )
+
+# A GPU this machine can run on (tests of what happens without one declare
+# `UNSUPPORTED: gpu`).
+try:
+    import subprocess
+
+    subprocess.run(["nvidia-smi", "-L"], check=True, capture_output=True,
+                   timeout=20)
+    config.available_features.add("gpu")
+except Exception:
+    pass

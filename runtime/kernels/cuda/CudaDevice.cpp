@@ -47,7 +47,15 @@ void check(cudnnStatus_t status, const char *what) {
 
 CudaDevice::CudaDevice(int index) : index_(index) {
   int count = 0;
-  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  cudaError_t found = cudaGetDeviceCount(&count);
+  // Without a driver (a machine with no GPU) CUDA says its runtime is too
+  // new for the driver; say what it means.
+  if (found == cudaErrorInsufficientDriver || found == cudaErrorNoDevice)
+    throw std::runtime_error(
+        std::string("no CUDA device: no usable NVIDIA driver or GPU on this "
+                    "machine (") +
+        cudaGetErrorName(found) + ": " + cudaGetErrorString(found) + ")");
+  check(found, "cudaGetDeviceCount");
   if (index < 0 || index >= count)
     throw std::runtime_error("no CUDA device " + std::to_string(index) + " (" +
                              std::to_string(count) + " present)");
