@@ -145,15 +145,12 @@ std::string EmitterBase::getLinearIndex(StringRef var, ArrayRef<int64_t> sizes,
   return index.empty() ? "0" : index;
 }
 
-std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
-                                      const FusedLoad &load,
-                                      StringRef i) const {
-  ArrayRef<int64_t> space = loop.iterationShape;
-  ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
+/// The strides of `load` along each dimension of the loop's iteration space
+/// (0 where it broadcasts).
+static SmallVector<int64_t> getLoadStrides(ArrayRef<int64_t> space,
+                                           ArrayRef<int64_t> shape) {
   int64_t rank = space.size();
   int64_t lead = rank - static_cast<int64_t>(shape.size());
-  // The load's stride along each dimension of the iteration space (0 where
-  // it broadcasts).
   SmallVector<int64_t> strides(rank, 0);
   int64_t stride = 1;
   for (int64_t d = rank - 1; d >= lead; --d) {
@@ -161,7 +158,15 @@ std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
     strides[d] = size == 1 ? 0 : stride;
     stride *= size;
   }
-  return getLinearIndex(i, space, strides);
+  return strides;
+}
+
+std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
+                                      const FusedLoad &load,
+                                      StringRef i) const {
+  return getLinearIndex(
+      i, loop.iterationShape,
+      getLoadStrides(loop.iterationShape, program.tensors[load.tensor].shape));
 }
 
 void EmitterBase::emitReductionBody(const FusedLoop &loop, StringRef o,
@@ -224,22 +229,6 @@ void EmitterBase::emitLoopBody(const FusedLoop &loop, StringRef indent) {
   DType outType = program.tensors[loop.output].dtype;
   os << indent << "y[i] = static_cast<" << getStorageType(outType) << ">(v"
      << loop.root << ");\n";
-}
-
-/// The strides of `load` along each dimension of the loop's iteration space
-/// (0 where it broadcasts).
-static SmallVector<int64_t> getLoadStrides(ArrayRef<int64_t> space,
-                                           ArrayRef<int64_t> shape) {
-  int64_t rank = space.size();
-  int64_t lead = rank - static_cast<int64_t>(shape.size());
-  SmallVector<int64_t> strides(rank, 0);
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= lead; --d) {
-    int64_t size = shape[d - lead];
-    strides[d] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-  return strides;
 }
 
 EmitterBase::RowNest EmitterBase::getRowNest(const FusedLoop &loop) const {

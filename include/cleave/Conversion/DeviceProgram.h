@@ -93,7 +93,6 @@ public:
            mlir::Type elementType);
   int literal(double value, mlir::Type elementType);
   int cast(int arg, mlir::Type elementType);
-  DType getNodeType(int node) const { return nodes[node].dtype; }
 
 private:
   std::vector<ScalarNode> &nodes;
