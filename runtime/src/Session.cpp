@@ -319,6 +319,12 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   int32_t status = impl->bundle->programMain()(
       ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
       inputPointers.data(), outputPointers.data());
+  if (status == 0 && impl->comm) {
+    // The sends still in flight belong to this step.
+    if (impl->watchdog)
+      impl->watchdog->begin("send", nullptr);
+    impl->comm->flush();
+  }
   if (impl->watchdog)
     impl->watchdog->end();
   if (status == 0)

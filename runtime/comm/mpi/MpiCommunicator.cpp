@@ -19,6 +19,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <vector>
 #include <string>
 
 namespace cleave::rt {
@@ -247,9 +249,18 @@ public:
                          self.tp, &group),
           "MPI_Comm_split");
     MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &runtimeComm), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(runtimeComm, MPI_ERRORS_RETURN);
   }
 
   ~MpiCommunicator() override {
+    try {
+      flush();
+    } catch (const std::exception &) {
+      // A failed job is reported where it failed; the process is ending.
+    }
+    if (runtimeComm != MPI_COMM_NULL)
+      MPI_Comm_free(&runtimeComm);
     if (group != MPI_COMM_NULL)
       MPI_Comm_free(&group);
     int finalised = 0;
@@ -265,11 +276,41 @@ public:
 
   void send(const void *data, std::size_t bytes, int stage, int tag) override {
     int peer = peerOf(stage);
+    // The bytes are copied and sent in the background; flush() completes
+    // them. Past a bound on the bytes in flight, the oldest sends complete
+    // first.
+    while (!inFlight.empty() && inFlightBytes + bytes > maxInFlightBytes)
+      completeOldest();
+    InFlight &pending = inFlight.emplace_back();
+    pending.bytes.assign(static_cast<const char *>(data),
+                         static_cast<const char *>(data) + bytes);
+    inFlightBytes += bytes;
+    const char *bytesIn = pending.bytes.data();
+    for (std::size_t done = 0; done == 0 || done < bytes;) {
+      std::size_t piece = std::min(pieceBytes, bytes - done);
+      MPI_Request request;
+      check(MPI_Isend(bytesIn + done, static_cast<int>(piece), MPI_BYTE, peer,
+                      tag, MPI_COMM_WORLD, &request),
+            "MPI_Isend");
+      pending.requests.push_back(request);
+      done += piece;
+      if (piece == 0)
+        break;
+    }
+  }
+
+  void flush() override {
+    while (!inFlight.empty())
+      completeOldest();
+  }
+
+  void sendToRank(const void *data, std::size_t bytes, int rank,
+                  int tag) override {
     const char *bytesIn = static_cast<const char *>(data);
     for (std::size_t done = 0; done == 0 || done < bytes;) {
       std::size_t piece = std::min(pieceBytes, bytes - done);
-      check(MPI_Send(bytesIn + done, static_cast<int>(piece), MPI_BYTE, peer,
-                     tag, MPI_COMM_WORLD),
+      check(MPI_Send(bytesIn + done, static_cast<int>(piece), MPI_BYTE, rank,
+                     tag, runtimeComm),
             "MPI_Send");
       done += piece;
       if (piece == 0)
@@ -277,25 +318,13 @@ public:
     }
   }
 
+  void recvFromRank(void *data, std::size_t bytes, int rank,
+                    int tag) override {
+    receive(data, bytes, rank, tag, runtimeComm);
+  }
+
   void recv(void *data, std::size_t bytes, int stage, int tag) override {
-    int peer = peerOf(stage);
-    char *bytesOut = static_cast<char *>(data);
-    for (std::size_t done = 0; done == 0 || done < bytes;) {
-      std::size_t piece = std::min(pieceBytes, bytes - done);
-      MPI_Status status;
-      check(MPI_Recv(bytesOut + done, static_cast<int>(piece), MPI_BYTE, peer,
-                     tag, MPI_COMM_WORLD, &status),
-            "MPI_Recv");
-      int got = 0;
-      MPI_Get_count(&status, MPI_BYTE, &got);
-      if (static_cast<std::size_t>(got) != piece)
-        throw Error("received " + std::to_string(got) + " bytes from rank " +
-                    std::to_string(peer) + ", expected " +
-                    std::to_string(piece));
-      done += piece;
-      if (piece == 0)
-        break;
-    }
+    receive(data, bytes, peerOf(stage), tag, MPI_COMM_WORLD);
   }
 
   void allReduce(const void *in, void *out, std::size_t count,
@@ -406,6 +435,42 @@ public:
   }
 
 private:
+  /// A send in the background: its own copy of the bytes and its requests.
+  struct InFlight {
+    std::vector<char> bytes;
+    std::vector<MPI_Request> requests;
+  };
+
+  void completeOldest() {
+    InFlight &oldest = inFlight.front();
+    check(MPI_Waitall(static_cast<int>(oldest.requests.size()),
+                      oldest.requests.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
+    inFlightBytes -= oldest.bytes.size();
+    inFlight.pop_front();
+  }
+
+  void receive(void *data, std::size_t bytes, int peer, int tag,
+               MPI_Comm comm) {
+    char *bytesOut = static_cast<char *>(data);
+    for (std::size_t done = 0; done == 0 || done < bytes;) {
+      std::size_t piece = std::min(pieceBytes, bytes - done);
+      MPI_Status status;
+      check(MPI_Recv(bytesOut + done, static_cast<int>(piece), MPI_BYTE, peer,
+                     tag, comm, &status),
+            "MPI_Recv");
+      int got = 0;
+      MPI_Get_count(&status, MPI_BYTE, &got);
+      if (static_cast<std::size_t>(got) != piece)
+        throw Error("received " + std::to_string(got) + " bytes from rank " +
+                    std::to_string(peer) + ", expected " +
+                    std::to_string(piece));
+      done += piece;
+      if (piece == 0)
+        break;
+    }
+  }
+
   int peerOf(int stage) const {
     const DevicePlace &self = places[rank_];
     for (std::size_t r = 0; r < places.size(); ++r)
@@ -426,6 +491,11 @@ private:
   int size_ = 1;
   int groupSize_ = 0;
   MPI_Comm group = MPI_COMM_NULL;
+  /// The runtime's own traffic, apart from the programs'.
+  MPI_Comm runtimeComm = MPI_COMM_NULL;
+  std::deque<InFlight> inFlight;
+  std::size_t inFlightBytes = 0;
+  static constexpr std::size_t maxInFlightBytes = std::size_t(256) << 20;
 };
 
 } // namespace

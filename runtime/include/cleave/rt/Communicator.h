@@ -45,10 +45,23 @@ public:
   virtual int groupSize() const = 0;
 
   /// Bytes to and from the device of `stage` with this device's tp and dp
-  /// index. `tag` tells apart the messages between one pair.
+  /// index. `tag` tells apart the messages between one pair; messages with
+  /// the same peer and tag arrive in the order they were sent. send() may
+  /// return before the peer has the bytes (the buffer may be reused at
+  /// once): flush() waits for every send still in flight, so that the next
+  /// microbatch's compute overlaps the previous one's transfer.
   virtual void send(const void *data, std::size_t bytes, int stage,
                     int tag) = 0;
   virtual void recv(void *data, std::size_t bytes, int stage, int tag) = 0;
+  virtual void flush() = 0;
+
+  /// Host bytes to and from any device by rank: the runtime's own traffic
+  /// (the data-parallel replicas' outputs to the device that writes them),
+  /// not the programs'.
+  virtual void sendToRank(const void *data, std::size_t bytes, int rank,
+                          int tag) = 0;
+  virtual void recvFromRank(void *data, std::size_t bytes, int rank,
+                            int tag) = 0;
 
   /// Within the tensor-parallel group. Elements are `count` of `dtype`.
   virtual void allReduce(const void *in, void *out, std::size_t count,
