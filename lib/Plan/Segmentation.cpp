@@ -71,75 +71,13 @@ static Liveness computeLiveness(Block &body, const SegmentedModel &model) {
   return liveness;
 }
 
-/// Traces the batch dimension from the arguments through every op whose
-/// loops carry it: an op keeps the batch when one of its loops splits each
-/// batch-carrying operand along its batch dimension and leaves every other
-/// operand whole; its results then carry the batch where that loop splits
-/// them.
+/// Where the batch runs (Sharding.h's `traceBatch`).
 static void traceBatchDims(Block &body, SegmentedModel &model) {
-  for (BlockArgument argument : body.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(argument.getType());
-    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
-      continue;
-    model.batchSize = type.getDimSize(0);
-    break;
-  }
-  for (BlockArgument argument : body.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(argument.getType());
-    if (type && type.getRank() > 0 && type.getDimSize(0) == model.batchSize &&
-        isActivation(argument))
-      model.batchDims[argument] = 0;
-  }
-
-  for (Operation *op : model.ops) {
-    bool readsBatch = llvm::any_of(op->getOperands(), [&](Value operand) {
-      return model.batchDims.count(operand);
-    });
-    if (!readsBatch)
-      continue;
-    std::optional<OpLoopSharding> batchLoop;
-    for (OpLoopSharding &loop : getShardableLoops(op)) {
-      bool carries =
-          llvm::all_of(llvm::enumerate(op->getOperands()), [&](auto indexed) {
-            auto [index, operand] = indexed;
-            if (index >= loop.operands.size())
-              return false;
-            const ValueSharding &sharding = loop.operands[index];
-            int64_t dim = model.getBatchDim(operand);
-            if (dim >= 0)
-              return sharding.isSplit() && sharding.dim == dim;
-            // A size-1 dimension on the batch loop broadcasts (a mask of
-            // shape [1, 1, S, S] against a batch of 1).
-            auto type = dyn_cast<RankedTensorType>(operand.getType());
-            return sharding.isReplicated() ||
-                   (sharding.isSplit() && type &&
-                    type.getDimSize(sharding.dim) == 1);
-          });
-      if (carries) {
-        batchLoop = loop;
-        break;
-      }
-    }
-    if (!batchLoop) {
-      if (model.batchSplittable) {
-        model.batchSplittable = false;
-        model.batchBarrier = op;
-      }
-      continue;
-    }
-    for (auto [index, result] : llvm::enumerate(op->getResults())) {
-      if (index >= batchLoop->results.size())
-        break;
-      const ValueSharding &sharding = batchLoop->results[index];
-      if (sharding.isSplit())
-        model.batchDims[result] = sharding.dim;
-      else if (sharding.isPartial() && model.batchSplittable) {
-        // A reduction over the batch mixes samples.
-        model.batchSplittable = false;
-        model.batchBarrier = op;
-      }
-    }
-  }
+  BatchTrace trace = traceBatch(body, isActivation);
+  model.batchSize = trace.batchSize;
+  model.batchDims = std::move(trace.dims);
+  model.batchSplittable = trace.barrier == nullptr;
+  model.batchBarrier = trace.barrier;
 }
 
 /// The operand and result dimensions each loop of `op` indexes: from the

@@ -225,9 +225,12 @@ static llvm::json::Array describePorts(ArrayRef<BundlePort> ports) {
     llvm::json::Array shape;
     for (int64_t dim : port.shape)
       shape.push_back(dim);
-    described.push_back(llvm::json::Object{{"name", port.name},
-                                           {"dtype", getDTypeName(port.dtype)},
-                                           {"shape", std::move(shape)}});
+    llvm::json::Object entry{{"name", port.name},
+                             {"dtype", getDTypeName(port.dtype)},
+                             {"shape", std::move(shape)}};
+    if (port.batchDim >= 0)
+      entry["batch_dim"] = port.batchDim;
+    described.push_back(std::move(entry));
   }
   return described;
 }
@@ -380,21 +383,26 @@ static Error writeBundleFiles(const BundleContents &contents,
     programs.push_back(std::move(entry));
   }
 
-  // One weight file per device, in rank order.
+  // One weight file per device of the first replica, in rank order; the
+  // devices of the other replicas read the same files.
   llvm::json::Array ranks;
   int64_t totalBytes = 0;
   for (const StageProgram &stage : contents.stages)
-    totalBytes += stage.program.weightBytes * contents.tp * contents.dp;
+    totalBytes += stage.program.weightBytes * contents.tp;
   ProgressStep step = beginProgress(options.progress, "writing weight shards",
                                     totalBytes, "bytes");
   for (int64_t d = 0; d < contents.dp; ++d) {
     for (const StageProgram &stage : contents.stages) {
       for (int64_t t = 0; t < contents.tp; ++t) {
         int64_t rank = (d * contents.pp + stage.stage) * contents.tp + t;
-        std::string name = "weights/rank_" + std::to_string(rank) + ".bin";
-        if (Error error = writeWeights(stage.program, t, path(name), step))
-          return error;
-        files.push_back(name);
+        int64_t firstReplicaRank = stage.stage * contents.tp + t;
+        std::string name =
+            "weights/rank_" + std::to_string(firstReplicaRank) + ".bin";
+        if (d == 0) {
+          if (Error error = writeWeights(stage.program, t, path(name), step))
+            return error;
+          files.push_back(name);
+        }
         ranks.push_back(llvm::json::Object{{"rank", rank},
                                            {"stage", stage.stage},
                                            {"tp", t},

@@ -114,6 +114,14 @@ public:
       if (info.shape.size() > CLEAVE_MAX_RANK)
         fail(where + "rank " + std::to_string(info.shape.size()) +
              " exceeds the runtime's " + std::to_string(CLEAVE_MAX_RANK));
+      if (item.contains("batch_dim")) {
+        const json &dim = item["batch_dim"];
+        if (!dim.is_number_integer() || dim.get<int64_t>() < 0 ||
+            dim.get<int64_t>() >= static_cast<int64_t>(info.shape.size()))
+          fail(where + "'batch_dim' is " + dim.dump() +
+               ", not a dimension of the shape");
+        info.batchDim = dim.get<int>();
+      }
       result.push_back(std::move(info));
     }
     return result;
@@ -282,6 +290,26 @@ Manifest readManifest(const std::string &bundleDir) {
   manifest.inputs = reader.tensors(root, "inputs");
   manifest.outputs = reader.tensors(root, "outputs");
   reader.mesh(root, manifest);
+  // With several blocks of the batch, every graph tensor must say where its
+  // batch is, and the batch must cut into the blocks.
+  int blocks = manifest.dp * manifest.microbatches;
+  if (blocks > 1)
+    for (const auto *list : {&manifest.inputs, &manifest.outputs})
+      for (const TensorInfo &info : *list) {
+        std::string where = std::string(list == &manifest.inputs ? "input"
+                                                                 : "output") +
+                            " '" + info.name + "': ";
+        if (info.batchDim < 0)
+          reader.fail(where + "no 'batch_dim', but the bundle cuts the batch "
+                              "into " +
+                      std::to_string(blocks) +
+                      " blocks (dp x microbatches)");
+        if (info.shape[info.batchDim] % blocks != 0)
+          reader.fail(where + "its batch of " +
+                      std::to_string(info.shape[info.batchDim]) +
+                      " does not cut into " + std::to_string(blocks) +
+                      " blocks (dp x microbatches)");
+      }
 
   const json &programs = reader.field(root, "programs", "");
   if (!programs.is_array())

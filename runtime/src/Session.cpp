@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace cleave::rt {
@@ -66,6 +67,39 @@ std::size_t byteSize(const TensorInfo &info) {
     count *= static_cast<std::size_t>(dim);
   return count * cleave_dtype_size(info.dtype);
 }
+
+/// A graph tensor cut into `parts` equal blocks along its batch dimension,
+/// seen as [outer, parts, row] bytes: block j is `outer` rows of `row`
+/// bytes, `parts * row` apart.
+struct Blocks {
+  std::size_t outer = 1;
+  std::size_t row = 0;
+  int parts = 1;
+
+  Blocks(const TensorInfo &info, int parts) : parts(parts) {
+    row = byteSize(info);
+    if (parts == 1)
+      return;
+    for (int d = 0; d < info.batchDim; ++d)
+      outer *= static_cast<std::size_t>(info.shape[d]);
+    row /= outer * static_cast<std::size_t>(parts);
+  }
+  std::size_t blockBytes() const { return outer * row; }
+  /// Whether a block is one contiguous run of the whole (the batch is the
+  /// outermost dimension).
+  bool contiguous() const { return outer == 1; }
+  const uint8_t *blockIn(const uint8_t *whole, int j) const {
+    return whole + static_cast<std::size_t>(j) * row;
+  }
+  void copyOut(const uint8_t *whole, int j, uint8_t *block) const {
+    for (std::size_t o = 0; o < outer; ++o)
+      std::memcpy(block + o * row, whole + (o * parts + j) * row, row);
+  }
+  void copyIn(const uint8_t *block, int j, uint8_t *whole) const {
+    for (std::size_t o = 0; o < outer; ++o)
+      std::memcpy(whole + (o * parts + j) * row, block + o * row, row);
+  }
+};
 
 } // namespace
 
@@ -114,6 +148,9 @@ struct Session::Impl {
   }
 
   void checkFeeds(const std::map<std::string, Tensor> &feeds) const;
+  /// Brings the other replicas' blocks of this device's outputs to the
+  /// first replica.
+  void gatherReplicas(std::vector<Tensor> &outputs);
   void closeStep();
   static void onStep(CleaveContext *ctx, int32_t step, const char *node);
 };
@@ -139,11 +176,6 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
     throw Error(bundleDir + ": the bundle is for " +
                 std::to_string(manifest.devices) + " devices, but " +
                 std::to_string(comm->size()) + " ranks were started");
-  if (manifest.dp > 1 || manifest.microbatches > 1)
-    throw Error(bundleDir + ": data-parallel replicas (dp " +
-                std::to_string(manifest.dp) + ") and microbatches (" +
-                std::to_string(manifest.microbatches) +
-                ") above 1 are not implemented yet");
   const RankEntry &rank = impl->bundle->place();
   impl->place = {rank.rank, rank.stage, rank.tp, rank.dp};
   impl->comm = comm;
@@ -181,12 +213,13 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
     impl->deviceWeights = device.allocate(bytes);
     device.copyToDevice(impl->deviceWeights, impl->bundle->weights(), bytes);
     impl->weights = static_cast<const uint8_t *>(impl->deviceWeights);
+    int blocks = manifest.dp * manifest.microbatches;
     for (int index : program.inputs)
-      impl->deviceInputs.push_back(
-          device.allocate(byteSize(manifest.inputs[index])));
+      impl->deviceInputs.push_back(device.allocate(
+          Blocks(manifest.inputs[index], blocks).blockBytes()));
     for (int index : program.outputs)
-      impl->deviceOutputs.push_back(
-          device.allocate(byteSize(manifest.outputs[index])));
+      impl->deviceOutputs.push_back(device.allocate(
+          Blocks(manifest.outputs[index], blocks).blockBytes()));
     device.synchronize();
   }
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -210,7 +243,9 @@ bool Session::readsInput(std::size_t index) const {
 }
 
 bool Session::writesOutput(std::size_t index) const {
-  if (impl->place.tp != 0)
+  // The first replica's device with tp index 0 gathers the other replicas'
+  // blocks and writes them.
+  if (impl->place.tp != 0 || impl->place.dp != 0)
     return false;
   for (int written : impl->bundle->program().outputs)
     if (written == static_cast<int>(index))
@@ -298,55 +333,136 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
     outputs[index] =
         Tensor(manifest.outputs[index].dtype, manifest.outputs[index].shape);
 
-  std::vector<const void *> inputPointers;
-  std::vector<void *> outputPointers;
-  for (std::size_t i = 0; i < program.inputs.size(); ++i) {
-    const Tensor &feed = feeds.at(manifest.inputs[program.inputs[i]].name);
-    if (device.isHost()) {
-      inputPointers.push_back(feed.data());
-    } else {
-      device.copyToDevice(impl->deviceInputs[i], feed.data(), feed.byteSize());
-      inputPointers.push_back(impl->deviceInputs[i]);
+  // The batch is cut into dp x microbatches blocks: this device's replica
+  // runs the program once per microbatch, on blocks dp * microbatches + k.
+  int blocks = manifest.dp * manifest.microbatches;
+  std::vector<Blocks> inputBlocks, outputBlocks;
+  for (int index : program.inputs)
+    inputBlocks.emplace_back(manifest.inputs[index], blocks);
+  for (int index : program.outputs)
+    outputBlocks.emplace_back(manifest.outputs[index], blocks);
+  // Host copies of blocks that are not contiguous in the whole tensor.
+  std::vector<std::vector<uint8_t>> inputStaging(program.inputs.size());
+  std::vector<std::vector<uint8_t>> outputStaging(program.outputs.size());
+
+  std::vector<const void *> inputPointers(program.inputs.size());
+  std::vector<void *> outputPointers(program.outputs.size());
+  for (int k = 0; k < manifest.microbatches; ++k) {
+    int block = impl->place.dp * manifest.microbatches + k;
+    for (std::size_t i = 0; i < program.inputs.size(); ++i) {
+      const Tensor &feed = feeds.at(manifest.inputs[program.inputs[i]].name);
+      const auto *whole = static_cast<const uint8_t *>(feed.data());
+      const Blocks &cut = inputBlocks[i];
+      const uint8_t *host = nullptr;
+      if (cut.contiguous()) {
+        host = cut.blockIn(whole, block);
+      } else {
+        inputStaging[i].resize(cut.blockBytes());
+        cut.copyOut(whole, block, inputStaging[i].data());
+        host = inputStaging[i].data();
+      }
+      if (device.isHost()) {
+        inputPointers[i] = host;
+      } else {
+        device.copyToDevice(impl->deviceInputs[i], host, cut.blockBytes());
+        inputPointers[i] = impl->deviceInputs[i];
+      }
     }
-  }
-  for (std::size_t i = 0; i < program.outputs.size(); ++i)
-    outputPointers.push_back(device.isHost()
-                                 ? outputs[program.outputs[i]].data()
-                                 : impl->deviceOutputs[i]);
-
-  if (impl->watchdog)
-    impl->watchdog->begin("step", nullptr);
-  int32_t status = impl->bundle->programMain()(
-      ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
-      inputPointers.data(), outputPointers.data());
-  if (status == 0 && impl->comm) {
-    // The sends still in flight belong to this step.
-    if (impl->watchdog)
-      impl->watchdog->begin("send", nullptr);
-    impl->comm->flush();
-  }
-  if (impl->watchdog)
-    impl->watchdog->end();
-  if (status == 0)
-    impl->closeStep();
-  if (!device.isHost())
-    device.synchronize();
-  if (status != 0)
-    throw Error(impl->programPath + ": " +
-                (ctx->error.empty()
-                     ? "failed with status " + std::to_string(status) +
-                           " without saying why"
-                     : ctx->error));
-
-  if (!device.isHost())
     for (std::size_t i = 0; i < program.outputs.size(); ++i) {
-      Tensor &output = outputs[program.outputs[i]];
-      device.copyToHost(output.data(), impl->deviceOutputs[i],
-                        output.byteSize());
+      const Blocks &cut = outputBlocks[i];
+      auto *whole = static_cast<uint8_t *>(outputs[program.outputs[i]].data());
+      if (!device.isHost())
+        outputPointers[i] = impl->deviceOutputs[i];
+      else if (cut.contiguous())
+        outputPointers[i] = const_cast<uint8_t *>(cut.blockIn(whole, block));
+      else {
+        outputStaging[i].resize(cut.blockBytes());
+        outputPointers[i] = outputStaging[i].data();
+      }
     }
-  if (!device.isHost())
-    device.synchronize();
+
+    if (impl->watchdog)
+      impl->watchdog->begin("step", nullptr);
+    int32_t status = impl->bundle->programMain()(
+        ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
+        inputPointers.data(), outputPointers.data());
+    if (status == 0 && impl->comm && k + 1 == manifest.microbatches) {
+      // The sends still in flight belong to this step.
+      if (impl->watchdog)
+        impl->watchdog->begin("send", nullptr);
+      impl->comm->flush();
+    }
+    if (impl->watchdog)
+      impl->watchdog->end();
+    if (status == 0)
+      impl->closeStep();
+    if (!device.isHost())
+      device.synchronize();
+    if (status != 0)
+      throw Error(impl->programPath + ": " +
+                  (ctx->error.empty()
+                       ? "failed with status " + std::to_string(status) +
+                             " without saying why"
+                       : ctx->error));
+
+    for (std::size_t i = 0; i < program.outputs.size(); ++i) {
+      const Blocks &cut = outputBlocks[i];
+      auto *whole = static_cast<uint8_t *>(outputs[program.outputs[i]].data());
+      if (!device.isHost()) {
+        uint8_t *host = nullptr;
+        if (cut.contiguous()) {
+          host = const_cast<uint8_t *>(cut.blockIn(whole, block));
+        } else {
+          outputStaging[i].resize(cut.blockBytes());
+          host = outputStaging[i].data();
+        }
+        device.copyToHost(host, impl->deviceOutputs[i], cut.blockBytes());
+        device.synchronize();
+        if (!cut.contiguous())
+          cut.copyIn(host, block, whole);
+      } else if (!cut.contiguous()) {
+        cut.copyIn(outputStaging[i].data(), block, whole);
+      }
+    }
+  }
+
+  if (manifest.dp > 1 && impl->place.tp == 0 && !program.outputs.empty())
+    impl->gatherReplicas(outputs);
   return outputs;
+}
+
+void Session::Impl::gatherReplicas(std::vector<Tensor> &outputs) {
+  // Each replica's blocks are one block of the batch cut dp ways; the
+  // device of the first replica that writes the outputs collects them.
+  const Manifest &manifest = bundle->manifest();
+  const ProgramEntry &program = bundle->program();
+  if (!comm)
+    throw Error("a bundle with " + std::to_string(manifest.dp) +
+                " data-parallel replicas needs its devices started together");
+  auto rankOf = [&](int dp) {
+    return (dp * manifest.pp + place.stage) * manifest.tp;
+  };
+  if (watchdog)
+    watchdog->begin("gather outputs", nullptr);
+  std::vector<uint8_t> staging;
+  for (std::size_t i = 0; i < program.outputs.size(); ++i) {
+    int index = program.outputs[i];
+    Blocks cut(manifest.outputs[index], manifest.dp);
+    auto *whole = static_cast<uint8_t *>(outputs[index].data());
+    staging.resize(cut.blockBytes());
+    if (place.dp != 0) {
+      cut.copyOut(whole, place.dp, staging.data());
+      comm->sendToRank(staging.data(), staging.size(), rankOf(0), index);
+      outputs[index] = Tensor();
+      continue;
+    }
+    for (int r = 1; r < manifest.dp; ++r) {
+      comm->recvFromRank(staging.data(), staging.size(), rankOf(r), index);
+      cut.copyIn(staging.data(), r, whole);
+    }
+  }
+  if (watchdog)
+    watchdog->end();
 }
 
 } // namespace cleave::rt

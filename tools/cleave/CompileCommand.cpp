@@ -11,6 +11,7 @@
 #include "cleave/Plan/PlanExport.h"
 #include "cleave/Plan/Planner.h"
 #include "cleave/Target/Bundle.h"
+#include "cleave/Transforms/Partition/Contract.h"
 #include "cleave/Transforms/Partition/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -124,13 +125,6 @@ compileForDevices(ModuleOp module, const TargetDescription &target,
   if (failed(plan) || failed(annotateModule(module, *plan)))
     return failure();
   planJSON = printJSON(*plan);
-  if (plan->mesh.dp != 1 || plan->microbatches != 1)
-    return module.emitError("the plan has ")
-               << plan->mesh.dp << " data-parallel replicas and "
-               << plan->microbatches
-               << " microbatches; bundles run one replica of one microbatch "
-                  "today (pin --dp 1 --microbatches 1)",
-           failure();
 
   PassManager partition(module.getContext());
   observer.observe(partition);
@@ -144,6 +138,22 @@ compileForDevices(ModuleOp module, const TargetDescription &target,
   if (failed(partition.run(module)) || observer.hasFailed())
     return failure();
 
+  // The blocks of the batch the programs compute, when it is cut: the
+  // partition marked where each graph port holds it.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      auto input = func.getArgAttrOfType<IntegerAttr>(i, kInputAttrName);
+      auto dim = func.getArgAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
+      if (input && dim)
+        contents.inputs[input.getInt()].batchDim = dim.getInt();
+    }
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto output = func.getResultAttrOfType<IntegerAttr>(i, kOutputAttrName);
+      auto dim = func.getResultAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
+      if (output && dim)
+        contents.outputs[output.getInt()].batchDim = dim.getInt();
+    }
+  }
   contents.pp = plan->mesh.pp;
   contents.tp = plan->mesh.tp;
   contents.dp = plan->mesh.dp;
@@ -251,9 +261,6 @@ int cleave::runCompileCommand(CompileCommand &command) {
   planOptions.functionName = importOptions.functionName;
   planOptions.numDevices = target->numDevices;
   planOptions.progress = &observer->getProgress();
-  // One replica of one microbatch is what bundles run today.
-  planOptions.dataParallel = 1;
-  planOptions.microbatches = 1;
   if (!command.mesh.apply(planOptions, "cleave compile"))
     return 1;
   DeviceProgramOptions programOptions;

@@ -26,6 +26,9 @@ struct BundlePort {
   std::string name;
   DType dtype = DType::Invalid;
   std::vector<int64_t> shape;
+  /// The dimension that holds the batch when the programs compute blocks of
+  /// it (dp x microbatches > 1); -1 otherwise.
+  int64_t batchDim = -1;
 };
 
 /// The program of one pipeline stage. Every device of the stage runs it;

@@ -9,6 +9,7 @@
 #include "cleave/Transforms/Partition/Passes.h"
 
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Transforms/Partition/Contract.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -94,8 +95,13 @@ private:
       return op->emitOpError()
              << "runs over " << axes.size()
              << " grid axes; cleave collectives run over one mesh axis";
+    std::string axisName = getGridAxisName(grid, axes.front());
+    if (axisName == kBatchAxisName)
+      return op->emitOpError()
+             << "would move data between the blocks of the batch (the "
+                "data-parallel replicas and microbatches), which run apart";
     Builder b(op->getContext());
-    return Group{b.getStringAttr(getGridAxisName(grid, axes.front())),
+    return Group{b.getStringAttr(axisName),
                  b.getI64IntegerAttr(grid.getShape()[axes.front()])};
   }
 

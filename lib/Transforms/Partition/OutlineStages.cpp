@@ -162,12 +162,20 @@ private:
           builder, entry.getLoc(), ("stage_" + Twine(stage)).str(),
           FunctionType::get(ctx, argTypes, resultTypes));
       func->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
-      for (auto [i, arg] : llvm::enumerate(args))
+      for (auto [i, arg] : llvm::enumerate(args)) {
         func.setArgAttr(i, kInputAttrName,
                         builder.getI64IntegerAttr(arg.getArgNumber()));
-      for (auto [i, result] : llvm::enumerate(results))
+        if (Attribute dim =
+                entry.getArgAttr(arg.getArgNumber(), kBatchDimAttrName))
+          func.setArgAttr(i, kBatchDimAttrName, dim);
+      }
+      for (auto [i, result] : llvm::enumerate(results)) {
         func.setResultAttr(i, kOutputAttrName,
                            builder.getI64IntegerAttr(result.second));
+        if (Attribute dim = entry.getResultAttr(result.second,
+                                                kBatchDimAttrName))
+          func.setResultAttr(i, kBatchDimAttrName, dim);
+      }
 
       Block *block = func.addEntryBlock();
       OpBuilder inner = OpBuilder::atBlockBegin(block);

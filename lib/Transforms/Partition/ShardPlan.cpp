@@ -5,6 +5,11 @@
 // on each op. The annotations are complete, so no propagation runs: the plan,
 // not upstream's heuristics, decides every layout.
 //
+// With several data-parallel replicas or microbatches the grid gets a second
+// axis, `batch`, of dp x microbatches blocks, and every op that reads the
+// batch splits its batch loop over it: the programs then compute one block
+// of the batch, and the runtime feeds them block after block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Transforms/Partition/Passes.h"
@@ -54,12 +59,16 @@ struct OpShardings {
 
 class ShardPlanner {
 public:
-  ShardPlanner(func::FuncOp func, shard::GridOp grid, int64_t tp)
-      : func(func), grid(grid), tp(tp),
+  ShardPlanner(func::FuncOp func, shard::GridOp grid, int64_t tp,
+               int64_t batchParts)
+      : func(func), grid(grid), tp(tp), batchParts(batchParts),
+        tpAxis(batchParts > 1 ? 1 : 0),
         gridRef(FlatSymbolRefAttr::get(grid.getSymNameAttr())) {}
 
   LogicalResult run() {
     Block &body = func.getBody().front();
+    if (batchParts > 1 && failed(traceBatchBlocks(body)))
+      return failure();
     for (Operation &op : body.without_terminator())
       if (failed(chooseShardings(&op)))
         return failure();
@@ -75,36 +84,98 @@ private:
         {shard::GridAxesAttr::get(gridRef.getContext(), ArrayRef<GridAxis>{})});
   }
 
-  /// The shardings of `op` under its `cleave.tp_loop`, or replicated.
+  /// Where the batch runs; fails, naming the op or output, when a block of
+  /// it cannot be computed apart from the others.
+  LogicalResult traceBatchBlocks(Block &body) {
+    trace = traceBatch(body, [](Value value) {
+      return isa<RankedTensorType>(value.getType());
+    });
+    if (trace.barrier)
+      return trace.barrier->emitOpError()
+             << "mixes the samples of the batch, so the batch cannot be cut "
+                "into the "
+             << batchParts
+             << " blocks of the data-parallel replicas and microbatches "
+                "(pin --dp 1 --microbatches 1)";
+    auto returnOp = body.getTerminator();
+    for (auto [index, value] : llvm::enumerate(returnOp->getOperands()))
+      if (trace.getDim(value) < 0)
+        return returnOp->emitOpError()
+               << "returns output #" << index
+               << ", which does not carry the batch, so the batch cannot be "
+                  "cut into the "
+               << batchParts
+               << " blocks of the data-parallel replicas and microbatches "
+                  "(pin --dp 1 --microbatches 1)";
+    for (auto &[op, loop] : trace.loops)
+      if (loop.extent % batchParts != 0)
+        return op->emitOpError()
+               << "holds " << loop.extent
+               << " samples of the batch, which do not divide into "
+               << batchParts << " blocks (dp x microbatches)";
+    OpBuilder builder(func.getContext());
+    for (BlockArgument argument : body.getArguments())
+      if (int64_t dim = trace.getDim(argument); dim >= 0)
+        func.setArgAttr(argument.getArgNumber(), kBatchDimAttrName,
+                        builder.getI64IntegerAttr(dim));
+    for (auto [index, value] : llvm::enumerate(returnOp->getOperands()))
+      func.setResultAttr(index, kBatchDimAttrName,
+                         builder.getI64IntegerAttr(trace.getDim(value)));
+    return success();
+  }
+
+  /// `value` cut into the blocks of the batch axis, or whole when it does
+  /// not carry the batch.
+  Sharding batchBlocks(Value value) const {
+    int64_t dim = trace.getDim(value);
+    if (batchParts == 1 || dim < 0)
+      return replicated();
+    MLIRContext *ctx = gridRef.getContext();
+    SmallVector<shard::GridAxesAttr> axes(
+        dim + 1, shard::GridAxesAttr::get(ctx, ArrayRef<GridAxis>{}));
+    axes[dim] = shard::GridAxesAttr::get(ctx, {GridAxis(0)});
+    return Sharding::get(gridRef, axes);
+  }
+
+  /// The shardings of `op` under its batch loop and its `cleave.tp_loop`,
+  /// or replicated.
   LogicalResult chooseShardings(Operation *op) {
     OpShardings &chosen = shardings[op];
     chosen.operands.assign(op->getNumOperands(), replicated());
     chosen.results.assign(op->getNumResults(), replicated());
     auto loopAttr = op->getAttrOfType<IntegerAttr>(kTpLoopAttrName);
+    auto batchLoop = trace.loops.find(op);
+    bool splitsBatch = batchParts > 1 && batchLoop != trace.loops.end();
     // A constant is whole on every device of an SPMD program whatever the
     // plan says; its users take their slice.
-    if (!loopAttr || tp == 1 || isa<ConstantOp>(op))
+    bool splitsTp = loopAttr && tp > 1 && !isa<ConstantOp>(op);
+    if (!splitsBatch && !splitsTp)
       return success();
-    int64_t loop = loopAttr.getInt();
     auto shardingOp = dyn_cast<shard::ShardingInterface>(op);
     if (!shardingOp)
       return op->emitOpError()
              << "has `" << kTpLoopAttrName << "` but cannot be sharded";
-    SmallVector<OpLoopSharding> loops = getShardableLoops(op, tp);
-    if (!llvm::any_of(loops,
-                      [&](const OpLoopSharding &l) { return l.loop == loop; }))
-      return op->emitOpError()
-             << "cannot split loop " << loop << " over " << tp
-             << " tensor-parallel devices: the loop is not splittable or a "
-                "dimension it splits does not divide by "
-             << tp;
     shard::ShardingArray loopAxes(shardingOp.getLoopIteratorTypes().size());
-    loopAxes[loop] = {GridAxis(0)};
+    if (splitsBatch)
+      loopAxes[batchLoop->second.loop].push_back(GridAxis(0));
+    if (splitsTp) {
+      int64_t loop = loopAttr.getInt();
+      SmallVector<OpLoopSharding> loops = getShardableLoops(op, tp);
+      if (!llvm::any_of(loops, [&](const OpLoopSharding &l) {
+            return l.loop == loop;
+          }))
+        return op->emitOpError()
+               << "cannot split loop " << loop << " over " << tp
+               << " tensor-parallel devices: the loop is not splittable or a "
+                  "dimension it splits does not divide by "
+               << tp;
+      loopAxes[loop].push_back(GridAxis(tpAxis));
+    }
     FailureOr<std::vector<Sharding>> annotations =
         shardingOp.getShardingAnnotations(
             shard::ShardingOption(std::move(loopAxes), gridRef));
     if (failed(annotations))
-      return op->emitOpError() << "cannot split loop " << loop;
+      return op->emitOpError() << "cannot split its loops as planned";
     auto normalise = [&](const Sharding &s) { return s ? s : replicated(); };
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
       chosen.operands[i] = normalise((*annotations)[i]);
@@ -118,7 +189,7 @@ private:
   Sharding neededBy(OpOperand &use) {
     auto it = shardings.find(use.getOwner());
     if (it == shardings.end())
-      return replicated();
+      return batchBlocks(use.get());
     return it->second.operands[use.getOperandNumber()];
   }
 
@@ -137,9 +208,20 @@ private:
           agree = false;
         common = needed;
       }
-      if (agree && common)
+      // A parameter is the same for every block of the batch: users that
+      // cut it along the batch take their block from the whole.
+      if (agree && common && !splitsOverBatch(*common))
         shardings[&op].results[0] = *common;
     }
+  }
+
+  bool splitsOverBatch(const Sharding &sharding) const {
+    if (batchParts == 1)
+      return false;
+    for (shard::GridAxesAttr axes : sharding.getSplitAxes())
+      if (llvm::is_contained(axes.asArrayRef(), GridAxis(0)))
+        return true;
+    return false;
   }
 
   /// One `shard.sharding` per distinct sharding, at the top of the body.
@@ -203,7 +285,7 @@ private:
       ops.push_back(&op);
     for (BlockArgument arg : body.getArguments())
       if (isAnnotated(arg))
-        annotateValue(arg, replicated(), builder);
+        annotateValue(arg, batchBlocks(arg), builder);
     for (Operation *op : ops)
       for (OpResult result : op->getResults())
         if (isAnnotated(result))
@@ -214,7 +296,12 @@ private:
   func::FuncOp func;
   shard::GridOp grid;
   int64_t tp;
+  /// Blocks of the batch (dp x microbatches); 1 when it is not cut.
+  int64_t batchParts;
+  /// The grid axis of tensor parallelism: 1 after the batch axis, else 0.
+  int64_t tpAxis;
   FlatSymbolRefAttr gridRef;
+  BatchTrace trace;
   llvm::DenseMap<Operation *, OpShardings> shardings;
   std::vector<std::pair<Sharding, Value>> shardingValues;
 };
@@ -243,14 +330,25 @@ struct ShardPlanPass : public cleave::impl::ShardPlanPassBase<ShardPlanPass> {
       return signalPassFailure();
     }
 
+    int64_t batchParts = contract->dp * contract->microbatches;
     OpBuilder builder(module.getBodyRegion());
-    auto grid =
-        shard::GridOp::create(builder, module.getLoc(), kTpAxisName,
-                              builder.getDenseI64ArrayAttr({contract->tp}));
-    grid->setAttr(kGridAxesAttrName,
-                  builder.getStrArrayAttr({StringRef(kTpAxisName)}));
+    shard::GridOp grid;
+    if (batchParts > 1) {
+      grid = shard::GridOp::create(
+          builder, module.getLoc(), kTpAxisName,
+          builder.getDenseI64ArrayAttr({batchParts, contract->tp}));
+      grid->setAttr(kGridAxesAttrName,
+                    builder.getStrArrayAttr({StringRef(kBatchAxisName),
+                                             StringRef(kTpAxisName)}));
+    } else {
+      grid = shard::GridOp::create(builder, module.getLoc(), kTpAxisName,
+                                   builder.getDenseI64ArrayAttr({contract->tp}));
+      grid->setAttr(kGridAxesAttrName,
+                    builder.getStrArrayAttr({StringRef(kTpAxisName)}));
+    }
 
-    if (failed(ShardPlanner(func, grid, contract->tp).run()))
+    if (failed(
+            ShardPlanner(func, grid, contract->tp, batchParts).run()))
       return signalPassFailure();
   }
 };

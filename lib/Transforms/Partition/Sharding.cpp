@@ -123,3 +123,64 @@ SmallVector<OpLoopSharding> cleave::getShardableLoops(Operation *op,
   }
   return loops;
 }
+
+BatchTrace cleave::traceBatch(Block &body,
+                              llvm::function_ref<bool(Value)> isActivation) {
+  BatchTrace trace;
+  for (BlockArgument argument : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+      continue;
+    trace.batchSize = type.getDimSize(0);
+    break;
+  }
+  for (BlockArgument argument : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (type && type.getRank() > 0 &&
+        type.getDimSize(0) == trace.batchSize && isActivation(argument))
+      trace.dims[argument] = 0;
+  }
+
+  auto markBarrier = [&](Operation *op) {
+    if (!trace.barrier)
+      trace.barrier = op;
+  };
+  for (Operation &op : body.without_terminator()) {
+    bool readsBatch = llvm::any_of(op.getOperands(), [&](Value operand) {
+      return trace.dims.count(operand);
+    });
+    if (!readsBatch)
+      continue;
+    std::optional<OpLoopSharding> batchLoop;
+    for (OpLoopSharding &loop : getShardableLoops(&op)) {
+      bool keeps =
+          llvm::all_of(llvm::enumerate(op.getOperands()), [&](auto indexed) {
+            auto [index, operand] = indexed;
+            int64_t dim = trace.getDim(operand);
+            if (dim < 0)
+              return true;
+            if (index >= loop.operands.size())
+              return false;
+            const ValueSharding &sharding = loop.operands[index];
+            return sharding.isSplit() && sharding.dim == dim;
+          });
+      keeps = keeps && llvm::none_of(loop.results, [](const ValueSharding &s) {
+                return s.isPartial();
+              });
+      if (keeps) {
+        batchLoop = loop;
+        break;
+      }
+    }
+    if (!batchLoop) {
+      markBarrier(&op);
+      continue;
+    }
+    for (auto [index, result] : llvm::enumerate(op.getResults()))
+      if (index < batchLoop->results.size() &&
+          batchLoop->results[index].isSplit())
+        trace.dims[result] = batchLoop->results[index].dim;
+    trace.loops[&op] = std::move(*batchLoop);
+  }
+  return trace;
+}

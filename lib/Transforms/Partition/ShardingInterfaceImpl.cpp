@@ -332,6 +332,96 @@ struct LayerNormSpace {
   }
 };
 
+/// Ops whose samples are independent but whose other loops no loop space
+/// here describes (convolutions, pools, recurrences, per-sample norms,
+/// resizes, pads): one parallel loop, the batch, indexing the batch
+/// dimension of the per-sample operands and of every result; the
+/// parameters (weights, biases, scales) are whole. `Dims::of(op)` gives the
+/// batch dimension of each operand, then each result, or kNoLoop.
+template <typename OpT, typename Dims> struct SampleSpace {
+  static FailureOr<LoopSpace> describe(OpT op) {
+    std::optional<SmallVector<int64_t>> batchDims = Dims::of(op);
+    if (!batchDims)
+      return failure();
+    LoopSpace space;
+    space.addLoop(IteratorType::parallel);
+    space.affine = false;
+    unsigned index = 0;
+    auto dimsOf = [&](Value value) {
+      auto shape = rankedShape(value);
+      SmallVector<int64_t> dims(succeeded(shape) ? shape->size() : 0, kNoLoop);
+      int64_t batch = (*batchDims)[index++];
+      if (batch >= 0 && batch < static_cast<int64_t>(dims.size()))
+        dims[batch] = 0;
+      return dims;
+    };
+    for (Value operand : op->getOperands())
+      space.operandDims.push_back(dimsOf(operand));
+    for (Value result : op->getResults())
+      space.resultDims.push_back(dimsOf(result));
+    return space;
+  }
+};
+
+/// Operand 0 and every result carry the batch in dimension 0.
+struct LeadingBatch {
+  static std::optional<SmallVector<int64_t>> of(Operation *op) {
+    SmallVector<int64_t> dims(op->getNumOperands() + op->getNumResults(),
+                              kNoLoop);
+    dims[0] = 0;
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      dims[op->getNumOperands() + i] = 0;
+    return dims;
+  }
+};
+
+/// A resize keeps the batch when it does not scale it.
+struct ResizeBatch {
+  static std::optional<SmallVector<int64_t>> of(ResizeOp op) {
+    if (op.getScales().empty() || op.getScales().front() != 1.0)
+      return std::nullopt;
+    return LeadingBatch::of(op);
+  }
+};
+
+/// A pad keeps the batch when it adds nothing to dimension 0.
+struct PadBatch {
+  static std::optional<SmallVector<int64_t>> of(PadOp op) {
+    ArrayRef<int64_t> pads = op.getPads();
+    if (pads.size() % 2 || pads.empty() || pads[0] != 0 ||
+        pads[pads.size() / 2] != 0)
+      return std::nullopt;
+    return LeadingBatch::of(op);
+  }
+};
+
+/// ONNX recurrences (layout 0): the input is [seq, batch, in], the initial
+/// states [directions, batch, hidden], Y [seq, directions, batch, hidden]
+/// and the final states like the initial ones. Weights, recurrences, biases
+/// and peepholes are whole.
+template <typename OpT> struct RecurrentBatch {
+  static std::optional<SmallVector<int64_t>> of(OpT op) {
+    SmallVector<int64_t> dims;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      if (value == op.getInput())
+        dims.push_back(1);
+      else if (value == op.getInitialH() || isInitialC(op, value))
+        dims.push_back(1);
+      else
+        dims.push_back(kNoLoop);
+    }
+    for (OpResult result : op->getResults())
+      dims.push_back(result.getResultNumber() == 0 ? 2 : 1);
+    return dims;
+  }
+  static bool isInitialC(OpT op, Value value) {
+    if constexpr (std::is_same_v<OpT, LSTMOp>)
+      return value == op.getInitialC();
+    return false;
+  }
+};
+
 /// Batch norm (inference): every dimension is parallel; the four parameters
 /// are indexed by the channel loop (dimension 1).
 struct BatchNormSpace {
@@ -1050,6 +1140,20 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<ReshapeOp, ReshapeSpace<ReshapeOp>>(ctx);
     attach<FlattenOp, ReshapeSpace<FlattenOp>>(ctx);
     attach<ConstantOp, ConstantSpace>(ctx);
+    attach<ConvOp, SampleSpace<ConvOp, LeadingBatch>>(ctx);
+    attach<ConvTransposeOp, SampleSpace<ConvTransposeOp, LeadingBatch>>(ctx);
+    attach<MaxPoolOp, SampleSpace<MaxPoolOp, LeadingBatch>>(ctx);
+    attach<AveragePoolOp, SampleSpace<AveragePoolOp, LeadingBatch>>(ctx);
+    attach<GlobalAveragePoolOp, SampleSpace<GlobalAveragePoolOp, LeadingBatch>>(
+        ctx);
+    attach<GlobalMaxPoolOp, SampleSpace<GlobalMaxPoolOp, LeadingBatch>>(ctx);
+    attach<InstanceNormOp, SampleSpace<InstanceNormOp, LeadingBatch>>(ctx);
+    attach<GroupNormOp, SampleSpace<GroupNormOp, LeadingBatch>>(ctx);
+    attach<ResizeOp, SampleSpace<ResizeOp, ResizeBatch>>(ctx);
+    attach<PadOp, SampleSpace<PadOp, PadBatch>>(ctx);
+    attach<RNNOp, SampleSpace<RNNOp, RecurrentBatch<RNNOp>>>(ctx);
+    attach<GRUOp, SampleSpace<GRUOp, RecurrentBatch<GRUOp>>>(ctx);
+    attach<LSTMOp, SampleSpace<LSTMOp, RecurrentBatch<LSTMOp>>>(ctx);
     attach<WeightOp, WeightSpace<WeightOp>>(ctx);
     attach<WeightSliceOp, WeightSpace<WeightSliceOp>>(ctx);
   });

@@ -20,7 +20,9 @@ def _list_models() -> int:
     return 0
 
 
-def _export(name: str, path: str, opset: int, dynamic: bool) -> int:
+def _export(
+    name: str, path: str, opset: int, dynamic: bool, batch: int | None
+) -> int:
     try:
         get_model(name)
     except KeyError as error:
@@ -30,7 +32,7 @@ def _export(name: str, path: str, opset: int, dynamic: bool) -> int:
     from cleave.models.export import ExportError, export_model
 
     try:
-        result = export_model(name, path, opset, dynamic)
+        result = export_model(name, path, opset, dynamic, batch)
     except (ExportError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -72,10 +74,17 @@ def main(argv: list[str] | None = None) -> int:
         help="make the batch (and sequence) dimensions symbolic; the example "
         "input shapes are printed for binding them again",
     )
+    export.add_argument(
+        "--batch",
+        type=int,
+        metavar="N",
+        help="samples in the batch of the example inputs (and of a static "
+        "export); the model's own samples, then changed copies of them",
+    )
     args = parser.parse_args(argv)
     if args.command == "list":
         return _list_models()
-    return _export(args.name, args.output, args.opset, args.dynamic)
+    return _export(args.name, args.output, args.opset, args.dynamic, args.batch)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import onnx
 import onnxruntime
 import torch
 
+from cleave.models.common import ReferenceModel
 from cleave.models.registry import get_model
 
 #: Opsets the exporter of the installed torch (1.13) writes; 13 is the first
@@ -43,7 +44,11 @@ class ExportResult:
 
 
 def export_model(
-    name: str, path: str, opset: int = DEFAULT_OPSET, dynamic: bool = False
+    name: str,
+    path: str,
+    opset: int = DEFAULT_OPSET,
+    dynamic: bool = False,
+    batch: int | None = None,
 ) -> ExportResult:
     """Builds model `name`, exports it to `path`, checks it with
     onnx.checker and runs it once in onnxruntime against torch.
@@ -51,6 +56,8 @@ def export_model(
     The export has static shapes unless `dynamic` is set; then the
     dimensions the model declares variable (batch, sequence) are symbolic,
     and the graph keeps the shape computations that a static export folds.
+    `batch` sets the size of the batch dimension of the example inputs
+    (see `with_batch`), and so of a static export.
     """
     if opset not in SUPPORTED_OPSETS:
         raise ValueError(
@@ -58,6 +65,8 @@ def export_model(
             f"{SUPPORTED_OPSETS.stop - 1}"
         )
     reference = get_model(name).build()
+    if batch is not None:
+        reference.inputs = with_batch(reference, batch)
     if dynamic and not reference.dynamic_axes:
         raise ValueError(f"{name} has no dynamic dimensions to export")
     inputs = tuple(reference.inputs.values())
@@ -98,6 +107,37 @@ def export_model(
         input_shapes={k: tuple(v.shape) for k, v in reference.inputs.items()},
         node_count=len(model.graph.node),
     )
+
+
+def with_batch(reference: ReferenceModel, batch: int) -> dict[str, torch.Tensor]:
+    """The example inputs of `reference` with `batch` samples: sample j is
+    the model's own sample j modulo its batch, changed by round j // batch
+    so that no two samples are equal (floats scaled and shifted, integers
+    rolled along their last dimension). The batch dimension is the one the
+    model names "batch" in its dynamic axes, else dimension 0.
+    """
+    if batch < 1:
+        raise ValueError(f"the batch must be positive, got {batch}")
+    inputs = {}
+    for name, tensor in reference.inputs.items():
+        axis = next(
+            (d for d, label in reference.dynamic_axes.get(name, {}).items()
+             if label == "batch"),
+            0,
+        )
+        own = tensor.shape[axis]
+        samples = []
+        for j in range(batch):
+            sample = tensor.narrow(axis, j % own, 1)
+            round_ = j // own
+            if round_:
+                if sample.is_floating_point():
+                    sample = sample * (1 + 0.25 * round_) + 0.1 * round_
+                elif sample.dtype != torch.bool:
+                    sample = torch.roll(sample, shifts=round_, dims=-1)
+            samples.append(sample)
+        inputs[name] = torch.cat(samples, dim=axis).contiguous()
+    return inputs
 
 
 def _compare_with_onnxruntime(

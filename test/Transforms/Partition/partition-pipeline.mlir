@@ -1,25 +1,27 @@
 // RUN: cleave-opt %s --cleave-partition | FileCheck %s
 
 // A transformer layer in two pipeline stages (attention, then the MLP), each
-// on two tensor-parallel devices, four microbatches. The residual stream is
-// the only value that crosses the boundary: one send/recv pair, with the
-// same tag and type on both ends. Each stage keeps its own all-reduce.
+// on two tensor-parallel devices, two microbatches. The programs compute one
+// microbatch (one sample of the batch of 2), so every type is the block's and
+// the graph ports say where the batch is. The residual stream is the only
+// value that crosses the boundary: one send/recv pair, with the same tag and
+// type on both ends. Each stage keeps its own all-reduce.
 
 // CHECK-NOT: shard.
 // CHECK-LABEL: func.func @stage_0
-// CHECK-SAME: (%{{.*}}: tensor<2x8x64xf32> {cleave.input = 0 : i64})
+// CHECK-SAME: (%{{.*}}: tensor<1x8x64xf32> {cleave.batch_dim = 0 : i64, cleave.input = 0 : i64})
 // CHECK-SAME: attributes {cleave.stage = 0 : i64}
 // CHECK-NOT: cleave.recv
 // CHECK: cleave.all_reduce
 // CHECK-NEXT: cleave.add
-// CHECK-NEXT: %[[RES:.*]] = cleave.add %{{.*}}, %{{.*}} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
-// CHECK-NEXT: cleave.send %[[RES]] to 1 tag 0 : tensor<2x8x64xf32>
+// CHECK-NEXT: %[[RES:.*]] = cleave.add %{{.*}}, %{{.*}} : (tensor<1x8x64xf32>, tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+// CHECK-NEXT: cleave.send %[[RES]] to 1 tag 0 : tensor<1x8x64xf32>
 // CHECK-NEXT: return
 // CHECK-NEXT: }
 // CHECK-LABEL: func.func @stage_1
-// CHECK-SAME: () -> (tensor<2x8x64xf32> {cleave.output = 0 : i64})
+// CHECK-SAME: () -> (tensor<1x8x64xf32> {cleave.batch_dim = 0 : i64, cleave.output = 0 : i64})
 // CHECK-SAME: attributes {cleave.stage = 1 : i64}
-// CHECK-NEXT: %[[IN:.*]] = cleave.recv from 0 tag 0 : tensor<2x8x64xf32>
+// CHECK-NEXT: %[[IN:.*]] = cleave.recv from 0 tag 0 : tensor<1x8x64xf32>
 // CHECK-NOT: cleave.send
 // CHECK: cleave.layer_norm %[[IN]]
 // CHECK: cleave.all_reduce
@@ -32,7 +34,7 @@
 // RECV-COUNT-1: cleave.recv
 // RECV-NOT: cleave.recv
 
-module attributes {cleave.mesh = {pp = 2 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 4 : i64} {
+module attributes {cleave.mesh = {pp = 2 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 2 : i64} {
   func.func @main(%x: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
     %h0_ln_1_weight = cleave.weight "h0.ln_1.weight" {file = "/m.data", offset = 0 : i64, length = 256 : i64, cleave.stage = 0 : i64} : tensor<64xf32>
     %h0_ln_1_bias = cleave.weight "h0.ln_1.bias" {file = "/m.data", offset = 256 : i64, length = 256 : i64, cleave.stage = 0 : i64} : tensor<64xf32>

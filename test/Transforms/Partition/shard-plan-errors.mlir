@@ -68,8 +68,43 @@ module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cle
 
 module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
   func.func @main(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32> {
-    // expected-error @+1 {{has `cleave.tp_loop` but cannot be sharded}}
+    // expected-error @+1 {{cannot split loop 1 over 2 tensor-parallel devices}}
     %y = cleave.global_average_pool %x {cleave.stage = 0 : i64, cleave.tp_loop = 1 : i64} : (tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32>
     return %y : tensor<1x64x1x1xf32>
+  }
+}
+
+// -----
+
+// Data-parallel replicas need every op that reads the batch to keep its
+// samples apart; a sum over the batch mixes them.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x16xf32>) -> tensor<1x16xf32> {
+    // expected-error @+1 {{mixes the samples of the batch, so the batch cannot be cut into the 2 blocks of the data-parallel replicas and microbatches}}
+    %y = cleave.reduce_sum %x {axes = array<i64: 0>, keepdims = true} : (tensor<4x16xf32>) -> tensor<1x16xf32>
+    return %y : tensor<1x16xf32>
+  }
+}
+
+// -----
+
+// Three samples do not cut into 2 replicas x 2 microbatches.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cleave.microbatches = 2 : i64} {
+  func.func @main(%x: tensor<6x16xf32>) -> tensor<6x16xf32> {
+    // expected-error @+1 {{holds 6 samples of the batch, which do not divide into 4 blocks (dp x microbatches)}}
+    %y = cleave.relu %x : tensor<6x16xf32>
+    return %y : tensor<6x16xf32>
+  }
+}
+
+// -----
+
+// An output computed without the batch cannot be cut into its blocks.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>) {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 64 : i64} : tensor<16xf32>
+    %y = cleave.relu %x : tensor<4x16xf32>
+    // expected-error @+1 {{returns output #1, which does not carry the batch}}
+    return %y, %w : tensor<4x16xf32>, tensor<16xf32>
   }
 }

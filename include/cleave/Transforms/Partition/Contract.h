@@ -45,6 +45,13 @@ inline constexpr llvm::StringLiteral kOutputAttrName = "cleave.output";
 inline constexpr llvm::StringLiteral kGridAxesAttrName = "cleave.axes";
 /// The name of the tensor-parallel mesh axis, and of its grid.
 inline constexpr llvm::StringLiteral kTpAxisName = "tp";
+/// The grid axis that cuts the batch into the blocks of the data-parallel
+/// replicas and their microbatches (dp x microbatches blocks); present only
+/// when there is more than one block. No data crosses it.
+inline constexpr llvm::StringLiteral kBatchAxisName = "batch";
+/// Entry function argument and result attribute: the dimension that holds
+/// the batch, when the batch is cut into blocks (i64).
+inline constexpr llvm::StringLiteral kBatchDimAttrName = "cleave.batch_dim";
 
 /// The module-level part of a plan.
 struct PlanContract {

@@ -22,6 +22,9 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
 #include <string>
 
@@ -91,6 +94,36 @@ mlir::FailureOr<OpLoopSharding> getLoopSharding(mlir::Operation *op,
 /// `numShards`. In loop order; empty when `op` has no `ShardingInterface`.
 llvm::SmallVector<OpLoopSharding> getShardableLoops(mlir::Operation *op,
                                                     int64_t numShards = 1);
+
+/// How the samples of a batch run through a function body: which values
+/// carry the batch, in which dimension, and which loop of each op keeps the
+/// samples apart. Traced from the arguments: an op keeps the batch when one
+/// of its loops splits every batch-carrying operand along its batch
+/// dimension (other operands, computed without the batch, are cut along
+/// with them or stay whole) and splits its results; they then carry the
+/// batch where that loop splits them.
+struct BatchTrace {
+  /// Dimension 0 of the first tensor argument with a static one; 1 when
+  /// there is none.
+  int64_t batchSize = 1;
+  llvm::DenseMap<mlir::Value, int64_t> dims;
+  /// The batch loop of every op that reads the batch and keeps it.
+  llvm::DenseMap<mlir::Operation *, OpLoopSharding> loops;
+  /// The first op that reads the batch but mixes its samples (a reduction
+  /// over the batch, a reshape that moves it), if any.
+  mlir::Operation *barrier = nullptr;
+
+  /// The batch dimension of `value`, or -1.
+  int64_t getDim(mlir::Value value) const {
+    auto it = dims.find(value);
+    return it == dims.end() ? -1 : it->second;
+  }
+};
+
+/// Traces the batch through `body`. `isActivation` tells the arguments that
+/// hold samples from those that do not.
+BatchTrace traceBatch(mlir::Block &body,
+                      llvm::function_ref<bool(mlir::Value)> isActivation);
 
 /// The mesh axis name of axis `axis` of `grid`: its entry in the grid's
 /// `cleave.axes` attribute, `axis<N>` for grids without one.

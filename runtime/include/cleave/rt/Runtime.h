@@ -80,6 +80,9 @@ struct TensorInfo {
   std::string name;
   CleaveDType dtype = CLEAVE_DTYPE_INVALID;
   std::vector<int64_t> shape;
+  /// The dimension that holds the batch when the bundle's programs compute
+  /// blocks of it (data-parallel replicas, microbatches); -1 otherwise.
+  int batchDim = -1;
   std::string typeString() const { return rt::typeString(dtype, shape); }
 };
 
