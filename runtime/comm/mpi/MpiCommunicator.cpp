@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Elements.h"
 #include "cleave/rt/Communicator.h"
 
 #include <mpi.h>
@@ -20,12 +21,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace cleave::rt {
 
 namespace {
+
+using namespace elements;
 
 constexpr std::size_t pieceBytes = std::size_t(1) << 30;
 
@@ -36,68 +39,6 @@ void check(int code, const char *call) {
   int length = 0;
   MPI_Error_string(code, text, &length);
   throw Error(std::string(call) + " failed: " + std::string(text, length));
-}
-
-float halfToFloat(uint16_t half) {
-  uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
-  uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else {
-    exponent = 113;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
-
-uint16_t floatToHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
-  uint32_t magnitude = bits & 0x7fffffff;
-  if (magnitude > 0x7f800000) // NaN
-    return sign | 0x7e00;
-  if (magnitude >= 0x477ff000) // rounds to infinity
-    return sign | 0x7c00;
-  if (magnitude < 0x38800000) { // subnormal or zero: round to nearest even
-    float scaled;
-    uint32_t absBits = magnitude;
-    std::memcpy(&scaled, &absBits, 4);
-    scaled *= 16777216.0f; // 2^24: units of the smallest subnormal
-    uint32_t units = static_cast<uint32_t>(scaled);
-    float rest = scaled - static_cast<float>(units);
-    if (rest > 0.5f || (rest == 0.5f && (units & 1)))
-      ++units;
-    return sign | static_cast<uint16_t>(units);
-  }
-  uint32_t rounded = magnitude + 0xfff + ((magnitude >> 13) & 1);
-  return sign | static_cast<uint16_t>((rounded - 0x38000000) >> 13);
-}
-
-float bfloat16ToFloat(uint16_t value) {
-  uint32_t bits = static_cast<uint32_t>(value) << 16;
-  float result;
-  std::memcpy(&result, &bits, 4);
-  return result;
-}
-
-uint16_t floatToBfloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  if ((bits & 0x7fffffff) > 0x7f800000)
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
 }
 
 MPI_Datatype mpiType(CleaveDType dtype) {
@@ -143,60 +84,6 @@ MPI_Op mpiOp(Reduction reduction, CleaveDType dtype) {
     return MPI_MIN;
   }
   throw Error("unknown reduction");
-}
-
-/// Divides `count` elements by `divisor` in place (an average's last step).
-void divide(void *data, std::size_t count, CleaveDType dtype, int divisor) {
-  auto each = [&](auto *values) {
-    for (std::size_t i = 0; i < count; ++i)
-      values[i] /= divisor;
-  };
-  switch (dtype) {
-  case CLEAVE_F32:
-    return each(static_cast<float *>(data));
-  case CLEAVE_F64:
-    return each(static_cast<double *>(data));
-  case CLEAVE_I64:
-    return each(static_cast<int64_t *>(data));
-  case CLEAVE_I32:
-    return each(static_cast<int32_t *>(data));
-  case CLEAVE_I16:
-    return each(static_cast<int16_t *>(data));
-  case CLEAVE_I8:
-    return each(static_cast<int8_t *>(data));
-  case CLEAVE_U8:
-    return each(static_cast<uint8_t *>(data));
-  case CLEAVE_U16:
-    return each(static_cast<uint16_t *>(data));
-  case CLEAVE_U32:
-    return each(static_cast<uint32_t *>(data));
-  case CLEAVE_U64:
-    return each(static_cast<uint64_t *>(data));
-  default:
-    throw Error(std::string("cannot average ") + dtypeName(dtype));
-  }
-}
-
-bool isHalf(CleaveDType dtype) {
-  return dtype == CLEAVE_F16 || dtype == CLEAVE_BF16;
-}
-
-/// float16 and bfloat16 have no MPI type: they are reduced as float32.
-std::vector<float> widen(const void *data, std::size_t count,
-                         CleaveDType dtype) {
-  std::vector<float> wide(count);
-  const auto *half = static_cast<const uint16_t *>(data);
-  for (std::size_t i = 0; i < count; ++i)
-    wide[i] =
-        dtype == CLEAVE_F16 ? halfToFloat(half[i]) : bfloat16ToFloat(half[i]);
-  return wide;
-}
-
-void narrow(const std::vector<float> &wide, void *data, CleaveDType dtype) {
-  auto *half = static_cast<uint16_t *>(data);
-  for (std::size_t i = 0; i < wide.size(); ++i)
-    half[i] =
-        dtype == CLEAVE_F16 ? floatToHalf(wide[i]) : floatToBfloat16(wide[i]);
 }
 
 /// A datatype of `bytes` contiguous bytes whose extent is `stride`: with it,
@@ -318,8 +205,7 @@ public:
     }
   }
 
-  void recvFromRank(void *data, std::size_t bytes, int rank,
-                    int tag) override {
+  void recvFromRank(void *data, std::size_t bytes, int rank, int tag) override {
     receive(data, bytes, rank, tag, runtimeComm);
   }
 
