@@ -12,6 +12,7 @@
 #include "cleave/rt/RunCommand.h"
 
 #include "Bundle.h"
+#include "InProcessRun.h"
 #include "Npy.h"
 #include "Profile.h"
 #include "cleave/rt/Communicator.h"
@@ -71,10 +72,14 @@ constexpr const char *usage =
     "                      longer than S seconds (300; 0 never)\n"
     "  --launcher-args A   extra mpirun options when the run starts its own\n"
     "                      ranks (one string, split at spaces)\n"
+    "  --single-process    run every rank of a bundle for several devices as\n"
+    "                      a thread of this process (no MPI); automatic for\n"
+    "                      a CUDA bundle with more ranks than visible GPUs\n"
     "\n"
     "A bundle for several devices runs one process (rank) per device: started\n"
     "by hand, the command starts them itself with `mpirun -np N`; under\n"
-    "mpirun or srun each process runs the device of its MPI rank.\n";
+    "mpirun or srun each process runs the device of its MPI rank. GPU ranks\n"
+    "talk over NCCL and use GPU (local rank mod the host's GPU count).\n";
 
 struct RunOptions {
   std::string bundle;
@@ -90,6 +95,7 @@ struct RunOptions {
   int repeat = 1;
   double timeout = 300;
   std::string launcherArgs;
+  bool singleProcess = false;
   bool help = false;
 };
 
@@ -161,6 +167,8 @@ RunOptions parseArguments(int argc, char **argv) {
       options.timeout = parseNumber(arg, next());
     } else if (arg == "--launcher-args") {
       options.launcherArgs = next();
+    } else if (arg == "--single-process") {
+      options.singleProcess = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (options.bundle.empty()) {
@@ -601,15 +609,30 @@ int run(const RunOptions &options, const Manifest &manifest,
   return status;
 }
 
+/// The GPU --device names ("cuda:N"), or -1 to let the rank choose.
+int requestedCudaDevice(const std::string &device) {
+  if (device.rfind("cuda:", 0) != 0)
+    return -1;
+  char *end = nullptr;
+  long index = std::strtol(device.c_str() + 5, &end, 10);
+  return *end || index < 0 ? -1 : static_cast<int>(index);
+}
+
 /// One device of a bundle for several, in the MPI job that started it. A
 /// failure ends every rank, naming this one.
-int runRank(const RunOptions &options, const Manifest &manifest) {
+int runRank(RunOptions options, const Manifest &manifest) {
   std::vector<DevicePlace> places;
   for (const RankEntry &rank : manifest.ranks)
     places.push_back({rank.rank, rank.stage, rank.tp, rank.dp});
   std::unique_ptr<Communicator> comm = createMpiCommunicator(places);
   int status = 0;
   try {
+    // GPU ranks talk over NCCL, bootstrapped over MPI.
+    if (manifest.deviceKind == "cuda") {
+      int gpu = requestedCudaDevice(options.device);
+      comm = createNcclCommunicator(comm, gpu);
+      options.device = "cuda:" + std::to_string(gpu);
+    }
     status = run(options, manifest, comm.get());
   } catch (const std::exception &e) {
     DevicePlace place = comm->place();
@@ -722,6 +745,27 @@ int launch(const RunOptions &options, int argc, char **argv,
   return 2;
 }
 
+/// Every rank in this process (InProcessRun.h), sharing the cores, and
+/// the GPUs rank after rank.
+int runSingleProcess(const RunOptions &options, const Manifest &manifest) {
+  verifyFiles(options.bundle, manifest);
+  prepareProfileDirectory(options);
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  int gpus = manifest.deviceKind == "cuda" && options.device.empty()
+                 ? visibleCudaDevices()
+                 : 0;
+  return runRanksInProcess(
+      manifest, options.timeout, [&](int rank, Communicator &comm) {
+        RunOptions own = options;
+        if (own.threads == 0)
+          own.threads =
+              static_cast<int>(std::max(1u, cores / manifest.devices));
+        if (gpus > 0)
+          own.device = "cuda:" + std::to_string(rank % gpus);
+        return run(own, manifest, &comm);
+      });
+}
+
 } // namespace
 
 int runCommand(int argc, char **argv) {
@@ -739,6 +783,25 @@ int runCommand(int argc, char **argv) {
                   std::to_string(manifest.dp) + ") and microbatches (" +
                   std::to_string(manifest.microbatches) +
                   ") above 1 are not implemented yet");
+    if (options.singleProcess && inMpiJob())
+      throw Error("--single-process runs every rank of " + options.bundle +
+                  " in one process; start it once, not under mpirun or srun");
+    // NCCL refuses two ranks on one GPU.
+    if (!options.singleProcess && !inMpiJob() &&
+        manifest.deviceKind == "cuda") {
+      int gpus = visibleCudaDevices();
+      if (gpus < manifest.devices) {
+        std::fprintf(stderr,
+                     "cleave run: note: %s has %d ranks and this machine %d "
+                     "GPU%s: running them as threads of one process "
+                     "(--single-process)\n",
+                     options.bundle.c_str(), manifest.devices, gpus,
+                     gpus == 1 ? "" : "s");
+        options.singleProcess = true;
+      }
+    }
+    if (options.singleProcess)
+      return runSingleProcess(options, manifest);
     if (!inMpiJob()) {
       // Refused once here rather than by every rank.
       prepareProfileDirectory(options);

@@ -34,6 +34,8 @@ public:
   bool isHost() const override { return false; }
 
   DeviceErrorWord *errorWord() const { return errorWord_; }
+  /// The GPU's CUDA device number.
+  int index() const { return index_; }
 
 private:
   void makeCurrent() const;

@@ -8,7 +8,9 @@
 // (runtime/src/CommKernels.cpp), so every implementation shares it.
 //
 // The MPI implementation (runtime/comm/mpi) serves CPU ranks on any number
-// of nodes.
+// of nodes; the NCCL one (runtime/comm/nccl) GPU ranks, bootstrapped over
+// MPI; the in-process one (runtime/comm/local) the ranks of a bundle run as
+// threads of one process (`cleave run --single-process`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +88,13 @@ public:
   gatherToFirst(const std::vector<double> &values) = 0;
   /// Ends every device's process with `status`; does not return.
   [[noreturn]] virtual void abort(int status) = 0;
+
+  /// The context of the device the calls that follow run on: their buffers
+  /// are in its memory and their device work joins its queue (the CUDA
+  /// stream, so a call may return before its transfer has run; flush()
+  /// waits for it). The communication calls set it before each call; a
+  /// communicator of host memory ignores it.
+  virtual void useContext(CleaveContext *ctx) { (void)ctx; }
 };
 
 /// True when this process was started by an MPI launcher (mpirun, srun)
@@ -97,6 +106,19 @@ bool inMpiJob();
 /// Throws when the job's size is not `places.size()`.
 std::unique_ptr<Communicator>
 createMpiCommunicator(const std::vector<DevicePlace> &places);
+
+/// GPU ranks: NCCL between the devices, its unique id sent over `host` (the
+/// MPI communicator, which keeps carrying the runtime's host traffic).
+/// `cudaDevice` is the GPU to use, or -1 for the rank's local rank (its
+/// place among the job's ranks on its host) modulo the host's GPU count; it
+/// returns the GPU chosen. Takes `host` when it succeeds; throws, leaving
+/// `host` to the caller (to end the job), when NCCL is missing
+/// (libcleave_comm_nccl.so), a host has more ranks than GPUs, or NCCL fails.
+std::unique_ptr<Communicator>
+createNcclCommunicator(std::unique_ptr<Communicator> &host, int &cudaDevice);
+
+/// The number of CUDA GPUs this process sees; 0 without CUDA or a driver.
+int visibleCudaDevices();
 
 } // namespace cleave::rt
 

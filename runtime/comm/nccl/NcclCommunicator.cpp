@@ -1,0 +1,337 @@
+//===- NcclCommunicator.cpp - GPU ranks joined over NCCL
+//-------------------===//
+//
+// One process per GPU. The MPI communicator the job started with carries
+// the bootstrap and every host message: rank 0 makes NCCL's unique id and
+// sends it, with each rank's local rank (its place among the ranks on its
+// host, by host name), to every rank. The world communicator serves the
+// pipeline's sends and receives (peers are world ranks); each
+// tensor-parallel group is split off it by (dp, stage), ordered by tp
+// index, for the collectives.
+//
+// Everything is queued on the stream of the context the communication
+// calls give (useContext); flush() waits for it. NCCL has no tags: the
+// transfers between two ranks match in the order they are issued, which
+// the partitioner guarantees (both ends order them by the value sent).
+// A watchdog that expires calls abort(), which aborts the NCCL
+// communicators first so that no rank stays stuck in a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommDevice.h"
+
+#include "cleave/rt/Communicator.h"
+#include "cleave/rt/Context.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cleave::rt {
+namespace {
+
+/// The host messages of the bootstrap; above the runtime's own tags.
+constexpr int bootstrapTag = 32000;
+
+void check(ncclResult_t status, const char *call) {
+  if (status != ncclSuccess)
+    throw Error(std::string(call) + " failed: " + ncclGetErrorString(status));
+}
+
+void check(cudaError_t status, const char *call) {
+  if (status != cudaSuccess)
+    throw Error(std::string(call) + " failed: " + cudaGetErrorString(status));
+}
+
+ncclDataType_t ncclType(CleaveDType dtype) {
+  switch (dtype) {
+  case CLEAVE_F32:
+    return ncclFloat32;
+  case CLEAVE_F16:
+    return ncclFloat16;
+  case CLEAVE_BF16:
+    return ncclBfloat16;
+  case CLEAVE_F64:
+    return ncclFloat64;
+  case CLEAVE_I64:
+    return ncclInt64;
+  case CLEAVE_I32:
+    return ncclInt32;
+  case CLEAVE_I8:
+    return ncclInt8;
+  case CLEAVE_U8:
+  case CLEAVE_BOOL:
+    return ncclUint8;
+  case CLEAVE_U32:
+    return ncclUint32;
+  case CLEAVE_U64:
+    return ncclUint64;
+  default:
+    throw Error(std::string("NCCL cannot reduce ") + dtypeName(dtype));
+  }
+}
+
+ncclRedOp_t ncclOp(Reduction reduction, CleaveDType dtype) {
+  // Booleans are 0 or 1: a sum is "any" (max), a product "all" (min).
+  bool boolean = dtype == CLEAVE_BOOL;
+  switch (reduction) {
+  case Reduction::Sum:
+  case Reduction::Average: // divided afterwards, in the element type
+    return boolean ? ncclMax : ncclSum;
+  case Reduction::Product:
+    return boolean ? ncclMin : ncclProd;
+  case Reduction::Max:
+    return ncclMax;
+  case Reduction::Min:
+    return ncclMin;
+  }
+  throw Error("unknown reduction");
+}
+
+/// What rank 0 tells every rank in the bootstrap.
+struct Bootstrap {
+  ncclUniqueId id;
+  int localRank;
+  int localRanks;
+};
+
+class NcclCommunicator final : public Communicator {
+public:
+  NcclCommunicator(Communicator *host, int &cudaDevice) : host(host) {
+    DevicePlace self = host->place();
+    Bootstrap boot = bootstrap();
+    int gpus = 0;
+    check(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
+    char name[256] = {0};
+    gethostname(name, sizeof name - 1);
+    if (cudaDevice < 0) {
+      if (boot.localRanks > gpus)
+        throw Error("host " + std::string(name) + " runs " +
+                    std::to_string(boot.localRanks) + " ranks but has " +
+                    std::to_string(gpus) +
+                    " GPUs, and NCCL cannot put two ranks on one GPU: start "
+                    "at most " +
+                    std::to_string(gpus) +
+                    " ranks per host, or run the bundle with `cleave run "
+                    "--single-process`");
+      cudaDevice = boot.localRank % gpus;
+    }
+    if (cudaDevice >= gpus)
+      throw Error("no CUDA device " + std::to_string(cudaDevice) + " (" +
+                  std::to_string(gpus) + " present)");
+    device = cudaDevice;
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(ncclCommInitRank(&world, host->size(), boot.id, host->rank()),
+          "ncclCommInitRank");
+    check(ncclCommSplit(world, self.dp * host->size() + self.stage, self.tp,
+                        &group, nullptr),
+          "ncclCommSplit");
+  }
+
+  ~NcclCommunicator() override {
+    try {
+      flush();
+    } catch (const std::exception &) {
+      // A failed job is reported where it failed; the process is ending.
+    }
+    if (group)
+      ncclCommDestroy(group);
+    if (world)
+      ncclCommDestroy(world);
+    delete host;
+  }
+
+  int rank() const override { return host->rank(); }
+  int size() const override { return host->size(); }
+  DevicePlace place() const override { return host->place(); }
+  int groupSize() const override { return host->groupSize(); }
+
+  void useContext(CleaveContext *ctx) override {
+    if (ctx && ctx->cudaStream)
+      stream = static_cast<cudaStream_t>(ctx->cudaStream);
+  }
+
+  void send(const void *data, std::size_t bytes, int stage, int tag) override {
+    (void)tag;
+    check(ncclSend(data, bytes, ncclUint8, peerOf(stage), world, queue()),
+          "ncclSend");
+  }
+
+  void recv(void *data, std::size_t bytes, int stage, int tag) override {
+    (void)tag;
+    check(ncclRecv(data, bytes, ncclUint8, peerOf(stage), world, queue()),
+          "ncclRecv");
+  }
+
+  void flush() override {
+    if (!stream)
+      return;
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    ncclResult_t asyncError = ncclSuccess;
+    check(ncclCommGetAsyncError(world, &asyncError), "ncclCommGetAsyncError");
+    check(asyncError, "an NCCL operation");
+  }
+
+  void sendToRank(const void *data, std::size_t bytes, int rank,
+                  int tag) override {
+    host->sendToRank(data, bytes, rank, tag);
+  }
+  void recvFromRank(void *data, std::size_t bytes, int rank, int tag) override {
+    host->recvFromRank(data, bytes, rank, tag);
+  }
+
+  void allReduce(const void *in, void *out, std::size_t count,
+                 CleaveDType dtype, Reduction reduction) override {
+    check(ncclAllReduce(in, out, count, ncclType(dtype),
+                        ncclOp(reduction, dtype), group, queue()),
+          "ncclAllReduce");
+    average(out, count, dtype, reduction);
+  }
+
+  void allGather(const void *in, void *out, std::size_t bytes) override {
+    check(ncclAllGather(in, out, bytes, ncclUint8, group, queue()),
+          "ncclAllGather");
+  }
+
+  void reduceScatter(const void *in, void *out, std::size_t count,
+                     CleaveDType dtype, Reduction reduction) override {
+    check(ncclReduceScatter(in, out, count, ncclType(dtype),
+                            ncclOp(reduction, dtype), group, queue()),
+          "ncclReduceScatter");
+    average(out, count, dtype, reduction);
+  }
+
+  void allToAll(const void *in, void *out, std::size_t bytes) override {
+    cudaStream_t s = queue();
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int j = 0; j < groupSize(); ++j) {
+      check(ncclSend(static_cast<const char *>(in) + j * bytes, bytes,
+                     ncclUint8, j, group, s),
+            "ncclSend");
+      check(ncclRecv(static_cast<char *>(out) + j * bytes, bytes, ncclUint8, j,
+                     group, s),
+            "ncclRecv");
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+  void barrier() override { host->barrier(); }
+  int maxOverDevices(int value) override { return host->maxOverDevices(value); }
+  std::vector<double>
+  gatherToFirst(const std::vector<double> &values) override {
+    return host->gatherToFirst(values);
+  }
+
+  [[noreturn]] void abort(int status) override {
+    // A rank stuck in an NCCL kernel (its peer died) is freed by aborting
+    // the communicators; then MPI ends every process.
+    if (group)
+      ncclCommAbort(group);
+    if (world)
+      ncclCommAbort(world);
+    group = world = nullptr;
+    host->abort(status);
+    std::_Exit(status); // abort() does not return
+  }
+
+private:
+  /// Rank 0 makes the id and tells each rank its local rank.
+  Bootstrap bootstrap() {
+    char name[256] = {0};
+    gethostname(name, sizeof name - 1);
+    Bootstrap boot{};
+    if (host->rank() != 0) {
+      host->sendToRank(name, sizeof name, 0, bootstrapTag);
+      host->recvFromRank(&boot, sizeof boot, 0, bootstrapTag);
+      return boot;
+    }
+    check(ncclGetUniqueId(&boot.id), "ncclGetUniqueId");
+    std::vector<std::string> hosts = {name};
+    for (int r = 1; r < host->size(); ++r) {
+      char other[256] = {0};
+      host->recvFromRank(other, sizeof other, r, bootstrapTag);
+      other[sizeof other - 1] = '\0';
+      hosts.push_back(other);
+    }
+    std::map<std::string, int> counts;
+    std::vector<int> local;
+    for (const std::string &each : hosts)
+      local.push_back(counts[each]++);
+    for (int r = host->size() - 1; r >= 0; --r) {
+      boot.localRank = local[r];
+      boot.localRanks = counts[hosts[r]];
+      if (r != 0)
+        host->sendToRank(&boot, sizeof boot, r, bootstrapTag);
+    }
+    return boot;
+  }
+
+  cudaStream_t queue() {
+    if (!stream)
+      throw Error("the NCCL communicator runs on a CUDA device's stream, and "
+                  "no CUDA context was given");
+    check(cudaSetDevice(device), "cudaSetDevice");
+    return stream;
+  }
+
+  void average(void *out, std::size_t count, CleaveDType dtype,
+               Reduction reduction) {
+    if (reduction == Reduction::Average)
+      cuda::divideOnDevice(out, count, dtype, groupSize(), stream);
+  }
+
+  int peerOf(int stage) const {
+    // The MPI communicator knows every place; the peer's rank follows the
+    // bundle's numbering (docs/bundle-format.md): tp fastest, then stage.
+    DevicePlace self = host->place();
+    int tp = host->groupSize();
+    if (stage == self.stage)
+      throw Error("stage " + std::to_string(stage) +
+                  " is this device's own stage");
+    int peer = self.rank + (stage - self.stage) * tp;
+    if (stage < 0 || peer < 0 || peer >= host->size())
+      throw Error("no device of stage " + std::to_string(stage) + " with tp " +
+                  std::to_string(self.tp) + " and dp " +
+                  std::to_string(self.dp));
+    return peer;
+  }
+
+  /// Owned once constructed (the destructor deletes it), so that a failed
+  /// construction leaves it to the caller.
+  Communicator *host;
+  int device = 0;
+  ncclComm_t world = nullptr;
+  ncclComm_t group = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+} // namespace
+} // namespace cleave::rt
+
+using namespace cleave::rt;
+
+extern "C" Communicator *cleave_rt_create_nccl_communicator(Communicator *host,
+                                                            int *cudaDevice,
+                                                            char *error,
+                                                            int errorBytes) {
+  // Takes `host` only on success: on failure the caller still needs it to
+  // end the job.
+  NcclCommunicator *nccl = nullptr;
+  try {
+    nccl = new NcclCommunicator(host, *cudaDevice);
+    return nccl;
+  } catch (const std::exception &e) {
+    if (error && errorBytes > 0) {
+      std::strncpy(error, e.what(), errorBytes - 1);
+      error[errorBytes - 1] = '\0';
+    }
+  }
+  return nullptr;
+}
