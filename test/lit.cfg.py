@@ -85,6 +85,11 @@ if getattr(config, "cleave_cuda_enabled", False):
         )
     )
 
+# The NCCL communicator (libcleave_comm_nccl.so), built where NCCL is found:
+# GPU ranks started as processes load it.
+if os.path.exists(os.path.join(config.cleave_obj_root, "lib", "libcleave_comm_nccl.so")):
+    config.available_features.add("nccl")
+
 # A GPU this machine can run on (tests of what happens without one declare
 # `UNSUPPORTED: gpu`).
 try:

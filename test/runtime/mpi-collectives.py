@@ -20,6 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
 import make_bundle  # noqa: E402
 
 WORK, LIB = sys.argv[1], sys.argv[2]
+# More `cleave-worker run` options (--single-process: single-process.test).
+OPTIONS = sys.argv[3:]
 WORKER = shutil.which("cleave-worker")
 
 
@@ -54,7 +56,7 @@ for g in (2, 4):
     bundle, out = f"{WORK}/tp{g}", f"{WORK}/out{g}"
     subprocess.run([sys.executable, make_bundle.__file__, "collectives", bundle,
                     "--lib-dir", LIB, "--tp", str(g)], check=True)
-    result = subprocess.run([WORKER, "run", bundle, "--output-dir", out],
+    result = subprocess.run([WORKER, "run", bundle, "--output-dir", out] + OPTIONS,
                             capture_output=True, text=True, timeout=120)
     print(f"tp={g}: exit {result.returncode}")
     lines = result.stdout.splitlines()

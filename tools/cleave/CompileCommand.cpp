@@ -230,16 +230,6 @@ int cleave::runCompileCommand(CompileCommand &command) {
                 "(\"devices\": {\"kind\": \"cpu\" or \"cuda\"}), so cleave "
                 "cannot choose a code generator");
 
-  // GPU ranks would talk over NCCL, which the runtime does not have yet: a
-  // CUDA bundle for several devices could not load its programs.
-  if (kind == "cuda" && target->numDevices > 1)
-    return fail("--target '" + command.target + "' --devices " +
-                llvm::Twine(target->numDevices) +
-                ": CUDA bundles for several devices need NCCL communication, "
-                "which the runtime does not have yet; compile GPU bundles "
-                "for one device, or several-device bundles for the cpu "
-                "target");
-
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

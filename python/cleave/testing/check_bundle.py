@@ -3,7 +3,7 @@ compares every output. A one-device bundle runs through ``cleave.Session``;
 a bundle for several devices through ``cleave run``, which starts its ranks.
 
     python -m cleave.testing.check_bundle MODEL.onnx BUNDLE [--int-high N]
-        [--cleave build/bin/cleave]
+        [--cleave build/bin/cleave] [--run-args "--single-process ..."]
 
 Inputs are drawn from a seeded generator: floats from N(0, 1), integers from
 ``[0, int-high)`` (token ids must stay below the vocabulary), booleans at
@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int)
     parser.add_argument("--cleave", default="cleave",
                         help="the cleave executable (bundles for several devices)")
+    parser.add_argument("--run-args", default="",
+                        help="more `cleave run` options for a bundle for "
+                             "several devices (one string, split at spaces)")
     args = parser.parse_args(argv)
 
     import onnxruntime as ort
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory() as scratch:
             command = [args.cleave, "run", args.bundle, "--output-dir", scratch]
+            command += args.run_args.split()
             for name, value in feeds.items():
                 path = os.path.join(scratch, f"input.{name}.npy")
                 np.save(path, value)

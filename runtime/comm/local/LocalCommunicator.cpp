@@ -83,7 +83,7 @@ public:
     std::unique_lock<std::mutex> lock(mutex);
     std::deque<MessagePtr> &box = mailboxes[{from, self, channel, tag}];
     waitUntil(
-        lock, [&] { return !box.empty(); }, op,
+        lock, [&] { return !box.empty(); }, boundFor(channel), op,
         [&] {
           return "a message from " + placeText(places[from]) + " (tag " +
                  std::to_string(tag) + ")";
@@ -135,7 +135,8 @@ public:
       return round.published;
     }
     waitUntil(
-        lock, [&] { return round.generation != generation; }, op,
+        lock, [&] { return round.generation != generation; },
+        key == worldKey ? 2 * timeoutSeconds : timeoutSeconds, op,
         [&] {
           std::string missing;
           for (std::size_t r = 0, m = 0; r < places.size(); ++r) {
@@ -185,25 +186,32 @@ private:
     return key == worldKey || groupKey(place) == key;
   }
 
-  /// Waits for `ready`; throws when another rank failed or, past the job's
-  /// timeout, naming `op` and what it waited for.
+  /// The runtime's own waits (barriers, host messages) span the others'
+  /// whole steps, which their watchdogs bound: they get twice as long, so
+  /// that the rank at fault is the one that reports first.
+  double boundFor(Channel channel) const {
+    return channel == RuntimeChannel ? 2 * timeoutSeconds : timeoutSeconds;
+  }
+
+  /// Waits for `ready`; throws when another rank failed or, after
+  /// `seconds` (0: never), naming `op` and what it waited for.
   template <typename Ready, typename Awaited>
   void waitUntil(std::unique_lock<std::mutex> &lock, Ready ready,
-                 const char *op, Awaited awaited) {
+                 double seconds, const char *op, Awaited awaited) {
     Clock::time_point deadline =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(timeoutSeconds));
+                           std::chrono::duration<double>(seconds));
     while (!ready()) {
       if (!failure.empty())
         throw Error(std::string(op) + " stopped: " + failure);
-      if (timeoutSeconds <= 0) {
+      if (seconds <= 0) {
         changed.wait(lock);
         continue;
       }
       if (changed.wait_until(lock, deadline) == std::cv_status::timeout &&
           !ready() && failure.empty()) {
         char elapsed[32];
-        std::snprintf(elapsed, sizeof elapsed, "%gs", timeoutSeconds);
+        std::snprintf(elapsed, sizeof elapsed, "%gs", seconds);
         throw Error("timed out after " + std::string(elapsed) + " in " + op +
                     " waiting for " + awaited());
       }

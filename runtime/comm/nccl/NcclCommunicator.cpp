@@ -107,7 +107,12 @@ public:
     DevicePlace self = host->place();
     Bootstrap boot = bootstrap();
     int gpus = 0;
-    check(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
+    cudaError_t found = cudaGetDeviceCount(&gpus);
+    if (found == cudaErrorInsufficientDriver || found == cudaErrorNoDevice)
+      throw Error(std::string("no CUDA device: no usable NVIDIA driver or GPU "
+                              "on this machine (") +
+                  cudaGetErrorName(found) + ")");
+    check(found, "cudaGetDeviceCount");
     char name[256] = {0};
     gethostname(name, sizeof name - 1);
     if (cudaDevice < 0) {
