@@ -12,6 +12,7 @@
 #include "cleave/Conversion/KernelInterface.h"
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Transforms/Partition/Contract.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -423,11 +424,16 @@ struct CollectiveModel
     : KernelInterface::ExternalModel<CollectiveModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto collective = cast<Op>(op);
-    if (collective.getAxis() != "tp")
+    call.kernel = Kernel;
+    // A slice along the batch axis takes the block of the batch the program
+    // computes.
+    if constexpr (std::is_same_v<Op, AllSliceOp>)
+      if (collective.getAxis() == kBatchAxisName)
+        call.kernel = "batch_slice";
+    if (collective.getAxis() != "tp" && call.kernel == Kernel)
       return op->emitOpError("runs over mesh axis '")
              << collective.getAxis()
              << "'; programs communicate within the 'tp' group only";
-    call.kernel = Kernel;
     call.ints = {collective.getGroupSize()};
     if constexpr (std::is_same_v<Op, AllGatherOp> ||
                   std::is_same_v<Op, ReduceScatterOp> ||

@@ -97,6 +97,14 @@ public:
          std::to_string(actual));
     return false;
   }
+  /// The program's blocks of the batch must be the bundle's.
+  bool batchBlocks(int64_t blocks) {
+    if (blocks == ctx->batchBlocks)
+      return true;
+    fail("the program cuts the batch into " + std::to_string(blocks) +
+         " blocks, the bundle into " + std::to_string(ctx->batchBlocks));
+    return false;
+  }
   bool dimension(const CleaveTensor &tensor, int64_t dim) {
     if (dim >= 0 && dim < tensor.rank)
       return true;

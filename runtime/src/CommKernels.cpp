@@ -37,6 +37,20 @@ void packBlocks(const uint8_t *src, const Split &split, int groups,
                   src + (o * groups + j) * row, row);
 }
 
+/// Y = block `index` of X cut into `blocks` along `dim`: a local copy.
+int32_t sliceBlock(CommCall &call, const CleaveTensor &x, CleaveTensor &y,
+                   int64_t blocks, int64_t dim, int64_t index) {
+  if (!call.dimension(x, dim) || !call.scaled(x, y, dim, 1, blocks))
+    return 1;
+  Split whole = splitAt(x, dim);
+  std::size_t row = whole.dim / blocks * whole.innerBytes;
+  const auto *src = static_cast<const uint8_t *>(x.data);
+  auto *dst = static_cast<uint8_t *>(y.data);
+  for (std::size_t o = 0; o < whole.outer; ++o)
+    std::memcpy(dst + o * row, src + (o * blocks + index) * row, row);
+  return 0;
+}
+
 /// Joins `groups` contiguous blocks ([outer, n, inner] each, `block` their
 /// split) along the dimension: [outer, groups * n, inner].
 void unpackBlocks(const uint8_t *src, const Split &block, int groups,
@@ -163,17 +177,19 @@ int32_t cleave_cpu_all_slice(CleaveContext *ctx, const CleaveTensor *in,
   // A local copy: the device's place is all it needs, so it also runs
   // without a communicator.
   CommCall call(ctx, "all_slice");
-  if (!call.counts(numIn, numOut, 1, 1) || !call.group(ints[0], ctx->tpSize) ||
-      !call.dimension(in[0], ints[1]) ||
-      !call.scaled(in[0], out[0], ints[1], 1, ints[0]))
+  if (!call.counts(numIn, numOut, 1, 1) || !call.group(ints[0], ctx->tpSize))
     return 1;
-  Split whole = splitAt(in[0], ints[1]);
-  std::size_t row = whole.dim / ints[0] * whole.innerBytes;
-  const auto *src = static_cast<const uint8_t *>(in[0].data);
-  auto *dst = static_cast<uint8_t *>(out[0].data);
-  for (std::size_t o = 0; o < whole.outer; ++o)
-    std::memcpy(dst + o * row, src + (o * ints[0] + ctx->tpIndex) * row, row);
-  return 0;
+  return sliceBlock(call, in[0], out[0], ints[0], ints[1], ctx->tpIndex);
+}
+
+int32_t cleave_cpu_batch_slice(CleaveContext *ctx, const CleaveTensor *in,
+                               int32_t numIn, CleaveTensor *out,
+                               int32_t numOut, const int64_t *ints,
+                               const double *) {
+  CommCall call(ctx, "batch_slice");
+  if (!call.counts(numIn, numOut, 1, 1) || !call.batchBlocks(ints[0]))
+    return 1;
+  return sliceBlock(call, in[0], out[0], ints[0], ints[1], ctx->batchBlock);
 }
 
 int32_t cleave_cpu_all_to_all(CleaveContext *ctx, const CleaveTensor *in,

@@ -778,11 +778,6 @@ int runCommand(int argc, char **argv) {
     Manifest manifest = readManifest(options.bundle);
     if (manifest.devices == 1)
       return run(options, manifest, nullptr);
-    if (manifest.dp > 1 || manifest.microbatches > 1)
-      throw Error(options.bundle + ": data-parallel replicas (dp " +
-                  std::to_string(manifest.dp) + ") and microbatches (" +
-                  std::to_string(manifest.microbatches) +
-                  ") above 1 are not implemented yet");
     if (options.singleProcess && inMpiJob())
       throw Error("--single-process runs every rank of " + options.bundle +
                   " in one process; start it once, not under mpirun or srun");

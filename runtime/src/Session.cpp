@@ -347,8 +347,10 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
 
   std::vector<const void *> inputPointers(program.inputs.size());
   std::vector<void *> outputPointers(program.outputs.size());
+  ctx->batchBlocks = blocks;
   for (int k = 0; k < manifest.microbatches; ++k) {
     int block = impl->place.dp * manifest.microbatches + k;
+    ctx->batchBlock = block;
     for (std::size_t i = 0; i < program.inputs.size(); ++i) {
       const Tensor &feed = feeds.at(manifest.inputs[program.inputs[i]].name);
       const auto *whole = static_cast<const uint8_t *>(feed.data());

@@ -87,7 +87,8 @@ public:
 
 private:
   FailureOr<Group> groupOf(Operation *op, FlatSymbolRefAttr gridName,
-                           ArrayRef<GridAxis> axes) {
+                           ArrayRef<GridAxis> axes,
+                           bool batchAllowed = false) {
     auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
     if (!grid)
       return op->emitOpError() << "refers to unknown grid " << gridName;
@@ -96,7 +97,7 @@ private:
              << "runs over " << axes.size()
              << " grid axes; cleave collectives run over one mesh axis";
     std::string axisName = getGridAxisName(grid, axes.front());
-    if (axisName == kBatchAxisName)
+    if (axisName == kBatchAxisName && !batchAllowed)
       return op->emitOpError()
              << "would move data between the blocks of the batch (the "
                 "data-parallel replicas and microbatches), which run apart";
@@ -160,8 +161,11 @@ private:
           group->axis, group->size,
           b.getI64IntegerAttr(gather.getGatherAxis().getSExtValue()));
     } else if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+      // Taking a block along the batch axis moves nothing: each block takes
+      // its own (the runtime's batch_slice).
       FailureOr<Group> group =
-          groupOf(op, slice.getGridAttr(), slice.getGridAxes());
+          groupOf(op, slice.getGridAttr(), slice.getGridAxes(),
+                  /*batchAllowed=*/true);
       if (failed(group))
         return failure();
       replacement = AllSliceOp::create(

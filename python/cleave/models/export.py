@@ -112,8 +112,9 @@ def export_model(
 def with_batch(reference: ReferenceModel, batch: int) -> dict[str, torch.Tensor]:
     """The example inputs of `reference` with `batch` samples: sample j is
     the model's own sample j modulo its batch, changed by round j // batch
-    so that no two samples are equal (floats scaled and shifted, integers
-    rolled along their last dimension). The batch dimension is the one the
+    so that no two samples are equal (floats scaled by 1 + 0.05 per round,
+    which keeps them near the model's own inputs, integers rolled along
+    their last dimension). The batch dimension is the one the
     model names "batch" in its dynamic axes, else dimension 0.
     """
     if batch < 1:
@@ -132,7 +133,7 @@ def with_batch(reference: ReferenceModel, batch: int) -> dict[str, torch.Tensor]
             round_ = j // own
             if round_:
                 if sample.is_floating_point():
-                    sample = sample * (1 + 0.25 * round_) + 0.1 * round_
+                    sample = sample * (1 + 0.05 * round_)
                 elif sample.dtype != torch.bool:
                     sample = torch.roll(sample, shifts=round_, dims=-1)
             samples.append(sample)

@@ -154,6 +154,22 @@ template <typename F> void withTypes(CleaveDType dtype, F &&f) {
   }
 }
 
+/// Y = block `index` of X cut into `blocks` along `dim`: a copy on the
+/// device.
+int32_t sliceBlock(CleaveContext *ctx, CommCall &call, const CleaveTensor &x,
+                   CleaveTensor &y, int64_t blocks, int64_t dim,
+                   int64_t index) {
+  if (!call.dimension(x, dim) || !call.scaled(x, y, dim, 1, blocks))
+    return 1;
+  Split whole = splitAt(x, dim);
+  std::size_t row = whole.dim / blocks * whole.innerBytes;
+  return call.run([&] {
+    copyRows(ctx, static_cast<uint8_t *>(y.data), row,
+             static_cast<const uint8_t *>(x.data) + index * row, blocks * row,
+             row, whole.outer);
+  });
+}
+
 } // namespace
 
 void cleave::cuda::reduceBlocksOnDevice(void *out, const void *blocks,
@@ -409,17 +425,22 @@ int32_t cleave_cuda_all_slice(CleaveContext *ctx, const CleaveTensor *in,
                               const int64_t *ints, const double *) {
   // A local copy: the device's place is all it needs.
   CommCall call(ctx, "all_slice");
-  if (!call.counts(numIn, numOut, 1, 1) || !call.group(ints[0], ctx->tpSize) ||
-      !call.dimension(in[0], ints[1]) ||
-      !call.scaled(in[0], out[0], ints[1], 1, ints[0]))
+  if (!call.counts(numIn, numOut, 1, 1) || !call.group(ints[0], ctx->tpSize))
     return 1;
-  Split whole = splitAt(in[0], ints[1]);
-  std::size_t row = whole.dim / ints[0] * whole.innerBytes;
-  return call.run([&] {
-    copyRows(ctx, static_cast<uint8_t *>(out[0].data), row,
-             static_cast<const uint8_t *>(in[0].data) + ctx->tpIndex * row,
-             ints[0] * row, row, whole.outer);
-  });
+  return sliceBlock(ctx, call, in[0], out[0], ints[0], ints[1],
+                    ctx->tpIndex);
+}
+
+int32_t cleave_cuda_batch_slice(CleaveContext *ctx, const CleaveTensor *in,
+                                int32_t numIn, CleaveTensor *out,
+                                int32_t numOut, const int64_t *ints,
+                                const double *) {
+  // A local copy: the block of the batch the program computes.
+  CommCall call(ctx, "batch_slice");
+  if (!call.counts(numIn, numOut, 1, 1) || !call.batchBlocks(ints[0]))
+    return 1;
+  return sliceBlock(ctx, call, in[0], out[0], ints[0], ints[1],
+                    ctx->batchBlock);
 }
 
 int32_t cleave_cuda_all_to_all(CleaveContext *ctx, const CleaveTensor *in,

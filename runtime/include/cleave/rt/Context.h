@@ -45,6 +45,10 @@ struct CleaveContext {
   int32_t stage = 0;
   int32_t tpIndex = 0;
   int32_t tpSize = 1;
+  /// The block of the batch the program is computing, of `batchBlocks`
+  /// (data-parallel replica x microbatches + microbatch).
+  int32_t batchBlock = 0;
+  int32_t batchBlocks = 1;
   /// Told when a step or a communication call starts and ends (null: no
   /// time limit).
   cleave::rt::Watchdog *watchdog = nullptr;
