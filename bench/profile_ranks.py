@@ -2,7 +2,7 @@
 
     python bench/profile_ranks.py [--models gpt bert ...] [--repeat 10]
         [--cleave build/bin/cleave] [--worker build/bin/cleave-worker]
-        [--threads 1] [--workdir DIR] [--json out.json]
+        [--threads 1] [--workdir DIR] [--json out.json] [--batch N]
 
 For every model family of ``cleave.models`` it exports the model, compiles
 it for the cpu target on 1 device, 2 (pp=2), 4 (pp=2 x tp=2) and, when the
@@ -12,6 +12,12 @@ the median of K) and reads the summary it writes (profile.json). It prints
 per configuration the measured and predicted step and the cost model's
 error ((predicted - measured) / measured), and per model the step on 1, 2
 and 4 ranks with the speed-up of 2 and 4 ranks over 1.
+
+With ``--batch N`` the models are exported with N samples, and two more
+configurations of 2 ranks run: 2 data-parallel replicas, and 2 pipeline
+stages fed 4 microbatches (each stage computes a microbatch while the next
+one's activations travel), whose steps are printed beside pp=2 with one
+microbatch.
 
 The ranks run on this machine with ``--threads`` kernel threads each (1:
 one rank uses one core, so that 1, 2 and 4 ranks compare 1, 2 and 4 cores'
@@ -47,17 +53,26 @@ CONFIGS = [
     ("4 pp4", 4, ["--pp", "4"]),
 ]
 
+#: With --batch: the batch cut into replicas and microbatches.
+BATCH_CONFIGS = [
+    ("2 dp2", 2, ["--dp", "2"]),
+    ("2 pp2 mb4", 2, ["--pp", "2", "--microbatches", "4"]),
+]
 
-def export(name: str, workdir: Path) -> tuple[Path, list[str]]:
+
+def export(name: str, workdir: Path, batch: int | None) -> tuple[Path, list[str]]:
     """The model's ONNX file and --input arguments for its example inputs."""
-    from cleave.models.export import export_model
+    from cleave.models.export import export_model, with_batch
     from cleave.models.registry import get_model
 
-    model = workdir / f"{name}.onnx"
+    suffix = f".batch{batch}" if batch else ""
+    model = workdir / f"{name}{suffix}.onnx"
     if not model.exists():
-        export_model(name, str(model))
+        export_model(name, str(model), batch=batch)
+    reference = get_model(name).build()
+    examples = with_batch(reference, batch) if batch else reference.inputs
     inputs = []
-    for input_name, value in get_model(name).build().inputs.items():
+    for input_name, value in examples.items():
         path = workdir / f"{name}.{input_name}.npy"
         np.save(path, value.numpy())
         inputs.append(f"{input_name}={path}")
@@ -114,7 +129,11 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1,
                         help="kernel threads per rank (0: cleave run's default)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--batch", type=int, default=None,
+                        help="export with this many samples; adds dp=2 and pp=2 with "
+                        "4 microbatches")
     args = parser.parse_args()
+    configs = CONFIGS + (BATCH_CONFIGS if args.batch else [])
     if args.worker is None:
         args.worker = args.cleave.parent / "cleave-worker"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-profile-ranks-"))
@@ -132,9 +151,9 @@ def main() -> int:
     print(f"{'model':<14}{'ranks':<12}{'measured ms':>12}{'predicted ms':>14}{'error %':>9}"
           "  per stage: measured / predicted ms")
     for name in args.models:
-        model, inputs = export(name, workdir)
+        model, inputs = export(name, workdir, args.batch)
         results[name] = {}
-        for label, devices, options in CONFIGS:
+        for label, devices, options in configs:
             result = profile(args, name, model, inputs, label, devices, options, workdir)
             results[name][label] = result
             if result["status"] != "ok":
@@ -161,6 +180,17 @@ def main() -> int:
         errors = "/".join(percent(s["error_percent"]) if s else "-" for s in steps)
         print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>12}{ms(times[2]):>12}"
               f"{speedups[0]:>11}{speedups[1]:>11}{errors:>18}")
+    if args.batch:
+        print(f"\n2 ranks on a batch of {args.batch}: pipeline with 1 and 4 microbatches, "
+              "and 2 replicas")
+        print(f"{'model':<14}{'1 rank ms':>11}{'pp2 ms':>10}{'pp2 mb4 ms':>12}"
+              f"{'dp2 ms':>10}{'x pp2':>8}{'x pp2 mb4':>11}{'x dp2':>8}")
+        for name in args.models:
+            times = [step(name, label) for label in ("1", "2 pp2", "2 pp2 mb4", "2 dp2")]
+            times = [t["measured_s"] if t else None for t in times]
+            speedups = [f"{times[0] / t:.2f}" if times[0] and t else "-" for t in times[1:]]
+            print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>10}{ms(times[2]):>12}"
+                  f"{ms(times[3]):>10}{speedups[0]:>8}{speedups[1]:>11}{speedups[2]:>8}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -246,6 +246,11 @@ Prediction readPrediction(const std::string &bundleDir, int stages) {
     return std::nullopt;
   };
   prediction.stepSeconds = number(plan, "predicted", "step_time_s");
+  // The plan's stage times are per microbatch; a step runs them all.
+  double microbatches = 1;
+  if (plan.contains("microbatches") && plan["microbatches"].is_number() &&
+      plan["microbatches"].get<double>() >= 1)
+    microbatches = plan["microbatches"].get<double>();
   if (plan.contains("stages") && plan["stages"].is_array())
     for (const json &stage : plan["stages"]) {
       if (!stage.is_object() || !stage.contains("index") ||
@@ -253,7 +258,8 @@ Prediction readPrediction(const std::string &bundleDir, int stages) {
         continue;
       int index = stage["index"].get<int>();
       if (index >= 0 && index < stages)
-        prediction.stageSeconds[index] = number(stage, "time_s", "total");
+        if (std::optional<double> time = number(stage, "time_s", "total"))
+          prediction.stageSeconds[index] = *time * microbatches;
     }
   return prediction;
 }
@@ -297,8 +303,8 @@ void reportProfile(const MeasuredProfile &measured,
                   .c_str(),
               cell(stepError, "%+.1f").c_str());
   std::printf("error = (predicted - measured) / measured; a stage's time is "
-              "its tp-0 rank's steps without receives, the step the slowest "
-              "rank's run\n");
+              "its tp-0 rank's steps without receives, over every "
+              "microbatch; the step is the slowest rank's run\n");
   if (jsonPath.empty()) {
     std::fflush(stdout);
     return;
