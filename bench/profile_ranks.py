@@ -13,11 +13,11 @@ per configuration the measured and predicted step and the cost model's
 error ((predicted - measured) / measured), and per model the step on 1, 2
 and 4 ranks with the speed-up of 2 and 4 ranks over 1.
 
-With ``--batch N`` the models are exported with N samples, and two more
-configurations of 2 ranks run: 2 data-parallel replicas, and 2 pipeline
-stages fed 4 microbatches (each stage computes a microbatch while the next
-one's activations travel), whose steps are printed beside pp=2 with one
-microbatch.
+With ``--batch N`` the models are exported with N samples and run on 1
+rank and on 2 ranks three ways instead: 2 pipeline stages fed the batch as
+1 microbatch, the same fed 4 microbatches (each stage computes a microbatch
+while the previous one's activations travel), and 2 data-parallel
+replicas.
 
 The ranks run on this machine with ``--threads`` kernel threads each (1:
 one rank uses one core, so that 1, 2 and 4 ranks compare 1, 2 and 4 cores'
@@ -55,8 +55,10 @@ CONFIGS = [
 
 #: With --batch: the batch cut into replicas and microbatches.
 BATCH_CONFIGS = [
-    ("2 dp2", 2, ["--dp", "2"]),
+    ("1", 1, []),
+    ("2 pp2 mb1", 2, ["--pp", "2", "--microbatches", "1"]),
     ("2 pp2 mb4", 2, ["--pp", "2", "--microbatches", "4"]),
+    ("2 dp2", 2, ["--dp", "2"]),
 ]
 
 
@@ -133,7 +135,7 @@ def main() -> int:
                         help="export with this many samples; adds dp=2 and pp=2 with "
                         "4 microbatches")
     args = parser.parse_args()
-    configs = CONFIGS + (BATCH_CONFIGS if args.batch else [])
+    configs = BATCH_CONFIGS if args.batch else CONFIGS
     if args.worker is None:
         args.worker = args.cleave.parent / "cleave-worker"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-profile-ranks-"))
@@ -170,30 +172,39 @@ def main() -> int:
         result = results[name][label]
         return result["summary"]["step"] if result["status"] == "ok" else None
 
+    if not args.batch:
+        summarise_ranks(args.models, step)
+    else:
+        summarise_batch(args.models, step, args.batch)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+def summarise_ranks(models, step) -> None:
     print("\nsummary (4 ranks: pp2 x tp2)")
     print(f"{'model':<14}{'1 rank ms':>11}{'2 ranks ms':>12}{'4 ranks ms':>12}"
           f"{'x 2 ranks':>11}{'x 4 ranks':>11}{'error 1/2/4 %':>18}")
-    for name in args.models:
+    for name in models:
         steps = [step(name, label) for label in ("1", "2 pp2", "4 pp2 tp2")]
         times = [s["measured_s"] if s else None for s in steps]
         speedups = [f"{times[0] / t:.2f}" if times[0] and t else "-" for t in times[1:]]
         errors = "/".join(percent(s["error_percent"]) if s else "-" for s in steps)
         print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>12}{ms(times[2]):>12}"
               f"{speedups[0]:>11}{speedups[1]:>11}{errors:>18}")
-    if args.batch:
-        print(f"\n2 ranks on a batch of {args.batch}: pipeline with 1 and 4 microbatches, "
-              "and 2 replicas")
-        print(f"{'model':<14}{'1 rank ms':>11}{'pp2 ms':>10}{'pp2 mb4 ms':>12}"
-              f"{'dp2 ms':>10}{'x pp2':>8}{'x pp2 mb4':>11}{'x dp2':>8}")
-        for name in args.models:
-            times = [step(name, label) for label in ("1", "2 pp2", "2 pp2 mb4", "2 dp2")]
-            times = [t["measured_s"] if t else None for t in times]
-            speedups = [f"{times[0] / t:.2f}" if times[0] and t else "-" for t in times[1:]]
-            print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>10}{ms(times[2]):>12}"
-                  f"{ms(times[3]):>10}{speedups[0]:>8}{speedups[1]:>11}{speedups[2]:>8}")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
-    return 0
+
+
+def summarise_batch(models, step, batch: int) -> None:
+    print(f"\n2 ranks on a batch of {batch}: 2 stages fed 1 and 4 microbatches, "
+          "and 2 replicas")
+    print(f"{'model':<14}{'1 rank ms':>11}{'pp2 mb1 ms':>12}{'pp2 mb4 ms':>12}"
+          f"{'dp2 ms':>10}{'x mb1':>8}{'x mb4':>8}{'x dp2':>8}")
+    for name in models:
+        times = [step(name, label) for label in ("1", "2 pp2 mb1", "2 pp2 mb4", "2 dp2")]
+        times = [t["measured_s"] if t else None for t in times]
+        speedups = [f"{times[0] / t:.2f}" if times[0] and t else "-" for t in times[1:]]
+        print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>12}{ms(times[2]):>12}"
+              f"{ms(times[3]):>10}{speedups[0]:>8}{speedups[1]:>8}{speedups[2]:>8}")
 
 
 if __name__ == "__main__":
