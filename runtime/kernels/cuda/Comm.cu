@@ -1,10 +1,9 @@
 //===- Comm.cu - the communication calls of CUDA programs
 //------------------===//
 //
-// cleave_cuda_<name> for every CommList.def entry: the checks and the
-// cutting of tensors into their group's blocks mirror the host's
-// (runtime/src/CommKernels.cpp), with the blocks cut and joined on the GPU
-// by pitched copies on the context's stream. The communicator (NCCL, or the
+// cleave_cuda_<name> for every CommList.def entry: the host's calls
+// (runtime/src/CommCalls.h), with the blocks cut and joined on the GPU by
+// pitched copies on the context's stream. The communicator (NCCL, or the
 // in-process one) moves device memory on that stream too, so nothing here
 // waits for the GPU.
 //
@@ -13,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommCall.h"
+#include "CommCalls.h"
 #include "CommDevice.h"
 #include "CudaCommon.h"
 #include "CudaDevice.h"
@@ -34,45 +33,18 @@ void check(cudaError_t status, const char *what) {
     throw Error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
-/// Copies `rows` rows of `width` bytes between pitched layouts on the
-/// context's stream.
-void copyRows(CleaveContext *ctx, uint8_t *dst, std::size_t dstPitch,
-              const uint8_t *src, std::size_t srcPitch, std::size_t width,
-              std::size_t rows) {
-  if (!width || !rows)
-    return;
-  check(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, rows,
-                          cudaMemcpyDeviceToDevice, streamOf(ctx)),
-        "cudaMemcpy2DAsync");
-}
-
-/// Cuts `src` ([outer, groups * n, inner]) into `groups` contiguous blocks
-/// ([outer, n, inner] each), in order.
-void packBlocks(CleaveContext *ctx, const uint8_t *src, const Split &split,
-                int groups, uint8_t *dst) {
-  std::size_t row = split.dim / groups * split.innerBytes;
-  for (int j = 0; j < groups; ++j)
-    copyRows(ctx, dst + j * split.outer * row, row, src + j * row, groups * row,
-             row, split.outer);
-}
-
-/// Joins `groups` contiguous blocks ([outer, n, inner] each, `block` their
-/// split) along the dimension: [outer, groups * n, inner].
-void unpackBlocks(CleaveContext *ctx, const uint8_t *src, const Split &block,
-                  int groups, uint8_t *dst) {
-  std::size_t row = block.dim * block.innerBytes;
-  for (int j = 0; j < groups; ++j)
-    copyRows(ctx, dst + j * row, groups * row, src + j * block.outer * row, row,
-             row, block.outer);
-}
-
-/// Device scratch of `bytes`, or throws (the context recorded why).
-uint8_t *scratch(CleaveContext *ctx, std::size_t bytes) {
-  void *pointer = cleave_rt_scratch(ctx, bytes ? bytes : 1);
-  if (!pointer)
-    throw Error(ctx->error);
-  return static_cast<uint8_t *>(pointer);
-}
+/// Pitched row copies in device memory, on the context's stream.
+struct DeviceRows {
+  static void copy(CleaveContext *ctx, uint8_t *dst, std::size_t dstPitch,
+                   const uint8_t *src, std::size_t srcPitch,
+                   std::size_t width, std::size_t rows) {
+    if (!width || !rows)
+      return;
+    check(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, rows,
+                            cudaMemcpyDeviceToDevice, streamOf(ctx)),
+          "cudaMemcpy2DAsync");
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Reductions over blocks
@@ -152,22 +124,6 @@ template <typename F> void withTypes(CleaveDType dtype, F &&f) {
   default:
     throw Error(std::string("cannot reduce ") + dtypeName(dtype));
   }
-}
-
-/// Y = block `index` of X cut into `blocks` along `dim`: a copy on the
-/// device.
-int32_t sliceBlock(CleaveContext *ctx, CommCall &call, const CleaveTensor &x,
-                   CleaveTensor &y, int64_t blocks, int64_t dim,
-                   int64_t index) {
-  if (!call.dimension(x, dim) || !call.scaled(x, y, dim, 1, blocks))
-    return 1;
-  Split whole = splitAt(x, dim);
-  std::size_t row = whole.dim / blocks * whole.innerBytes;
-  return call.run([&] {
-    copyRows(ctx, static_cast<uint8_t *>(y.data), row,
-             static_cast<const uint8_t *>(x.data) + index * row, blocks * row,
-             row, whole.outer);
-  });
 }
 
 } // namespace
@@ -321,161 +277,13 @@ extern "C" int cleave_rt_cuda_device_count() {
 
 extern "C" {
 
-int32_t cleave_cuda_send(CleaveContext *ctx, const CleaveTensor *in,
-                         int32_t numIn, CleaveTensor *, int32_t numOut,
-                         const int64_t *ints, const double *) {
-  CommCall call(ctx, "send");
-  Communicator *comm = call.communicator();
-  if (!comm || !call.counts(numIn, numOut, 1, 0))
-    return 1;
-  std::size_t bytes = elements(in[0]) * cleave_dtype_size(in[0].dtype);
-  return call.run([&] {
-    comm->send(in[0].data, bytes, static_cast<int>(ints[0]),
-               static_cast<int>(ints[1]));
-  });
-}
-
-int32_t cleave_cuda_recv(CleaveContext *ctx, const CleaveTensor *,
-                         int32_t numIn, CleaveTensor *out, int32_t numOut,
-                         const int64_t *ints, const double *) {
-  CommCall call(ctx, "recv");
-  Communicator *comm = call.communicator();
-  if (!comm || !call.counts(numIn, numOut, 0, 1))
-    return 1;
-  std::size_t bytes = elements(out[0]) * cleave_dtype_size(out[0].dtype);
-  return call.run([&] {
-    comm->recv(out[0].data, bytes, static_cast<int>(ints[0]),
-               static_cast<int>(ints[1]));
-  });
-}
-
-int32_t cleave_cuda_all_reduce(CleaveContext *ctx, const CleaveTensor *in,
-                               int32_t numIn, CleaveTensor *out, int32_t numOut,
-                               const int64_t *ints, const double *) {
-  CommCall call(ctx, "all_reduce");
-  Communicator *comm = call.communicator();
-  if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-      !call.group(ints[0], comm->groupSize()) ||
-      !call.scaled(in[0], out[0], -1, 1, 1) ||
-      !call.reduction(ints[1], static_cast<CleaveDType>(in[0].dtype)))
-    return 1;
-  return call.run([&] {
-    comm->allReduce(in[0].data, out[0].data, elements(in[0]),
-                    static_cast<CleaveDType>(in[0].dtype),
-                    static_cast<Reduction>(ints[1]));
-  });
-}
-
-int32_t cleave_cuda_all_gather(CleaveContext *ctx, const CleaveTensor *in,
-                               int32_t numIn, CleaveTensor *out, int32_t numOut,
-                               const int64_t *ints, const double *) {
-  CommCall call(ctx, "all_gather");
-  Communicator *comm = call.communicator();
-  if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-      !call.group(ints[0], comm->groupSize()) ||
-      !call.dimension(in[0], ints[1]) ||
-      !call.scaled(in[0], out[0], ints[1], ints[0], 1))
-    return 1;
-  int groups = static_cast<int>(ints[0]);
-  Split block = splitAt(in[0], ints[1]);
-  std::size_t bytes = block.outer * block.dim * block.innerBytes;
-  return call.run([&] {
-    if (block.outer == 1) {
-      comm->allGather(in[0].data, out[0].data, bytes);
-      return;
-    }
-    uint8_t *gathered = scratch(ctx, bytes * groups);
-    comm->allGather(in[0].data, gathered, bytes);
-    unpackBlocks(ctx, gathered, block, groups,
-                 static_cast<uint8_t *>(out[0].data));
-  });
-}
-
-int32_t cleave_cuda_reduce_scatter(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *) {
-  CommCall call(ctx, "reduce_scatter");
-  Communicator *comm = call.communicator();
-  if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-      !call.group(ints[0], comm->groupSize()) ||
-      !call.dimension(in[0], ints[1]) ||
-      !call.scaled(in[0], out[0], ints[1], 1, ints[0]) ||
-      !call.reduction(ints[2], static_cast<CleaveDType>(in[0].dtype)))
-    return 1;
-  int groups = static_cast<int>(ints[0]);
-  Split whole = splitAt(in[0], ints[1]);
-  return call.run([&] {
-    const void *blocks = in[0].data;
-    if (whole.outer != 1) {
-      uint8_t *packed =
-          scratch(ctx, whole.outer * whole.dim * whole.innerBytes);
-      packBlocks(ctx, static_cast<const uint8_t *>(in[0].data), whole, groups,
-                 packed);
-      blocks = packed;
-    }
-    comm->reduceScatter(blocks, out[0].data, elements(out[0]),
-                        static_cast<CleaveDType>(in[0].dtype),
-                        static_cast<Reduction>(ints[2]));
-  });
-}
-
-int32_t cleave_cuda_all_slice(CleaveContext *ctx, const CleaveTensor *in,
-                              int32_t numIn, CleaveTensor *out, int32_t numOut,
-                              const int64_t *ints, const double *) {
-  // A local copy: the device's place is all it needs.
-  CommCall call(ctx, "all_slice");
-  if (!call.counts(numIn, numOut, 1, 1) || !call.group(ints[0], ctx->tpSize))
-    return 1;
-  return sliceBlock(ctx, call, in[0], out[0], ints[0], ints[1],
-                    ctx->tpIndex);
-}
-
-int32_t cleave_cuda_batch_slice(CleaveContext *ctx, const CleaveTensor *in,
-                                int32_t numIn, CleaveTensor *out,
-                                int32_t numOut, const int64_t *ints,
-                                const double *) {
-  // A local copy: the block of the batch the program computes.
-  CommCall call(ctx, "batch_slice");
-  if (!call.counts(numIn, numOut, 1, 1) || !call.batchBlocks(ints[0]))
-    return 1;
-  return sliceBlock(ctx, call, in[0], out[0], ints[0], ints[1],
-                    ctx->batchBlock);
-}
-
-int32_t cleave_cuda_all_to_all(CleaveContext *ctx, const CleaveTensor *in,
-                               int32_t numIn, CleaveTensor *out, int32_t numOut,
-                               const int64_t *ints, const double *) {
-  CommCall call(ctx, "all_to_all");
-  Communicator *comm = call.communicator();
-  if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-      !call.group(ints[0], comm->groupSize()) ||
-      !call.dimension(in[0], ints[1]) || !call.dimension(in[0], ints[2]))
-    return 1;
-  int groups = static_cast<int>(ints[0]);
-  int64_t splitDim = ints[1], concatDim = ints[2];
-  CleaveTensor block = in[0];
-  if (block.shape[splitDim] % groups != 0)
-    return call.fail("dimension " + std::to_string(splitDim) + " of " +
-                     shapeString(in[0]) + " does not split into " +
-                     std::to_string(groups) + " blocks");
-  block.shape[splitDim] /= groups;
-  if (!call.scaled(block, out[0], concatDim, groups, 1))
-    return 1;
-  Split whole = splitAt(in[0], splitDim);
-  Split received = splitAt(block, concatDim);
-  std::size_t bytes = elements(block) * cleave_dtype_size(block.dtype);
-  return call.run([&] {
-    // Both halves in one scratch buffer, the second 256-byte aligned.
-    std::size_t half = (bytes * groups + 255) / 256 * 256;
-    uint8_t *packed = scratch(ctx, 2 * half);
-    uint8_t *gathered = packed + half;
-    packBlocks(ctx, static_cast<const uint8_t *>(in[0].data), whole, groups,
-               packed);
-    comm->allToAll(packed, gathered, bytes);
-    unpackBlocks(ctx, gathered, received, groups,
-                 static_cast<uint8_t *>(out[0].data));
-  });
-}
+#define CLEAVE_COMM(name)                                                      \
+  int32_t cleave_cuda_##name(CleaveContext *ctx, const CleaveTensor *in,       \
+                             int32_t numIn, CleaveTensor *out, int32_t numOut, \
+                             const int64_t *ints, const double *) {            \
+    return CommCalls<DeviceRows>::name(ctx, in, numIn, out, numOut, ints);     \
+  }
+#include "cleave/rt/CommList.def"
+#undef CLEAVE_COMM
 
 } // extern "C"
