@@ -142,6 +142,8 @@ private:
   std::vector<DeviceMesh> enumerateMeshes(int64_t numDevices,
                                           const MeshPins &pins) const;
   std::string invalidReason(const DeviceMesh &mesh) const;
+  /// Why the batch cannot be split (`model.batchSplittable` is false).
+  std::string describeBatchBarrier() const;
   Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
   Evaluation evaluate(const DeviceMesh &mesh, int64_t microbatches);
   bool isBetter(const Evaluation &a, const Evaluation &b) const;
@@ -367,6 +369,16 @@ bool AutoParallelPlanner::isBetter(const Evaluation &a,
          std::make_tuple(b.mesh.pp, b.mesh.tp, b.microbatches);
 }
 
+std::string AutoParallelPlanner::describeBatchBarrier() const {
+  if (model.batchBarrier)
+    return llvm::formatv("op '{0}' mixes samples",
+                         opNames[model.opIndex.lookup(model.batchBarrier)]);
+  return llvm::formatv("output #{0} does not hold the samples in blocks of a "
+                       "dimension (it is computed without the batch, or "
+                       "interleaves its samples with another dimension)",
+                       model.batchOutput);
+}
+
 std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
   auto numSegments = static_cast<int64_t>(model.segments.size());
   if (mesh.pp > numSegments)
@@ -377,9 +389,8 @@ std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
     return llvm::formatv("dp={0} does not divide the global batch {1}", mesh.dp,
                          globalBatch);
   if (mesh.dp > 1 && !model.batchSplittable)
-    return llvm::formatv("dp={0} splits the batch, which op '{1}' mixes",
-                         mesh.dp,
-                         opNames[model.opIndex.lookup(model.batchBarrier)]);
+    return llvm::formatv("dp={0} splits the batch, which {1}", mesh.dp,
+                         describeBatchBarrier());
   return "";
 }
 
@@ -590,9 +601,8 @@ FailureOr<Plan> AutoParallelPlanner::run() {
     return failure();
   if (!model.batchSplittable && (options.dataParallel.value_or(1) > 1 ||
                                  options.microbatches.value_or(1) > 1))
-    return emitError() << "the batch cannot be split: op '"
-                       << opNames[model.opIndex.lookup(model.batchBarrier)]
-                       << "' mixes samples";
+    return emitError() << "the batch cannot be split: "
+                       << describeBatchBarrier();
 
   MeshPins pins{options.pipelineStages, options.tensorParallel,
                 options.dataParallel, options.microbatches};

@@ -75,9 +75,16 @@ static Liveness computeLiveness(Block &body, const SegmentedModel &model) {
 static void traceBatchDims(Block &body, SegmentedModel &model) {
   BatchTrace trace = traceBatch(body, isActivation);
   model.batchSize = trace.batchSize;
-  model.batchDims = std::move(trace.dims);
-  model.batchSplittable = trace.barrier == nullptr;
   model.batchBarrier = trace.barrier;
+  if (!trace.barrier)
+    for (auto [index, value] :
+         llvm::enumerate(body.getTerminator()->getOperands()))
+      if (trace.getDim(value) < 0 || trace.getOuter(value) != 1) {
+        model.batchOutput = index;
+        break;
+      }
+  model.batchSplittable = !trace.barrier && model.batchOutput < 0;
+  model.batchDims = std::move(trace.dims);
 }
 
 /// The operand and result dimensions each loop of `op` indexes: from the

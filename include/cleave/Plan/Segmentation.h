@@ -59,10 +59,14 @@ struct SegmentedModel {
   /// Traced from the arguments through each op's shardable loops.
   llvm::DenseMap<mlir::Value, int64_t> batchDims;
   /// Whether the batch can be split: every op that reads a batch-carrying
-  /// value has a loop that splits it along the batch.
+  /// value has a loop that splits it along the batch, and every output
+  /// holds the samples in blocks of a dimension.
   bool batchSplittable = true;
   /// The first op whose loops lose the batch, when `batchSplittable` fails.
   mlir::Operation *batchBarrier = nullptr;
+  /// Otherwise the first output that does not hold the samples in blocks
+  /// (computed without the batch, or with the samples interleaved).
+  int64_t batchOutput = -1;
   /// Per activation, a bit per token dimension: a dimension that indexes
   /// samples or positions of the input (batch, sequence, image rows) rather
   /// than features of the model. Every dimension of an argument is a token

@@ -98,7 +98,7 @@ private:
              << " blocks of the data-parallel replicas and microbatches "
                 "(pin --dp 1 --microbatches 1)";
     auto returnOp = body.getTerminator();
-    for (auto [index, value] : llvm::enumerate(returnOp->getOperands()))
+    for (auto [index, value] : llvm::enumerate(returnOp->getOperands())) {
       if (trace.getDim(value) < 0)
         return returnOp->emitOpError()
                << "returns output #" << index
@@ -107,13 +107,28 @@ private:
                << batchParts
                << " blocks of the data-parallel replicas and microbatches "
                   "(pin --dp 1 --microbatches 1)";
-    for (auto &[op, loop] : trace.loops)
-      if (loop.extent % batchParts != 0)
-        return op->emitOpError()
-               << "holds " << loop.extent
+      if (int64_t outer = trace.getOuter(value); outer != 1)
+        return returnOp->emitOpError()
+               << "returns output #" << index << ", whose dimension "
+               << trace.getDim(value) << " interleaves the samples of the "
+               << "batch below " << outer
+               << " rows of another dimension, so the batch cannot be cut "
+                  "into the "
+               << batchParts
+               << " blocks of the data-parallel replicas and microbatches "
+                  "(pin --dp 1 --microbatches 1)";
+    }
+    // Every dimension that holds the batch holds a multiple of its samples.
+    for (Operation &op : body.without_terminator())
+      if (trace.loops.count(&op) && trace.batchSize % batchParts != 0)
+        return op.emitOpError()
+               << "holds " << trace.batchSize
                << " samples of the batch, which do not divide into "
                << batchParts << " blocks (dp x microbatches)";
     OpBuilder builder(func.getContext());
+    for (auto &[op, dims] : trace.movedBatch)
+      op->setAttr(kBatchDimsAttrName,
+                  builder.getDenseI64ArrayAttr({dims.first, dims.second}));
     for (BlockArgument argument : body.getArguments())
       if (int64_t dim = trace.getDim(argument); dim >= 0)
         func.setArgAttr(argument.getArgNumber(), kBatchDimAttrName,

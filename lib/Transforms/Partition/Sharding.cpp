@@ -10,6 +10,8 @@
 
 #include "cleave/Transforms/Partition/Sharding.h"
 
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -124,6 +126,24 @@ SmallVector<OpLoopSharding> cleave::getShardableLoops(Operation *op,
   return loops;
 }
 
+/// The outer factor of the batch in dimension `e` of a reshape's result of
+/// shape `result`, when the `before` elements that precede the samples in
+/// the element order (see `BatchTrace`) end inside `e` and leave whole
+/// samples in it; nothing otherwise.
+static std::optional<int64_t> batchOuterIn(ArrayRef<int64_t> result,
+                                           int64_t e, int64_t before,
+                                           int64_t batchSize) {
+  int64_t prefix = 1;
+  for (int64_t d = 0; d < e; ++d)
+    prefix *= result[d];
+  if (prefix > before || before % prefix != 0)
+    return std::nullopt;
+  int64_t outer = before / prefix;
+  if (result[e] % (outer * batchSize) != 0)
+    return std::nullopt;
+  return outer;
+}
+
 BatchTrace cleave::traceBatch(Block &body,
                               llvm::function_ref<bool(Value)> isActivation) {
   BatchTrace trace;
@@ -145,14 +165,73 @@ BatchTrace cleave::traceBatch(Block &body,
     if (!trace.barrier)
       trace.barrier = op;
   };
+  auto keep = [&](Operation *op, OpLoopSharding loop, int64_t outer) {
+    for (auto [index, result] : llvm::enumerate(op->getResults()))
+      if (index < loop.results.size() && loop.results[index].isSplit()) {
+        trace.dims[result] = loop.results[index].dim;
+        if (outer != 1)
+          trace.outer[result] = outer;
+      }
+    trace.loops[op] = std::move(loop);
+  };
   for (Operation &op : body.without_terminator()) {
     bool readsBatch = llvm::any_of(op.getOperands(), [&](Value operand) {
       return trace.dims.count(operand);
     });
     if (!readsBatch)
       continue;
+
+    // A reshape keeps the batch wherever the element order puts it, even in
+    // a dimension its loops do not pair with the operand's.
+    if (isa<ReshapeOp, FlattenOp>(op)) {
+      Value input = op.getOperand(0), output = op.getResult(0);
+      auto inputType = cast<RankedTensorType>(input.getType());
+      auto outputType = dyn_cast<RankedTensorType>(output.getType());
+      if (!outputType || !inputType.hasStaticShape() ||
+          !outputType.hasStaticShape()) {
+        markBarrier(&op);
+        continue;
+      }
+      int64_t inputDim = trace.getDim(input);
+      int64_t before = trace.getOuter(input);
+      for (int64_t d = 0; d < inputDim; ++d)
+        before *= inputType.getDimSize(d);
+      // The dimension the reshape's own loops pair with the operand's batch
+      // dimension, when the batch fits there (a batch of 1 fits in any unit
+      // dimension), else the first dimension it fits in.
+      ArrayRef<int64_t> shape = outputType.getShape();
+      std::optional<int64_t> resultDim, outer;
+      for (const OpLoopSharding &l : getShardableLoops(&op))
+        if (l.operands[0] == ValueSharding::split(inputDim) &&
+            l.results[0].isSplit())
+          if ((outer = batchOuterIn(shape, l.results[0].dim, before,
+                                    trace.batchSize))) {
+            resultDim = l.results[0].dim;
+            break;
+          }
+      bool paired = resultDim.has_value();
+      for (int64_t e = 0; !resultDim && e < outputType.getRank(); ++e)
+        if ((outer = batchOuterIn(shape, e, before, trace.batchSize)))
+          resultDim = e;
+      if (!resultDim) {
+        markBarrier(&op);
+        continue;
+      }
+      OpLoopSharding loop;
+      loop.loop = *resultDim;
+      loop.extent = shape[*resultDim];
+      loop.operands = {ValueSharding::split(inputDim)};
+      loop.results = {ValueSharding::split(*resultDim)};
+      if (!paired)
+        trace.movedBatch[&op] = {inputDim, *resultDim};
+      keep(&op, std::move(loop), *outer);
+      continue;
+    }
+
     std::optional<OpLoopSharding> batchLoop;
+    std::optional<int64_t> outer;
     for (OpLoopSharding &loop : getShardableLoops(&op)) {
+      std::optional<int64_t> loopOuter;
       bool keeps =
           llvm::all_of(llvm::enumerate(op.getOperands()), [&](auto indexed) {
             auto [index, operand] = indexed;
@@ -162,13 +241,32 @@ BatchTrace cleave::traceBatch(Block &body,
             if (index >= loop.operands.size())
               return false;
             const ValueSharding &sharding = loop.operands[index];
-            return sharding.isSplit() && sharding.dim == dim;
+            if (!sharding.isSplit() || sharding.dim != dim)
+              return false;
+            // Every batch operand must interleave its samples alike.
+            int64_t o = trace.getOuter(operand);
+            if (loopOuter && *loopOuter != o)
+              return false;
+            loopOuter = o;
+            return true;
           });
       keeps = keeps && llvm::none_of(loop.results, [](const ValueSharding &s) {
                 return s.isPartial();
               });
+      // An operand without the batch is cut into equal blocks along with
+      // the batch ones, which are blocks of samples only when the samples
+      // are the major factor of the dimension.
+      keeps = keeps && (*loopOuter == 1 ||
+                        llvm::none_of(llvm::enumerate(op.getOperands()),
+                                      [&](auto indexed) {
+                                        auto [index, operand] = indexed;
+                                        return trace.getDim(operand) < 0 &&
+                                               index < loop.operands.size() &&
+                                               loop.operands[index].isSplit();
+                                      }));
       if (keeps) {
         batchLoop = loop;
+        outer = loopOuter;
         break;
       }
     }
@@ -176,11 +274,7 @@ BatchTrace cleave::traceBatch(Block &body,
       markBarrier(&op);
       continue;
     }
-    for (auto [index, result] : llvm::enumerate(op.getResults()))
-      if (index < batchLoop->results.size() &&
-          batchLoop->results[index].isSplit())
-        trace.dims[result] = batchLoop->results[index].dim;
-    trace.loops[&op] = std::move(*batchLoop);
+    keep(&op, std::move(*batchLoop), *outer);
   }
   return trace;
 }

@@ -614,6 +614,10 @@ struct UnsqueezeSpace {
 /// indexed by no loop (input) or unsplittable loops (result). This is what
 /// turns `H` split into `nh` split across the head-splitting reshape and
 /// back.
+///
+/// A reshape that carries the batch of a cut batch between other dimensions
+/// has `kBatchDimsAttrName`, and the pair it names replaces the major pair
+/// of its group (see `BatchTrace`).
 template <typename OpT> struct ReshapeSpace {
   static FailureOr<LoopSpace> describe(OpT op) {
     auto input = rankedShape(op.getInput()),
@@ -621,6 +625,15 @@ template <typename OpT> struct ReshapeSpace {
     if (failed(input) || failed(result) || !ShapedType::isStaticShape(*input) ||
         !ShapedType::isStaticShape(*result))
       return failure();
+    std::optional<std::pair<size_t, size_t>> batchPair;
+    if (auto pair = op->template getAttrOfType<DenseI64ArrayAttr>(
+            kBatchDimsAttrName)) {
+      if (pair.size() != 2 || pair[0] < 0 ||
+          pair[0] >= static_cast<int64_t>(input->size()) || pair[1] < 0 ||
+          pair[1] >= static_cast<int64_t>(result->size()))
+        return failure();
+      batchPair = {pair[0], pair[1]};
+    }
     LoopSpace space;
     for (size_t d = 0; d < result->size(); ++d)
       space.addLoop(IteratorType::parallel, ReductionKind::Generic,
@@ -647,6 +660,17 @@ template <typename OpT> struct ReshapeSpace {
       }
       size_t majorI = majorOf(*input, groupI, i);
       size_t majorJ = majorOf(*result, groupJ, j);
+      bool hasBatch = batchPair && batchPair->first >= groupI &&
+                      batchPair->first < i && batchPair->second >= groupJ &&
+                      batchPair->second < j;
+      if (batchPair && !hasBatch &&
+          ((batchPair->first >= groupI && batchPair->first < i) ||
+           (batchPair->second >= groupJ && batchPair->second < j)))
+        return failure();
+      if (hasBatch) {
+        majorI = batchPair->first;
+        majorJ = batchPair->second;
+      }
       inputDims[majorI] = majorJ;
       space.splittable[majorJ] = true;
       for (size_t d = groupI; d < i; ++d)
@@ -663,6 +687,13 @@ template <typename OpT> struct ReshapeSpace {
     space.operandDims = {inputDims};
     space.resultDims = {identityDims(m)};
     return space;
+  }
+
+  /// The pair is the plan's; the local reshape is an ordinary one.
+  static LogicalResult localize(Operation *local,
+                                ArrayRef<SmallVector<GridAxis>>) {
+    local->removeAttr(kBatchDimsAttrName);
+    return success();
   }
 };
 

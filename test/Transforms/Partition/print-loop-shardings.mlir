@@ -50,6 +50,16 @@ func.func @ops(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b3: tensor<2x4x16xf3
   %19 = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 512 : i64} : tensor<16x8xf32>
   // expected-remark @below {{loop 0 (parallel, 16): operands [split(0)] results [split(0)]; loop 1 (parallel, 64): operands [split(2)] results [split(1)]}}
   %20 = cleave.reshape %h : tensor<2x8x64xf32> -> tensor<16x64xf32>
+  // The batch pair of a cut batch (`cleave.batch_dims`) replaces the major
+  // pair of its group: read as torch's `[S, B, H] -> [S * B, H]`, dimension
+  // 1 of %h pairs with dimension 0 of the result.
+  // expected-remark @below {{loop 0 (parallel, 16): operands [split(1)] results [split(0)]; loop 1 (parallel, 64): operands [split(2)] results [split(1)]}}
+  %21 = cleave.reshape %h {cleave.batch_dims = array<i64: 1, 0>} : tensor<2x8x64xf32> -> tensor<16x64xf32>
+  // A pair outside the shapes, or across two groups, describes no reshape.
+  // expected-remark @below {{no loop splits 2 ways}}
+  %22 = cleave.reshape %h {cleave.batch_dims = array<i64: 1, 2>} : tensor<2x8x64xf32> -> tensor<16x64xf32>
+  // expected-remark @below {{no loop splits 2 ways}}
+  %23 = cleave.reshape %h {cleave.batch_dims = array<i64: 2, 0>} : tensor<2x8x64xf32> -> tensor<16x64xf32>
   return
 }
 

@@ -108,3 +108,45 @@ module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cle
     return %y, %w : tensor<4x16xf32>, tensor<16xf32>
   }
 }
+
+// -----
+
+// A reshape that scatters the samples: no dimension of `3x8` holds whole
+// samples of the batch of 4.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x6xf32>) -> tensor<3x8xf32> {
+    // expected-error @+1 {{mixes the samples of the batch, so the batch cannot be cut into the 2 blocks}}
+    %y = cleave.reshape %x : tensor<4x6xf32> -> tensor<3x8xf32>
+    return %y : tensor<3x8xf32>
+  }
+}
+
+// -----
+
+// `[S, B, H] -> [S * B, H]` interleaves the samples below the sequence: a
+// weight with a row per (position, sample) cannot be cut into blocks of
+// samples along with it.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x8x16xf32>) -> tensor<8x4x16xf32> {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 2048 : i64} : tensor<32x16xf32>
+    %t = cleave.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x8x16xf32>) -> tensor<8x4x16xf32>
+    %rows = cleave.reshape %t : tensor<8x4x16xf32> -> tensor<32x16xf32>
+    // expected-error @+1 {{mixes the samples of the batch}}
+    %y = cleave.add %rows, %w : (tensor<32x16xf32>, tensor<32x16xf32>) -> tensor<32x16xf32>
+    %z = cleave.reshape %y : tensor<32x16xf32> -> tensor<8x4x16xf32>
+    return %z : tensor<8x4x16xf32>
+  }
+}
+
+// -----
+
+// An output whose samples interleave with the sequence cannot be written
+// block by block.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x8x16xf32>) -> tensor<32x16xf32> {
+    %t = cleave.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x8x16xf32>) -> tensor<8x4x16xf32>
+    %rows = cleave.reshape %t : tensor<8x4x16xf32> -> tensor<32x16xf32>
+    // expected-error @+1 {{returns output #0, whose dimension 0 interleaves the samples of the batch below 8 rows of another dimension}}
+    return %rows : tensor<32x16xf32>
+  }
+}

@@ -102,15 +102,35 @@ llvm::SmallVector<OpLoopSharding> getShardableLoops(mlir::Operation *op,
 /// dimension (other operands, computed without the batch, are cut along
 /// with them or stay whole) and splits its results; they then carry the
 /// batch where that loop splits them.
+///
+/// A reshape may merge the batch with the dimensions around it. Viewing a
+/// value as `[P, B, Q]` (everything before the samples, the samples,
+/// everything after them), a reshape keeps the batch when its result has a
+/// dimension `e` whose predecessors hold `P / o` elements and whose own size
+/// divides by `o * B`: the batch then sits in `e` below an outer factor `o`.
+/// With `o = 1` (torch's `[S, B, H] -> [S, B * nh, hd]`) equal blocks of `e`
+/// are blocks of samples. With `o > 1` (`[S, B, H] -> [S * B, H]`) they are
+/// not, but a program that computes one block of the batch computes the
+/// same ops at a smaller batch, where that dimension holds `o * B / blocks`
+/// rows in the same interleaved order: the value is still cut "along `e`",
+/// as long as nothing reads it by position across the batch (no operand
+/// without the batch is cut along it, and it is not an output).
 struct BatchTrace {
   /// Dimension 0 of the first tensor argument with a static one; 1 when
   /// there is none.
   int64_t batchSize = 1;
   llvm::DenseMap<mlir::Value, int64_t> dims;
+  /// The outer factor `o` of every value in `dims` whose batch dimension
+  /// holds the samples below another dimension; absent means 1.
+  llvm::DenseMap<mlir::Value, int64_t> outer;
   /// The batch loop of every op that reads the batch and keeps it.
   llvm::DenseMap<mlir::Operation *, OpLoopSharding> loops;
+  /// The reshapes that keep the batch by pairing an operand and a result
+  /// dimension their loops do not pair: (operand dim, result dim). Cutting
+  /// them takes `kBatchDimsAttrName`.
+  llvm::DenseMap<mlir::Operation *, std::pair<int64_t, int64_t>> movedBatch;
   /// The first op that reads the batch but mixes its samples (a reduction
-  /// over the batch, a reshape that moves it), if any.
+  /// over the batch, a reshape that scatters it), if any.
   mlir::Operation *barrier = nullptr;
 
   /// The batch dimension of `value`, or -1.
@@ -118,7 +138,19 @@ struct BatchTrace {
     auto it = dims.find(value);
     return it == dims.end() ? -1 : it->second;
   }
+  /// The outer factor of `value`'s batch dimension (see above).
+  int64_t getOuter(mlir::Value value) const {
+    auto it = outer.find(value);
+    return it == outer.end() ? 1 : it->second;
+  }
 };
+
+/// Reshape attribute (`array<i64: operandDim, resultDim>`): cut the batch
+/// through this reshape by pairing these dimensions, which hold the samples
+/// (`BatchTrace::movedBatch`). It replaces the pair of major dimensions of
+/// their group as the group's splittable loop; set by `cleave-shard-plan`
+/// and dropped by partitioning.
+inline constexpr llvm::StringLiteral kBatchDimsAttrName = "cleave.batch_dims";
 
 /// Traces the batch through `body`. `isActivation` tells the arguments that
 /// hold samples from those that do not.
