@@ -18,7 +18,7 @@
 # CHECK-DAG: docs/guide/deploying.md: 3 blocks run, 2 skipped
 # CHECK-DAG: skipped docs/guide/getting-started.md:{{[0-9]+}}: these are the setup and the test suite themselves
 # CHECK-DAG: skipped docs/guide/deploying.md:{{[0-9]+}}: mpirun run as root (as in CI) also needs --allow-run-as-root; test/runtime/mpi-pipeline.test runs this command
-# CHECK-DAG: skipped docs/guide/deploying.md:{{[0-9]+}}: needs a cluster; only local mpirun has been tested
+# CHECK-DAG: skipped docs/guide/deploying.md:{{[0-9]+}}: needs a cluster of 2 nodes; scripts/slurm-check.sh runs srun on one
 # CHECK: all guide commands passed
 
 import glob
