@@ -2,7 +2,8 @@
 # The GPU check: every CUDA kernel against its CPU reference, then every
 # reference model compiled for one H200 and compared with onnxruntime, then
 # the models partitioned over 2 pipeline stages, 2 tensor-parallel devices
-# and 2x2, every rank a thread of one process on the one GPU.
+# and 2x2, and three cut by batch (2 replicas of 2 stages, 2 microbatches),
+# every rank a thread of one process on the one GPU.
 #
 #   scripts/gpu-check.sh prepare   on a build machine (no GPU needed): build,
 #                                  export, compile, pack into gpu-check/
@@ -31,6 +32,10 @@ RTOL=0
 MESHES=(2x1 1x2 2x2)
 MESH_MODELS=(gpt bert vit mobilenet_v2 mobilenet_v3_small wav2vec2 deepspeech
   lstm gru)
+# The batch cut: these exported with a batch of 4 (models/NAME-batch4) and
+# run as 2 replicas of 2 pipeline stages fed 2 microbatches each, 4 ranks.
+BATCH=4
+BATCH_MODELS=(gpt bert vit)
 # The machine is lent for minutes: whatever hangs is cut off, and models
 # still waiting when the budget is spent are reported as not run.
 KERNEL_TESTS_TIMEOUT=180
@@ -38,7 +43,7 @@ MODEL_TIMEOUT=45
 RUN_BUDGET_S=420
 
 usage() {
-  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -110,8 +115,9 @@ prepare() {
   mkdir -p "$stage"/{bin,lib,lib-fallback,models,onnx}
 
   echo "== exporting the reference models and their onnxruntime outputs"
+  local batch_names=("${BATCH_MODELS[@]/%/@$BATCH}")
   PYTHONPATH="$ROOT/python" "$python" - "$stage" "$SCALE_TOLERANCE" \
-    "${MODELS[@]}" <<'PY'
+    "${MODELS[@]}" "${batch_names[@]}" <<'PY'
 import os
 import sys
 
@@ -119,14 +125,19 @@ import numpy as np
 import onnxruntime as ort
 from onnx import numpy_helper
 
-from cleave.models.export import export_model
+from cleave.models.export import export_model, with_batch
 from cleave.models.registry import get_model
 
 stage, scale_tolerance, names = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-for name in names:
+# NAME@B: the model exported with a batch of B, as NAME-batchB.
+for entry in names:
+    model, _, batch = entry.partition("@")
+    name = f"{model}-batch{batch}" if batch else model
     onnx_path = os.path.join(stage, "onnx", f"{name}.onnx")
-    export_model(name, onnx_path)
-    feeds = {k: v.numpy() for k, v in get_model(name).build().inputs.items()}
+    export_model(model, onnx_path, batch=int(batch) if batch else None)
+    reference = get_model(model).build()
+    inputs = with_batch(reference, int(batch)) if batch else reference.inputs
+    feeds = {k: v.numpy() for k, v in inputs.items()}
     session = ort.InferenceSession(onnx_path,
                                    providers=["CPUExecutionProvider"])
     data = os.path.join(stage, "models", name, "test_data_set_0")
@@ -178,6 +189,19 @@ PY
         echo "$name $mesh: did not compile: $(head -1 "$stage/compile-error.txt")"
       fi
     done
+  done
+  echo "== compiling the batch-cut bundles (dp=2 pp=2, 2 microbatches) for $TARGET"
+  for name in "${BATCH_MODELS[@]}"; do
+    local start=$SECONDS bundle="$stage/models/$name-batch$BATCH/bundle-dp2-pp2"
+    if "$build/bin/cleave" compile "$stage/onnx/$name-batch$BATCH.onnx" --quiet \
+      --target "$TARGET" --devices 4 --pp 2 --dp 2 --microbatches 2 \
+      -o "$bundle" 2>"$stage/compile-error.txt"; then
+      echo "$name batch $BATCH dp2 pp2: $(du -sh "$bundle" | cut -f1) in $((SECONDS - start)) s"
+    else
+      rm -rf "$bundle" && mkdir -p "$bundle"
+      head -c 300 "$stage/compile-error.txt" >"$bundle/COMPILE-FAILED"
+      echo "$name batch $BATCH dp2 pp2: did not compile: $(head -1 "$stage/compile-error.txt")"
+    fi
   done
   rm -rf "$stage/onnx" "$stage/compile-error.txt"
 
@@ -443,6 +467,10 @@ run_check() {
       check_bundle "$name" "$name pp${mesh%x*} tp${mesh#*x}" "bundle-$mesh" \
         --single-process
     done
+  done
+  for name in "${BATCH_MODELS[@]}"; do
+    check_bundle "$name-batch$BATCH" "$name batch $BATCH dp2 pp2 mb2" \
+      bundle-dp2-pp2 --single-process
   done
 
   log "== $FAILURES failed; summary in $REPORT"
