@@ -78,7 +78,12 @@ public:
            "cleave-worker under mpirun)");
       return nullptr;
     }
-    ctx->comm->useContext(ctx);
+    try {
+      ctx->comm->useContext(ctx);
+    } catch (const std::exception &e) {
+      fail(e.what());
+      return nullptr;
+    }
     return ctx->comm;
   }
   bool counts(int32_t numIn, int32_t numOut, int32_t wantIn, int32_t wantOut) {

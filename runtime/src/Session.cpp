@@ -29,6 +29,29 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Times one stretch of a run under the watchdog, and stops timing when the
+/// scope ends, however it ends (a failed synchronisation throws).
+class WatchScope {
+public:
+  WatchScope(Watchdog *watchdog, const char *op) : watchdog(watchdog) {
+    begin(op);
+  }
+  ~WatchScope() {
+    if (watchdog)
+      watchdog->end();
+  }
+  WatchScope(const WatchScope &) = delete;
+  WatchScope &operator=(const WatchScope &) = delete;
+
+  void begin(const char *op) {
+    if (watchdog)
+      watchdog->begin(op, nullptr);
+  }
+
+private:
+  Watchdog *watchdog;
+};
+
 /// Creates the device `name` names ("cpu", "cuda", "cuda:N") for a bundle
 /// compiled for `kind`.
 std::unique_ptr<Device> createDevice(const std::string &name,
@@ -132,18 +155,30 @@ struct Session::Impl {
       return;
     CleaveContext *ctx = device->context();
     ctx->watchdog = nullptr;
+    // The communicator outlives the session: it must stop queuing on this
+    // device before the device goes.
+    if (comm)
+      comm->releaseContext(ctx);
     for (void *buffer : deviceInputs)
-      device->release(buffer);
+      releaseQuietly(buffer);
     for (void *buffer : deviceOutputs)
+      releaseQuietly(buffer);
+    releaseQuietly(deviceWeights);
+    releaseQuietly(arena);
+    releaseQuietly(ctx->scratch);
+    ctx->scratch = nullptr;
+    ctx->scratchBytes = 0;
+  }
+
+  /// Frees device memory on the way out. After a device fault every free
+  /// reports it again; the run has reported it already, and a destructor
+  /// that threw while an exception unwinds would end the process.
+  void releaseQuietly(void *buffer) noexcept {
+    if (!buffer)
+      return;
+    try {
       device->release(buffer);
-    if (deviceWeights)
-      device->release(deviceWeights);
-    if (arena)
-      device->release(arena);
-    if (ctx->scratch) {
-      device->release(ctx->scratch);
-      ctx->scratch = nullptr;
-      ctx->scratchBytes = 0;
+    } catch (const std::exception &) {
     }
   }
 
@@ -383,23 +418,27 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
       }
     }
 
-    if (impl->watchdog)
-      impl->watchdog->begin("step", nullptr);
-    int32_t status = impl->bundle->programMain()(
-        ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
-        inputPointers.data(), outputPointers.data());
-    if (status == 0 && impl->comm && k + 1 == manifest.microbatches) {
-      // The sends still in flight belong to this step.
-      if (impl->watchdog)
-        impl->watchdog->begin("send", nullptr);
-      impl->comm->flush();
+    int32_t status = 0;
+    {
+      // Watched until the device has run the microbatch: on a GPU the
+      // program only queues its kernels and transfers, and a transfer that
+      // never matches shows in the synchronisation.
+      WatchScope watch(impl->watchdog.get(), "step");
+      status = impl->bundle->programMain()(
+          ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
+          inputPointers.data(), outputPointers.data());
+      if (status == 0 && impl->comm && k + 1 == manifest.microbatches) {
+        // The sends still in flight belong to this step.
+        watch.begin("send");
+        impl->comm->flush();
+      }
+      if (status == 0)
+        impl->closeStep();
+      if (!device.isHost()) {
+        watch.begin("step");
+        device.synchronize();
+      }
     }
-    if (impl->watchdog)
-      impl->watchdog->end();
-    if (status == 0)
-      impl->closeStep();
-    if (!device.isHost())
-      device.synchronize();
     if (status != 0)
       throw Error(impl->programPath + ": " +
                   (ctx->error.empty()

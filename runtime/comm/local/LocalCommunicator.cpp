@@ -239,26 +239,32 @@ public:
   }
 
   ~LocalCommunicator() override {
-    // The job's threads have ended: every queued copy has run.
-    try {
-      if (transport_)
-        transport_->synchronize();
-    } catch (const std::exception &) {
-    }
+    // The job's threads have ended: every queued copy has run. A failed
+    // job is reported where it failed; nothing here may throw.
     if (!transport_)
       return;
+    transport_->detach();
     for (const MessagePtr &message : sent)
-      transport_->release(message->staged);
+      releaseQuietly(message->staged);
     for (auto &[bytes, pointer] : pool)
-      transport_->release(pointer);
-    if (blocks)
-      transport_->release(blocks);
+      releaseQuietly(pointer);
+    releaseQuietly(blocks);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(job->places.size()); }
   DevicePlace place() const override { return job->places[rank_]; }
   int groupSize() const override { return groupSize_; }
+
+  void releaseContext(CleaveContext *ctx) noexcept override {
+    // Peers may still read the messages this rank sent: their buffers stay
+    // until the communicator goes; only the queue closes.
+    if (!ctx || ctx != context || !transport_)
+      return;
+    transport_->detach();
+    // A later session's context may reuse the address: it starts afresh.
+    context = nullptr;
+  }
 
   void useContext(CleaveContext *ctx) override {
     if (!ctx || ctx == context)
@@ -472,6 +478,13 @@ private:
       } else {
         ++it;
       }
+    }
+  }
+
+  void releaseQuietly(void *pointer) noexcept {
+    try {
+      transport_->release(pointer);
+    } catch (const std::exception &) {
     }
   }
 

@@ -115,23 +115,17 @@ public:
     check(found, "cudaGetDeviceCount");
     char name[256] = {0};
     gethostname(name, sizeof name - 1);
-    if (cudaDevice < 0) {
-      if (boot.localRanks > gpus)
-        throw Error("host " + std::string(name) + " runs " +
-                    std::to_string(boot.localRanks) + " ranks but has " +
-                    std::to_string(gpus) +
-                    " GPUs, and NCCL cannot put two ranks on one GPU: start "
-                    "at most " +
-                    std::to_string(gpus) +
-                    " ranks per host, or run the bundle with `cleave run "
-                    "--single-process`");
+    // A launcher that binds each rank to a GPU of its own (srun
+    // --gpus-per-task, CUDA_VISIBLE_DEVICES per rank) shows every rank one
+    // GPU; otherwise the ranks of a host share its GPUs in turn.
+    if (cudaDevice < 0)
       cudaDevice = boot.localRank % gpus;
-    }
     if (cudaDevice >= gpus)
       throw Error("no CUDA device " + std::to_string(cudaDevice) + " (" +
                   std::to_string(gpus) + " present)");
     device = cudaDevice;
     check(cudaSetDevice(device), "cudaSetDevice");
+    checkOneRankPerGpu(name, gpus);
     check(ncclCommInitRank(&world, host->size(), boot.id, host->rank()),
           "ncclCommInitRank");
     check(ncclCommSplit(world, self.dp * host->size() + self.stage, self.tp,
@@ -162,6 +156,17 @@ public:
       stream = static_cast<cudaStream_t>(ctx->cudaStream);
   }
 
+  void releaseContext(CleaveContext *ctx) noexcept override {
+    if (!ctx || static_cast<cudaStream_t>(ctx->cudaStream) != stream)
+      return;
+    try {
+      flush();
+    } catch (const std::exception &) {
+      // The session reports its own failure.
+    }
+    stream = nullptr;
+  }
+
   void send(const void *data, std::size_t bytes, int stage, int tag) override {
     (void)tag;
     check(ncclSend(data, bytes, ncclUint8, peerOf(stage), world, queue()),
@@ -179,9 +184,13 @@ public:
       return;
     check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    ncclResult_t asyncError = ncclSuccess;
-    check(ncclCommGetAsyncError(world, &asyncError), "ncclCommGetAsyncError");
-    check(asyncError, "an NCCL operation");
+    // Pipeline transfers run on `world`, collectives on `group`.
+    for (ncclComm_t comm : {world, group}) {
+      ncclResult_t asyncError = ncclSuccess;
+      check(ncclCommGetAsyncError(comm, &asyncError),
+            "ncclCommGetAsyncError");
+      check(asyncError, "an NCCL operation");
+    }
   }
 
   void sendToRank(const void *data, std::size_t bytes, int rank,
@@ -248,6 +257,54 @@ public:
 
 private:
   /// Rank 0 makes the id and tells each rank its local rank.
+  /// NCCL cannot put two ranks on one GPU. The ranks compare their GPUs'
+  /// PCI addresses (the indices differ from rank to rank when each sees
+  /// only its own), and every rank fails alike when two share one.
+  void checkOneRankPerGpu(const char *hostName, int gpus) {
+    struct Seat {
+      char host[256];
+      char bus[64];
+      int gpus;
+    };
+    Seat seat{};
+    seat.gpus = gpus;
+    std::strncpy(seat.host, hostName, sizeof seat.host - 1);
+    check(cudaDeviceGetPCIBusId(seat.bus, sizeof seat.bus, device),
+          "cudaDeviceGetPCIBusId");
+    char verdict[768] = {0};
+    constexpr int tag = bootstrapTag + 1;
+    if (host->rank() != 0) {
+      host->sendToRank(&seat, sizeof seat, 0, tag);
+      host->recvFromRank(verdict, sizeof verdict, 0, tag);
+    } else {
+      std::map<std::pair<std::string, std::string>, int> owners;
+      std::string message;
+      for (int r = 0; r < host->size(); ++r) {
+        Seat other = seat;
+        if (r != 0)
+          host->recvFromRank(&other, sizeof other, r, tag);
+        other.host[sizeof other.host - 1] = '\0';
+        other.bus[sizeof other.bus - 1] = '\0';
+        auto [owner, fresh] = owners.emplace(
+            std::make_pair(std::string(other.host), std::string(other.bus)),
+            r);
+        if (!fresh && message.empty())
+          message = "ranks " + std::to_string(owner->second) + " and " +
+                    std::to_string(r) + " of host " + other.host +
+                    " would share the GPU at " + other.bus + " (rank " +
+                    std::to_string(r) + " sees " + std::to_string(other.gpus) +
+                    "), and NCCL cannot put two ranks on one GPU: start at "
+                    "most one rank per GPU of a host, or run the bundle with "
+                    "`cleave run --single-process`";
+      }
+      std::strncpy(verdict, message.c_str(), sizeof verdict - 1);
+      for (int r = 1; r < host->size(); ++r)
+        host->sendToRank(verdict, sizeof verdict, r, tag);
+    }
+    if (verdict[0])
+      throw Error(verdict);
+  }
+
   Bootstrap bootstrap() {
     char name[256] = {0};
     gethostname(name, sizeof name - 1);

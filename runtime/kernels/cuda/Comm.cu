@@ -40,6 +40,14 @@ struct DeviceRows {
                    std::size_t width, std::size_t rows) {
     if (!width || !rows)
       return;
+    // One run of bytes needs no pitch (cudaMemcpy2DAsync refuses pitches
+    // above the device's limit, about 2 GiB, whatever the row count).
+    if (rows == 1 || (dstPitch == width && srcPitch == width)) {
+      check(cudaMemcpyAsync(dst, src, width * rows, cudaMemcpyDeviceToDevice,
+                            streamOf(ctx)),
+            "cudaMemcpyAsync");
+      return;
+    }
     check(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, rows,
                             cudaMemcpyDeviceToDevice, streamOf(ctx)),
           "cudaMemcpy2DAsync");
@@ -199,34 +207,31 @@ public:
   void copy(void *dst, const void *src, std::size_t bytes) override {
     if (!bytes || dst == src)
       return;
-    makeCurrent();
     // Unified addressing tells the devices apart: a copy between two GPUs
     // goes peer to peer.
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream),
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, queue()),
           "cudaMemcpyAsync");
   }
   void reduceBlocks(void *out, const void *blocks, int numBlocks,
                     std::size_t count, CleaveDType dtype,
                     Reduction reduction) override {
-    makeCurrent();
     reduceBlocksOnDevice(out, blocks, numBlocks, count, dtype, reduction,
-                         stream);
+                         queue());
   }
   QueueMark mark() override {
-    makeCurrent();
+    cudaStream_t on = queue();
     cudaEvent_t event = nullptr;
     check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
           "cudaEventCreate");
     QueueMark mark(
         event, [](void *e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
-    check(cudaEventRecord(event, stream), "cudaEventRecord");
+    check(cudaEventRecord(event, on), "cudaEventRecord");
     return mark;
   }
   void waitFor(const QueueMark &mark) override {
     if (!mark)
       return;
-    makeCurrent();
-    check(cudaStreamWaitEvent(stream, static_cast<cudaEvent_t>(mark.get()), 0),
+    check(cudaStreamWaitEvent(queue(), static_cast<cudaEvent_t>(mark.get()), 0),
           "cudaStreamWaitEvent");
   }
   bool reached(const QueueMark &mark) override {
@@ -239,12 +244,27 @@ public:
     return true;
   }
   void synchronize() override {
+    if (!stream)
+      return;
     makeCurrent();
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+  void detach() noexcept override {
+    if (stream && cudaSetDevice(index) == cudaSuccess)
+      cudaStreamSynchronize(stream);
+    stream = nullptr;
   }
 
 private:
   void makeCurrent() const { check(cudaSetDevice(index), "cudaSetDevice"); }
+  /// The stream, on its device; throws once the device has closed.
+  cudaStream_t queue() const {
+    if (!stream)
+      throw Error("cuda:" + std::to_string(index) +
+                  " has closed: its session ended");
+    makeCurrent();
+    return stream;
+  }
 
   cudaStream_t stream;
   int index = 0;

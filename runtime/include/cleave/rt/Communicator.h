@@ -95,6 +95,10 @@ public:
   /// waits for it). The communication calls set it before each call; a
   /// communicator of host memory ignores it.
   virtual void useContext(CleaveContext *ctx) { (void)ctx; }
+  /// The device behind `ctx` is closing (its session ends, and its queue
+  /// goes with it): wait for what was queued there and queue nothing more
+  /// on it. Buffers peers may still read stay until the communicator goes.
+  virtual void releaseContext(CleaveContext *ctx) noexcept { (void)ctx; }
 };
 
 /// True when this process was started by an MPI launcher (mpirun, srun)

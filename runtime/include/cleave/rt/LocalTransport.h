@@ -48,6 +48,11 @@ public:
   virtual bool reached(const QueueMark &mark) = 0;
   /// Waits until the work queued so far has run; throws saying what failed.
   virtual void synchronize() = 0;
+  /// The device's queue is closing: waits for it (errors are the session's
+  /// to report) and queues nothing more; synchronize() then returns at
+  /// once, and what would queue work (copy, reduceBlocks, mark, waitFor)
+  /// throws. allocate() and release() still work.
+  virtual void detach() noexcept {}
 };
 
 /// The host's: memcpy and loops on the calling thread.
