@@ -76,7 +76,7 @@ static Error copyWeight(const WeightEntry &entry, int64_t tpIndex,
     return fileError(entry.file, "cannot read weight '" + entry.name +
                                      "': " + openError.message());
   llvm::sys::fs::file_t handle = llvm::sys::fs::convertFDToNativeFile(fd);
-  auto close = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(handle); });
+  llvm::scope_exit close([&] { llvm::sys::fs::closeFile(handle); });
   llvm::sys::fs::file_status status;
   uint64_t size = 0;
   if (!llvm::sys::fs::status(fd, status))
@@ -281,6 +281,7 @@ static Error buildProgram(const BundleOptions &options, StringRef source,
     command.push_back(options.cxx);
     command.insert(command.end(), options.cxxFlags.begin(),
                    options.cxxFlags.end());
+    command.push_back("-march=" + options.cpuIsa);
     command.insert(command.end(),
                    {"-I" + options.runtimeIncludeDir, source.str(), "-o",
                     library.str(), "-L" + options.runtimeLibraryDir,
@@ -438,6 +439,8 @@ static Error writeBundleFiles(const BundleContents &contents,
       {"programs", std::move(programs)},
       {"ranks", std::move(ranks)},
       {"files", std::move(hashes)}};
+  if (!cuda)
+    manifest["cpu_isa"] = options.cpuIsa;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -287,6 +288,16 @@ Manifest readManifest(const std::string &bundleDir) {
   if (manifest.deviceKind != "cpu" && manifest.deviceKind != "cuda")
     reader.fail("device_kind '" + manifest.deviceKind +
                 "' is neither 'cpu' nor 'cuda'");
+  if (root.contains("cpu_isa")) {
+    manifest.cpuIsa = reader.string(root, "cpu_isa");
+    static const char *const known[] = {"x86-64", "x86-64-v2", "x86-64-v3",
+                                        "x86-64-v4", "native"};
+    if (std::find(std::begin(known), std::end(known), manifest.cpuIsa) ==
+        std::end(known))
+      reader.fail("cpu_isa '" + manifest.cpuIsa +
+                  "' is not x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or "
+                  "native");
+  }
   manifest.inputs = reader.tensors(root, "inputs");
   manifest.outputs = reader.tensors(root, "outputs");
   reader.mesh(root, manifest);
@@ -431,6 +442,31 @@ void verifyFiles(const std::string &bundleDir, const Manifest &manifest,
   }
 }
 
+/// Whether this CPU runs code built with -march=`level`.
+static bool cpuSupports(const std::string &level) {
+  __builtin_cpu_init();
+  if (level == "x86-64-v2")
+    return __builtin_cpu_supports("x86-64-v2");
+  if (level == "x86-64-v3")
+    return __builtin_cpu_supports("x86-64-v3");
+  if (level == "x86-64-v4")
+    return __builtin_cpu_supports("x86-64-v4");
+  return true; // x86-64 itself, and native (nothing recorded to check)
+}
+
+/// A program built for instructions this CPU lacks would die of SIGILL in
+/// its first kernel; refuse it before loading, saying what to do.
+static void checkCpuIsa(const std::string &bundleDir,
+                        const Manifest &manifest) {
+  if (manifest.deviceKind != "cpu" || cpuSupports(manifest.cpuIsa))
+    return;
+  throw Error(joinPath(bundleDir, "manifest.json") +
+              ": the programs were built for " + manifest.cpuIsa +
+              " (cpu_isa), whose instructions this CPU does not have; "
+              "compile the bundle for a level every node has (cleave "
+              "compile --march x86-64-v2, x86-64-v3, ...)");
+}
+
 std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
   std::unique_ptr<Bundle> bundle(new Bundle());
   bundle->dir = bundleDir;
@@ -441,6 +477,7 @@ std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
                 std::to_string(rank) + " in a bundle for " +
                 std::to_string(manifest.devices) + " devices");
   verifyFiles(bundleDir, manifest, rank);
+  checkCpuIsa(bundleDir, manifest);
   bundle->rankEntry = &manifest.ranks[rank];
   bundle->entry = &manifest.programs[bundle->rankEntry->stage];
   bundle->mapWeights();

@@ -49,6 +49,9 @@ struct Manifest {
   std::string model;
   std::string target;
   std::string deviceKind;
+  /// The x86-64 level cpu programs were built for (`-march`), "native", or
+  /// empty when the manifest does not say.
+  std::string cpuIsa;
   int devices = 1;
   /// The mesh: pipeline stages x tensor-parallel devices x replicas.
   int pp = 1;

@@ -133,6 +133,30 @@ TEST(TargetTest, PresetCPU) {
   // No bf16 arithmetic on the core: it runs at the f32 rate.
   EXPECT_EQ(target->device.peakFlops(Precision::BF16), 96.0e9);
   EXPECT_EQ(target->device.kind, "cpu");
+  // Its programs are built for AVX2 and FMA, which its device says it has.
+  EXPECT_EQ(target->device.isa, "x86-64-v3");
+}
+
+TEST(TargetTest, CpuIsa) {
+  auto cpu = [](const char *isa) {
+    return withReplacement("\"name\": \"test device\"",
+                           std::string("\"name\": \"test device\", "
+                                       "\"kind\": \"cpu\", \"isa\": \"") +
+                               isa + "\"");
+  };
+  for (const char *isa : {"x86-64", "x86-64-v2", "x86-64-v4", "native"})
+    EXPECT_EQ(parseTarget(cpu(isa), "test.json")->device.isa, isa);
+  // Absent: empty, which compile reads as native.
+  EXPECT_EQ(parseTarget(kValidTarget, "test.json")->device.isa, "");
+  EXPECT_EQ(parseError(cpu("avx2")),
+            "bad.json: devices.isa: must be one of x86-64, x86-64-v2, "
+            "x86-64-v3, x86-64-v4 or native, got \"avx2\"");
+  EXPECT_EQ(parseError(withReplacement(
+                "\"name\": \"test device\"",
+                "\"name\": \"test device\", \"kind\": \"cuda\", "
+                "\"isa\": \"x86-64-v3\"")),
+            "bad.json: devices.isa: names the instruction set of \"cpu\" "
+            "devices; these are \"kind\": \"cuda\"");
 }
 
 TEST(TargetTest, DeviceKind) {
@@ -283,7 +307,7 @@ TEST(TargetTest, UnknownDtypeAndField) {
             "f64, f32, tf32, f16, bf16)");
   EXPECT_EQ(parseError(withReplacement("\"memory_bytes\"", "\"memory_byte\"")),
             "bad.json: devices.memory_byte: unknown field (expected name, "
-            "kind, peak_flops_per_s, memory_bytes, "
+            "kind, isa, peak_flops_per_s, memory_bytes, "
             "memory_bandwidth_bytes_per_s, "
             "compute_efficiency, memory_efficiency)");
   EXPECT_EQ(parseError(withReplacement("\"intra_node\"", "\"pcie\"")),

@@ -229,6 +229,18 @@ int cleave::runCompileCommand(CompileCommand &command) {
                 "': the target does not say what its devices run "
                 "(\"devices\": {\"kind\": \"cpu\" or \"cuda\"}), so cleave "
                 "cannot choose a code generator");
+  std::string cpuIsa = !command.march.empty() ? command.march.getValue()
+                       : !target->device.isa.empty() ? target->device.isa
+                                                      : "native";
+  if (!command.march.empty() &&
+      !llvm::is_contained(kCpuIsas, command.march.getValue()))
+    return fail("--march: must be one of x86-64, x86-64-v2, x86-64-v3, "
+                "x86-64-v4 or native, got '" +
+                command.march.getValue() + "'");
+  if (!command.march.empty() && kind != "cpu")
+    return fail("--march: the target's devices run CUDA programs, whose host "
+                "code is built for nvcc's default; --march applies to cpu "
+                "targets");
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -284,6 +296,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
                                  ? std::string(CLEAVE_RUNTIME_LIBRARY_DIR)
                                  : command.runtimeLib.getValue();
   bundle.cxx = command.cxx;
+  bundle.cpuIsa = cpuIsa;
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;
   bundle.progress = &observer->getProgress();

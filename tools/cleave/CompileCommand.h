@@ -66,6 +66,12 @@ struct CompileCommand {
   llvm::cl::opt<std::string> cxx{
       "cxx", llvm::cl::desc("C++ compiler for cpu programs (default: c++)"),
       llvm::cl::init("c++"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> march{
+      "march",
+      llvm::cl::desc("Instruction set of cpu programs: x86-64, x86-64-v2, "
+                     "x86-64-v3, x86-64-v4 or native (default: the target's "
+                     "\"isa\", else native)"),
+      llvm::cl::value_desc("isa"), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> nvcc{
       "nvcc", llvm::cl::desc("CUDA compiler for GPU programs"),
       llvm::cl::init("/usr/local/cuda/bin/nvcc"), llvm::cl::sub(command)};

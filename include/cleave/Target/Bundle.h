@@ -70,8 +70,11 @@ struct BundleOptions {
   std::string runtimeLibraryDir;
   /// Compilers and their flags.
   std::string cxx = "c++";
-  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3",   "-march=native",
-                                       "-fopenmp",   "-fPIC", "-shared"};
+  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3",   "-fopenmp",
+                                       "-fPIC",      "-shared"};
+  /// The instruction set of cpu programs (`-march`), recorded in the
+  /// manifest as `cpu_isa` so that the runtime refuses a CPU without it.
+  std::string cpuIsa = "native";
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::vector<std::string> cudaArchitectures = {"80", "90"};
   /// Write the sources only (no compiled programs).

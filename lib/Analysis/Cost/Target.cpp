@@ -241,7 +241,7 @@ static Error describeSyntaxError(Error error, StringRef text,
 
 static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
   if (Error error =
-          reader.checkKnownFields({"name", "kind", "peak_flops_per_s",
+          reader.checkKnownFields({"name", "kind", "isa", "peak_flops_per_s",
                                    "memory_bytes",
                                    "memory_bandwidth_bytes_per_s",
                                    "compute_efficiency", "memory_efficiency"}))
@@ -260,6 +260,20 @@ static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
       return reader.error("kind", "must be \"cpu\" or \"cuda\", got \"" +
                                       **kind + "\"");
     device.kind = **kind;
+  }
+  Expected<std::optional<std::string>> isa =
+      reader.getString("isa", /*required=*/false);
+  if (!isa)
+    return isa.takeError();
+  if (*isa) {
+    if (device.kind == "cuda")
+      return reader.error("isa", "names the instruction set of \"cpu\" "
+                                 "devices; these are \"kind\": \"cuda\"");
+    if (!llvm::is_contained(kCpuIsas, **isa))
+      return reader.error("isa", "must be one of x86-64, x86-64-v2, "
+                                 "x86-64-v3, x86-64-v4 or native, got \"" +
+                                     **isa + "\"");
+    device.isa = **isa;
   }
 
   Expected<ObjectReader> peaks = reader.getObject("peak_flops_per_s");

@@ -36,12 +36,21 @@ llvm::StringRef stringifyPrecision(Precision precision);
 /// Parses a target-file spelling of a precision.
 std::optional<Precision> parsePrecision(llvm::StringRef name);
 
+/// The instruction sets a cpu device may name: the x86-64 levels, and
+/// `native` (whatever the compiling machine has).
+inline constexpr llvm::StringLiteral kCpuIsas[] = {
+    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "native"};
+
 /// One device (a GPU, or a CPU core running one rank).
 struct DeviceDescription {
   std::string name;
   /// What code runs on it: "cpu" (host C++) or "cuda" (CUDA C++); empty when
   /// the file does not say (planning does not need it, compiling does).
   std::string kind;
+  /// For `cpu` devices, the x86-64 instruction set the programs are built
+  /// for (`-march`): one of `kCpuIsas`. Empty when the file does not say,
+  /// which means `native` (the machine that compiles).
+  std::string isa;
   /// Peak dense FLOP/s per precision; 0 where the file gives none (see
   /// `peakFlops`).
   std::array<double, kNumPrecisions> peakFlopsPerSecond = {};
