@@ -171,37 +171,36 @@ PY
     echo "$name: $(du -sh "$stage/models/$name/bundle" | cut -f1)" \
       "in $((SECONDS - start)) s"
   done
+  # compile_mesh LABEL MODEL BUNDLE FLAGS...: a bundle for several devices;
+  # one that does not compile is recorded in it, and `run` reports it as
+  # the row's failure.
+  compile_mesh() {
+    local label=$1 model=$2 bundle=$3 start=$SECONDS
+    shift 3
+    if "$build/bin/cleave" compile "$stage/onnx/$model.onnx" --quiet \
+      --target "$TARGET" "$@" -o "$bundle" 2>"$stage/compile-error.txt"; then
+      echo "$label: $(du -sh "$bundle" | cut -f1) in $((SECONDS - start)) s"
+    else
+      rm -rf "$bundle" && mkdir -p "$bundle"
+      head -c 300 "$stage/compile-error.txt" >"$bundle/COMPILE-FAILED"
+      echo "$label: did not compile: $(head -1 "$stage/compile-error.txt")"
+    fi
+  }
   echo "== compiling the partitioned bundles (${MESHES[*]}) for $TARGET"
   local mesh pp tp
   for name in "${MESH_MODELS[@]}"; do
     for mesh in "${MESHES[@]}"; do
       pp=${mesh%x*} tp=${mesh#*x}
-      local start=$SECONDS bundle="$stage/models/$name/bundle-$mesh"
       # One microbatch: the check is of the communication, one step of it.
-      if "$build/bin/cleave" compile "$stage/onnx/$name.onnx" --quiet \
-        --target "$TARGET" --devices $((pp * tp)) --pp "$pp" --tp "$tp" \
-        --microbatches 1 -o "$bundle" 2>"$stage/compile-error.txt"; then
-        echo "$name $mesh: $(du -sh "$bundle" | cut -f1) in $((SECONDS - start)) s"
-      else
-        # Reported by `run` as the row's failure.
-        rm -rf "$bundle" && mkdir -p "$bundle"
-        head -c 300 "$stage/compile-error.txt" >"$bundle/COMPILE-FAILED"
-        echo "$name $mesh: did not compile: $(head -1 "$stage/compile-error.txt")"
-      fi
+      compile_mesh "$name $mesh" "$name" "$stage/models/$name/bundle-$mesh" \
+        --devices $((pp * tp)) --pp "$pp" --tp "$tp" --microbatches 1
     done
   done
   echo "== compiling the batch-cut bundles (dp=2 pp=2, 2 microbatches) for $TARGET"
   for name in "${BATCH_MODELS[@]}"; do
-    local start=$SECONDS bundle="$stage/models/$name-batch$BATCH/bundle-dp2-pp2"
-    if "$build/bin/cleave" compile "$stage/onnx/$name-batch$BATCH.onnx" --quiet \
-      --target "$TARGET" --devices 4 --pp 2 --dp 2 --microbatches 2 \
-      -o "$bundle" 2>"$stage/compile-error.txt"; then
-      echo "$name batch $BATCH dp2 pp2: $(du -sh "$bundle" | cut -f1) in $((SECONDS - start)) s"
-    else
-      rm -rf "$bundle" && mkdir -p "$bundle"
-      head -c 300 "$stage/compile-error.txt" >"$bundle/COMPILE-FAILED"
-      echo "$name batch $BATCH dp2 pp2: did not compile: $(head -1 "$stage/compile-error.txt")"
-    fi
+    compile_mesh "$name batch $BATCH dp2 pp2" "$name-batch$BATCH" \
+      "$stage/models/$name-batch$BATCH/bundle-dp2-pp2" \
+      --devices 4 --pp 2 --dp 2 --microbatches 2
   done
   rm -rf "$stage/onnx" "$stage/compile-error.txt"
 

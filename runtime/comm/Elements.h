@@ -157,24 +157,9 @@ inline void reduceBlocks(void *out, const void *blocks, int numBlocks,
     using T = std::remove_pointer_t<decltype(result)>;
     for (std::size_t i = 0; i < count; ++i) {
       T acc = values[i];
-      for (int b = 1; b < numBlocks; ++b) {
-        T x = values[b * count + i];
-        switch (reduction) {
-        case Reduction::Sum:
-        case Reduction::Average:
-          acc = dtype == CLEAVE_BOOL ? T(acc || x) : T(acc + x);
-          break;
-        case Reduction::Product:
-          acc = dtype == CLEAVE_BOOL ? T(acc && x) : T(acc * x);
-          break;
-        case Reduction::Max:
-          acc = x > acc ? x : acc;
-          break;
-        case Reduction::Min:
-          acc = x < acc ? x : acc;
-          break;
-        }
-      }
+      for (int b = 1; b < numBlocks; ++b)
+        acc = combine(reduction, acc, T(values[b * count + i]),
+                      dtype == CLEAVE_BOOL);
       result[i] = acc;
     }
   };

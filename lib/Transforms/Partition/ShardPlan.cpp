@@ -118,13 +118,15 @@ private:
                << " blocks of the data-parallel replicas and microbatches "
                   "(pin --dp 1 --microbatches 1)";
     }
-    // Every dimension that holds the batch holds a multiple of its samples.
-    for (Operation &op : body.without_terminator())
-      if (trace.loops.count(&op) && trace.batchSize % batchParts != 0)
-        return op.emitOpError()
-               << "holds " << trace.batchSize
-               << " samples of the batch, which do not divide into "
-               << batchParts << " blocks (dp x microbatches)";
+    // Every dimension that holds the batch holds a multiple of its samples:
+    // the samples must divide, named at the first op that reads them.
+    if (trace.batchSize % batchParts != 0)
+      for (Operation &op : body.without_terminator())
+        if (trace.loops.count(&op))
+          return op.emitOpError()
+                 << "holds " << trace.batchSize
+                 << " samples of the batch, which do not divide into "
+                 << batchParts << " blocks (dp x microbatches)";
     OpBuilder builder(func.getContext());
     for (auto &[op, dims] : trace.movedBatch)
       op->setAttr(kBatchDimsAttrName,

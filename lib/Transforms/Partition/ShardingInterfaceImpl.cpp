@@ -660,14 +660,14 @@ template <typename OpT> struct ReshapeSpace {
       }
       size_t majorI = majorOf(*input, groupI, i);
       size_t majorJ = majorOf(*result, groupJ, j);
-      bool hasBatch = batchPair && batchPair->first >= groupI &&
-                      batchPair->first < i && batchPair->second >= groupJ &&
+      bool batchIn = batchPair && batchPair->first >= groupI &&
+                     batchPair->first < i;
+      bool batchOut = batchPair && batchPair->second >= groupJ &&
                       batchPair->second < j;
-      if (batchPair && !hasBatch &&
-          ((batchPair->first >= groupI && batchPair->first < i) ||
-           (batchPair->second >= groupJ && batchPair->second < j)))
+      // A pair across two groups describes no reshape.
+      if (batchIn != batchOut)
         return failure();
-      if (hasBatch) {
+      if (batchIn) {
         majorI = batchPair->first;
         majorJ = batchPair->second;
       }

@@ -65,24 +65,9 @@ __global__ void reduceBlocksKernel(T *out, const T *blocks, int numBlocks,
                                    int64_t count, int reduction, bool boolean) {
   CLEAVE_GRID_LOOP(i, count) {
     Acc acc = static_cast<Acc>(blocks[i]);
-    for (int b = 1; b < numBlocks; ++b) {
-      Acc x = static_cast<Acc>(blocks[b * count + i]);
-      switch (static_cast<Reduction>(reduction)) {
-      case Reduction::Sum:
-      case Reduction::Average:
-        acc = boolean ? Acc(acc || x) : Acc(acc + x);
-        break;
-      case Reduction::Product:
-        acc = boolean ? Acc(acc && x) : Acc(acc * x);
-        break;
-      case Reduction::Max:
-        acc = x > acc ? x : acc;
-        break;
-      case Reduction::Min:
-        acc = x < acc ? x : acc;
-        break;
-      }
-    }
+    for (int b = 1; b < numBlocks; ++b)
+      acc = combine(static_cast<Reduction>(reduction), acc,
+                    static_cast<Acc>(blocks[b * count + i]), boolean);
     if (static_cast<Reduction>(reduction) == Reduction::Average)
       acc = static_cast<Acc>(acc / static_cast<Acc>(numBlocks));
     out[i] = static_cast<T>(acc);

@@ -18,6 +18,7 @@
 #define CLEAVE_RT_COMMUNICATOR_H
 
 #include "cleave/rt/Runtime.h"
+#include "cleave/rt/Scalar.h"
 
 #include <cstddef>
 #include <memory>
@@ -28,6 +29,25 @@ namespace cleave::rt {
 /// The reductions of all_reduce and reduce_scatter; the values are the
 /// CommList.def attribute's.
 enum class Reduction { Sum = 0, Product = 1, Max = 2, Min = 3, Average = 4 };
+
+/// `acc` combined with `x` by `reduction`, as the host's and the CUDA
+/// device's reductions over blocks both do: booleans (`boolean`) sum as
+/// "any" and multiply as "all"; an average adds (its division comes last).
+template <typename T>
+CLEAVE_HD T combine(Reduction reduction, T acc, T x, bool boolean) {
+  switch (reduction) {
+  case Reduction::Sum:
+  case Reduction::Average:
+    return boolean ? T(acc || x) : T(acc + x);
+  case Reduction::Product:
+    return boolean ? T(acc && x) : T(acc * x);
+  case Reduction::Max:
+    return x > acc ? x : acc;
+  case Reduction::Min:
+    return x < acc ? x : acc;
+  }
+  return acc;
+}
 
 /// "sum", "product", ...; null for a value outside the enum.
 const char *reductionName(int64_t reduction);
