@@ -68,23 +68,10 @@ DType cleave::getDType(Type type) {
 
 int64_t cleave::getDTypeSize(DType type) {
   switch (type) {
-  case DType::F64:
-  case DType::I64:
-  case DType::U64:
-    return 8;
-  case DType::F32:
-  case DType::I32:
-  case DType::U32:
-    return 4;
-  case DType::F16:
-  case DType::BF16:
-  case DType::I16:
-  case DType::U16:
-    return 2;
-  case DType::I8:
-  case DType::U8:
-  case DType::Bool:
-    return 1;
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy)                         \
+  case DType::name:                                                            \
+    return bytes;
+#include "cleave/rt/DTypeList.def"
   case DType::Invalid:
     break;
   }
@@ -93,32 +80,10 @@ int64_t cleave::getDTypeSize(DType type) {
 
 StringRef cleave::getDTypeName(DType type) {
   switch (type) {
-  case DType::F32:
-    return "float32";
-  case DType::F16:
-    return "float16";
-  case DType::BF16:
-    return "bfloat16";
-  case DType::F64:
-    return "float64";
-  case DType::I64:
-    return "int64";
-  case DType::I32:
-    return "int32";
-  case DType::I16:
-    return "int16";
-  case DType::I8:
-    return "int8";
-  case DType::U8:
-    return "uint8";
-  case DType::Bool:
-    return "bool";
-  case DType::U16:
-    return "uint16";
-  case DType::U32:
-    return "uint32";
-  case DType::U64:
-    return "uint64";
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy)                         \
+  case DType::name:                                                            \
+    return #numpy;
+#include "cleave/rt/DTypeList.def"
   case DType::Invalid:
     break;
   }
@@ -127,32 +92,10 @@ StringRef cleave::getDTypeName(DType type) {
 
 StringRef cleave::getDTypeEnumerator(DType type) {
   switch (type) {
-  case DType::F32:
-    return "CLEAVE_F32";
-  case DType::F16:
-    return "CLEAVE_F16";
-  case DType::BF16:
-    return "CLEAVE_BF16";
-  case DType::F64:
-    return "CLEAVE_F64";
-  case DType::I64:
-    return "CLEAVE_I64";
-  case DType::I32:
-    return "CLEAVE_I32";
-  case DType::I16:
-    return "CLEAVE_I16";
-  case DType::I8:
-    return "CLEAVE_I8";
-  case DType::U8:
-    return "CLEAVE_U8";
-  case DType::Bool:
-    return "CLEAVE_BOOL";
-  case DType::U16:
-    return "CLEAVE_U16";
-  case DType::U32:
-    return "CLEAVE_U32";
-  case DType::U64:
-    return "CLEAVE_U64";
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy)                         \
+  case DType::name:                                                            \
+    return "CLEAVE_" #suffix;
+#include "cleave/rt/DTypeList.def"
   case DType::Invalid:
     break;
   }

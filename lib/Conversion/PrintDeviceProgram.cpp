@@ -6,10 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Conversion/DeviceProgram.h"
-#include "cleave/InitAll.h"
+#include "cleave/Conversion/KernelInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -107,6 +110,12 @@ void cleave::printDeviceProgram(const DeviceProgram &program, raw_ostream &os) {
   }
 }
 
+void cleave::registerDeviceProgramDialects(DialectRegistry &registry) {
+  registry.insert<CleaveDialect, func::FuncDialect, tensor::TensorDialect>();
+  registerCostInterfaceExternalModels(registry);
+  registerKernelInterfaceExternalModels(registry);
+}
+
 void cleave::registerDeviceProgramTranslation() {
   static llvm::cl::opt<std::string> functionName(
       "program-function",
@@ -125,5 +134,5 @@ void cleave::registerDeviceProgramTranslation() {
         printDeviceProgram(*program, os);
         return success();
       },
-      [](DialectRegistry &registry) { registerAllDialects(registry); });
+      registerDeviceProgramDialects);
 }

@@ -4,7 +4,6 @@
 #include "cleave/Target/ProgramEmitter.h"
 #include "CPU/CppEmitter.h"
 #include "CUDA/CudaEmitter.h"
-#include "cleave/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -44,7 +43,7 @@ static void registerEmitter(StringRef flag, StringRef description,
           return module.emitError(error), failure();
         return success();
       },
-      [](DialectRegistry &registry) { registerAllDialects(registry); });
+      registerDeviceProgramDialects);
 }
 
 void cleave::registerProgramEmitterTranslations() {

@@ -74,28 +74,4 @@ void cleave_rt_step(CleaveContext *ctx, int32_t step, const char *node) {
     ctx->onStep(ctx, step, node);
 }
 
-size_t cleave_dtype_size(int32_t dtype) {
-  switch (dtype) {
-  case CLEAVE_F64:
-  case CLEAVE_I64:
-  case CLEAVE_U64:
-    return 8;
-  case CLEAVE_F32:
-  case CLEAVE_I32:
-  case CLEAVE_U32:
-    return 4;
-  case CLEAVE_F16:
-  case CLEAVE_BF16:
-  case CLEAVE_I16:
-  case CLEAVE_U16:
-    return 2;
-  case CLEAVE_I8:
-  case CLEAVE_U8:
-  case CLEAVE_BOOL:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
 } // extern "C"

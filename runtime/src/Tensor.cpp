@@ -14,11 +14,9 @@ struct DTypeName {
   const char *name;
 };
 constexpr DTypeName dtypeNames[] = {
-    {CLEAVE_F32, "float32"}, {CLEAVE_F16, "float16"}, {CLEAVE_BF16, "bfloat16"},
-    {CLEAVE_F64, "float64"}, {CLEAVE_I64, "int64"},   {CLEAVE_I32, "int32"},
-    {CLEAVE_I16, "int16"},   {CLEAVE_I8, "int8"},     {CLEAVE_U8, "uint8"},
-    {CLEAVE_BOOL, "bool"},   {CLEAVE_U16, "uint16"},  {CLEAVE_U32, "uint32"},
-    {CLEAVE_U64, "uint64"},
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy)                         \
+  {CLEAVE_##suffix, #numpy},
+#include "cleave/rt/DTypeList.def"
 };
 } // namespace
 

@@ -14,6 +14,7 @@
 #define CLEAVE_CONVERSION_DEVICEPROGRAM_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
@@ -29,23 +30,12 @@ class FuncOp;
 
 namespace cleave {
 
-/// Element types, numbered as CleaveDType in
-/// runtime/include/cleave/rt/Kernels.h.
+/// Element types, numbered as the kernel ABI numbers them
+/// (runtime/include/cleave/rt/DTypeList.def).
 enum class DType : int32_t {
   Invalid = 0,
-  F32 = 1,
-  F16 = 2,
-  BF16 = 3,
-  F64 = 4,
-  I64 = 5,
-  I32 = 6,
-  I16 = 7,
-  I8 = 8,
-  U8 = 9,
-  Bool = 10,
-  U16 = 11,
-  U32 = 12,
-  U64 = 13,
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy) name = code,
+#include "cleave/rt/DTypeList.def"
 };
 
 /// The DType of an MLIR element type, or Invalid.
@@ -208,6 +198,11 @@ mlir::FailureOr<mlir::func::FuncOp> getProgramFunction(mlir::ModuleOp module,
 /// Prints the program as text (the memory plan and the steps); lit tests
 /// check this form.
 void printDeviceProgram(const DeviceProgram &program, llvm::raw_ostream &os);
+
+/// Adds what lowering a module to a device program reads: the dialects of
+/// partitioned cleave IR and the kernel and cost interfaces of cleave ops.
+/// Translations that lower register this, not every cleave dialect.
+void registerDeviceProgramDialects(mlir::DialectRegistry &registry);
 
 /// Registers `--print-device-program` with cleave-translate.
 void registerDeviceProgramTranslation();

@@ -57,29 +57,7 @@ inline cudaStream_t streamOf(CleaveContext *ctx) {
 // Shapes
 //===----------------------------------------------------------------------===//
 
-inline size_t dtypeSize(int32_t dtype) {
-  switch (dtype) {
-  case CLEAVE_F64:
-  case CLEAVE_I64:
-  case CLEAVE_U64:
-    return 8;
-  case CLEAVE_F32:
-  case CLEAVE_I32:
-  case CLEAVE_U32:
-    return 4;
-  case CLEAVE_F16:
-  case CLEAVE_BF16:
-  case CLEAVE_I16:
-  case CLEAVE_U16:
-    return 2;
-  case CLEAVE_I8:
-  case CLEAVE_U8:
-  case CLEAVE_BOOL:
-    return 1;
-  default:
-    return 0;
-  }
-}
+inline size_t dtypeSize(int32_t dtype) { return cleave_dtype_size(dtype); }
 
 inline int64_t numElements(const CleaveTensor &t) {
   int64_t n = 1;

@@ -24,22 +24,11 @@ extern "C" {
 #define CLEAVE_ABI_VERSION 1
 #define CLEAVE_MAX_RANK 8
 
-/// Element types; the values are part of the ABI.
+/// Element types (DTypeList.def); the values are part of the ABI.
 typedef enum CleaveDType {
   CLEAVE_DTYPE_INVALID = 0,
-  CLEAVE_F32 = 1,
-  CLEAVE_F16 = 2,
-  CLEAVE_BF16 = 3,
-  CLEAVE_F64 = 4,
-  CLEAVE_I64 = 5,
-  CLEAVE_I32 = 6,
-  CLEAVE_I16 = 7,
-  CLEAVE_I8 = 8,
-  CLEAVE_U8 = 9,
-  CLEAVE_BOOL = 10, /* one byte per element, 0 or 1 */
-  CLEAVE_U16 = 11,
-  CLEAVE_U32 = 12,
-  CLEAVE_U64 = 13,
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy) CLEAVE_##suffix = code,
+#include "cleave/rt/DTypeList.def"
 } CleaveDType;
 
 /// A dense, row-major tensor. `data` is null for an absent optional input.
@@ -101,7 +90,16 @@ void *cleave_rt_cudnn(CleaveContext *ctx);
 void cleave_rt_step(CleaveContext *ctx, int32_t step, const char *node);
 
 /// Element size in bytes of a dtype (0 for an unknown one).
-size_t cleave_dtype_size(int32_t dtype);
+static inline size_t cleave_dtype_size(int32_t dtype) {
+  switch (dtype) {
+#define CLEAVE_DTYPE(suffix, name, code, bytes, numpy)                         \
+  case CLEAVE_##suffix:                                                        \
+    return bytes;
+#include "cleave/rt/DTypeList.def"
+  default:
+    return 0;
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // The kernel libraries

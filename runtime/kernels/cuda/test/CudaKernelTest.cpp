@@ -74,21 +74,7 @@ struct Buffer {
   }
 };
 
-size_t sizeOf(int32_t dtype) {
-  switch (dtype) {
-  case CLEAVE_F32:
-  case CLEAVE_I32:
-    return 4;
-  case CLEAVE_F16:
-  case CLEAVE_BF16:
-    return 2;
-  case CLEAVE_I64:
-  case CLEAVE_F64:
-    return 8;
-  default:
-    return 1;
-  }
-}
+size_t sizeOf(int32_t dtype) { return cleave_dtype_size(dtype); }
 
 std::vector<uint8_t> encode(const std::vector<float> &v, int32_t dtype) {
   std::vector<uint8_t> bytes(v.size() * sizeOf(dtype));
