@@ -15,6 +15,9 @@
 #include "cleave/Transforms/Partition/Contract.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include "cleave/rt/Kernels.h"
 
 #include <limits>
 
@@ -22,6 +25,21 @@ using namespace mlir;
 using namespace cleave;
 
 #include "cleave/Conversion/KernelInterface.cpp.inc"
+
+/// The code of an enumerated kernel attribute from its ONNX spelling
+/// (KernelEnums.def), or none for a spelling no kernel implements.
+template <typename Enum>
+static std::optional<Enum> parseKernelEnum(StringRef name);
+
+#define CLEAVE_ENUM_BEGIN(type)                                                \
+  template <> std::optional<type> parseKernelEnum<type>(StringRef name) {      \
+    return llvm::StringSwitch<std::optional<type>>(name)
+#define CLEAVE_ENUM_VALUE(type, enumerator, code, spelling)                    \
+  .Case(spelling, enumerator)
+#define CLEAVE_ENUM_END(type)                                                  \
+  .Default(std::nullopt);                                                      \
+  }
+#include "cleave/rt/KernelEnums.def"
 
 static Type getResultElementType(Operation *op, unsigned index = 0) {
   return cast<ShapedType>(op->getResult(index).getType()).getElementType();
@@ -288,18 +306,14 @@ struct SliceModel : KernelInterface::ExternalModel<SliceModel, SliceOp> {
 struct PadModel : KernelInterface::ExternalModel<PadModel, PadOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto pad = cast<PadOp>(op);
-    int64_t mode = llvm::StringSwitch<int64_t>(pad.getMode())
-                       .Case("constant", 0)
-                       .Case("reflect", 1)
-                       .Case("edge", 2)
-                       .Case("wrap", 3)
-                       .Default(-1);
-    if (mode < 0)
+    std::optional<CleavePadMode> mode =
+        parseKernelEnum<CleavePadMode>(pad.getMode());
+    if (!mode)
       return op->emitOpError("pad mode '")
              << pad.getMode() << "' has no kernel";
     call.kernel = "pad";
     append(call.ints, pad.getPads());
-    call.ints.push_back(mode);
+    call.ints.push_back(*mode);
     call.floats = {pad.getValue().convertToDouble()};
     return success();
   }
@@ -308,30 +322,18 @@ struct PadModel : KernelInterface::ExternalModel<PadModel, PadOp> {
 struct ResizeModel : KernelInterface::ExternalModel<ResizeModel, ResizeOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto resize = cast<ResizeOp>(op);
-    int64_t mode = llvm::StringSwitch<int64_t>(resize.getMode())
-                       .Case("nearest", 0)
-                       .Case("linear", 1)
-                       .Case("cubic", 2)
-                       .Default(-1);
-    int64_t coordinates =
-        llvm::StringSwitch<int64_t>(resize.getCoordinateTransformationMode())
-            .Case("half_pixel", 0)
-            .Case("asymmetric", 1)
-            .Case("align_corners", 2)
-            .Case("pytorch_half_pixel", 3)
-            .Case("half_pixel_symmetric", 4)
-            .Default(-1);
-    int64_t nearest = llvm::StringSwitch<int64_t>(resize.getNearestMode())
-                          .Case("round_prefer_floor", 0)
-                          .Case("round_prefer_ceil", 1)
-                          .Case("floor", 2)
-                          .Case("ceil", 3)
-                          .Default(-1);
-    if (mode < 0 || coordinates < 0 || nearest < 0)
+    std::optional<CleaveResizeMode> mode =
+        parseKernelEnum<CleaveResizeMode>(resize.getMode());
+    std::optional<CleaveResizeCoordinates> coordinates =
+        parseKernelEnum<CleaveResizeCoordinates>(
+            resize.getCoordinateTransformationMode());
+    std::optional<CleaveResizeNearest> nearest =
+        parseKernelEnum<CleaveResizeNearest>(resize.getNearestMode());
+    if (!mode || !coordinates || !nearest)
       return op->emitOpError("resize with coordinate_transformation_mode '")
              << resize.getCoordinateTransformationMode() << "' has no kernel";
     call.kernel = "resize";
-    call.ints = {mode, coordinates, nearest, resize.getExcludeOutside()};
+    call.ints = {*mode, *coordinates, *nearest, resize.getExcludeOutside()};
     for (double scale : resize.getScales())
       call.floats.push_back(scale);
     call.floats.push_back(resize.getCubicCoeffA().convertToDouble());
@@ -345,11 +347,11 @@ struct RecurrentModel
     : KernelInterface::ExternalModel<RecurrentModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto rnn = cast<Op>(op);
-    int64_t direction = llvm::StringSwitch<int64_t>(rnn.getDirection())
-                            .Case("forward", 0)
-                            .Case("reverse", 1)
-                            .Case("bidirectional", 2)
-                            .Default(-1);
+    std::optional<CleaveRnnDirection> direction =
+        parseKernelEnum<CleaveRnnDirection>(rnn.getDirection());
+    if (!direction)
+      return op->emitOpError("direction '")
+             << rnn.getDirection() << "' has no recurrent kernel";
     int64_t variant = 0;
     if constexpr (std::is_same_v<Op, GRUOp>)
       variant = rnn.getLinearBeforeReset();
@@ -364,20 +366,15 @@ struct RecurrentModel
       call.operands.push_back(
           getOptionalOperandIndex(rnn.getPeepholesMutable()));
     }
-    call.ints = {direction, static_cast<int64_t>(rnn.getHiddenSize()), variant,
+    call.ints = {*direction, static_cast<int64_t>(rnn.getHiddenSize()), variant,
                  static_cast<int64_t>(rnn.getActivations().size())};
     for (Attribute name : rnn.getActivations()) {
-      int64_t code = llvm::StringSwitch<int64_t>(cast<StringAttr>(name))
-                         .Case("Relu", 0)
-                         .Case("Tanh", 1)
-                         .Case("Sigmoid", 2)
-                         .Case("Softsign", 3)
-                         .Case("Softplus", 4)
-                         .Default(-1);
-      if (code < 0)
+      std::optional<CleaveRnnActivation> code =
+          parseKernelEnum<CleaveRnnActivation>(cast<StringAttr>(name));
+      if (!code)
         return op->emitOpError("activation ")
                << name << " has no recurrent kernel";
-      call.ints.push_back(code);
+      call.ints.push_back(*code);
     }
     std::optional<APFloat> clip = rnn.getClip();
     call.floats = {clip ? clip->convertToDouble() : 0.0};

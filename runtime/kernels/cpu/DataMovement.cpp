@@ -486,7 +486,7 @@ extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
   if (y.rank != rank)
     return fail(ctx, kernel, "X and Y must have the same rank");
   const int64_t mode = ints[2 * rank];
-  if (mode < 0 || mode > 3)
+  if (mode < CLEAVE_PAD_CONSTANT || mode > CLEAVE_PAD_WRAP)
     return fail(ctx, kernel, "unknown mode %lld", (long long)mode);
   unsigned char fill[8] = {0};
   if (!encodeScalar(x.dtype, floats[0], fill))
@@ -499,7 +499,7 @@ extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
     if (y.shape[d] != n + begin + end)
       return fail(ctx, kernel, "dimension %d of Y is %lld, expected %lld", d,
                   (long long)y.shape[d], (long long)(n + begin + end));
-    if (n == 0 && mode != 0 && y.shape[d] > 0)
+    if (n == 0 && mode != CLEAVE_PAD_CONSTANT && y.shape[d] > 0)
       return fail(ctx, kernel,
                   "dimension %d is empty; only constant mode can "
                   "pad it",
@@ -509,10 +509,10 @@ extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
       int64_t i = o - begin;
       if (i < 0 || i >= n) {
         switch (mode) {
-        case 0:
+        case CLEAVE_PAD_CONSTANT:
           i = -1;
           break;
-        case 1: {
+        case CLEAVE_PAD_REFLECT: {
           // Reflection about the first and last elements, period 2(n - 1).
           int64_t period = 2 * (n - 1);
           if (period == 0) {
@@ -524,10 +524,10 @@ extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
             i = period - i;
           break;
         }
-        case 2:
+        case CLEAVE_PAD_EDGE:
           i = std::min(std::max<int64_t>(i, 0), n - 1);
           break;
-        default:
+        default: // CLEAVE_PAD_WRAP
           i = ((i % n) + n) % n;
         }
       }

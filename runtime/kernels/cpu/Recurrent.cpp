@@ -20,31 +20,29 @@ namespace {
 
 enum class Cell { RNN, GRU, LSTM };
 
-enum Activation { Relu = 0, Tanh = 1, Sigmoid = 2, Softsign = 3, Softplus = 4 };
-
 /// Clips (when `clip` > 0) and applies activation `code` to v[0..n).
 void activate(int64_t code, float clip, float *v, int64_t n) {
   if (clip > 0.0f)
     for (int64_t i = 0; i < n; ++i)
       v[i] = std::min(std::max(v[i], -clip), clip);
   switch (code) {
-  case Relu:
+  case CLEAVE_ACTIVATION_RELU:
     for (int64_t i = 0; i < n; ++i)
       v[i] = v[i] > 0.0f ? v[i] : 0.0f;
     return;
-  case Tanh:
+  case CLEAVE_ACTIVATION_TANH:
     for (int64_t i = 0; i < n; ++i)
       v[i] = std::tanh(v[i]);
     return;
-  case Sigmoid:
+  case CLEAVE_ACTIVATION_SIGMOID:
     for (int64_t i = 0; i < n; ++i)
       v[i] = 1.0f / (1.0f + std::exp(-v[i]));
     return;
-  case Softsign:
+  case CLEAVE_ACTIVATION_SOFTSIGN:
     for (int64_t i = 0; i < n; ++i)
       v[i] = v[i] / (1.0f + std::fabs(v[i]));
     return;
-  default: // Softplus
+  default: // CLEAVE_ACTIVATION_SOFTPLUS
     for (int64_t i = 0; i < n; ++i)
       v[i] = v[i] > 20.0f ? v[i] : std::log1p(std::exp(v[i]));
   }
@@ -69,11 +67,16 @@ struct CellInfo {
 CellInfo cellInfo(Cell cell) {
   switch (cell) {
   case Cell::RNN:
-    return {"rnn", 1, 1, {Tanh, 0, 0}};
+    return {"rnn", 1, 1, {CLEAVE_ACTIVATION_TANH, 0, 0}};
   case Cell::GRU:
-    return {"gru", 3, 2, {Sigmoid, Tanh, 0}};
+    return {
+        "gru", 3, 2, {CLEAVE_ACTIVATION_SIGMOID, CLEAVE_ACTIVATION_TANH, 0}};
   default:
-    return {"lstm", 4, 3, {Sigmoid, Tanh, Tanh}};
+    return {"lstm",
+            4,
+            3,
+            {CLEAVE_ACTIVATION_SIGMOID, CLEAVE_ACTIVATION_TANH,
+             CLEAVE_ACTIVATION_TANH}};
   }
 }
 
@@ -107,11 +110,11 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
   const int64_t numActivations = ints[3];
   const int64_t *activationList = ints + 4;
   const float clip = static_cast<float>(floats[0]);
-  if (direction < 0 || direction > 2)
+  if (direction < CLEAVE_RNN_FORWARD || direction > CLEAVE_RNN_BIDIRECTIONAL)
     return fail(ctx, kernel, "unknown direction %lld", (long long)direction);
   if (checkF32(ctx, kernel, x, "X") || x.rank != 3)
     return x.rank != 3 ? fail(ctx, kernel, "X must be seq x batch x input") : 1;
-  const int64_t dirs = direction == 2 ? 2 : 1;
+  const int64_t dirs = direction == CLEAVE_RNN_BIDIRECTIONAL ? 2 : 1;
   const int64_t seq = x.shape[0], batch = x.shape[1], inputSize = x.shape[2];
   const int64_t gates = info.gates, gh = gates * hidden;
   CleaveTensor absent{};
@@ -133,7 +136,8 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
        checkShape(ctx, kernel, out[2], "Y_c", {dirs, batch, hidden})))
     return 1;
   for (int64_t i = 0; i < numActivations; ++i)
-    if (activationList[i] < Relu || activationList[i] > Softplus)
+    if (activationList[i] < CLEAVE_ACTIVATION_RELU ||
+        activationList[i] > CLEAVE_ACTIVATION_SOFTPLUS)
       return fail(ctx, kernel, "unknown activation code %lld",
                   (long long)activationList[i]);
 
@@ -156,7 +160,7 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
   const int threads = numThreads(ctx);
 
   for (int64_t d = 0; d < dirs; ++d) {
-    const bool reverse = direction == 1 || d == 1;
+    const bool reverse = direction == CLEAVE_RNN_REVERSE || d == 1;
     int64_t act[3];
     for (int i = 0; i < info.activations; ++i) {
       if (numActivations >= (d + 1) * info.activations)

@@ -24,21 +24,6 @@ using namespace cleave::cpu;
 
 namespace {
 
-enum Mode { Nearest = 0, Linear = 1, Cubic = 2 };
-enum Coordinates {
-  HalfPixel = 0,
-  Asymmetric = 1,
-  AlignCorners = 2,
-  PytorchHalfPixel = 3,
-  HalfPixelSymmetric = 4
-};
-enum NearestMode {
-  RoundPreferFloor = 0,
-  RoundPreferCeil = 1,
-  Floor = 2,
-  Ceil = 3
-};
-
 struct ResizeAttributes {
   int64_t mode, coordinates, nearestMode;
   bool excludeOutside;
@@ -49,15 +34,15 @@ struct ResizeAttributes {
 float sourceCoordinate(int64_t coordinates, float x, float scale,
                        int64_t inLength, int64_t outLength) {
   switch (coordinates) {
-  case Asymmetric:
+  case CLEAVE_RESIZE_ASYMMETRIC:
     return x / scale;
-  case AlignCorners:
+  case CLEAVE_RESIZE_ALIGN_CORNERS:
     return outLength == 1 ? 0.0f
                           : x * static_cast<float>(inLength - 1) /
                                 static_cast<float>(outLength - 1);
-  case PytorchHalfPixel:
+  case CLEAVE_RESIZE_PYTORCH_HALF_PIXEL:
     return outLength > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
-  case HalfPixelSymmetric: {
+  case CLEAVE_RESIZE_HALF_PIXEL_SYMMETRIC: {
     float adjustment =
         static_cast<float>(outLength) / (scale * static_cast<float>(inLength));
     float center = static_cast<float>(inLength) / 2.0f;
@@ -71,11 +56,11 @@ float sourceCoordinate(int64_t coordinates, float x, float scale,
 int64_t nearestIndex(int64_t nearestMode, float x) {
   float below = std::floor(x);
   switch (nearestMode) {
-  case Floor:
+  case CLEAVE_NEAREST_FLOOR:
     return static_cast<int64_t>(below);
-  case Ceil:
+  case CLEAVE_NEAREST_CEIL:
     return static_cast<int64_t>(std::ceil(x));
-  case RoundPreferCeil:
+  case CLEAVE_NEAREST_ROUND_PREFER_CEIL:
     return static_cast<int64_t>(x - below == 0.5f ? below + 1.0f
                                                   : std::round(x));
   default:
@@ -104,7 +89,9 @@ struct AxisPlan {
 AxisPlan planAxis(const ResizeAttributes &attrs, float scale, int64_t inLength,
                   int64_t outLength) {
   AxisPlan plan;
-  plan.taps = attrs.mode == Nearest ? 1 : attrs.mode == Linear ? 2 : 4;
+  plan.taps = attrs.mode == CLEAVE_RESIZE_NEAREST  ? 1
+              : attrs.mode == CLEAVE_RESIZE_LINEAR ? 2
+                                                   : 4;
   plan.index.resize(outLength * plan.taps);
   plan.weight.resize(outLength * plan.taps);
   auto clamp = [&](int64_t i) {
@@ -115,12 +102,12 @@ AxisPlan planAxis(const ResizeAttributes &attrs, float scale, int64_t inLength,
                                inLength, outLength);
     int64_t *index = &plan.index[o * plan.taps];
     float *weight = &plan.weight[o * plan.taps];
-    if (attrs.mode == Nearest) {
+    if (attrs.mode == CLEAVE_RESIZE_NEAREST) {
       index[0] = clamp(nearestIndex(attrs.nearestMode, x));
       weight[0] = 1.0f;
       continue;
     }
-    if (attrs.mode == Linear) {
+    if (attrs.mode == CLEAVE_RESIZE_LINEAR) {
       // Clamping the coordinate repeats the edge outside the input.
       x = x < 0.0f ? 0.0f : x;
       x = x > static_cast<float>(inLength - 1)
@@ -205,12 +192,14 @@ extern "C" int32_t cleave_cpu_resize(CleaveContext *ctx, const CleaveTensor *in,
   attrs.nearestMode = ints[2];
   attrs.excludeOutside = ints[3] != 0;
   attrs.cubicA = static_cast<float>(floats[rank]);
-  if (attrs.mode < Nearest || attrs.mode > Cubic)
+  if (attrs.mode < CLEAVE_RESIZE_NEAREST || attrs.mode > CLEAVE_RESIZE_CUBIC)
     return fail(ctx, kernel, "unknown mode %lld", (long long)attrs.mode);
-  if (attrs.coordinates < HalfPixel || attrs.coordinates > HalfPixelSymmetric)
+  if (attrs.coordinates < CLEAVE_RESIZE_HALF_PIXEL ||
+      attrs.coordinates > CLEAVE_RESIZE_HALF_PIXEL_SYMMETRIC)
     return fail(ctx, kernel, "unknown coordinate_transformation_mode %lld",
                 (long long)attrs.coordinates);
-  if (attrs.nearestMode < RoundPreferFloor || attrs.nearestMode > Ceil)
+  if (attrs.nearestMode < CLEAVE_NEAREST_ROUND_PREFER_FLOOR ||
+      attrs.nearestMode > CLEAVE_NEAREST_CEIL)
     return fail(ctx, kernel, "unknown nearest_mode %lld",
                 (long long)attrs.nearestMode);
 

@@ -136,7 +136,7 @@ __device__ __forceinline__ int64_t padSource(int64_t c, int64_t size,
   if (c >= 0 && c < size)
     return c;
   switch (mode) {
-  case 1: { // reflect: ... 2 1 | 0 1 2 | 1 0 ...
+  case CLEAVE_PAD_REFLECT: { // ... 2 1 | 0 1 2 | 1 0 ...
     if (size == 1)
       return 0;
     int64_t period = 2 * (size - 1);
@@ -145,9 +145,9 @@ __device__ __forceinline__ int64_t padSource(int64_t c, int64_t size,
       m += period;
     return m < size ? m : period - m;
   }
-  case 2: // edge
+  case CLEAVE_PAD_EDGE:
     return c < 0 ? 0 : size - 1;
-  case 3: { // wrap
+  case CLEAVE_PAD_WRAP: {
     int64_t m = c % size;
     return m < 0 ? m + size : m;
   }
@@ -431,12 +431,12 @@ extern "C" int32_t cleave_cuda_pad(CleaveContext *ctx, const CleaveTensor *in,
   const CleaveTensor &y = out[0];
   int rank = x.rank;
   int mode = static_cast<int>(ints[2 * rank]);
-  if (mode < 0 || mode > 3)
+  if (mode < CLEAVE_PAD_CONSTANT || mode > CLEAVE_PAD_WRAP)
     return fail(ctx, "pad", "unknown mode %d", mode);
   int64_t n = numElements(y);
   if (n == 0)
     return 0;
-  if (numElements(x) == 0 && mode != 0)
+  if (numElements(x) == 0 && mode != CLEAVE_PAD_CONSTANT)
     return fail(ctx, "pad", "cannot pad an empty tensor in mode %d", mode);
   Dims begins;
   begins.rank = rank;

@@ -19,27 +19,19 @@ using namespace cleave::cuda;
 
 namespace {
 
-enum Activation {
-  kRelu = 0,
-  kTanh = 1,
-  kSigmoid = 2,
-  kSoftsign = 3,
-  kSoftplus = 4
-};
-
 /// Applies activation `code` to `x` after clipping it to [-clip, clip]
 /// (clip <= 0: none); ONNX clips the input of every activation.
 __device__ __forceinline__ float activate(int code, float x, float clip) {
   if (clip > 0.f)
     x = fminf(fmaxf(x, -clip), clip);
   switch (code) {
-  case kRelu:
+  case CLEAVE_ACTIVATION_RELU:
     return cl::relu(x);
-  case kTanh:
+  case CLEAVE_ACTIVATION_TANH:
     return cl::tanh(x);
-  case kSigmoid:
+  case CLEAVE_ACTIVATION_SIGMOID:
     return cl::sigmoid(x);
-  case kSoftsign:
+  case CLEAVE_ACTIVATION_SOFTSIGN:
     return x / (1.f + fabsf(x));
   default:
     return cl::softplus(x);
@@ -185,9 +177,9 @@ int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
   bool variant = ints[2] != 0;
   int64_t numActivations = ints[3];
   const int64_t *activations = ints + 4;
-  if (direction < 0 || direction > 2)
+  if (direction < CLEAVE_RNN_FORWARD || direction > CLEAVE_RNN_BIDIRECTIONAL)
     return fail(ctx, kernel, "unknown direction %d", direction);
-  int dirs = direction == 2 ? 2 : 1;
+  int dirs = direction == CLEAVE_RNN_BIDIRECTIONAL ? 2 : 1;
   if (x.rank != 3 || w.rank != 3 || r.rank != 3)
     return fail(ctx, kernel, "X, W and R must be 3-D");
   int64_t seq = x.shape[0], batch = x.shape[1], inputSize = x.shape[2];
@@ -225,14 +217,18 @@ int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
     s.clip = clip;
     s.variant = variant;
     static const int defaults[3][3] = {
-        {kTanh}, {kSigmoid, kTanh}, {kSigmoid, kTanh, kTanh}};
+        {CLEAVE_ACTIVATION_TANH},
+        {CLEAVE_ACTIVATION_SIGMOID, CLEAVE_ACTIVATION_TANH},
+        {CLEAVE_ACTIVATION_SIGMOID, CLEAVE_ACTIVATION_TANH,
+         CLEAVE_ACTIVATION_TANH}};
     for (int k = 0; k < perDirection; ++k) {
       int64_t at = numActivations >= (d + 1) * perDirection
                        ? d * perDirection + k
                        : (numActivations >= perDirection ? k : -1);
       s.act[k] = at >= 0 ? static_cast<int>(activations[at])
                          : defaults[perDirection - 1][k];
-      if (s.act[k] < kRelu || s.act[k] > kSoftplus)
+      if (s.act[k] < CLEAVE_ACTIVATION_RELU ||
+          s.act[k] > CLEAVE_ACTIVATION_SOFTPLUS)
         return fail(ctx, kernel, "unknown activation %d", s.act[k]);
     }
     if (b) {
@@ -269,7 +265,8 @@ int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
 
     bool resetFirst = cell == Cell::Gru && !variant;
     for (int64_t step = 0; step < seq; ++step) {
-      int64_t t = d == 1 || direction == 1 ? seq - 1 - step : step;
+      int64_t t =
+          d == 1 || direction == CLEAVE_RNN_REVERSE ? seq - 1 - step : step;
       int cur = step & 1;
       s.xw = xw + t * batch * GH;
       s.hr = hr;

@@ -30,13 +30,13 @@ __device__ __forceinline__ float inputCoordinate(const ResizeParams &p, int d,
   float li = static_cast<float>(p.in[d]), lo = static_cast<float>(p.out[d]);
   float x = static_cast<float>(o);
   switch (p.transform) {
-  case 1: // asymmetric
+  case CLEAVE_RESIZE_ASYMMETRIC:
     return x / s;
-  case 2: // align_corners
+  case CLEAVE_RESIZE_ALIGN_CORNERS:
     return p.out[d] == 1 ? 0.f : x * (li - 1.f) / (lo - 1.f);
-  case 3: // pytorch_half_pixel
+  case CLEAVE_RESIZE_PYTORCH_HALF_PIXEL:
     return p.out[d] > 1 ? (x + 0.5f) / s - 0.5f : 0.f;
-  case 4: { // half_pixel_symmetric
+  case CLEAVE_RESIZE_HALF_PIXEL_SYMMETRIC: {
     float adjustment = lo / (s * li);
     float offset = li / 2.f * (1.f - adjustment);
     return offset + (x + 0.5f) / s - 0.5f;
@@ -51,13 +51,13 @@ __device__ __forceinline__ int64_t nearestIndex(const ResizeParams &p, float x,
   float f = floorf(x);
   float r;
   switch (p.nearestMode) {
-  case 1: // round_prefer_ceil
+  case CLEAVE_NEAREST_ROUND_PREFER_CEIL:
     r = (x == f + 0.5f) ? ceilf(x) : roundf(x);
     break;
-  case 2:
+  case CLEAVE_NEAREST_FLOOR:
     r = f;
     break;
-  case 3:
+  case CLEAVE_NEAREST_CEIL:
     r = ceilf(x);
     break;
   default: // round_prefer_floor
@@ -78,7 +78,7 @@ __device__ int taps(const ResizeParams &p, int d, int64_t o, int64_t *index,
                     float *weight) {
   int64_t size = p.in[d];
   float x = inputCoordinate(p, d, o);
-  if (p.mode == 0) {
+  if (p.mode == CLEAVE_RESIZE_NEAREST) {
     index[0] = nearestIndex(p, x, size);
     weight[0] = 1.f;
     return 1;
@@ -91,7 +91,7 @@ __device__ int taps(const ResizeParams &p, int d, int64_t o, int64_t *index,
     weight[0] = 1.f;
     return 1;
   }
-  if (p.mode == 1) {
+  if (p.mode == CLEAVE_RESIZE_LINEAR) {
     index[0] = clampIndex(i0, size);
     index[1] = clampIndex(i0 + 1, size);
     weight[0] = 1.f - r;

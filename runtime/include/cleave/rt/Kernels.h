@@ -31,6 +31,14 @@ typedef enum CleaveDType {
 #include "cleave/rt/DTypeList.def"
 } CleaveDType;
 
+/// The codes of kernels' enumerated attributes (KernelEnums.def).
+#define CLEAVE_ENUM_BEGIN(type) typedef enum type {
+#define CLEAVE_ENUM_VALUE(type, enumerator, code, name) enumerator = code,
+#define CLEAVE_ENUM_END(type)                                                  \
+  }                                                                            \
+  type;
+#include "cleave/rt/KernelEnums.def"
+
 /// A dense, row-major tensor. `data` is null for an absent optional input.
 typedef struct CleaveTensor {
   void *data;
