@@ -452,6 +452,25 @@ Value GraphImporter::createWeight(RankedTensorType type, StringRef valueName,
                           builder.getI64IntegerAttr(length));
 }
 
+/// How many values `tensor` stores in the typed field its data type uses.
+static size_t getTypedValueCount(const onnx::TensorProto &tensor) {
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    return tensor.float_data_size();
+  case onnx::TensorProto::DOUBLE:
+    return tensor.double_data_size();
+  case onnx::TensorProto::INT64:
+    return tensor.int64_data_size();
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    return tensor.uint64_data_size();
+  default:
+    // INT32 and the narrower types (including FLOAT16/BFLOAT16 bit patterns
+    // and BOOL) live in int32_data.
+    return tensor.int32_data_size();
+  }
+}
+
 FailureOr<Value> GraphImporter::importTensor(const onnx::TensorProto &tensor,
                                              const TensorPayloads *payloads,
                                              StringRef valueName,
@@ -517,13 +536,11 @@ FailureOr<Value> GraphImporter::importTensor(const onnx::TensorProto &tensor,
 
   // Typed fields. Packed float_data and double_data have the byte layout of
   // raw data, so large ones are referenced in place like raw data; the
-  // varint-encoded integer fields have no such layout and are decoded.
-  std::vector<char> bytes;
-  bytes.reserve(byteSize);
-  auto append = [&](uint64_t bits) {
-    for (uint64_t i = 0; i < elementBytes; ++i)
-      bytes.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-  };
+  // varint-encoded integer fields have no such layout and are decoded. The
+  // stored count is checked before anything is allocated for the shape.
+  size_t stored = getTypedValueCount(tensor);
+  if (static_cast<uint64_t>(stored) != static_cast<uint64_t>(count))
+    return sizeMismatch(stored);
   auto referenceInPlace =
       [&](const std::optional<ByteRange> &range) -> std::optional<Value> {
     if (inlined || !range || range->length != byteSize)
@@ -531,44 +548,40 @@ FailureOr<Value> GraphImporter::importTensor(const onnx::TensorProto &tensor,
     return createWeight(type, valueName, modelPath, range->offset, byteSize,
                         loc);
   };
+  if (tensor.data_type() == onnx::TensorProto::FLOAT)
+    if (std::optional<Value> weight =
+            referenceInPlace(payloads ? payloads->floatData : std::nullopt))
+      return *weight;
+  if (tensor.data_type() == onnx::TensorProto::DOUBLE)
+    if (std::optional<Value> weight =
+            referenceInPlace(payloads ? payloads->doubleData : std::nullopt))
+      return *weight;
 
+  std::vector<char> bytes;
+  bytes.reserve(byteSize);
+  auto append = [&](uint64_t bits) {
+    for (uint64_t i = 0; i < elementBytes; ++i)
+      bytes.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  };
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
-    if (static_cast<int64_t>(tensor.float_data_size()) != count)
-      return sizeMismatch(tensor.float_data_size());
-    if (payloads)
-      if (std::optional<Value> weight = referenceInPlace(payloads->floatData))
-        return *weight;
     for (float value : tensor.float_data())
       append(llvm::bit_cast<uint32_t>(value));
     break;
   case onnx::TensorProto::DOUBLE:
-    if (static_cast<int64_t>(tensor.double_data_size()) != count)
-      return sizeMismatch(tensor.double_data_size());
-    if (payloads)
-      if (std::optional<Value> weight = referenceInPlace(payloads->doubleData))
-        return *weight;
     for (double value : tensor.double_data())
       append(llvm::bit_cast<uint64_t>(value));
     break;
   case onnx::TensorProto::INT64:
-    if (static_cast<int64_t>(tensor.int64_data_size()) != count)
-      return sizeMismatch(tensor.int64_data_size());
     for (int64_t value : tensor.int64_data())
       append(static_cast<uint64_t>(value));
     break;
   case onnx::TensorProto::UINT32:
   case onnx::TensorProto::UINT64:
-    if (static_cast<int64_t>(tensor.uint64_data_size()) != count)
-      return sizeMismatch(tensor.uint64_data_size());
     for (uint64_t value : tensor.uint64_data())
       append(value);
     break;
   default:
-    // INT32 and the narrower types (including FLOAT16/BFLOAT16 bit patterns
-    // and BOOL) live in int32_data.
-    if (static_cast<int64_t>(tensor.int32_data_size()) != count)
-      return sizeMismatch(tensor.int32_data_size());
     for (int32_t value : tensor.int32_data())
       append(static_cast<uint32_t>(value));
     break;
@@ -593,6 +606,27 @@ GraphImporter::getFileSize(StringRef path, StringRef tensorName, Location loc) {
                           << "' is not a regular file";
   fileSizes[path] = status.getSize();
   return status.getSize();
+}
+
+LogicalResult GraphImporter::checkInsideModelDirectory(
+    StringRef path, StringRef location,
+    llvm::function_ref<InFlightDiagnostic()> fail) {
+  SmallString<256> directory = llvm::sys::path::parent_path(modelPath);
+  if (directory.empty())
+    directory = ".";
+  SmallString<256> realDirectory, realPath;
+  // A file that does not exist is reported when its size is read.
+  if (llvm::sys::fs::real_path(directory, realDirectory) ||
+      llvm::sys::fs::real_path(path, realPath))
+    return success();
+  StringRef inside = realPath.str();
+  if (inside.consume_front(realDirectory) &&
+      (inside.empty() || llvm::sys::path::is_separator(inside.front())))
+    return success();
+  return fail() << "has external data location '" << location
+                << "', which resolves to '" << realPath
+                << "' outside the model's directory '" << realDirectory << "'",
+         failure();
 }
 
 FailureOr<Value> GraphImporter::importExternalTensor(
@@ -622,15 +656,17 @@ FailureOr<Value> GraphImporter::importExternalTensor(
   if (location.empty())
     return fail() << "is stored externally but names no location";
 
-  // External data paths are relative to the directory of the model.
-  SmallString<256> path;
-  if (llvm::sys::path::is_absolute(location)) {
-    path = location;
-  } else {
-    path = llvm::sys::path::parent_path(modelPath);
-    llvm::sys::path::append(path, location);
-  }
+  // External data lies in the model's directory, as ONNX requires: a
+  // location is relative to it and, with symlinks resolved, stays inside it.
+  if (llvm::sys::path::is_absolute(location))
+    return fail() << "has external data location '" << location
+                  << "', an absolute path; ONNX external data must be named "
+                     "relative to the model's directory";
+  SmallString<256> path = llvm::sys::path::parent_path(modelPath);
+  llvm::sys::path::append(path, location);
   llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  if (failed(checkInsideModelDirectory(path, location, fail)))
+    return failure();
 
   if (length && *length != byteSize)
     return fail() << "has external data length " << *length << " but "

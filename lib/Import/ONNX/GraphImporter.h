@@ -115,6 +115,11 @@ private:
                            llvm::StringRef valueName, llvm::StringRef file,
                            uint64_t offset, uint64_t length,
                            mlir::Location loc);
+  /// Fails, with a diagnostic from `fail`, when `path` (an external-data
+  /// file named `location`) resolves outside the model's directory.
+  mlir::LogicalResult checkInsideModelDirectory(
+      llvm::StringRef path, llvm::StringRef location,
+      llvm::function_ref<mlir::InFlightDiagnostic()> fail);
   /// The size of `path` (cached), or failure with a diagnostic.
   mlir::FailureOr<uint64_t> getFileSize(llvm::StringRef path,
                                         llvm::StringRef tensorName,
