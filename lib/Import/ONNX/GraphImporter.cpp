@@ -724,7 +724,9 @@ LogicalResult GraphImporter::importNodes() {
     const OpHandler *handler = handlers.lookup(node.op_type(), opset);
     if (!handler)
       return binder.emitError() << "no handler for opset " << opset;
-    if (failed(handler->handler(binder)))
+    if (failed(binder.checkUniqueAttributes()) ||
+        failed(handler->handler(binder)) ||
+        failed(binder.checkEverythingRead()))
       return failure();
   }
   return success();

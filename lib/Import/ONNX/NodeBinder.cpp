@@ -5,6 +5,8 @@
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -13,7 +15,7 @@ namespace cleave::onnx_import {
 NodeBinder::NodeBinder(GraphImporter &importer, const onnx::NodeProto &node,
                        unsigned nodeIndex, Location loc, StringRef name)
     : importer(importer), node(node), nodeIndex(nodeIndex), loc(loc),
-      name(name.str()) {}
+      name(name.str()), attrsRead(node.attribute_size()) {}
 
 int64_t NodeBinder::getOpset() const { return importer.getOpset(); }
 
@@ -29,6 +31,7 @@ InFlightDiagnostic NodeBinder::emitError() {
 //===----------------------------------------------------------------------===//
 
 bool NodeBinder::hasInput(unsigned index) const {
+  inputsRead = std::max(inputsRead, index + 1);
   return index < static_cast<unsigned>(node.input_size()) &&
          !node.input(index).empty();
 }
@@ -130,10 +133,48 @@ LogicalResult NodeBinder::constantDoubles(unsigned index, StringRef role,
 //===----------------------------------------------------------------------===//
 
 const onnx::AttributeProto *NodeBinder::findAttr(StringRef attrName) const {
-  for (const onnx::AttributeProto &attr : node.attribute())
-    if (attr.name() == attrName)
-      return &attr;
+  attrNamesAsked.insert(attrName.str());
+  for (auto [i, attr] : llvm::enumerate(node.attribute())) {
+    if (attr.name() != attrName)
+      continue;
+    attrsRead.set(i);
+    return &attr;
+  }
   return nullptr;
+}
+
+LogicalResult NodeBinder::checkUniqueAttributes() {
+  llvm::StringSet<> seen;
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (!seen.insert(attr.name()).second)
+      return emitError() << "attribute '" << attr.name()
+                         << "' is given more than once";
+  return success();
+}
+
+LogicalResult NodeBinder::checkEverythingRead() {
+  for (auto [i, attr] : llvm::enumerate(node.attribute())) {
+    if (attrsRead.test(i))
+      continue;
+    InFlightDiagnostic diag = emitError();
+    diag << "unknown attribute '" << attr.name() << "' for " << node.op_type()
+         << " at opset " << getOpset();
+    if (!attrNamesAsked.empty()) {
+      diag << " (it takes " << llvm::join(attrNamesAsked, ", ") << ")";
+    } else {
+      diag << " (it takes none)";
+    }
+    return diag;
+  }
+  // Omitted optional inputs at the end are empty names.
+  unsigned given = node.input_size();
+  while (given > inputsRead && node.input(given - 1).empty())
+    --given;
+  if (given > inputsRead)
+    return emitError() << "has " << given << " inputs, but " << node.op_type()
+                       << " at opset " << getOpset() << " takes at most "
+                       << inputsRead;
+  return success();
 }
 
 /// The attribute's type; old exporters leave `type` unset and only fill in

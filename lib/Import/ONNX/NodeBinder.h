@@ -18,10 +18,12 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include "onnx/onnx_pb.h"
 
 #include <optional>
+#include <set>
 #include <string>
 
 namespace cleave::onnx_import {
@@ -49,11 +51,22 @@ public:
   /// An error at the node, prefixed with "node 'NAME' (OpType): ".
   mlir::InFlightDiagnostic emitError();
 
+  /// Fails, naming the attribute, when the node gives one attribute twice.
+  mlir::LogicalResult checkUniqueAttributes();
+  /// After the handler: fails, naming them, when the node has attributes
+  /// or inputs the handler never looked at. An unknown attribute (a
+  /// misspelt `stride`) must not silently leave the default in place.
+  mlir::LogicalResult checkEverythingRead();
+
   //===--------------------------------------------------------------------===//
   // Inputs
   //===--------------------------------------------------------------------===//
 
-  unsigned getNumInputs() const { return node.input_size(); }
+  /// Reading the count takes every input as read (variadic operators).
+  unsigned getNumInputs() const {
+    inputsRead = node.input_size();
+    return node.input_size();
+  }
   /// True when input `index` is given (ONNX marks an omitted optional input
   /// with an empty name or by leaving it off the end).
   bool hasInput(unsigned index) const;
@@ -83,6 +96,9 @@ public:
 
   const onnx::AttributeProto *findAttr(llvm::StringRef name) const;
   bool hasAttr(llvm::StringRef name) const { return findAttr(name); }
+  /// Accepts an attribute that does not change what cleave computes (a
+  /// random seed in inference), so that checkEverythingRead passes it.
+  void ignoreAttr(llvm::StringRef name) const { (void)findAttr(name); }
 
   mlir::LogicalResult intAttr(llvm::StringRef name, int64_t &value,
                               int64_t defaultValue);
@@ -230,6 +246,11 @@ private:
   unsigned nodeIndex;
   mlir::Location loc;
   std::string name;
+  /// What the handler looked at: inputs [0, inputsRead), the attributes of
+  /// the node it found, and every attribute name it asked for.
+  mutable unsigned inputsRead = 0;
+  mutable llvm::SmallBitVector attrsRead;
+  mutable std::set<std::string> attrNamesAsked;
 };
 
 } // namespace cleave::onnx_import

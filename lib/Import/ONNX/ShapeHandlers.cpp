@@ -547,6 +547,10 @@ LogicalResult importDropout(NodeBinder &b) {
   if (failed(b.input(0, x)) ||
       failed(b.rejectUsedOutputs(1, "Dropout's mask output")))
     return failure();
+  // Inference drops nothing, whatever the ratio (an attribute before opset
+  // 12, input 1 after) and the seed.
+  b.ignoreAttr("ratio");
+  b.ignoreAttr("seed");
   // From opset 12 training mode is input 2; inference drops nothing.
   if (b.getOpset() >= 12 && b.hasInput(2)) {
     SmallVector<int64_t> training;

@@ -70,6 +70,15 @@
 # RUN: not cleave-translate --import-onnx %t/split-uneven.onnx 2>&1 | FileCheck %s --check-prefix=SPLIT_UNEVEN
 # SPLIT_UNEVEN: split-uneven.onnx:0:0: error: node 'Split_0' (Split): dimension 1 of size 5 does not split evenly into 2 outputs
 #
+# An attribute or input the operator does not take is an error, not a
+# silently kept default: a misspelt `stride` would run Conv with stride 1.
+# RUN: not cleave-translate --import-onnx %t/attr-unknown.onnx 2>&1 | FileCheck %s --check-prefix=ATTR_UNKNOWN
+# ATTR_UNKNOWN: attr-unknown.onnx:0:0: error: node 'conv' (Conv): unknown attribute 'stride' for Conv at opset 17 (it takes auto_pad, dilations, group, kernel_shape, pads, strides)
+# RUN: not cleave-translate --import-onnx %t/attr-twice.onnx 2>&1 | FileCheck %s --check-prefix=ATTR_TWICE
+# ATTR_TWICE: attr-twice.onnx:0:0: error: node 'sm' (Softmax): attribute 'axis' is given more than once
+# RUN: not cleave-translate --import-onnx %t/extra-input.onnx 2>&1 | FileCheck %s --check-prefix=EXTRA_INPUT
+# EXTRA_INPUT: extra-input.onnx:0:0: error: node 'relu' (Relu): has 2 inputs, but Relu at opset 17 takes at most 1
+#
 # RUN: not cleave-translate --import-onnx %t/weight-as-shape.onnx --onnx-max-inline-elements=1 2>&1 | FileCheck %s --check-prefix=WEIGHT_AS_SHAPE
 # WEIGHT_AS_SHAPE: weight-as-shape.onnx:0:0: error: node 'Reshape_0' (Reshape): input 1 ('shape', value 'target') must be a constant, but it is an initializer with more elements than are inlined
 
@@ -146,6 +155,16 @@ model("rnn-lengths",
                                   g.const(np.int32([3]))],
                           outputs=2, name="rnn", hidden_size=2)[1],
       x=[4, 1, 3])
+
+model("attr-unknown", lambda g, x: g.node("Conv", [x, g.const(np.ones((1, 1, 1, 1), np.float32))],
+                                          name="conv", stride=[2, 2]), x=[1, 1, 4, 4])
+model("extra-input", lambda g, x: g.node("Relu", [x, x], name="relu"), x=[2, 3])
+twice = GraphBuilder(opset=17)
+twice.output(twice.node("Softmax", [twice.input("x", [2, 3])], name="sm", axis=1))
+twice.save(f"{out}/attr-twice.onnx")
+loaded = onnx.load(f"{out}/attr-twice.onnx")
+loaded.graph.node[0].attribute.append(helper.make_attribute("axis", 0))
+onnx.save(loaded, f"{out}/attr-twice.onnx")
 
 # A shape stored as a weight (imported with a lower inlining limit): the
 # import reads no weight bytes, so it cannot use it.
