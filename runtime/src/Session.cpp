@@ -481,7 +481,7 @@ void Session::Impl::gatherReplicas(std::vector<Tensor> &outputs) {
     throw Error("a bundle with " + std::to_string(manifest.dp) +
                 " data-parallel replicas needs its devices started together");
   auto rankOf = [&](int dp) {
-    return (dp * manifest.pp + place.stage) * manifest.tp;
+    return static_cast<int>(manifest.mesh().rankOf({place.stage, dp, 0}));
   };
   if (watchdog)
     watchdog->begin("gather outputs", nullptr);
