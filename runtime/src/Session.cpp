@@ -224,8 +224,8 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
   ctx->comm = comm;
   ctx->rank = rank.rank;
   ctx->stage = rank.stage;
-  ctx->tpIndex = rank.tp;
-  ctx->tpSize = manifest.tp;
+  ctx->mesh = manifest.mesh();
+  ctx->coords = {rank.stage, rank.dp, rank.tp};
   if (comm && options.timeoutSeconds > 0) {
     DevicePlace place = impl->place;
     impl->watchdog = std::make_unique<Watchdog>(
