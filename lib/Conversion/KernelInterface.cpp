@@ -13,6 +13,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Partition/Contract.h"
+#include "cleave/rt/Mesh.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -414,24 +415,32 @@ static int64_t getReductionCode(StringRef reduction) {
       .Default(-1);
 }
 
-/// A collective within the tensor-parallel group: its size, then what the
-/// op adds (dimensions, the reduction).
+/// A collective within the group along a mesh axis: the axis's code
+/// (rt/Mesh.h) and the group's size, then what the op adds (dimensions, the
+/// reduction).
 template <typename Op, const char *Kernel>
 struct CollectiveModel
     : KernelInterface::ExternalModel<CollectiveModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto collective = cast<Op>(op);
     call.kernel = Kernel;
+    StringRef axisName = collective.getAxis();
     // A slice along the batch axis takes the block of the batch the program
-    // computes.
-    if constexpr (std::is_same_v<Op, AllSliceOp>)
-      if (collective.getAxis() == kBatchAxisName)
+    // computes: its block count, no axis.
+    if constexpr (std::is_same_v<Op, AllSliceOp>) {
+      if (axisName == kBatchAxisName) {
         call.kernel = "batch_slice";
-    if (collective.getAxis() != "tp" && call.kernel == Kernel)
-      return op->emitOpError("runs over mesh axis '")
-             << collective.getAxis()
-             << "'; programs communicate within the 'tp' group only";
-    call.ints = {collective.getGroupSize()};
+        call.ints = {static_cast<int64_t>(collective.getGroupSize()),
+                     static_cast<int64_t>(collective.getDim())};
+        return success();
+      }
+    }
+    rt::MeshAxis axis;
+    if (!rt::parseMeshAxis(axisName, axis))
+      return op->emitOpError("runs over '")
+             << axisName << "', which is no mesh axis (pp, dp or tp)";
+    call.ints = {static_cast<int64_t>(axis),
+                 static_cast<int64_t>(collective.getGroupSize())};
     if constexpr (std::is_same_v<Op, AllGatherOp> ||
                   std::is_same_v<Op, ReduceScatterOp> ||
                   std::is_same_v<Op, AllSliceOp>)

@@ -395,8 +395,9 @@ static Error writeBundleFiles(const BundleContents &contents,
   for (int64_t d = 0; d < contents.dp; ++d) {
     for (const StageProgram &stage : contents.stages) {
       for (int64_t t = 0; t < contents.tp; ++t) {
-        int64_t rank = (d * contents.pp + stage.stage) * contents.tp + t;
-        int64_t firstReplicaRank = stage.stage * contents.tp + t;
+        rt::MeshShape mesh = contents.getMesh();
+        int64_t rank = mesh.rankOf({stage.stage, d, t});
+        int64_t firstReplicaRank = mesh.rankOf({stage.stage, 0, t});
         std::string name =
             "weights/rank_" + std::to_string(firstReplicaRank) + ".bin";
         if (d == 0) {

@@ -199,8 +199,8 @@ public:
     entry.stage = place("stage", manifest.pp);
     entry.tp = place("tp", manifest.tp);
     entry.dp = place("dp", manifest.dp);
-    int expected =
-        (entry.dp * manifest.pp + entry.stage) * manifest.tp + entry.tp;
+    int expected = static_cast<int>(
+        manifest.mesh().rankOf({entry.stage, entry.dp, entry.tp}));
     if (expected != entry.rank)
       fail(where + "stage " + std::to_string(entry.stage) + ", tp " +
            std::to_string(entry.tp) + ", dp " + std::to_string(entry.dp) +

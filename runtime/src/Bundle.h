@@ -58,6 +58,7 @@ struct Manifest {
   int tp = 1;
   int dp = 1;
   int microbatches = 1;
+  MeshShape mesh() const { return MeshShape{pp, dp, tp}; }
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   /// Indexed by stage.

@@ -94,12 +94,18 @@ public:
          " and " + std::to_string(numOut));
     return false;
   }
-  bool group(int64_t size, int actual) {
+  /// The collective's group: `code` must name a mesh axis and `size` be
+  /// the device's group along it.
+  bool group(int64_t code, int64_t size, MeshAxis &axis) {
+    if (!meshAxisFromCode(code, axis))
+      return fail("mesh axis " + std::to_string(code) +
+                  " is none of pp (0), dp (1) or tp (2)"),
+             false;
+    int64_t actual = ctx->mesh.extent(axis);
     if (size == actual)
       return true;
-    fail("group_size " + std::to_string(size) +
-         " differs from the device's tensor-parallel group of " +
-         std::to_string(actual));
+    fail("group_size " + std::to_string(size) + " differs from the device's " +
+         meshAxisName(axis) + " group of " + std::to_string(actual));
     return false;
   }
   /// The program's blocks of the batch must be the bundle's.

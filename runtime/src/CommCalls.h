@@ -53,15 +53,16 @@ template <typename Rows> struct CommCalls {
                             const int64_t *ints) {
     CommCall call(ctx, "all_reduce");
     Communicator *comm = call.communicator();
+    MeshAxis axis;
     if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], comm->groupSize()) ||
+        !call.group(ints[0], ints[1], axis) ||
         !call.scaled(in[0], out[0], -1, 1, 1) ||
-        !call.reduction(ints[1], static_cast<CleaveDType>(in[0].dtype)))
+        !call.reduction(ints[2], static_cast<CleaveDType>(in[0].dtype)))
       return 1;
     return call.run([&] {
-      comm->allReduce(in[0].data, out[0].data, elements(in[0]),
+      comm->allReduce(axis, in[0].data, out[0].data, elements(in[0]),
                       static_cast<CleaveDType>(in[0].dtype),
-                      static_cast<Reduction>(ints[1]));
+                      static_cast<Reduction>(ints[2]));
     });
   }
 
@@ -70,23 +71,24 @@ template <typename Rows> struct CommCalls {
                             const int64_t *ints) {
     CommCall call(ctx, "all_gather");
     Communicator *comm = call.communicator();
+    MeshAxis axis;
     if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], comm->groupSize()) ||
-        !call.dimension(in[0], ints[1]) ||
-        !call.scaled(in[0], out[0], ints[1], ints[0], 1))
+        !call.group(ints[0], ints[1], axis) ||
+        !call.dimension(in[0], ints[2]) ||
+        !call.scaled(in[0], out[0], ints[2], ints[1], 1))
       return 1;
-    int groups = static_cast<int>(ints[0]);
-    Split block = splitAt(in[0], ints[1]);
+    int groups = static_cast<int>(ints[1]);
+    Split block = splitAt(in[0], ints[2]);
     std::size_t bytes = bytesOf(in[0]);
     return call.run([&] {
       // Gathered blocks are whole slabs of the output when nothing lies
       // outside the dimension.
       if (block.outer == 1) {
-        comm->allGather(in[0].data, out[0].data, bytes);
+        comm->allGather(axis, in[0].data, out[0].data, bytes);
         return;
       }
       uint8_t *gathered = scratch(ctx, bytes * groups);
-      comm->allGather(in[0].data, gathered, bytes);
+      comm->allGather(axis, in[0].data, gathered, bytes);
       unpackBlocks(ctx, gathered, block, groups,
                    static_cast<uint8_t *>(out[0].data));
     });
@@ -97,14 +99,15 @@ template <typename Rows> struct CommCalls {
                                 int32_t numOut, const int64_t *ints) {
     CommCall call(ctx, "reduce_scatter");
     Communicator *comm = call.communicator();
+    MeshAxis axis;
     if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], comm->groupSize()) ||
-        !call.dimension(in[0], ints[1]) ||
-        !call.scaled(in[0], out[0], ints[1], 1, ints[0]) ||
-        !call.reduction(ints[2], static_cast<CleaveDType>(in[0].dtype)))
+        !call.group(ints[0], ints[1], axis) ||
+        !call.dimension(in[0], ints[2]) ||
+        !call.scaled(in[0], out[0], ints[2], 1, ints[1]) ||
+        !call.reduction(ints[3], static_cast<CleaveDType>(in[0].dtype)))
       return 1;
-    int groups = static_cast<int>(ints[0]);
-    Split whole = splitAt(in[0], ints[1]);
+    int groups = static_cast<int>(ints[1]);
+    Split whole = splitAt(in[0], ints[2]);
     return call.run([&] {
       const void *blocks = in[0].data;
       if (whole.outer != 1) {
@@ -113,9 +116,9 @@ template <typename Rows> struct CommCalls {
                    groups, packed);
         blocks = packed;
       }
-      comm->reduceScatter(blocks, out[0].data, elements(out[0]),
+      comm->reduceScatter(axis, blocks, out[0].data, elements(out[0]),
                           static_cast<CleaveDType>(in[0].dtype),
-                          static_cast<Reduction>(ints[2]));
+                          static_cast<Reduction>(ints[3]));
     });
   }
 
@@ -125,10 +128,12 @@ template <typename Rows> struct CommCalls {
                            int32_t numIn, CleaveTensor *out, int32_t numOut,
                            const int64_t *ints) {
     CommCall call(ctx, "all_slice");
-    if (!call.counts(numIn, numOut, 1, 1) || !call.group(ints[0], ctx->tpSize))
+    MeshAxis axis;
+    if (!call.counts(numIn, numOut, 1, 1) ||
+        !call.group(ints[0], ints[1], axis))
       return 1;
-    return sliceBlock(ctx, call, in[0], out[0], ints[0], ints[1],
-                      ctx->tpIndex);
+    return sliceBlock(ctx, call, in[0], out[0], ints[1], ints[2],
+                      ctx->coords.along(axis));
   }
 
   /// A local copy: the block of the batch the program computes.
@@ -147,12 +152,13 @@ template <typename Rows> struct CommCalls {
                             const int64_t *ints) {
     CommCall call(ctx, "all_to_all");
     Communicator *comm = call.communicator();
+    MeshAxis axis;
     if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], comm->groupSize()) ||
-        !call.dimension(in[0], ints[1]) || !call.dimension(in[0], ints[2]))
+        !call.group(ints[0], ints[1], axis) ||
+        !call.dimension(in[0], ints[2]) || !call.dimension(in[0], ints[3]))
       return 1;
-    int groups = static_cast<int>(ints[0]);
-    int64_t splitDim = ints[1], concatDim = ints[2];
+    int groups = static_cast<int>(ints[1]);
+    int64_t splitDim = ints[2], concatDim = ints[3];
     // The block each device sends: X cut along split_dim.
     CleaveTensor block = in[0];
     if (block.shape[splitDim] % groups != 0)
@@ -172,7 +178,7 @@ template <typename Rows> struct CommCalls {
       uint8_t *gathered = packed + half;
       packBlocks(ctx, static_cast<const uint8_t *>(in[0].data), whole, groups,
                  packed);
-      comm->allToAll(packed, gathered, bytes);
+      comm->allToAll(axis, packed, gathered, bytes);
       unpackBlocks(ctx, gathered, received, groups,
                    static_cast<uint8_t *>(out[0].data));
     });

@@ -16,18 +16,15 @@ namespace cleave::rt {
 int runRanksInProcess(
     const Manifest &manifest, double timeoutSeconds,
     const std::function<int(int rank, Communicator &comm)> &runRank) {
-  std::vector<DevicePlace> places;
-  for (const RankEntry &rank : manifest.ranks)
-    places.push_back({rank.rank, rank.stage, rank.tp, rank.dp});
-  InProcessJob job(places, timeoutSeconds);
+  InProcessJob job(manifest.mesh(), timeoutSeconds);
 
-  std::vector<int> status(places.size(), 0);
+  std::vector<int> status(job.size(), 0);
   auto report = [&](int rank, const std::string &reason) {
     status[rank] = 2;
     // A rank stopped by another's failure says nothing new.
     if (!job.fail(rank, reason))
       return;
-    const DevicePlace &place = places[rank];
+    DevicePlace place = DevicePlace::of(manifest.mesh(), rank);
     std::fflush(stdout);
     std::fprintf(stderr, "cleave run: error: rank %d (stage %d, tp %d): %s\n",
                  place.rank, place.stage, place.tp, reason.c_str());

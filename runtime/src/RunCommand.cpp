@@ -621,10 +621,7 @@ int requestedCudaDevice(const std::string &device) {
 /// One device of a bundle for several, in the MPI job that started it. A
 /// failure ends every rank, naming this one.
 int runRank(RunOptions options, const Manifest &manifest) {
-  std::vector<DevicePlace> places;
-  for (const RankEntry &rank : manifest.ranks)
-    places.push_back({rank.rank, rank.stage, rank.tp, rank.dp});
-  std::unique_ptr<Communicator> comm = createMpiCommunicator(places);
+  std::unique_ptr<Communicator> comm = createMpiCommunicator(manifest.mesh());
   int status = 0;
   try {
     // GPU ranks talk over NCCL, bootstrapped over MPI.

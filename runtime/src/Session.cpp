@@ -224,8 +224,8 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
   ctx->comm = comm;
   ctx->rank = rank.rank;
   ctx->stage = rank.stage;
-  ctx->tpIndex = rank.tp;
-  ctx->tpSize = manifest.tp;
+  ctx->mesh = manifest.mesh();
+  ctx->coords = {rank.stage, rank.dp, rank.tp};
   if (comm && options.timeoutSeconds > 0) {
     DevicePlace place = impl->place;
     impl->watchdog = std::make_unique<Watchdog>(
@@ -481,7 +481,7 @@ void Session::Impl::gatherReplicas(std::vector<Tensor> &outputs) {
     throw Error("a bundle with " + std::to_string(manifest.dp) +
                 " data-parallel replicas needs its devices started together");
   auto rankOf = [&](int dp) {
-    return (dp * manifest.pp + place.stage) * manifest.tp;
+    return static_cast<int>(manifest.mesh().rankOf({place.stage, dp, 0}));
   };
   if (watchdog)
     watchdog->begin("gather outputs", nullptr);

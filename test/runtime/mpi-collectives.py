@@ -5,6 +5,11 @@
 # all_gather along dims 1 and 0, reduce_scatter, all_slice, all_to_all;
 # float16 and bfloat16 are reduced in float32 and rounded once.
 # Only the tp-0 device writes, so each output is written once.
+# Groups (Inputs/groups.cpp): on a pp=2 x dp=2 x tp=2 mesh every device
+# all-reduces and all-gathers its X over its group along each axis, and
+# checks the results against NumPy's (make_bundle.py groups), so each
+# reduces over the right ranks in the right order; with the dp and tp
+# expectations swapped the run fails, naming the axis.
 # REQUIRES: mpi
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t %cleave_lib | FileCheck %s
@@ -72,6 +77,19 @@ for g in (2, 4):
               + ("" if ok else f": got {got.dtype}{got.shape} {got.tolist()}, "
                  f"expected {want.dtype}{want.shape} {want.tolist()}"))
 
+for swap in ([], ["--swap"]):
+    bundle = f"{WORK}/groups{len(swap)}"
+    subprocess.run([sys.executable, make_bundle.__file__, "groups", bundle,
+                    "--lib-dir", LIB, "--pp", "2", "--dp", "2", "--tp", "2"]
+                   + swap, check=True)
+    result = subprocess.run([WORKER, "run", bundle] + OPTIONS,
+                            capture_output=True, text=True, timeout=120)
+    ran = [l for l in result.stdout.splitlines() if l.startswith("ran ")]
+    print(f"groups{' swapped' if swap else ''}: "
+          f"{'exit 0' if result.returncode == 0 else 'failed'}, {ran}")
+    errors = [l for l in result.stderr.splitlines() if "error:" in l]
+    print("  " + (errors[0] if errors else "no error"))
+
 # CHECK-LABEL: tp=2: exit 0
 # CHECK-NEXT:   writers ['rank 0'], 13 outputs
 # CHECK-NEXT:   files 13
@@ -104,3 +122,7 @@ for g in (2, 4):
 # CHECK-NEXT:   isum ok
 # CHECK-NEXT:   hsum ok
 # CHECK-NEXT:   bsum ok
+# CHECK-LABEL: groups: exit 0, ['ran {{.*}}groups0 on 8 cpu devices in {{.*}} ms']
+# CHECK-NEXT:    no error
+# CHECK-LABEL: groups swapped: failed, []
+# CHECK-NEXT:    cleave run: error: rank {{[0-9]+}} {{.*}}kernel all_reduce: all_reduce over dp: element 0 is {{[0-9]+}}, NumPy says {{[0-9]+}}

@@ -89,6 +89,40 @@ TEST(CollectiveTest, GatherScatterBroadcastSendRecv) {
   EXPECT_DOUBLE_EQ(send.time, 5e-6 + 2e-5);
 }
 
+TEST(CollectiveTest, AllToAll) {
+  // Every device sends (p-1)/p of its n bytes in p-1 pairwise steps: with
+  // p = 4, n = 4e8, 3/4 · 4e8/5e10 + 3·5e-6.
+  EXPECT_DOUBLE_EQ(collectiveAlgorithmTime(CollectiveKind::AllToAll,
+                                           CollectiveAlgorithm::Ring, 400000000,
+                                           4, testLink()),
+                   0.006 + 1.5e-5);
+  // p = 8: 7/8 of the bytes, 7 steps.
+  EXPECT_DOUBLE_EQ(collectiveAlgorithmTime(CollectiveKind::AllToAll,
+                                           CollectiveAlgorithm::Ring, 800000000,
+                                           8, testLink()),
+                   0.014 + 3.5e-5);
+  // No tree, and never a single message.
+  EXPECT_TRUE(std::isinf(collectiveAlgorithmTime(CollectiveKind::AllToAll,
+                                                 CollectiveAlgorithm::Tree,
+                                                 1024, 64, testLink())));
+  EXPECT_TRUE(std::isinf(collectiveAlgorithmTime(CollectiveKind::AllToAll,
+                                                 CollectiveAlgorithm::Direct,
+                                                 1024, 2, testLink())));
+  CollectiveCost best =
+      bestCollective(CollectiveKind::AllToAll, 1024, 64, testLink());
+  EXPECT_EQ(best.algorithm, CollectiveAlgorithm::Ring);
+  EXPECT_DOUBLE_EQ(best.time, 63.0 / 64 * 1024 / 5e10 + 63 * 5e-6);
+  // Half the bytes of an all-reduce of the same message, and half its
+  // latency steps.
+  EXPECT_DOUBLE_EQ(
+      2 * bestCollective(CollectiveKind::AllToAll, 1 << 30, 8, testLink()).time,
+      collectiveAlgorithmTime(CollectiveKind::AllReduce,
+                              CollectiveAlgorithm::Ring, 1 << 30, 8,
+                              testLink()));
+  EXPECT_EQ(bestCollective(CollectiveKind::AllToAll, 1000, 1, testLink()).time,
+            0.0);
+}
+
 TEST(CollectiveTest, TrivialGroupsAreFree) {
   EXPECT_EQ(bestCollective(CollectiveKind::AllReduce, 1000, 1, testLink()).time,
             0.0);
@@ -112,11 +146,24 @@ TEST(CollectiveTest, LinkLevelFromNodeSpan) {
   EXPECT_DOUBLE_EQ(
       collectiveTime(CollectiveKind::AllReduce, 800000000, 8, true, target),
       0.028 + 1.4e-4);
+  // Reduce-scatter and all-to-all of 800 MB over 8 devices move 7/8 of the
+  // bytes in 7 steps: inside a node 7/8 · 8e8/4e11 + 7·1e-6, across nodes
+  // 7/8 · 8e8/5e10 + 7·1e-5.
+  for (CollectiveKind kind :
+       {CollectiveKind::ReduceScatter, CollectiveKind::AllToAll}) {
+    EXPECT_DOUBLE_EQ(collectiveTime(kind, 800000000, 8, false, target),
+                     0.00175 + 7e-6)
+        << stringifyCollectiveKind(kind).str();
+    EXPECT_DOUBLE_EQ(collectiveTime(kind, 800000000, 8, true, target),
+                     0.014 + 7e-5)
+        << stringifyCollectiveKind(kind).str();
+  }
 }
 
 TEST(CollectiveTest, Names) {
   EXPECT_EQ(stringifyCollectiveKind(CollectiveKind::ReduceScatter),
             "reduce_scatter");
+  EXPECT_EQ(stringifyCollectiveKind(CollectiveKind::AllToAll), "all_to_all");
   EXPECT_EQ(stringifyCollectiveAlgorithm(CollectiveAlgorithm::Tree), "tree");
 }
 

@@ -14,6 +14,7 @@
 #define CLEAVE_PLAN_PLAN_H
 
 #include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/rt/Mesh.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -78,19 +79,19 @@ struct PlanOptions {
   ProgressReporter *progress = nullptr;
 };
 
-/// `pp × tp × dp` devices. Ranks are laid out replica-major with the
-/// tensor-parallel shards innermost:
-/// `rank = replica * (pp * tp) + stage * tp + shard`, so a tensor-parallel
-/// group is consecutive (inside a node) and a replica's stages are
-/// neighbours.
+/// `pp × tp × dp` devices, numbered as the runtime numbers them
+/// (rt::MeshShape, runtime/include/cleave/rt/Mesh.h): replica-major with
+/// the tensor-parallel shards innermost, so a tensor-parallel group is
+/// consecutive (inside a node) and a replica's stages are neighbours.
 struct DeviceMesh {
   int64_t pp = 1;
   int64_t tp = 1;
   int64_t dp = 1;
 
-  int64_t size() const { return pp * tp * dp; }
+  int64_t size() const { return shape().size(); }
+  rt::MeshShape shape() const { return rt::MeshShape{pp, dp, tp}; }
   int64_t rank(int64_t stage, int64_t replica, int64_t shard) const {
-    return replica * pp * tp + stage * tp + shard;
+    return shape().rankOf(rt::MeshCoords{stage, replica, shard});
   }
   bool operator==(const DeviceMesh &other) const {
     return pp == other.pp && tp == other.tp && dp == other.dp;

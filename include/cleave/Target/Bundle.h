@@ -11,6 +11,7 @@
 #define CLEAVE_TARGET_BUNDLE_H
 
 #include "cleave/Target/ProgramEmitter.h"
+#include "cleave/rt/Mesh.h"
 
 #include "llvm/Support/Error.h"
 
@@ -47,7 +48,8 @@ struct BundleContents {
   std::vector<BundlePort> inputs, outputs;
   std::vector<StageProgram> stages;
 
-  int64_t getNumDevices() const { return pp * tp * dp; }
+  rt::MeshShape getMesh() const { return rt::MeshShape{pp, dp, tp}; }
+  int64_t getNumDevices() const { return getMesh().size(); }
 };
 
 /// The contents of a one-device bundle: `program` is stage 0 and reads and

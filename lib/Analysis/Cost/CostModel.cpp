@@ -108,6 +108,8 @@ StringRef cleave::stringifyCollectiveKind(CollectiveKind kind) {
     return "reduce_scatter";
   case CollectiveKind::Broadcast:
     return "broadcast";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
   case CollectiveKind::SendRecv:
     return "send_recv";
   }
@@ -155,6 +157,13 @@ double cleave::collectiveAlgorithmTime(CollectiveKind kind,
   case CollectiveKind::ReduceScatter:
     // A tree would move whole messages at every level; only the ring is
     // modelled, as NCCL does.
+    if (algorithm == CollectiveAlgorithm::Ring)
+      return (p - 1) / p * n / beta + (p - 1) * alpha;
+    return kUnavailable;
+  case CollectiveKind::AllToAll:
+    // Each device keeps its own block and exchanges the other p-1, one
+    // partner per step: (p-1)/p of its bytes leave it, as in a ring
+    // all-gather, with no tree to shorten the latency term.
     if (algorithm == CollectiveAlgorithm::Ring)
       return (p - 1) / p * n / beta + (p - 1) * alpha;
     return kUnavailable;

@@ -8,13 +8,10 @@ using namespace mlir;
 using namespace cleave;
 
 std::optional<int64_t> PlanContract::axisSize(StringRef axis) const {
-  if (axis == "pp")
-    return pp;
-  if (axis == "tp")
-    return tp;
-  if (axis == "dp")
-    return dp;
-  return std::nullopt;
+  rt::MeshAxis meshAxis;
+  if (!rt::parseMeshAxis(axis, meshAxis))
+    return std::nullopt;
+  return getMesh().extent(meshAxis);
 }
 
 FailureOr<PlanContract> cleave::readPlanContract(ModuleOp module) {

@@ -11,6 +11,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Partition/Contract.h"
 #include "cleave/Transforms/Partition/Sharding.h"
+#include "cleave/rt/Mesh.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -101,6 +102,13 @@ private:
       return op->emitOpError()
              << "would move data between the blocks of the batch (the "
                 "data-parallel replicas and microbatches), which run apart";
+    rt::MeshAxis meshAxis;
+    if (axisName != kBatchAxisName && !rt::parseMeshAxis(axisName, meshAxis))
+      return op->emitOpError()
+             << "runs over grid axis '" << axisName
+             << "', which is not a mesh axis (pp, dp or tp); name the grid's "
+                "axes with `"
+             << kGridAxesAttrName << "`";
     Builder b(op->getContext());
     return Group{b.getStringAttr(axisName),
                  b.getI64IntegerAttr(grid.getShape()[axes.front()])};

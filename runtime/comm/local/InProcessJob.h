@@ -32,9 +32,9 @@ class LocalJobState;
 
 class InProcessJob {
 public:
-  /// One rank per entry of `places` (places[r].rank == r). Waits longer
-  /// than `timeoutSeconds` fail (0: never).
-  InProcessJob(const std::vector<DevicePlace> &places, double timeoutSeconds);
+  /// One rank per device of `mesh`. Waits longer than `timeoutSeconds`
+  /// fail (0: never).
+  InProcessJob(const MeshShape &mesh, double timeoutSeconds);
   ~InProcessJob();
   InProcessJob(const InProcessJob &) = delete;
   InProcessJob &operator=(const InProcessJob &) = delete;

@@ -9,6 +9,8 @@
 
 #include "InProcessJob.h"
 
+#include "../Groups.h"
+
 #include "cleave/rt/Context.h"
 #include "cleave/rt/LocalTransport.h"
 
@@ -64,10 +66,15 @@ std::string placeText(const DevicePlace &place) {
 
 class LocalJobState {
 public:
-  LocalJobState(std::vector<DevicePlace> places, double timeoutSeconds)
-      : places(std::move(places)), timeoutSeconds(timeoutSeconds) {}
+  LocalJobState(const MeshShape &mesh, double timeoutSeconds)
+      : mesh(mesh), timeoutSeconds(timeoutSeconds) {
+    for (int r = 0; r < mesh.size(); ++r)
+      places.push_back(DevicePlace::of(mesh, r));
+  }
 
-  const std::vector<DevicePlace> places;
+  const MeshShape mesh;
+  /// Indexed by rank.
+  std::vector<DevicePlace> places;
 
   void post(int from, int to, Channel channel, int tag, MessagePtr message) {
     {
@@ -140,7 +147,7 @@ public:
         [&] {
           std::string missing;
           for (std::size_t r = 0, m = 0; r < places.size(); ++r) {
-            if (!memberOf(key, places[r]))
+            if (!memberOf(key, static_cast<int>(r)))
               continue;
             if (!round.present[m++])
               missing += (missing.empty() ? "" : ", ") + placeText(places[r]);
@@ -150,9 +157,11 @@ public:
     return round.published;
   }
 
-  /// The rendezvous of the tensor-parallel group of `place`, and of all.
-  int groupKey(const DevicePlace &place) const {
-    return place.dp * static_cast<int>(places.size()) + place.stage;
+  /// The rendezvous of the group along `axis` that holds `rank`, and of
+  /// all.
+  int groupKey(MeshAxis axis, int rank) const {
+    return static_cast<int>(static_cast<int64_t>(axis) * mesh.size() +
+                            mesh.groupId(axis, rank));
   }
   static constexpr int worldKey = -1;
 
@@ -182,8 +191,11 @@ private:
     std::vector<Slot> published;
   };
 
-  bool memberOf(int key, const DevicePlace &place) const {
-    return key == worldKey || groupKey(place) == key;
+  bool memberOf(int key, int rank) const {
+    if (key == worldKey)
+      return true;
+    auto axis = static_cast<MeshAxis>(key / mesh.size());
+    return groupKey(axis, rank) == key;
   }
 
   /// The runtime's own waits (barriers, host messages) span the others'
@@ -231,12 +243,7 @@ namespace {
 class LocalCommunicator final : public Communicator {
 public:
   LocalCommunicator(std::shared_ptr<LocalJobState> job, int rank)
-      : job(std::move(job)), rank_(rank) {
-    const DevicePlace &self = this->job->places[rank];
-    for (const DevicePlace &place : this->job->places)
-      if (place.stage == self.stage && place.dp == self.dp)
-        ++groupSize_;
-  }
+      : job(std::move(job)), rank_(rank) {}
 
   ~LocalCommunicator() override {
     // The job's threads have ended: every queued copy has run. A failed
@@ -251,10 +258,8 @@ public:
     releaseQuietly(blocks);
   }
 
+  const MeshShape &mesh() const override { return job->mesh; }
   int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(job->places.size()); }
-  DevicePlace place() const override { return job->places[rank_]; }
-  int groupSize() const override { return groupSize_; }
 
   void releaseContext(CleaveContext *ctx) noexcept override {
     // Peers may still read the messages this rank sent: their buffers stay
@@ -332,47 +337,52 @@ public:
       std::memcpy(data, message->host.data(), bytes);
   }
 
-  void allReduce(const void *in, void *out, std::size_t count,
+  void allReduce(MeshAxis axis, const void *in, void *out, std::size_t count,
                  CleaveDType dtype, Reduction reduction) override {
     std::size_t bytes = count * elementSize(dtype);
-    std::vector<Slot> slots = gather(in, "all_reduce");
-    auto *staged = static_cast<uint8_t *>(blockBuffer(bytes * groupSize_));
-    for (int j = 0; j < groupSize_; ++j)
+    int members = groupSize(axis);
+    std::vector<Slot> slots = gather(axis, in, "all_reduce");
+    auto *staged = static_cast<uint8_t *>(blockBuffer(bytes * members));
+    for (int j = 0; j < members; ++j)
       transport().copy(staged + j * bytes, slots[j].in, bytes);
-    release("all_reduce");
-    transport().reduceBlocks(out, staged, groupSize_, count, dtype, reduction);
+    release(axis, "all_reduce");
+    transport().reduceBlocks(out, staged, members, count, dtype, reduction);
   }
 
-  void allGather(const void *in, void *out, std::size_t bytes) override {
-    std::vector<Slot> slots = gather(in, "all_gather");
-    for (int j = 0; j < groupSize_; ++j)
+  void allGather(MeshAxis axis, const void *in, void *out,
+                 std::size_t bytes) override {
+    std::vector<Slot> slots = gather(axis, in, "all_gather");
+    for (int j = 0; j < groupSize(axis); ++j)
       transport().copy(static_cast<uint8_t *>(out) + j * bytes, slots[j].in,
                        bytes);
-    release("all_gather");
+    release(axis, "all_gather");
   }
 
-  void reduceScatter(const void *in, void *out, std::size_t count,
-                     CleaveDType dtype, Reduction reduction) override {
+  void reduceScatter(MeshAxis axis, const void *in, void *out,
+                     std::size_t count, CleaveDType dtype,
+                     Reduction reduction) override {
     std::size_t bytes = count * elementSize(dtype);
-    std::size_t offset = place().tp * bytes;
-    std::vector<Slot> slots = gather(in, "reduce_scatter");
-    auto *staged = static_cast<uint8_t *>(blockBuffer(bytes * groupSize_));
-    for (int j = 0; j < groupSize_; ++j)
+    std::size_t offset = groupIndex(axis) * bytes;
+    int members = groupSize(axis);
+    std::vector<Slot> slots = gather(axis, in, "reduce_scatter");
+    auto *staged = static_cast<uint8_t *>(blockBuffer(bytes * members));
+    for (int j = 0; j < members; ++j)
       transport().copy(staged + j * bytes,
                        static_cast<const uint8_t *>(slots[j].in) + offset,
                        bytes);
-    release("reduce_scatter");
-    transport().reduceBlocks(out, staged, groupSize_, count, dtype, reduction);
+    release(axis, "reduce_scatter");
+    transport().reduceBlocks(out, staged, members, count, dtype, reduction);
   }
 
-  void allToAll(const void *in, void *out, std::size_t bytes) override {
-    std::size_t offset = place().tp * bytes;
-    std::vector<Slot> slots = gather(in, "all_to_all");
-    for (int j = 0; j < groupSize_; ++j)
+  void allToAll(MeshAxis axis, const void *in, void *out,
+                std::size_t bytes) override {
+    std::size_t offset = groupIndex(axis) * bytes;
+    std::vector<Slot> slots = gather(axis, in, "all_to_all");
+    for (int j = 0; j < groupSize(axis); ++j)
       transport().copy(static_cast<uint8_t *>(out) + j * bytes,
                        static_cast<const uint8_t *>(slots[j].in) + offset,
                        bytes);
-    release("all_to_all");
+    release(axis, "all_to_all");
   }
 
   void barrier() override {
@@ -423,14 +433,15 @@ private:
     return size;
   }
 
-  /// The group's inputs, once each member's work producing its own is
-  /// queued: this rank's later work waits for theirs.
-  std::vector<Slot> gather(const void *in, const char *op) {
+  /// The inputs of the group along `axis`, once each member's work
+  /// producing its own is queued: this rank's later work waits for theirs.
+  std::vector<Slot> gather(MeshAxis axis, const void *in, const char *op) {
     Slot slot;
     slot.in = in;
     slot.mark = transport().mark();
-    std::vector<Slot> slots = job->exchange(job->groupKey(place()), place().tp,
-                                            groupSize_, std::move(slot), op);
+    std::vector<Slot> slots =
+        job->exchange(job->groupKey(axis, rank_), groupIndex(axis),
+                      groupSize(axis), std::move(slot), op);
     for (const Slot &each : slots)
       transport().waitFor(each.mark);
     return slots;
@@ -438,11 +449,12 @@ private:
 
   /// After this rank's copies from the group's inputs are queued: its later
   /// work (which may overwrite its input) waits for every member's copies.
-  void release(const char *op) {
+  void release(MeshAxis axis, const char *op) {
     Slot slot;
     slot.mark = transport().mark();
-    for (const Slot &each : job->exchange(job->groupKey(place()), place().tp,
-                                          groupSize_, std::move(slot), op))
+    for (const Slot &each :
+         job->exchange(job->groupKey(axis, rank_), groupIndex(axis),
+                       groupSize(axis), std::move(slot), op))
       transport().waitFor(each.mark);
   }
 
@@ -507,22 +519,10 @@ private:
                   std::to_string(size()));
   }
 
-  int peerOf(int stage) const {
-    const DevicePlace &self = job->places[rank_];
-    for (const DevicePlace &place : job->places)
-      if (place.stage == stage && place.tp == self.tp && place.dp == self.dp) {
-        if (place.rank == rank_)
-          throw Error("stage " + std::to_string(stage) +
-                      " is this device's own stage");
-        return place.rank;
-      }
-    throw Error("no device of stage " + std::to_string(stage) + " with tp " +
-                std::to_string(self.tp) + " and dp " + std::to_string(self.dp));
-  }
+  int peerOf(int stage) const { return pipelinePeer(job->mesh, rank_, stage); }
 
   std::shared_ptr<LocalJobState> job;
   int rank_;
-  int groupSize_ = 0;
   CleaveContext *context = nullptr;
   std::unique_ptr<LocalTransport> transport_;
   std::deque<MessagePtr> sent;
@@ -533,16 +533,10 @@ private:
 
 } // namespace
 
-InProcessJob::InProcessJob(const std::vector<DevicePlace> &places,
-                           double timeoutSeconds)
-    : state(std::make_shared<LocalJobState>(places, timeoutSeconds)) {
-  for (std::size_t r = 0; r < places.size(); ++r) {
-    if (places[r].rank != static_cast<int>(r))
-      throw Error("rank " + std::to_string(r) + " of the job has place rank " +
-                  std::to_string(places[r].rank));
-    ranks.push_back(
-        std::make_unique<LocalCommunicator>(state, static_cast<int>(r)));
-  }
+InProcessJob::InProcessJob(const MeshShape &mesh, double timeoutSeconds)
+    : state(std::make_shared<LocalJobState>(mesh, timeoutSeconds)) {
+  for (int r = 0; r < mesh.size(); ++r)
+    ranks.push_back(std::make_unique<LocalCommunicator>(state, r));
 }
 
 InProcessJob::~InProcessJob() = default;

@@ -2,8 +2,9 @@
 //-----------------------===//
 //
 // One MPI process per device. MPI_COMM_WORLD ranks are the manifest's ranks;
-// each tensor-parallel group is a communicator split off by (dp, stage),
-// ordered by tp index, so a group's collectives never involve other stages.
+// every group of every mesh axis (Mesh.h) is a communicator split off by its
+// first member, ordered by the index along the axis, so a group's
+// collectives never involve devices outside it.
 // Errors are returned rather than fatal (MPI_ERRORS_RETURN), so that a
 // failed call becomes an Error naming it.
 //
@@ -12,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Elements.h"
+#include "../Groups.h"
 #include "cleave/rt/Communicator.h"
 
 #include <mpi.h>
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -109,7 +112,7 @@ private:
 
 class MpiCommunicator final : public Communicator {
 public:
-  MpiCommunicator(const std::vector<DevicePlace> &places) : places(places) {
+  MpiCommunicator(const MeshShape &mesh) : mesh_(mesh) {
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) {
@@ -123,19 +126,19 @@ public:
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    if (static_cast<std::size_t>(size_) != places.size())
+    if (size_ != mesh.size())
       throw Error("the MPI job has " + std::to_string(size_) +
                   " ranks, but the bundle is for " +
-                  std::to_string(places.size()) + " devices");
-    const DevicePlace &self = places[rank_];
-    for (const DevicePlace &place : places)
-      if (place.stage == self.stage && place.dp == self.dp)
-        ++groupSize_;
-    check(MPI_Comm_split(MPI_COMM_WORLD,
-                         self.dp * static_cast<int>(places.size()) + self.stage,
-                         self.tp, &group),
-          "MPI_Comm_split");
-    MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+                  std::to_string(mesh.size()) + " devices");
+    // Every rank splits along every axis, in the same order.
+    for (MeshAxis axis : kMeshAxes) {
+      MPI_Comm &group = groups[static_cast<int>(axis)];
+      check(MPI_Comm_split(MPI_COMM_WORLD,
+                           static_cast<int>(mesh.groupId(axis, rank_)),
+                           groupIndex(axis), &group),
+            "MPI_Comm_split");
+      MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+    }
     check(MPI_Comm_dup(MPI_COMM_WORLD, &runtimeComm), "MPI_Comm_dup");
     MPI_Comm_set_errhandler(runtimeComm, MPI_ERRORS_RETURN);
   }
@@ -148,18 +151,17 @@ public:
     }
     if (runtimeComm != MPI_COMM_NULL)
       MPI_Comm_free(&runtimeComm);
-    if (group != MPI_COMM_NULL)
-      MPI_Comm_free(&group);
+    for (MPI_Comm &group : groups)
+      if (group != MPI_COMM_NULL)
+        MPI_Comm_free(&group);
     int finalised = 0;
     MPI_Finalized(&finalised);
     if (ownsMpi && !finalised)
       MPI_Finalize();
   }
 
+  const MeshShape &mesh() const override { return mesh_; }
   int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  DevicePlace place() const override { return places[rank_]; }
-  int groupSize() const override { return groupSize_; }
 
   void send(const void *data, std::size_t bytes, int stage, int tag) override {
     int peer = peerOf(stage);
@@ -213,11 +215,11 @@ public:
     receive(data, bytes, peerOf(stage), tag, MPI_COMM_WORLD);
   }
 
-  void allReduce(const void *in, void *out, std::size_t count,
+  void allReduce(MeshAxis axis, const void *in, void *out, std::size_t count,
                  CleaveDType dtype, Reduction reduction) override {
     if (isHalf(dtype)) {
       std::vector<float> wide = widen(in, count, dtype);
-      allReduce(wide.data(), wide.data(), count, CLEAVE_F32, reduction);
+      allReduce(axis, wide.data(), wide.data(), count, CLEAVE_F32, reduction);
       narrow(wide, out, dtype);
       return;
     }
@@ -231,19 +233,20 @@ public:
       std::size_t piece = std::min(perPiece, count - done);
       check(MPI_Allreduce(from == to ? MPI_IN_PLACE : from + done * size,
                           to + done * size, static_cast<int>(piece), type, op,
-                          group),
+                          group(axis)),
             "MPI_Allreduce");
     }
     if (reduction == Reduction::Average)
-      divide(out, count, dtype, groupSize_);
+      divide(out, count, dtype, groupSize(axis));
   }
 
-  void allGather(const void *in, void *out, std::size_t bytes) override {
+  void allGather(MeshAxis axis, const void *in, void *out,
+                 std::size_t bytes) override {
     const char *from = static_cast<const char *>(in);
     char *to = static_cast<char *>(out);
     if (bytes <= pieceBytes) {
       check(MPI_Allgather(from, static_cast<int>(bytes), MPI_BYTE, to,
-                          static_cast<int>(bytes), MPI_BYTE, group),
+                          static_cast<int>(bytes), MPI_BYTE, group(axis)),
             "MPI_Allgather");
       return;
     }
@@ -251,37 +254,40 @@ public:
       std::size_t piece = std::min(pieceBytes, bytes - done);
       PieceType type(piece, bytes);
       check(MPI_Allgather(from + done, static_cast<int>(piece), MPI_BYTE,
-                          to + done, 1, type.get(), group),
+                          to + done, 1, type.get(), group(axis)),
             "MPI_Allgather");
     }
   }
 
-  void reduceScatter(const void *in, void *out, std::size_t count,
-                     CleaveDType dtype, Reduction reduction) override {
+  void reduceScatter(MeshAxis axis, const void *in, void *out,
+                     std::size_t count, CleaveDType dtype,
+                     Reduction reduction) override {
     std::size_t size = cleave_dtype_size(dtype);
+    std::size_t members = static_cast<std::size_t>(groupSize(axis));
     if (isHalf(dtype) || count * size > pieceBytes) {
       // Reduce everything, keep this device's block: twice the traffic, only
       // for types MPI lacks and for blocks above a piece.
-      std::vector<uint8_t> whole(count * size * groupSize_);
-      allReduce(in, whole.data(), count * groupSize_, dtype, reduction);
-      int tp = places[rank_].tp;
-      std::memcpy(out, whole.data() + tp * count * size, count * size);
+      std::vector<uint8_t> whole(count * size * members);
+      allReduce(axis, in, whole.data(), count * members, dtype, reduction);
+      std::size_t index = static_cast<std::size_t>(groupIndex(axis));
+      std::memcpy(out, whole.data() + index * count * size, count * size);
       return;
     }
     check(MPI_Reduce_scatter_block(in, out, static_cast<int>(count),
                                    mpiType(dtype), mpiOp(reduction, dtype),
-                                   group),
+                                   group(axis)),
           "MPI_Reduce_scatter_block");
     if (reduction == Reduction::Average)
-      divide(out, count, dtype, groupSize_);
+      divide(out, count, dtype, groupSize(axis));
   }
 
-  void allToAll(const void *in, void *out, std::size_t bytes) override {
+  void allToAll(MeshAxis axis, const void *in, void *out,
+                std::size_t bytes) override {
     const char *from = static_cast<const char *>(in);
     char *to = static_cast<char *>(out);
     if (bytes <= pieceBytes) {
       check(MPI_Alltoall(from, static_cast<int>(bytes), MPI_BYTE, to,
-                         static_cast<int>(bytes), MPI_BYTE, group),
+                         static_cast<int>(bytes), MPI_BYTE, group(axis)),
             "MPI_Alltoall");
       return;
     }
@@ -289,7 +295,7 @@ public:
       std::size_t piece = std::min(pieceBytes, bytes - done);
       PieceType type(piece, bytes);
       check(MPI_Alltoall(from + done, 1, type.get(), to + done, 1, type.get(),
-                         group),
+                         group(axis)),
             "MPI_Alltoall");
     }
   }
@@ -357,26 +363,17 @@ private:
     }
   }
 
-  int peerOf(int stage) const {
-    const DevicePlace &self = places[rank_];
-    for (std::size_t r = 0; r < places.size(); ++r)
-      if (places[r].stage == stage && places[r].tp == self.tp &&
-          places[r].dp == self.dp) {
-        if (static_cast<int>(r) == rank_)
-          throw Error("stage " + std::to_string(stage) +
-                      " is this device's own stage");
-        return static_cast<int>(r);
-      }
-    throw Error("no device of stage " + std::to_string(stage) + " with tp " +
-                std::to_string(self.tp) + " and dp " + std::to_string(self.dp));
-  }
+  int peerOf(int stage) const { return pipelinePeer(mesh_, rank_, stage); }
 
-  std::vector<DevicePlace> places;
+  MPI_Comm group(MeshAxis axis) const { return groups[static_cast<int>(axis)]; }
+
+  MeshShape mesh_;
   bool ownsMpi = false;
   int rank_ = 0;
   int size_ = 1;
-  int groupSize_ = 0;
-  MPI_Comm group = MPI_COMM_NULL;
+  /// This device's group along each axis, by axis code.
+  MPI_Comm groups[std::size(kMeshAxes)] = {MPI_COMM_NULL, MPI_COMM_NULL,
+                                           MPI_COMM_NULL};
   /// The runtime's own traffic, apart from the programs'.
   MPI_Comm runtimeComm = MPI_COMM_NULL;
   std::deque<InFlight> inFlight;
@@ -397,9 +394,8 @@ bool inMpiJob() {
   return false;
 }
 
-std::unique_ptr<Communicator>
-createMpiCommunicator(const std::vector<DevicePlace> &places) {
-  return std::make_unique<MpiCommunicator>(places);
+std::unique_ptr<Communicator> createMpiCommunicator(const MeshShape &mesh) {
+  return std::make_unique<MpiCommunicator>(mesh);
 }
 
 } // namespace cleave::rt

@@ -5,9 +5,9 @@
 // the bootstrap and every host message: rank 0 makes NCCL's unique id and
 // sends it, with each rank's local rank (its place among the ranks on its
 // host, by host name), to every rank. The world communicator serves the
-// pipeline's sends and receives (peers are world ranks); each
-// tensor-parallel group is split off it by (dp, stage), ordered by tp
-// index, for the collectives.
+// pipeline's sends and receives (peers are world ranks); every group of
+// every mesh axis (Mesh.h) is split off it by its first member, ordered by
+// the index along the axis, for the collectives.
 //
 // Everything is queued on the stream of the context the communication
 // calls give (useContext); flush() waits for it. NCCL has no tags: the
@@ -20,6 +20,8 @@
 
 #include "CommDevice.h"
 
+#include "../Groups.h"
+
 #include "cleave/rt/Communicator.h"
 #include "cleave/rt/Context.h"
 
@@ -29,6 +31,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -104,7 +107,6 @@ struct Bootstrap {
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(Communicator *host, int &cudaDevice) : host(host) {
-    DevicePlace self = host->place();
     Bootstrap boot = bootstrap();
     int gpus = 0;
     cudaError_t found = cudaGetDeviceCount(&gpus);
@@ -128,9 +130,12 @@ public:
     checkOneRankPerGpu(name, gpus);
     check(ncclCommInitRank(&world, host->size(), boot.id, host->rank()),
           "ncclCommInitRank");
-    check(ncclCommSplit(world, self.dp * host->size() + self.stage, self.tp,
-                        &group, nullptr),
-          "ncclCommSplit");
+    // Every rank splits along every axis, in the same order.
+    for (MeshAxis axis : kMeshAxes)
+      check(ncclCommSplit(world, static_cast<int>(mesh().groupId(axis, rank())),
+                          groupIndex(axis), &groups[static_cast<int>(axis)],
+                          nullptr),
+            "ncclCommSplit");
   }
 
   ~NcclCommunicator() override {
@@ -139,17 +144,16 @@ public:
     } catch (const std::exception &) {
       // A failed job is reported where it failed; the process is ending.
     }
-    if (group)
-      ncclCommDestroy(group);
+    for (ncclComm_t group : groups)
+      if (group)
+        ncclCommDestroy(group);
     if (world)
       ncclCommDestroy(world);
     delete host;
   }
 
+  const MeshShape &mesh() const override { return host->mesh(); }
   int rank() const override { return host->rank(); }
-  int size() const override { return host->size(); }
-  DevicePlace place() const override { return host->place(); }
-  int groupSize() const override { return host->groupSize(); }
 
   void useContext(CleaveContext *ctx) override {
     if (ctx && ctx->cudaStream)
@@ -184,13 +188,10 @@ public:
       return;
     check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    // Pipeline transfers run on `world`, collectives on `group`.
-    for (ncclComm_t comm : {world, group}) {
-      ncclResult_t asyncError = ncclSuccess;
-      check(ncclCommGetAsyncError(comm, &asyncError),
-            "ncclCommGetAsyncError");
-      check(asyncError, "an NCCL operation");
-    }
+    // Pipeline transfers run on `world`, collectives on `groups`.
+    checkAsyncError(world);
+    for (ncclComm_t group : groups)
+      checkAsyncError(group);
   }
 
   void sendToRank(const void *data, std::size_t bytes, int rank,
@@ -201,36 +202,40 @@ public:
     host->recvFromRank(data, bytes, rank, tag);
   }
 
-  void allReduce(const void *in, void *out, std::size_t count,
+  void allReduce(MeshAxis axis, const void *in, void *out, std::size_t count,
                  CleaveDType dtype, Reduction reduction) override {
     check(ncclAllReduce(in, out, count, ncclType(dtype),
-                        ncclOp(reduction, dtype), group, queue()),
+                        ncclOp(reduction, dtype), group(axis), queue()),
           "ncclAllReduce");
-    average(out, count, dtype, reduction);
+    average(axis, out, count, dtype, reduction);
   }
 
-  void allGather(const void *in, void *out, std::size_t bytes) override {
-    check(ncclAllGather(in, out, bytes, ncclUint8, group, queue()),
+  void allGather(MeshAxis axis, const void *in, void *out,
+                 std::size_t bytes) override {
+    check(ncclAllGather(in, out, bytes, ncclUint8, group(axis), queue()),
           "ncclAllGather");
   }
 
-  void reduceScatter(const void *in, void *out, std::size_t count,
-                     CleaveDType dtype, Reduction reduction) override {
+  void reduceScatter(MeshAxis axis, const void *in, void *out,
+                     std::size_t count, CleaveDType dtype,
+                     Reduction reduction) override {
     check(ncclReduceScatter(in, out, count, ncclType(dtype),
-                            ncclOp(reduction, dtype), group, queue()),
+                            ncclOp(reduction, dtype), group(axis), queue()),
           "ncclReduceScatter");
-    average(out, count, dtype, reduction);
+    average(axis, out, count, dtype, reduction);
   }
 
-  void allToAll(const void *in, void *out, std::size_t bytes) override {
+  void allToAll(MeshAxis axis, const void *in, void *out,
+                std::size_t bytes) override {
     cudaStream_t s = queue();
+    ncclComm_t comm = group(axis);
     check(ncclGroupStart(), "ncclGroupStart");
-    for (int j = 0; j < groupSize(); ++j) {
+    for (int j = 0; j < groupSize(axis); ++j) {
       check(ncclSend(static_cast<const char *>(in) + j * bytes, bytes,
-                     ncclUint8, j, group, s),
+                     ncclUint8, j, comm, s),
             "ncclSend");
       check(ncclRecv(static_cast<char *>(out) + j * bytes, bytes, ncclUint8, j,
-                     group, s),
+                     comm, s),
             "ncclRecv");
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
@@ -246,11 +251,14 @@ public:
   [[noreturn]] void abort(int status) override {
     // A rank stuck in an NCCL kernel (its peer died) is freed by aborting
     // the communicators; then MPI ends every process.
-    if (group)
-      ncclCommAbort(group);
+    for (ncclComm_t &group : groups) {
+      if (group)
+        ncclCommAbort(group);
+      group = nullptr;
+    }
     if (world)
       ncclCommAbort(world);
-    group = world = nullptr;
+    world = nullptr;
     host->abort(status);
     std::_Exit(status); // abort() does not return
   }
@@ -343,26 +351,25 @@ private:
     return stream;
   }
 
-  void average(void *out, std::size_t count, CleaveDType dtype,
+  void average(MeshAxis axis, void *out, std::size_t count, CleaveDType dtype,
                Reduction reduction) {
     if (reduction == Reduction::Average)
-      cuda::divideOnDevice(out, count, dtype, groupSize(), stream);
+      cuda::divideOnDevice(out, count, dtype, groupSize(axis), stream);
   }
 
-  int peerOf(int stage) const {
-    // The MPI communicator knows every place; the peer's rank follows the
-    // bundle's numbering (docs/bundle-format.md): tp fastest, then stage.
-    DevicePlace self = host->place();
-    int tp = host->groupSize();
-    if (stage == self.stage)
-      throw Error("stage " + std::to_string(stage) +
-                  " is this device's own stage");
-    int peer = self.rank + (stage - self.stage) * tp;
-    if (stage < 0 || peer < 0 || peer >= host->size())
-      throw Error("no device of stage " + std::to_string(stage) + " with tp " +
-                  std::to_string(self.tp) + " and dp " +
-                  std::to_string(self.dp));
-    return peer;
+  static void checkAsyncError(ncclComm_t comm) {
+    if (!comm)
+      return;
+    ncclResult_t asyncError = ncclSuccess;
+    check(ncclCommGetAsyncError(comm, &asyncError), "ncclCommGetAsyncError");
+    check(asyncError, "an NCCL operation");
+  }
+
+  /// World ranks are the bundle's ranks.
+  int peerOf(int stage) const { return pipelinePeer(mesh(), rank(), stage); }
+
+  ncclComm_t group(MeshAxis axis) const {
+    return groups[static_cast<int>(axis)];
   }
 
   /// Owned once constructed (the destructor deletes it), so that a failed
@@ -370,7 +377,8 @@ private:
   Communicator *host;
   int device = 0;
   ncclComm_t world = nullptr;
-  ncclComm_t group = nullptr;
+  /// This device's group along each axis, by axis code.
+  ncclComm_t groups[std::size(kMeshAxes)] = {nullptr, nullptr, nullptr};
   cudaStream_t stream = nullptr;
 };
 

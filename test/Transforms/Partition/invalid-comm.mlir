@@ -33,7 +33,7 @@ func.func @recv_c2() -> tensor<4xf32> attributes {cleave.stage = 0 : i64} {
 // -----
 
 func.func @collective_c1_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{[collective_c1] needs a mesh axis and a positive group size, got axis "" and group_size 2}}
+  // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "" and group_size 2}}
   %y = cleave.all_reduce %x {axis = "", group_size = 2 : i64, reduction = "sum"} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -41,9 +41,38 @@ func.func @collective_c1_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @collective_c1_size(%x: tensor<4xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{[collective_c1] needs a mesh axis and a positive group size, got axis "tp" and group_size 0}}
+  // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "tp" and group_size 0}}
   %y = cleave.all_gather %x {axis = "tp", group_size = 0 : i64, dim = 0 : i64} : tensor<4xf32> -> tensor<8xf32>
   return %y : tensor<8xf32>
+}
+
+// -----
+
+// A group is named by an axis of the mesh; there is no "ep" axis yet.
+func.func @collective_c1_unknown_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "ep" and group_size 2}}
+  %y = cleave.all_reduce %x {axis = "ep", group_size = 2 : i64, reduction = "sum"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Only a slice takes a block of the batch; nothing moves across it.
+func.func @collective_c1_batch(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "batch" and group_size 2}}
+  %y = cleave.all_gather %x {axis = "batch", group_size = 2 : i64, dim = 0 : i64} : tensor<4xf32> -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+// Every mesh axis names a group, and a slice may take its batch block.
+func.func @collective_c1_axes(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>) {
+  %p = cleave.all_reduce %x {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<4xf32>
+  %d = cleave.all_reduce %x {axis = "dp", group_size = 4 : i64, reduction = "max"} : tensor<4xf32>
+  %t = cleave.all_reduce %x {axis = "tp", group_size = 8 : i64, reduction = "min"} : tensor<4xf32>
+  %b = cleave.all_slice %x {axis = "batch", group_size = 2 : i64, dim = 0 : i64} : tensor<4xf32> -> tensor<2xf32>
+  return %p, %d, %t, %b : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>
 }
 
 // -----

@@ -44,15 +44,31 @@ func.func @shared(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x8xf32>) {
 
 // -----
 
-// A grid without axis names gets positional ones.
+// A grid without axis names gets positional ones, which name no group of
+// the mesh.
 
 shard.grid @mesh(shape = 2x2)
 
-// CHECK-LABEL: func.func @unnamed
-// CHECK: cleave.all_reduce %{{.*}} {axis = "axis1", group_size = 2 : i64, reduction = "sum"}
 func.func @unnamed(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{runs over grid axis 'axis1', which is not a mesh axis (pp, dp or tp); name the grid's axes with `cleave.axes`}}
   %sum = shard.all_reduce %x on @mesh grid_axes = [1] : tensor<8xf32> -> tensor<8xf32>
   return %sum : tensor<8xf32>
+}
+
+// -----
+
+// Named axes: a grid of the data-parallel and tensor-parallel axes reduces
+// over either.
+
+shard.grid @mesh(shape = 2x4) {cleave.axes = ["dp", "tp"]}
+
+// CHECK-LABEL: func.func @named
+// CHECK: cleave.all_reduce %{{.*}} {axis = "dp", group_size = 2 : i64, reduction = "sum"}
+// CHECK: cleave.all_reduce %{{.*}} {axis = "tp", group_size = 4 : i64, reduction = "sum"}
+func.func @named(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %dp = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  %tp = shard.all_reduce %dp on @mesh grid_axes = [1] : tensor<8xf32> -> tensor<8xf32>
+  return %tp : tensor<8xf32>
 }
 
 // -----
@@ -77,7 +93,7 @@ func.func @broadcast(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-shard.grid @tp(shape = 2)
+shard.grid @tp(shape = 2) {cleave.axes = ["tp"]}
 
 func.func @bitwise(%x: tensor<8xi32>) -> tensor<8xi32> {
   // expected-error @+1 {{reduces with a kind cleave collectives do not support}}

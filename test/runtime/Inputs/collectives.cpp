@@ -13,8 +13,12 @@
 //   hsum, bsum                        all_reduce sum of X as float16 and
 //                                     as bfloat16 (weights at 32 and 48)
 #include "cleave/rt/Kernels.h"
+#include "cleave/rt/Mesh.h"
 
 #define G CLEAVE_TP
+// Every collective runs over the tensor-parallel axis.
+static constexpr int64_t TP =
+    static_cast<int64_t>(cleave::rt::MeshAxis::Tensor);
 
 static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 0, 13, 1024, 64};
 
@@ -34,24 +38,24 @@ extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
   for (int reduction = 0; reduction < 5; ++reduction) {
     cleave_rt_step(ctx, step++, "AllReduce");
     CleaveTensor out = tensor(outputs[reduction], CLEAVE_F32, 2, 4);
-    const int64_t ints[] = {G, reduction};
+    const int64_t ints[] = {TP, G, reduction};
     if (cleave_cpu_all_reduce(ctx, &x, 1, &out, 1, ints, nullptr))
       return 1;
   }
   cleave_rt_step(ctx, step++, "AllGather1");
   CleaveTensor gather1 = tensor(outputs[5], CLEAVE_F32, 2, 4 * G);
-  const int64_t gatherDim1[] = {G, 1};
+  const int64_t gatherDim1[] = {TP, G, 1};
   if (cleave_cpu_all_gather(ctx, &x, 1, &gather1, 1, gatherDim1, nullptr))
     return 1;
   cleave_rt_step(ctx, step++, "AllGather0");
   CleaveTensor gather0 = tensor(outputs[6], CLEAVE_F32, 2 * G, 4);
-  const int64_t gatherDim0[] = {G, 0};
+  const int64_t gatherDim0[] = {TP, G, 0};
   if (cleave_cpu_all_gather(ctx, &x, 1, &gather0, 1, gatherDim0, nullptr))
     return 1;
 
   cleave_rt_step(ctx, step++, "ReduceScatter");
   CleaveTensor block = tensor(arena, CLEAVE_F32, 2, 4 / G);
-  const int64_t scatter[] = {G, 1, 0};
+  const int64_t scatter[] = {TP, G, 1, 0};
   if (cleave_cpu_reduce_scatter(ctx, &x, 1, &block, 1, scatter, nullptr))
     return 1;
   CleaveTensor scattered = tensor(outputs[7], CLEAVE_F32, 2, 4);
@@ -67,7 +71,7 @@ extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
 
   cleave_rt_step(ctx, step++, "AllToAll");
   CleaveTensor swapped = tensor(arena + 256, CLEAVE_F32, 2 * G, 4 / G);
-  const int64_t toAll[] = {G, 1, 0};
+  const int64_t toAll[] = {TP, G, 1, 0};
   if (cleave_cpu_all_to_all(ctx, &x, 1, &swapped, 1, toAll, nullptr))
     return 1;
   CleaveTensor exchanged = tensor(outputs[9], CLEAVE_F32, 2 * G, 4);
@@ -81,7 +85,7 @@ extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
     wide[i] = static_cast<int64_t>(static_cast<const float *>(x.data)[i]);
   CleaveTensor xi = tensor(wide, CLEAVE_I64, 2, 4);
   CleaveTensor isum = tensor(outputs[10], CLEAVE_I64, 2, 4);
-  const int64_t sum[] = {G, 0};
+  const int64_t sum[] = {TP, G, 0};
   if (cleave_cpu_all_reduce(ctx, &xi, 1, &isum, 1, sum, nullptr))
     return 1;
 

@@ -4,10 +4,12 @@
     make_bundle.py identity BUNDLE --lib-dir DIR --dtype int8 --shape 2,3
     make_bundle.py pipeline BUNDLE --lib-dir DIR         2 devices, pp=2
     make_bundle.py collectives BUNDLE --lib-dir DIR --tp N
+    make_bundle.py groups BUNDLE --lib-dir DIR --pp P --dp D --tp T [--swap]
     make_bundle.py edit BUNDLE [--set KEY=JSON]... [--program-set KEY=JSON]...
                                [--rank-set KEY=JSON]... [--rehash]
 
-The programs (affine.cpp, identity.cpp, pipeline.cpp, collectives.cpp)
+The programs (affine.cpp, identity.cpp, pipeline.cpp, collectives.cpp,
+groups.cpp)
 are compiled against the runtime's
 headers and linked to libcleave_rt.so in DIR, as `cleave compile` does; the
 manifest follows docs/bundle-format.md with the SHA-256 of every file.
@@ -25,6 +27,15 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INCLUDE = os.path.join(HERE, "..", "..", "..", "runtime", "include")
+
+
+def abi_version():
+    """CLEAVE_ABI_VERSION of the runtime's Kernels.h."""
+    with open(os.path.join(INCLUDE, "cleave", "rt", "Kernels.h")) as f:
+        for line in f:
+            if line.startswith("#define CLEAVE_ABI_VERSION "):
+                return int(line.split()[2])
+    raise RuntimeError("Kernels.h defines no CLEAVE_ABI_VERSION")
 
 
 def sha256(path):
@@ -68,7 +79,7 @@ def base_manifest(inputs, outputs, mesh, microbatches=1):
     return {
         "format": "cleave-bundle",
         "format_version": 1,
-        "abi_version": 1,
+        "abi_version": abi_version(),
         "model": "handmade.onnx",
         "target": "cpu",
         "device_kind": "cpu",
@@ -150,8 +161,8 @@ def write_mesh_bundle(bundle, source, lib_dir, mesh, inputs, outputs,
     for rank, weights in enumerate(rank_weights):
         with open(os.path.join(bundle, "weights", f"rank_{rank}.bin"), "wb") as f:
             f.write(weights)
-        manifest["ranks"].append(rank_entry(rank, rank // tp % pp, rank % tp,
-                                            rank // (tp * pp)))
+        stage, dp, t = mesh_coords(rank, mesh)
+        manifest["ranks"].append(rank_entry(rank, stage, t, dp))
     with open(os.path.join(bundle, "plan.json"), "w") as f:
         json.dump({"devices": len(rank_weights)}, f)
     rehash(bundle, manifest)
@@ -218,6 +229,49 @@ def collectives(args):
         1024, [f"CLEAVE_TP={g}"])
 
 
+def mesh_coords(rank, mesh):
+    """(stage, dp, tp) of `rank`, as runtime/include/cleave/rt/Mesh.h
+    numbers the ranks."""
+    pp, tp = mesh["pp"], mesh["tp"]
+    return rank // tp % pp, rank // (tp * pp), rank % tp
+
+
+def group_ranks(rank, mesh, axis):
+    """The ranks of `rank`'s group along `axis` ("pp", "dp", "tp"), by their
+    index along it."""
+    stage, dp, tp = mesh_coords(rank, mesh)
+    pp, width = mesh["pp"], mesh["tp"]
+    members = []
+    for i in range(mesh[axis]):
+        s, d, t = (i if axis == "pp" else stage, i if axis == "dp" else dp,
+                   i if axis == "tp" else tp)
+        members.append((d * pp + s) * width + t)
+    return members
+
+
+def groups(args):
+    """groups.cpp over a pp x dp x tp mesh: each rank's weights are its X,
+    then per axis the NumPy sum and concatenation of its group's X. With
+    --swap the dp and tp expectations trade places (a run must fail)."""
+    mesh = {"pp": args.pp, "tp": args.tp, "dp": args.dp}
+    size = args.pp * args.tp * args.dp
+    weights = []
+    for rank in range(size):
+        expected = {}
+        for axis in ("pp", "dp", "tp"):
+            xs = [collective_input(r) for r in group_ranks(rank, mesh, axis)]
+            expected[axis] = sum(xs).tobytes() + np.concatenate(xs).tobytes()
+        if args.swap:
+            expected["dp"], expected["tp"] = expected["tp"], expected["dp"]
+        weights.append(collective_input(rank).tobytes() + expected["pp"]
+                       + expected["dp"] + expected["tp"])
+    write_mesh_bundle(
+        args.bundle, os.path.join(HERE, "groups.cpp"), args.lib_dir, mesh,
+        [], [], [([], [])] * args.pp, weights, 1024,
+        [f"CLEAVE_PP={args.pp}", f"CLEAVE_DP={args.dp}",
+         f"CLEAVE_TP={args.tp}", f"CLEAVE_WEIGHT_BYTES={len(weights[0])}"])
+
+
 def edit(args):
     path = os.path.join(args.bundle, "manifest.json")
     with open(path) as f:
@@ -261,6 +315,13 @@ def main():
     p.add_argument("--lib-dir", required=True)
     p.add_argument("--tp", type=int, required=True)
     p.set_defaults(run=collectives)
+    p = commands.add_parser("groups")
+    p.add_argument("bundle")
+    p.add_argument("--lib-dir", required=True)
+    for axis in ("pp", "dp", "tp"):
+        p.add_argument(f"--{axis}", type=int, default=1)
+    p.add_argument("--swap", action="store_true")
+    p.set_defaults(run=groups)
     p = commands.add_parser("edit")
     p.add_argument("bundle")
     p.add_argument("--set", action="append", default=[])

@@ -94,12 +94,16 @@ mlir::FailureOr<OpCost> getOpCost(mlir::Operation *op,
 ///   - ReduceScatter: every device holds n bytes and ends with its n / p
 ///     slice of the sum;
 ///   - Broadcast: one device's n bytes reach every device;
+///   - AllToAll: every device holds n bytes in p blocks and sends block j to
+///     device j (the exchange of the experts of a mixture, or a switch of a
+///     split from one dimension to another);
 ///   - SendRecv: n bytes from one device to another (p is ignored).
 enum class CollectiveKind {
   AllReduce,
   AllGather,
   ReduceScatter,
   Broadcast,
+  AllToAll,
   SendRecv
 };
 
@@ -125,9 +129,11 @@ llvm::StringRef stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
 ///   ring reduce-scatter    (p-1)/p · n/β + (p-1)·α
 ///   ring broadcast         n/β + (p-1)·α               (pipelined chain)
 ///   tree broadcast         ceil(log2 p)·(α + n/β)
+///   ring all-to-all        (p-1)/p · n/β + (p-1)·α     (p-1 pairwise steps,
+///                                                       each of n/p bytes)
 ///   send/recv (direct)     α + n/β
 /// A group of one device costs 0. Returns +infinity for a pair that does not
-/// exist (a tree all-gather, a ring send/recv).
+/// exist (a tree all-gather or all-to-all, a ring send/recv).
 double collectiveAlgorithmTime(CollectiveKind kind,
                                CollectiveAlgorithm algorithm, int64_t bytes,
                                int64_t groupSize, const LinkDescription &link);

@@ -15,6 +15,8 @@
 #ifndef CLEAVE_TRANSFORMS_PARTITION_CONTRACT_H
 #define CLEAVE_TRANSFORMS_PARTITION_CONTRACT_H
 
+#include "cleave/rt/Mesh.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -60,6 +62,7 @@ struct PlanContract {
   int64_t dp = 1;
   int64_t microbatches = 1;
 
+  rt::MeshShape getMesh() const { return rt::MeshShape{pp, dp, tp}; }
   /// The size of mesh axis `axis` ("pp", "tp" or "dp"), if it is one.
   std::optional<int64_t> axisSize(llvm::StringRef axis) const;
 };

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/rt/Mesh.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -54,12 +55,19 @@ LogicalResult RecvOp::verify() {
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// A collective runs within the group along one axis of the mesh
+/// (rt/Mesh.h); only a slice may also take its block of the batch (the
+/// partitioner's "batch" grid axis, kBatchAxisName), which moves nothing.
 static LogicalResult verifyGroup(Operation *op, StringRef axis,
-                                 IntegerAttr groupSize) {
-  if (axis.empty() || groupSize.getInt() < 1)
+                                 IntegerAttr groupSize,
+                                 bool batchAllowed = false) {
+  rt::MeshAxis meshAxis;
+  bool known =
+      rt::parseMeshAxis(axis, meshAxis) || (batchAllowed && axis == "batch");
+  if (!known || groupSize.getInt() < 1)
     return op->emitOpError()
-           << "[collective_c1] needs a mesh axis and a positive group size, "
-              "got axis \""
+           << "[collective_c1] needs a mesh axis (pp, dp or tp) and a "
+              "positive group size, got axis \""
            << axis << "\" and group_size " << groupSize.getInt();
   return success();
 }
@@ -141,7 +149,8 @@ LogicalResult ReduceScatterOp::verify() {
 
 LogicalResult AllSliceOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
-  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr(),
+                         /*batchAllowed=*/true)) ||
       failed(verifyDim(*this, getDimAttr(), input.getRank())))
     return failure();
   return verifyScaledDim(*this, input,

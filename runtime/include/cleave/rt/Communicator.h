@@ -17,6 +17,7 @@
 #ifndef CLEAVE_RT_COMMUNICATOR_H
 #define CLEAVE_RT_COMMUNICATOR_H
 
+#include "cleave/rt/Mesh.h"
 #include "cleave/rt/Runtime.h"
 #include "cleave/rt/Scalar.h"
 
@@ -54,17 +55,28 @@ const char *reductionName(int64_t reduction);
 
 /// One device's link to the others. Calls block until this device's part
 /// is done; every failure throws Error saying what failed.
+///
+/// Collectives run within one group of the mesh (Mesh.h): the devices that
+/// differ from this one only along `axis`, ordered by their index along it
+/// (this device's is groupIndex(axis)). Every member of a group makes the
+/// same collectives over it in the same order.
 class Communicator {
 public:
   virtual ~Communicator() = default;
 
-  /// This device and the number of devices.
+  /// The mesh of the job's devices and this device's rank in it.
+  virtual const MeshShape &mesh() const = 0;
   virtual int rank() const = 0;
-  virtual int size() const = 0;
+  int size() const { return static_cast<int>(mesh().size()); }
   /// Where this device sits in the mesh.
-  virtual DevicePlace place() const = 0;
-  /// The devices in this device's tensor-parallel group (the mesh's tp).
-  virtual int groupSize() const = 0;
+  DevicePlace place() const { return DevicePlace::of(mesh(), rank()); }
+  /// The devices in this device's group along `axis`, and its index there.
+  int groupSize(MeshAxis axis) const {
+    return static_cast<int>(mesh().extent(axis));
+  }
+  int groupIndex(MeshAxis axis) const {
+    return static_cast<int>(mesh().coordsOf(rank()).along(axis));
+  }
 
   /// Bytes to and from the device of `stage` with this device's tp and dp
   /// index. `tag` tells apart the messages between one pair; messages with
@@ -85,18 +97,23 @@ public:
   virtual void recvFromRank(void *data, std::size_t bytes, int rank,
                             int tag) = 0;
 
-  /// Within the tensor-parallel group. Elements are `count` of `dtype`.
-  virtual void allReduce(const void *in, void *out, std::size_t count,
-                         CleaveDType dtype, Reduction reduction) = 0;
-  /// `out` holds groupSize() blocks of `bytes`; block j is tp index j's `in`.
-  virtual void allGather(const void *in, void *out, std::size_t bytes) = 0;
-  /// `in` holds groupSize() blocks of `count` elements; `out` gets the
-  /// group's reduction of block `tp index`.
-  virtual void reduceScatter(const void *in, void *out, std::size_t count,
-                             CleaveDType dtype, Reduction reduction) = 0;
-  /// `in` holds groupSize() blocks of `bytes`, block j for tp index j;
-  /// `out` gets the blocks sent to this device, in tp order.
-  virtual void allToAll(const void *in, void *out, std::size_t bytes) = 0;
+  /// Within the group along `axis`. Elements are `count` of `dtype`.
+  virtual void allReduce(MeshAxis axis, const void *in, void *out,
+                         std::size_t count, CleaveDType dtype,
+                         Reduction reduction) = 0;
+  /// `out` holds groupSize(axis) blocks of `bytes`; block j is group index
+  /// j's `in`.
+  virtual void allGather(MeshAxis axis, const void *in, void *out,
+                         std::size_t bytes) = 0;
+  /// `in` holds groupSize(axis) blocks of `count` elements; `out` gets the
+  /// group's reduction of block groupIndex(axis).
+  virtual void reduceScatter(MeshAxis axis, const void *in, void *out,
+                             std::size_t count, CleaveDType dtype,
+                             Reduction reduction) = 0;
+  /// `in` holds groupSize(axis) blocks of `bytes`, block j for group index
+  /// j; `out` gets the blocks sent to this device, in group order.
+  virtual void allToAll(MeshAxis axis, const void *in, void *out,
+                        std::size_t bytes) = 0;
 
   /// Waits for every device.
   virtual void barrier() = 0;
@@ -126,10 +143,9 @@ public:
 bool inMpiJob();
 
 /// Joins the MPI job this process belongs to (initialising MPI) as the
-/// device of its MPI rank; `places[r]` is rank r's place in the mesh.
-/// Throws when the job's size is not `places.size()`.
-std::unique_ptr<Communicator>
-createMpiCommunicator(const std::vector<DevicePlace> &places);
+/// device of its MPI rank in `mesh`. Throws when the job's size is not the
+/// mesh's.
+std::unique_ptr<Communicator> createMpiCommunicator(const MeshShape &mesh);
 
 /// GPU ranks: NCCL between the devices, its unique id sent over `host` (the
 /// MPI communicator, which keeps carrying the runtime's host traffic).

@@ -10,6 +10,7 @@
 #define CLEAVE_RT_CONTEXT_H
 
 #include "cleave/rt/Kernels.h"
+#include "cleave/rt/Mesh.h"
 
 #include <cstddef>
 #include <string>
@@ -43,8 +44,8 @@ struct CleaveContext {
   cleave::rt::Communicator *comm = nullptr;
   int32_t rank = 0;
   int32_t stage = 0;
-  int32_t tpIndex = 0;
-  int32_t tpSize = 1;
+  cleave::rt::MeshShape mesh;
+  cleave::rt::MeshCoords coords;
   /// The block of the batch the program is computing, of `batchBlocks`
   /// (data-parallel replica x microbatches + microbatch).
   int32_t batchBlock = 0;

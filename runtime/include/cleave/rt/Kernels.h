@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define CLEAVE_ABI_VERSION 1
+#define CLEAVE_ABI_VERSION 2
 #define CLEAVE_MAX_RANK 8
 
 /// Element types (DTypeList.def); the values are part of the ABI.

@@ -18,6 +18,7 @@
 #define CLEAVE_RT_RUNTIME_H
 
 #include "cleave/rt/Kernels.h"
+#include "cleave/rt/Mesh.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -93,6 +94,14 @@ struct DevicePlace {
   int stage = 0;
   int tp = 0;
   int dp = 0;
+
+  /// Rank `rank`'s place in `mesh` (Mesh.h numbers the ranks).
+  static DevicePlace of(const MeshShape &mesh, int rank) {
+    MeshCoords coords = mesh.coordsOf(rank);
+    return {rank, static_cast<int>(coords.stage), static_cast<int>(coords.tp),
+            static_cast<int>(coords.dp)};
+  }
+  MeshCoords coords() const { return {stage, dp, tp}; }
 };
 
 class Communicator;

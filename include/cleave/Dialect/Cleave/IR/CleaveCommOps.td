@@ -5,8 +5,9 @@
 // devices, plus the per-device slice of a weight. `cleave-partition` creates
 // them (docs/partitioning.md); codegen lowers each to a runtime call.
 //
-// Groups are named by a mesh axis (`"tp"`): the group of a device is the set
-// of devices that differ from it only in their index along that axis. A
+// Groups are named by a mesh axis (`"pp"`, `"dp"` or `"tp"`, the axes of
+// runtime/include/cleave/rt/Mesh.h): the group of a device is the set of
+// devices that differ from it only in their index along that axis. A
 // group's devices run the same collectives in the same order, which is what
 // the deadlock check of `cleave-verify-partition` relies on; for that reason
 // none of these ops is `Pure`, so later passes keep them in program order.
@@ -81,7 +82,8 @@ def Cleave_RecvOp : Cleave_Op<"recv"> {
 //===----------------------------------------------------------------------===//
 
 /// A collective over the group of devices along mesh axis `axis`, which
-/// holds `group_size` devices.
+/// holds `group_size` devices. Codegen passes the axis's code (rt/Mesh.h)
+/// and the size to the runtime call.
 class Cleave_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Cleave_Op<mnemonic, traits> {
   dag groupArgs = (ins Cleave_Tensor:$input, StrAttr:$axis,
@@ -105,7 +107,8 @@ def Cleave_AllReduceOp
     (NCCL or MPI). None may remain once the stage program is emitted.
 
     Verifier labels: `collective_c1` (`group_size` is positive and `axis`
-    is not empty), `collective_c2` (`reduction` is a known reduction).
+    is a mesh axis: `pp`, `dp` or `tp`), `collective_c2` (`reduction` is a
+    known reduction).
 
     ```mlir
     %y = cleave.all_reduce %x {axis = "tp", group_size = 2 : i64, reduction = "sum"} : tensor<2x16x64xf32>
@@ -178,6 +181,10 @@ def Cleave_AllSliceOp : Cleave_CollectiveOp<"all_slice"> {
     `shard-partition` inserts where a whole value meets a user that needs it
     split; lowered by codegen to a strided copy (or a view). None may remain
     once the stage program is emitted.
+
+    The one collective that may also name `axis = "batch"`: the blocks of
+    the batch that the data-parallel replicas and microbatches compute,
+    which exchange nothing; the slice takes the block the program computes.
 
     Verifier labels: `collective_c1`, `collective_c3`, `collective_c4`.
 
