@@ -6,6 +6,7 @@
 #include "cleave/Analysis/Cost/Target.h"
 #include "cleave/Plan/PlanExport.h"
 #include "cleave/Plan/Planner.h"
+#include "cleave/Support/OptionBinder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -23,7 +24,14 @@ using namespace cleave;
 namespace {
 
 struct PlanPass : public cleave::impl::PlanPassBase<PlanPass> {
-  using PlanPassBase::PlanPassBase;
+  PlanPass() : planOptions(*this) {}
+  explicit PlanPass(const PlanPassOptions &options)
+      : PlanPassBase(options), planOptions(*this) {}
+  // The plan options are copied with the other options (Pass::clone).
+  PlanPass(const PlanPass &other) : PlanPassBase(other), planOptions(*this) {}
+
+  /// pp=, tp=, objective=, ... (PlanOptions::bindOptions).
+  BoundOptions<PlanOptions, PassOptionGroup> planOptions;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -49,39 +57,26 @@ struct PlanPass : public cleave::impl::PlanPassBase<PlanPass> {
       return signalPassFailure();
     }
 
-    PlanOptions options;
-    options.numDevices = loaded->numDevices;
-    auto pin = [](int64_t value) -> std::optional<int64_t> {
-      return value != 0 ? std::optional<int64_t>(value) : std::nullopt;
-    };
-    options.pipelineStages = pin(pipelineStages);
-    options.tensorParallel = pin(tensorParallel);
-    options.dataParallel = pin(dataParallel);
-    options.microbatches = pin(microbatches);
-    options.globalBatch = pin(batch);
-    std::optional<PlanObjective> parsed = parsePlanObjective(objective);
-    if (!parsed) {
-      module.emitError() << "cleave-plan: objective must be 'throughput' or "
-                            "'latency', got '"
-                         << objective << "'";
+    llvm::Expected<PlanOptions> options = planOptions.get();
+    llvm::Error error = options ? validatePlanOptions(*options, /*prefix=*/"")
+                                : options.takeError();
+    if (error) {
+      module.emitError() << "cleave-plan: " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    options.objective = *parsed;
-    options.sequenceParallel = sequenceParallel;
-    options.usableMemoryFraction = memoryFraction;
-    options.costOptions.allowTF32 = allowTF32;
+    options->numDevices = loaded->numDevices;
 
-    FailureOr<Plan> plan = planModel(module, *loaded, options);
+    FailureOr<Plan> plan = planModel(module, *loaded, *options);
     if (failed(plan) || failed(annotateModule(module, *plan)))
       return signalPassFailure();
 
     if (!planJson.empty()) {
-      std::string error;
+      std::string message;
       std::unique_ptr<llvm::ToolOutputFile> file =
-          openOutputFile(planJson, &error);
+          openOutputFile(planJson, &message);
       if (!file) {
         module.emitError() << "cleave-plan: cannot write '" << planJson
-                           << "': " << error;
+                           << "': " << message;
         return signalPassFailure();
       }
       writePlanJSON(*plan, file->os());

@@ -201,6 +201,11 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (command.devices < 1)
     return fail("--devices must be a positive integer, got " +
                 llvm::Twine(command.devices.getValue()));
+  llvm::Expected<PlanOptions> givenPlanOptions = command.plan.get();
+  if (llvm::Error error = givenPlanOptions
+                              ? validatePlanOptions(*givenPlanOptions)
+                              : givenPlanOptions.takeError())
+    return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)
@@ -229,9 +234,9 @@ int cleave::runCompileCommand(CompileCommand &command) {
                 "': the target does not say what its devices run "
                 "(\"devices\": {\"kind\": \"cpu\" or \"cuda\"}), so cleave "
                 "cannot choose a code generator");
-  std::string cpuIsa = !command.march.empty() ? command.march.getValue()
+  std::string cpuIsa = !command.march.empty()        ? command.march.getValue()
                        : !target->device.isa.empty() ? target->device.isa
-                                                      : "native";
+                                                     : "native";
   if (!command.march.empty() &&
       !llvm::is_contained(kCpuIsas, command.march.getValue()))
     return fail("--march: must be one of x86-64, x86-64-v2, x86-64-v3, "
@@ -259,12 +264,10 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (failed(passes.run(*module)) || observer->hasFailed())
     return 1;
 
-  PlanOptions planOptions;
+  PlanOptions planOptions = *givenPlanOptions;
   planOptions.functionName = importOptions.functionName;
   planOptions.numDevices = target->numDevices;
   planOptions.progress = &observer->getProgress();
-  if (!command.mesh.apply(planOptions, "cleave compile"))
-    return 1;
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
   std::string planJSON;

@@ -13,7 +13,9 @@
 #define CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
 
 #include "CommonOptions.h"
-#include "MeshOptions.h"
+
+#include "cleave/Plan/Plan.h"
+#include "cleave/Support/OptionBinder.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -46,9 +48,10 @@ struct CompileCommand {
   llvm::cl::opt<int64_t> devices{
       "devices", llvm::cl::desc("Devices to compile for"), llvm::cl::init(1),
       llvm::cl::value_desc("N"), llvm::cl::sub(command)};
-  /// --pp, --tp, --dp, --microbatches (bundles run one replica of one
-  /// microbatch today: dp and microbatches default to 1).
-  MeshOptions mesh{command};
+  /// --pp, --tp, --dp, --microbatches, --objective, ... as for `cleave plan`
+  /// but --batch (a bundle computes the model's batch).
+  BoundOptions<PlanOptions, CommandLineOptionGroup> plan{
+      command, PlanOptionSet::Compiling};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "
