@@ -1,11 +1,12 @@
 //===- CompileCommand.h - the `cleave compile` subcommand --------*- C++
 //-*-===//
 //
-// `cleave compile MODEL.onnx -o BUNDLE --target T --devices N`: imports and
-// simplifies the model as `cleave import` does, plans it as `cleave plan`
-// does, lowers each device's function to a device program (fused loops and
-// library kernels over a static arena), emits C++ or CUDA C++, builds it and
-// writes the bundle (docs/bundle-format.md).
+// `cleave compile MODEL.onnx -o BUNDLE --target T --devices N`: imports the
+// model, runs the compile pipeline on it (`cleave-compile-pipeline`:
+// simplify, plan, partition; CompilePipeline.h), lowers each device's
+// function to a device program (fused loops and library kernels over a
+// static arena), emits C++ or CUDA C++, builds it and writes the bundle
+// (docs/bundle-format.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -24,6 +24,12 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
     `batch` (left at 0: searched), `objective` (throughput or latency),
     `sequence-parallel`, `uniform-stages`, `memory-fraction`, `allow-tf32`.
 
+    With `annotate=false` the IR is left as it is and the plan is only
+    reported: it is made on a copy whose fused projections are split as
+    `cleave plan` splits them, and a function that computes nothing (its
+    ops are all parameters and views) gets the trivial plan. A one-device
+    compile plans so, since its program runs the function as simplified.
+
     Before (`--cleave-plan="target=h100-sxm devices=2 pp=1 tp=2"`):
 
     ```mlir
@@ -49,6 +55,8 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
            "Devices to plan for (0: the target file's count)">,
     Option<"devicesPerNode", "devices-per-node", "int64_t", /*default=*/"0",
            "Devices per node (0: the target file's)">,
+    Option<"annotate", "annotate", "bool", /*default=*/"true",
+           "Write the plan onto the IR (false: only report it)">,
     Option<"planJson", "plan-json", "std::string", /*default=*/"",
            "Also write the plan as JSON to this file">,
   ];
