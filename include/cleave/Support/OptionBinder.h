@@ -9,7 +9,8 @@
 // walks the same declarations to validate a struct however it was filled.
 //
 // The kinds carry their checks: a pin is a positive count or unset, a
-// fraction lies in (0, 1], a choice is one of its names.
+// fraction lies in (0, 1], a choice is one of its names. Flags and help are
+// string literals: the options keep them by reference.
 //
 //   struct PlanOptions {
 //     std::optional<int64_t> pipelineStages;
@@ -54,7 +55,7 @@ public:
   /// be positive.
   virtual void pin(llvm::StringRef flag, std::optional<int64_t> &value,
                    llvm::StringRef help) = 0;
-  /// An on/off switch, off unless given.
+  /// An on/off switch; the field's value unless given.
   virtual void flag(llvm::StringRef flag, bool &value,
                     llvm::StringRef help) = 0;
   /// A share in (0, 1].
