@@ -3,6 +3,7 @@
 #include "cleave/InitAll.h"
 #include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Analysis/Cost/Passes.h"
+#include "cleave/Compile/CompilePipeline.h"
 #include "cleave/Conversion/DeviceProgram.h"
 #include "cleave/Conversion/KernelInterface.h"
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
@@ -35,6 +36,7 @@ void cleave::registerAllPasses() {
   mlir::shard::registerShardPasses();
   registerCleavePasses();
   registerCleavePipelines();
+  registerCompilePipeline();
   registerCostPasses();
   registerPartitionPasses();
   registerPlanPasses();

@@ -65,6 +65,20 @@ static void writeThroughput(llvm::json::OStream &json, double throughput) {
     json.attribute("throughput_samples_per_s", nullptr);
 }
 
+void cleave::writeTrivialPlanJSON(llvm::StringRef functionName,
+                                  llvm::StringRef targetName,
+                                  llvm::raw_ostream &os) {
+  llvm::json::Object plan{
+      {"function", functionName},
+      {"target", targetName},
+      {"mesh", llvm::json::Object{{"pp", 1}, {"tp", 1}, {"dp", 1}}},
+      {"microbatches", 1},
+      {"stages", llvm::json::Array{}},
+      {"note", "the model computes nothing: its outputs are inputs or "
+               "constants"}};
+  os << llvm::formatv("{0}", llvm::json::Value(std::move(plan)));
+}
+
 void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
   llvm::json::OStream json(os, 2);
   json.object([&] {

@@ -31,18 +31,6 @@
 using namespace mlir;
 using namespace cleave;
 
-llvm::StringRef cleave::stringifyPlanObjective(PlanObjective objective) {
-  return objective == PlanObjective::Throughput ? "throughput" : "latency";
-}
-
-std::optional<PlanObjective> cleave::parsePlanObjective(llvm::StringRef name) {
-  if (name == "throughput")
-    return PlanObjective::Throughput;
-  if (name == "latency")
-    return PlanObjective::Latency;
-  return std::nullopt;
-}
-
 /// The name an op's location gives it (the ONNX node name, for imported
 /// models), or `op-name#index` when it has none.
 static std::string getOpLocationName(Operation *op, int64_t index) {
@@ -469,9 +457,6 @@ LogicalResult AutoParallelPlanner::checkPins(int64_t numDevices) {
         Pin{"microbatches", options.microbatches}}) {
     if (!pin.value)
       continue;
-    if (*pin.value < 1)
-      return emitError() << "--" << pin.flag << " must be positive, got "
-                         << *pin.value;
     if (llvm::StringRef(pin.flag) != "microbatches" &&
         numDevices % *pin.value != 0)
       return emitError() << "--" << pin.flag << "=" << *pin.value
@@ -947,10 +932,9 @@ FailureOr<Plan> cleave::planModel(ModuleOp module,
     return mlir::emitError(function.getLoc())
            << "target '" << target.name
            << "' has no device memory or node size";
-  if (options.usableMemoryFraction <= 0 || options.usableMemoryFraction > 1)
+  if (llvm::Error error = validatePlanOptions(options))
     return mlir::emitError(function.getLoc())
-           << "the usable memory fraction must be in (0, 1], got "
-           << options.usableMemoryFraction;
+           << llvm::toString(std::move(error));
   FailureOr<SegmentedModel> model = segmentModel(function);
   if (failed(model))
     return failure();

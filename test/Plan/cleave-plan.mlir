@@ -1,6 +1,8 @@
 // RUN: cleave-opt %s --cleave-plan="target=h100-sxm devices=2 plan-json=%t.json" | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.json --check-prefix=JSON
 // RUN: cleave-opt %s --cleave-plan="target=h100-sxm devices=4 pp=2 tp=2" | FileCheck %s --check-prefix=PIPE
+// RUN: cleave-opt %s --cleave-plan="target=h100-sxm devices=2 annotate=false plan-json=%t.report.json" | FileCheck %s --check-prefix=REPORT
+// RUN: FileCheck %s --input-file=%t.report.json --check-prefix=JSON
 // RUN: not cleave-opt %s --cleave-plan="devices=2" 2>&1 | FileCheck %s --check-prefix=NOTARGET
 // RUN: not cleave-opt %s --cleave-plan="target=h100-sxm devices=2 objective=cheapest" 2>&1 | FileCheck %s --check-prefix=OBJECTIVE
 // RUN: not cleave-opt %s --cleave-plan="target=h100-sxm devices=4 pp=4" 2>&1 | FileCheck %s --check-prefix=PINS
@@ -41,6 +43,13 @@
 // PIPE: cleave.weight "l1.ln.g" {cleave.stage = 1 : i64
 // PIPE: cleave.layer_norm {{.*}}cleave.stage = 1 : i64
 // PIPE: cleave.matmul {{.*}}{cleave.stage = 1 : i64, cleave.tp_loop = 2 : i64}
+
+// With annotate=false the plan is only reported (the same plan, in JSON
+// above); the IR is left as it is.
+// REPORT-NOT: cleave.mesh
+// REPORT-LABEL: func.func @main(
+// REPORT-NOT: cleave.stage
+// REPORT-NOT: cleave.tp_loop
 
 // NOTARGET: error: cleave-plan needs a target (target=NAME|PATH)
 // OBJECTIVE: error: cleave-plan: objective must be 'throughput' or 'latency', got 'cheapest'

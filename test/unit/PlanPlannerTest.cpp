@@ -387,7 +387,7 @@ TEST(PlanPlanner, RejectsContradictoryOptions) {
   cases[4].options.pipelineStages = 4;
   cases[4].message = "--pp=4 exceeds the 2 segments";
   cases[5].options.tensorParallel = 0;
-  cases[5].message = "--tp must be positive";
+  cases[5].message = "--tp must be a positive integer, got 0";
   for (const Case &c : cases) {
     std::string errors;
     EXPECT_TRUE(failed(planCollecting(model, target, c.options, errors)));

@@ -4,23 +4,16 @@
 #include "CompileCommand.h"
 
 #include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Compile/CompilePipeline.h"
 #include "cleave/Conversion/DeviceProgram.h"
-#include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
-#include "cleave/Plan/PlanExport.h"
-#include "cleave/Plan/Planner.h"
 #include "cleave/Target/Bundle.h"
-#include "cleave/Transforms/Partition/Contract.h"
-#include "cleave/Transforms/Partition/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
@@ -32,175 +25,14 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-static std::string printJSON(const Plan &plan) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  writePlanJSON(plan, os);
-  return text;
-}
-
-/// The graph's inputs and outputs, named as the model names them.
-static void describeGraph(func::FuncOp func, BundleContents &contents) {
-  auto port = [](Type type, StringAttr name, StringRef fallback) {
-    auto tensor = cast<RankedTensorType>(type);
-    return BundlePort{name ? name.str() : fallback.str(),
-                      getDType(tensor.getElementType()),
-                      std::vector<int64_t>(tensor.getShape().begin(),
-                                           tensor.getShape().end())};
-  };
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    contents.inputs.push_back(
-        port(func.getArgument(i).getType(),
-             func.getArgAttrOfType<StringAttr>(i, "cleave.name"),
-             "input_" + std::to_string(i)));
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    contents.outputs.push_back(
-        port(func.getResultTypes()[i],
-             func.getResultAttrOfType<StringAttr>(i, "cleave.name"),
-             "output_" + std::to_string(i)));
-}
-
-/// One device: the plan (on a copy split as `cleave plan` splits it, so
-/// that the program comes from the simplified import), and the function
-/// lowered as it is.
-static FailureOr<BundleContents>
-compileForOneDevice(ModuleOp module, const TargetDescription &target,
-                    StringRef functionName, const DeviceProgramOptions &lower,
-                    PlanOptions planOptions, std::string &planJSON) {
-  FailureOr<func::FuncOp> func = getProgramFunction(module, functionName);
-  if (failed(func))
-    return failure();
-  FailureOr<DeviceProgram> program = buildDeviceProgram(*func, lower);
-  if (failed(program))
-    return failure();
-  // A model whose every result is an input or a constant (everything
-  // folded) has nothing to plan: its plan is the trivial one.
-  if (program->steps.empty() ||
-      llvm::all_of(program->steps, [](const ProgramStep &step) {
-        return step.call && step.call->kernel == "copy";
-      })) {
-    llvm::json::Object plan{
-        {"function", func->getSymName()},
-        {"target", target.name},
-        {"mesh", llvm::json::Object{{"pp", 1}, {"tp", 1}, {"dp", 1}}},
-        {"microbatches", 1},
-        {"stages", llvm::json::Array{}},
-        {"note", "the model computes nothing: its outputs are inputs or "
-                 "constants"}};
-    planJSON = llvm::formatv("{0}", llvm::json::Value(std::move(plan))).str();
-    return makeSingleDeviceContents(std::move(*program));
-  }
-  OwningOpRef<ModuleOp> copy(module.clone());
-  PassManager passes(module.getContext());
-  passes.addPass(createSplitProjectionsPass());
-  if (failed(passes.run(*copy)))
-    return failure();
-  FailureOr<Plan> plan = planModel(*copy, target, planOptions);
-  if (failed(plan))
-    return failure();
-  planJSON = printJSON(*plan);
-  return makeSingleDeviceContents(std::move(*program));
-}
-
-/// Several devices: plan, write the plan onto the IR, partition it into one
-/// SPMD function per stage (cleave-partition) and lower each.
-static FailureOr<BundleContents>
-compileForDevices(ModuleOp module, const TargetDescription &target,
-                  const CompileCommand &command, StringRef functionName,
-                  const DeviceProgramOptions &lower, PlanOptions planOptions,
-                  std::string &planJSON, PipelineObserver &observer) {
-  BundleContents contents;
-  FailureOr<func::FuncOp> entry = getProgramFunction(module, functionName);
-  if (failed(entry))
-    return failure();
-  describeGraph(*entry, contents);
-  std::string entryName = entry->getSymName().str();
-
-  PassManager split(module.getContext());
-  split.addPass(createSplitProjectionsPass());
-  if (failed(split.run(module)))
-    return failure();
-  planOptions.functionName = entryName;
-  FailureOr<Plan> plan = planModel(module, target, planOptions);
-  if (failed(plan) || failed(annotateModule(module, *plan)))
-    return failure();
-  planJSON = printJSON(*plan);
-
-  PassManager partition(module.getContext());
-  observer.observe(partition);
-  PartitionPassOptions partitionOptions;
-  partitionOptions.entry = entryName;
-  partitionOptions.target = command.target;
-  partitionOptions.targetsDirectory = command.targetsDir.empty()
-                                          ? defaultTargetsDirectory()
-                                          : command.targetsDir.getValue();
-  buildPartitionPipeline(partition, partitionOptions);
-  if (failed(partition.run(module)) || observer.hasFailed())
-    return failure();
-
-  // The blocks of the batch the programs compute, when it is cut: the
-  // partition marked where each graph port holds it.
-  for (auto func : module.getOps<func::FuncOp>()) {
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      auto input = func.getArgAttrOfType<IntegerAttr>(i, kInputAttrName);
-      auto dim = func.getArgAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
-      if (input && dim)
-        contents.inputs[input.getInt()].batchDim = dim.getInt();
-    }
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-      auto output = func.getResultAttrOfType<IntegerAttr>(i, kOutputAttrName);
-      auto dim = func.getResultAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
-      if (output && dim)
-        contents.outputs[output.getInt()].batchDim = dim.getInt();
-    }
-  }
-  contents.pp = plan->mesh.pp;
-  contents.tp = plan->mesh.tp;
-  contents.dp = plan->mesh.dp;
-  contents.microbatches = plan->microbatches;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    auto stage = func->getAttrOfType<IntegerAttr>("cleave.stage");
-    if (!stage)
-      continue;
-    FailureOr<DeviceProgram> program = buildDeviceProgram(func, lower);
-    if (failed(program))
-      return failure();
-    StageProgram entry;
-    entry.stage = stage.getInt();
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      auto index = func.getArgAttrOfType<IntegerAttr>(i, "cleave.input");
-      if (!index)
-        return func.emitOpError("argument ")
-                   << i << " is not a graph input (no cleave.input)",
-               failure();
-      entry.graphInputs.push_back(index.getInt());
-    }
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-      auto index = func.getResultAttrOfType<IntegerAttr>(i, "cleave.output");
-      if (!index)
-        return func.emitOpError("result ")
-                   << i << " is not a graph output (no cleave.output)",
-               failure();
-      entry.graphOutputs.push_back(index.getInt());
-    }
-    entry.program = std::move(*program);
-    contents.stages.push_back(std::move(entry));
-  }
-  llvm::sort(contents.stages, [](const StageProgram &a, const StageProgram &b) {
-    return a.stage < b.stage;
-  });
-  if (static_cast<int64_t>(contents.stages.size()) != contents.pp)
-    return module.emitError("partitioning made ")
-               << contents.stages.size() << " stage functions for "
-               << contents.pp << " pipeline stages",
-           failure();
-  return contents;
-}
-
 int cleave::runCompileCommand(CompileCommand &command) {
   if (command.devices < 1)
     return fail("--devices must be a positive integer, got " +
                 llvm::Twine(command.devices.getValue()));
+  llvm::Expected<PlanOptions> planOptions = command.plan.get();
+  if (llvm::Error error = planOptions ? validatePlanOptions(*planOptions)
+                                      : planOptions.takeError())
+    return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)
@@ -229,9 +61,9 @@ int cleave::runCompileCommand(CompileCommand &command) {
                 "': the target does not say what its devices run "
                 "(\"devices\": {\"kind\": \"cpu\" or \"cuda\"}), so cleave "
                 "cannot choose a code generator");
-  std::string cpuIsa = !command.march.empty() ? command.march.getValue()
+  std::string cpuIsa = !command.march.empty()        ? command.march.getValue()
                        : !target->device.isa.empty() ? target->device.isa
-                                                      : "native";
+                                                     : "native";
   if (!command.march.empty() &&
       !llvm::is_contained(kCpuIsas, command.march.getValue()))
     return fail("--march: must be one of x86-64, x86-64-v2, x86-64-v3, "
@@ -253,29 +85,30 @@ int cleave::runCompileCommand(CompileCommand &command) {
       importONNXModel(command.model, context, importOptions);
   if (!module || failed(observer->dump(*module, "import")))
     return 1;
+
+  CompileOptions options;
+  options.target = command.target;
+  options.targetsDir = command.targetsDir;
+  options.devices = target->numDevices;
+  options.entry = importOptions.functionName;
+  planOptions->progress = &observer->getProgress();
+  options.plan.set(*planOptions);
+  std::string planJSON;
+  options.planJSON = &planJSON;
+  FailureOr<BundleContents> contents =
+      describeGraphPorts(*module, importOptions.functionName);
+  if (failed(contents))
+    return 1;
   PassManager passes(&context);
   observer->observe(passes);
-  buildSimplifyPipeline(passes);
+  if (llvm::Error error = buildCompilePipeline(passes, options))
+    return fail(llvm::toString(std::move(error)));
   if (failed(passes.run(*module)) || observer->hasFailed())
     return 1;
 
-  PlanOptions planOptions;
-  planOptions.functionName = importOptions.functionName;
-  planOptions.numDevices = target->numDevices;
-  planOptions.progress = &observer->getProgress();
-  if (!command.mesh.apply(planOptions, "cleave compile"))
-    return 1;
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
-  std::string planJSON;
-  FailureOr<BundleContents> contents =
-      target->numDevices == 1
-          ? compileForOneDevice(*module, *target, importOptions.functionName,
-                                programOptions, planOptions, planJSON)
-          : compileForDevices(*module, *target, command,
-                              importOptions.functionName, programOptions,
-                              planOptions, planJSON, *observer);
-  if (failed(contents))
+  if (failed(lowerCompiledModule(*module, options, programOptions, *contents)))
     return 1;
 
   BundleOptions bundle;

@@ -1,11 +1,12 @@
 //===- CompileCommand.h - the `cleave compile` subcommand --------*- C++
 //-*-===//
 //
-// `cleave compile MODEL.onnx -o BUNDLE --target T --devices N`: imports and
-// simplifies the model as `cleave import` does, plans it as `cleave plan`
-// does, lowers each device's function to a device program (fused loops and
-// library kernels over a static arena), emits C++ or CUDA C++, builds it and
-// writes the bundle (docs/bundle-format.md).
+// `cleave compile MODEL.onnx -o BUNDLE --target T --devices N`: imports the
+// model, runs the compile pipeline on it (`cleave-compile-pipeline`:
+// simplify, plan, partition; CompilePipeline.h), lowers each device's
+// function to a device program (fused loops and library kernels over a
+// static arena), emits C++ or CUDA C++, builds it and writes the bundle
+// (docs/bundle-format.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +14,9 @@
 #define CLEAVE_TOOLS_CLEAVE_COMPILECOMMAND_H
 
 #include "CommonOptions.h"
-#include "MeshOptions.h"
+
+#include "cleave/Plan/Plan.h"
+#include "cleave/Support/OptionBinder.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -46,9 +49,10 @@ struct CompileCommand {
   llvm::cl::opt<int64_t> devices{
       "devices", llvm::cl::desc("Devices to compile for"), llvm::cl::init(1),
       llvm::cl::value_desc("N"), llvm::cl::sub(command)};
-  /// --pp, --tp, --dp, --microbatches (bundles run one replica of one
-  /// microbatch today: dp and microbatches default to 1).
-  MeshOptions mesh{command};
+  /// --pp, --tp, --dp, --microbatches, --objective, ... as for `cleave plan`
+  /// but --batch (a bundle computes the model's batch).
+  BoundOptions<PlanOptions, CommandLineOptionGroup> plan{
+      command, PlanOptionSet::Compiling};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "

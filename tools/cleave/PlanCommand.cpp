@@ -28,35 +28,24 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Fills `options` from the command line; returns false after printing an
-/// error for a malformed value.
-static bool readPlanOptions(PlanCommand &command, PlanOptions &options) {
-  if (!command.mesh.apply(options, "cleave plan"))
-    return false;
-  std::optional<int64_t> batch = getGiven(command.batch);
-  if (batch && *batch < 1) {
-    fail("--batch must be a positive integer, got " + llvm::Twine(*batch));
-    return false;
+/// The plan options the user gave; prints an error naming the option and
+/// returns none for one that is malformed.
+static std::optional<PlanOptions> readPlanOptions(PlanCommand &command) {
+  llvm::Expected<PlanOptions> options = command.plan.get();
+  llvm::Error error =
+      options ? validatePlanOptions(*options) : options.takeError();
+  if (error) {
+    fail(llvm::toString(std::move(error)));
+    return std::nullopt;
   }
-  options.globalBatch = batch;
-  std::optional<PlanObjective> objective =
-      parsePlanObjective(command.objective);
-  if (!objective) {
-    fail("--objective must be 'throughput' or 'latency', got '" +
-         command.objective + "'");
-    return false;
-  }
-  options.objective = *objective;
-  if (!(command.memoryFraction > 0 && command.memoryFraction <= 1)) {
-    fail("--memory-fraction must be in (0, 1], got " +
-         std::to_string(command.memoryFraction.getValue()));
-    return false;
-  }
-  options.usableMemoryFraction = command.memoryFraction;
-  options.sequenceParallel = command.sequenceParallel;
-  options.uniformStages = command.uniformStages;
-  options.costOptions.allowTF32 = command.allowTF32;
-  return true;
+  return *options;
+}
+
+/// An integer option the user gave, or none.
+static std::optional<int64_t> getGiven(const llvm::cl::opt<int64_t> &option) {
+  if (option.getNumOccurrences() == 0)
+    return std::nullopt;
+  return option.getValue();
 }
 
 int cleave::runPlanCommand(PlanCommand &command) {
@@ -71,9 +60,10 @@ int cleave::runPlanCommand(PlanCommand &command) {
       return fail(llvm::Twine("--") + flag +
                   " must be a positive integer, got " +
                   llvm::Twine(option->getValue()));
-  PlanOptions options;
-  if (!readPlanOptions(command, options))
+  std::optional<PlanOptions> planOptions = readPlanOptions(command);
+  if (!planOptions)
     return 1;
+  PlanOptions &options = *planOptions;
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave plan");
   if (!observer)

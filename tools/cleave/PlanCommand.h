@@ -13,7 +13,8 @@
 
 #include "CommonOptions.h"
 
-#include "MeshOptions.h"
+#include "cleave/Plan/Plan.h"
+#include "cleave/Support/OptionBinder.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -46,31 +47,9 @@ struct PlanCommand {
       "devices-per-node",
       llvm::cl::desc("Devices per node (default: the target's)"),
       llvm::cl::value_desc("K"), llvm::cl::sub(command)};
-  /// --pp, --tp, --dp, --microbatches.
-  MeshOptions mesh{command};
-  llvm::cl::opt<int64_t> batch{
-      "batch",
-      llvm::cl::desc("Global batch (default: the model's batch dimension)"),
-      llvm::cl::value_desc("B"), llvm::cl::sub(command)};
-  llvm::cl::opt<std::string> objective{
-      "objective", llvm::cl::desc("throughput (default) or latency"),
-      llvm::cl::init("throughput"), llvm::cl::sub(command)};
-  llvm::cl::opt<bool> sequenceParallel{
-      "sequence-parallel",
-      llvm::cl::desc("Allow reduce-scatter of partial sums into splits"),
-      llvm::cl::sub(command)};
-  llvm::cl::opt<bool> uniformStages{
-      "uniform-stages",
-      llvm::cl::desc("Give every stage the same number of segments (the "
-                     "naive split, for comparison)"),
-      llvm::cl::sub(command)};
-  llvm::cl::opt<double> memoryFraction{
-      "memory-fraction",
-      llvm::cl::desc("Share of device memory the plan may use (default 0.9)"),
-      llvm::cl::init(0.9), llvm::cl::sub(command)};
-  llvm::cl::opt<bool> allowTF32{
-      "allow-tf32", llvm::cl::desc("Let f32 contractions run in TF32"),
-      llvm::cl::sub(command)};
+  /// --pp, --tp, --dp, --microbatches, --batch, --objective, ...
+  /// (PlanOptions::bindOptions).
+  BoundOptions<PlanOptions, CommandLineOptionGroup> plan{command};
   llvm::cl::opt<std::string> format{
       "format",
       llvm::cl::desc("Output format: text (default), json (plan.json) or "

@@ -16,7 +16,19 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
     plus, where the op splits one of its loops over the tensor-parallel
     group, `cleave.tp_loop` (the loop number of the op's
     `ShardingInterface`). With `plan-json` the whole plan is also written as
-    JSON (docs/plan-format.md). Options left at 0 are searched.
+    JSON (docs/plan-format.md).
+
+    The pass also takes every plan option, declared once in
+    `cleave::PlanOptions::bindOptions` and spelled as on the command line of
+    `cleave plan` without the dashes: `pp`, `tp`, `dp`, `microbatches`,
+    `batch` (left at 0: searched), `objective` (throughput or latency),
+    `sequence-parallel`, `uniform-stages`, `memory-fraction`, `allow-tf32`.
+
+    With `annotate=false` the IR is left as it is and the plan is only
+    reported: it is made on a copy whose fused projections are split as
+    `cleave plan` splits them, and a function that computes nothing (its
+    ops are all parameters and views) gets the trivial plan. A one-device
+    compile plans so, since its program runs the function as simplified.
 
     Before (`--cleave-plan="target=h100-sxm devices=2 pp=1 tp=2"`):
 
@@ -43,24 +55,8 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
            "Devices to plan for (0: the target file's count)">,
     Option<"devicesPerNode", "devices-per-node", "int64_t", /*default=*/"0",
            "Devices per node (0: the target file's)">,
-    Option<"pipelineStages", "pp", "int64_t", /*default=*/"0",
-           "Pipeline stages (0: search)">,
-    Option<"tensorParallel", "tp", "int64_t", /*default=*/"0",
-           "Tensor-parallel degree (0: search)">,
-    Option<"dataParallel", "dp", "int64_t", /*default=*/"0",
-           "Data-parallel replicas (0: search)">,
-    Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
-           "Microbatches per step (0: search)">,
-    Option<"batch", "batch", "int64_t", /*default=*/"0",
-           "Global batch (0: the model's batch dimension)">,
-    Option<"objective", "objective", "std::string", /*default=*/"\"throughput\"",
-           "What to optimise: throughput or latency">,
-    Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
-           "Allow reduce-scatter of partial sums into splits">,
-    Option<"memoryFraction", "memory-fraction", "double", /*default=*/"0.9",
-           "Share of device memory the plan may use">,
-    Option<"allowTF32", "allow-tf32", "bool", /*default=*/"false",
-           "Let f32 contractions run in TF32">,
+    Option<"annotate", "annotate", "bool", /*default=*/"true",
+           "Write the plan onto the IR (false: only report it)">,
     Option<"planJson", "plan-json", "std::string", /*default=*/"",
            "Also write the plan as JSON to this file">,
   ];

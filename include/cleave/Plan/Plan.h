@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +27,7 @@
 
 namespace cleave {
 
+class OptionBinder;
 class ProgressReporter;
 
 /// What the planner optimises.
@@ -38,10 +40,18 @@ enum class PlanObjective {
 };
 
 llvm::StringRef stringifyPlanObjective(PlanObjective objective);
-std::optional<PlanObjective> parsePlanObjective(llvm::StringRef name);
+
+/// Which of the plan options a front end offers: the planner weighs a model
+/// under any global batch, but a compiled bundle computes the model's own.
+enum class PlanOptionSet { Planning, Compiling };
 
 /// What the user fixes and how the search is bounded. Unset mesh factors and
 /// microbatch counts are searched.
+///
+/// The options a user sets are declared once, in `bindOptions`: `cleave plan`
+/// and `cleave compile` offer them as `--flag`, `cleave-plan` and
+/// `cleave-compile-pipeline` as `flag=`, and `validatePlanOptions` checks
+/// them. A new option is a field here and one line there.
 struct PlanOptions {
   /// Devices to plan for; 0 takes the target's device count.
   int64_t numDevices = 0;
@@ -77,7 +87,18 @@ struct PlanOptions {
   std::string functionName = "main";
   /// Where to show the progress of the search; null shows nothing.
   ProgressReporter *progress = nullptr;
+
+  /// Declares the options a user sets (see OptionBinder.h).
+  void bindOptions(OptionBinder &binder,
+                   PlanOptionSet set = PlanOptionSet::Planning);
 };
+
+/// Checks what can be checked of `options` without a model or a cluster
+/// (pins are positive, the memory fraction is a share); the error names the
+/// option as the user spelled it, `<prefix><flag>`. `planModel` checks the
+/// rest (pins that divide the devices and the batch).
+llvm::Error validatePlanOptions(const PlanOptions &options,
+                                llvm::StringRef prefix = "--");
 
 /// `pp × tp × dp` devices, numbered as the runtime numbers them
 /// (rt::MeshShape, runtime/include/cleave/rt/Mesh.h): replica-major with

@@ -22,6 +22,12 @@ inline constexpr int kPlanFormatVersion = 1;
 /// Writes `plan` as plan.json.
 void writePlanJSON(const Plan &plan, llvm::raw_ostream &os);
 
+/// Writes the plan.json of a function that computes nothing (its results
+/// are inputs or parameters): one device, no stages, and a note that says
+/// why.
+void writeTrivialPlanJSON(llvm::StringRef functionName,
+                          llvm::StringRef targetName, llvm::raw_ostream &os);
+
 /// Writes a summary of `plan` for terminals: the mesh and predictions, a
 /// table of stages, the communication per microbatch, the layout of the
 /// weights of each distinct segment, and the alternatives.

@@ -159,15 +159,17 @@ void rewrite(FusedProjection fused) {
 
 struct SplitProjectionsPass
     : public cleave::impl::SplitProjectionsPassBase<SplitProjectionsPass> {
-  void runOnOperation() override {
-    SmallVector<FusedProjection> matches;
-    getOperation().walk([&](SplitOp split) {
-      if (std::optional<FusedProjection> fused = match(split))
-        matches.push_back(*fused);
-    });
-    for (FusedProjection &fused : matches)
-      rewrite(fused);
-  }
+  void runOnOperation() override { splitProjections(getOperation()); }
 };
 
 } // namespace
+
+void cleave::splitProjections(Operation *root) {
+  SmallVector<FusedProjection> matches;
+  root->walk([&](SplitOp split) {
+    if (std::optional<FusedProjection> fused = match(split))
+      matches.push_back(*fused);
+  });
+  for (FusedProjection &fused : matches)
+    rewrite(fused);
+}

@@ -17,6 +17,10 @@ namespace cleave {
 #define GEN_PASS_DECL
 #include "cleave/Transforms/Partition/Passes.h.inc"
 
+/// Splits every fused projection under `root` into one per piece, as
+/// `cleave-split-projections` does.
+void splitProjections(mlir::Operation *root);
+
 /// Adds the passes of `cleave-partition` to `pm` (a module pass manager).
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionPassOptions &options);

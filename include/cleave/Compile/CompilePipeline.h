@@ -1,0 +1,93 @@
+//===- CompilePipeline.h - the compile flow as a pass pipeline --*- C++ -*-===//
+//
+// `cleave compile` is this pipeline followed by lowering and bundle writing:
+//
+//   cleave-simplify                 fold, fuse, CSE the imported function
+//   one device:
+//     cleave-plan{annotate=false}   report the plan; the IR stays as it is
+//   several devices:
+//     cleave-split-projections      one projection per piece of a fused one
+//     cleave-plan                   plan, and write the plan onto the IR
+//     cleave-partition              one SPMD function per pipeline stage
+//
+// `cleave-opt --cleave-compile-pipeline="target=cpu devices=4 pp=2 tp=2"`
+// runs the same passes. `lowerCompiledModule` then lowers the result into
+// the programs of a bundle (a C++ step until device programs are IR).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_COMPILE_COMPILEPIPELINE_H
+#define CLEAVE_COMPILE_COMPILEPIPELINE_H
+
+#include "cleave/Conversion/DeviceProgram.h"
+#include "cleave/Plan/Plan.h"
+#include "cleave/Support/OptionBinder.h"
+#include "cleave/Target/Bundle.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cleave {
+
+/// The options of the compile pipeline.
+struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Target preset (targets/NAME.json) or target file"),
+      llvm::cl::init("cpu")};
+  Option<std::string> targetsDir{
+      *this, "targets-dir",
+      llvm::cl::desc("Directory of the target presets (default: "
+                     "share/cleave/targets next to bin/)")};
+  Option<int64_t> devices{*this, "devices",
+                          llvm::cl::desc("Devices to compile for"),
+                          llvm::cl::init(1)};
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("The function that holds the model"),
+                            llvm::cl::init("main")};
+  Option<std::string> planJsonFile{
+      *this, "plan-json",
+      llvm::cl::desc("Also write the plan as JSON to this file")};
+  /// pp=, tp=, dp=, microbatches=, objective=, ... (PlanOptions::bindOptions;
+  /// no batch=: a bundle computes the model's batch).
+  BoundOptions<PlanOptions, PassOptionGroup> plan{*this,
+                                                  PlanOptionSet::Compiling};
+
+  /// C++ only: where the pipeline stores the plan's JSON (plan.json).
+  std::string *planJSON = nullptr;
+
+  /// Checks the options; the error names the option as the pipeline spells
+  /// it (`devices`, `pp`, ...).
+  llvm::Error validate() const;
+};
+
+/// Adds the compile pipeline for `options` to `pm` (a module pass manager).
+/// Fails, naming the option, when `options` do not validate.
+llvm::Error buildCompilePipeline(mlir::OpPassManager &pm,
+                                 const CompileOptions &options);
+
+/// Registers `cleave-compile-pipeline` with the global pass registry.
+void registerCompilePipeline();
+
+/// The graph inputs and outputs of `entry`, named as the model names them.
+/// Read them before the pipeline runs: with several devices it replaces the
+/// entry by stage functions.
+mlir::FailureOr<BundleContents> describeGraphPorts(mlir::ModuleOp module,
+                                                   llvm::StringRef entry);
+
+/// Lowers `module`, as the compile pipeline for `options` left it, into the
+/// programs of a bundle whose ports `contents` describes
+/// (`describeGraphPorts`): one program for one device, else one per stage
+/// function, with the mesh and the ports' batch dimensions the plan wrote.
+mlir::LogicalResult lowerCompiledModule(mlir::ModuleOp module,
+                                        const CompileOptions &options,
+                                        const DeviceProgramOptions &lowering,
+                                        BundleContents &contents);
+
+} // namespace cleave
+
+#endif // CLEAVE_COMPILE_COMPILEPIPELINE_H

@@ -1,0 +1,204 @@
+//===- CompilePipeline.cpp - the compile flow as passes ---------*- C++ -*-===//
+
+#include "cleave/Compile/CompilePipeline.h"
+
+#include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
+#include "cleave/Plan/Passes.h"
+#include "cleave/Transforms/Partition/Contract.h"
+#include "cleave/Transforms/Partition/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace cleave;
+
+//===----------------------------------------------------------------------===//
+// The pipeline
+//===----------------------------------------------------------------------===//
+
+llvm::Error CompileOptions::validate() const {
+  if (devices < 1)
+    return llvm::createStringError("devices must be a positive integer, got " +
+                                   std::to_string(devices));
+  llvm::Expected<PlanOptions> options = plan.get();
+  if (!options)
+    return options.takeError();
+  return validatePlanOptions(*options, /*prefix=*/"");
+}
+
+llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
+                                         const CompileOptions &options) {
+  if (llvm::Error error = options.validate())
+    return error;
+  PlanOptions planOptions = cantFail(options.plan.get());
+  planOptions.functionName = options.entry;
+  PlanPassOptions planPassOptions;
+  planPassOptions.target = options.target;
+  planPassOptions.targetsDir = options.targetsDir;
+  planPassOptions.devices = options.devices;
+  planPassOptions.planJson = options.planJsonFile;
+
+  buildSimplifyPipeline(pm);
+  // One device runs the function as simplified: the plan is a report.
+  if (options.devices == 1) {
+    planPassOptions.annotate = false;
+    pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
+    return llvm::Error::success();
+  }
+  pm.addPass(createSplitProjectionsPass());
+  pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
+  PartitionPassOptions partitionOptions;
+  partitionOptions.entry = options.entry;
+  partitionOptions.target = options.target;
+  partitionOptions.targetsDirectory = options.targetsDir.empty()
+                                          ? defaultTargetsDirectory()
+                                          : options.targetsDir.getValue();
+  buildPartitionPipeline(pm, partitionOptions);
+  return llvm::Error::success();
+}
+
+void cleave::registerCompilePipeline() {
+  // Registered through the untyped hook so that an option that does not
+  // validate is reported when the pipeline is parsed, naming the option.
+  registerPassPipeline(
+      "cleave-compile-pipeline",
+      "The passes of `cleave compile`: simplify, then plan (one device) or "
+      "split projections, plan and partition (several devices)",
+      [](OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<LogicalResult(const llvm::Twine &)> errorHandler) {
+        std::unique_ptr<CompileOptions> options =
+            CompileOptions::createFromString(text);
+        if (!options)
+          return failure();
+        if (llvm::Error error = buildCompilePipeline(pm, *options))
+          return errorHandler("cleave-compile-pipeline: " +
+                              llvm::toString(std::move(error)));
+        return success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
+             printOptions) { printOptions(CompileOptions()); });
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering the result
+//===----------------------------------------------------------------------===//
+
+FailureOr<BundleContents> cleave::describeGraphPorts(ModuleOp module,
+                                                     llvm::StringRef entry) {
+  FailureOr<func::FuncOp> func = getProgramFunction(module, entry);
+  if (failed(func))
+    return failure();
+  auto port = [](Type type, StringAttr name, llvm::StringRef fallback) {
+    auto tensor = cast<RankedTensorType>(type);
+    return BundlePort{name ? name.str() : fallback.str(),
+                      getDType(tensor.getElementType()),
+                      std::vector<int64_t>(tensor.getShape().begin(),
+                                           tensor.getShape().end())};
+  };
+  BundleContents contents;
+  for (unsigned i = 0, e = func->getNumArguments(); i < e; ++i)
+    contents.inputs.push_back(
+        port(func->getArgument(i).getType(),
+             func->getArgAttrOfType<StringAttr>(i, "cleave.name"),
+             "input_" + std::to_string(i)));
+  for (unsigned i = 0, e = func->getNumResults(); i < e; ++i)
+    contents.outputs.push_back(
+        port(func->getResultTypes()[i],
+             func->getResultAttrOfType<StringAttr>(i, "cleave.name"),
+             "output_" + std::to_string(i)));
+  return contents;
+}
+
+/// Records where each graph port holds the batch, when it is cut: the
+/// partition marked it on the stage functions' ports.
+static void readBatchDims(ModuleOp module, BundleContents &contents) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      auto input = func.getArgAttrOfType<IntegerAttr>(i, kInputAttrName);
+      auto dim = func.getArgAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
+      if (input && dim)
+        contents.inputs[input.getInt()].batchDim = dim.getInt();
+    }
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto output = func.getResultAttrOfType<IntegerAttr>(i, kOutputAttrName);
+      auto dim = func.getResultAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
+      if (output && dim)
+        contents.outputs[output.getInt()].batchDim = dim.getInt();
+    }
+  }
+}
+
+/// Lowers stage function `func` and says which graph ports its arguments
+/// and results are.
+static FailureOr<StageProgram>
+lowerStage(func::FuncOp func, int64_t stage,
+           const DeviceProgramOptions &lowering) {
+  FailureOr<DeviceProgram> program = buildDeviceProgram(func, lowering);
+  if (failed(program))
+    return failure();
+  StageProgram entry;
+  entry.stage = stage;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto index = func.getArgAttrOfType<IntegerAttr>(i, kInputAttrName);
+    if (!index)
+      return func.emitOpError("argument ")
+                 << i << " is not a graph input (no cleave.input)",
+             failure();
+    entry.graphInputs.push_back(index.getInt());
+  }
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto index = func.getResultAttrOfType<IntegerAttr>(i, kOutputAttrName);
+    if (!index)
+      return func.emitOpError("result ")
+                 << i << " is not a graph output (no cleave.output)",
+             failure();
+    entry.graphOutputs.push_back(index.getInt());
+  }
+  entry.program = std::move(*program);
+  return entry;
+}
+
+LogicalResult cleave::lowerCompiledModule(ModuleOp module,
+                                          const CompileOptions &options,
+                                          const DeviceProgramOptions &lowering,
+                                          BundleContents &contents) {
+  if (options.devices == 1) {
+    FailureOr<func::FuncOp> func = getProgramFunction(module, options.entry);
+    if (failed(func))
+      return failure();
+    FailureOr<DeviceProgram> program = buildDeviceProgram(*func, lowering);
+    if (failed(program))
+      return failure();
+    contents = makeSingleDeviceContents(std::move(*program));
+    return success();
+  }
+
+  FailureOr<PlanContract> plan = readPlanContract(module);
+  if (failed(plan))
+    return failure();
+  contents.pp = plan->pp;
+  contents.tp = plan->tp;
+  contents.dp = plan->dp;
+  contents.microbatches = plan->microbatches;
+  readBatchDims(module, contents);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto stage = func->getAttrOfType<IntegerAttr>(kStageAttrName);
+    if (!stage)
+      continue;
+    FailureOr<StageProgram> program =
+        lowerStage(func, stage.getInt(), lowering);
+    if (failed(program))
+      return failure();
+    contents.stages.push_back(std::move(*program));
+  }
+  llvm::sort(contents.stages, [](const StageProgram &a, const StageProgram &b) {
+    return a.stage < b.stage;
+  });
+  if (static_cast<int64_t>(contents.stages.size()) != contents.pp)
+    return module.emitError("partitioning made ")
+           << contents.stages.size() << " stage functions for " << contents.pp
+           << " pipeline stages";
+  return success();
+}

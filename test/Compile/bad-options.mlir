@@ -1,0 +1,24 @@
+// A pipeline option that does not validate is an error that names it, when
+// the pipeline is parsed; one the planner cannot honour names the pin.
+// RUN: not cleave-opt %s --cleave-compile-pipeline="objective=fastest" 2>&1 | FileCheck %s --check-prefix=OBJECTIVE
+// RUN: not cleave-opt %s --cleave-compile-pipeline="devices=4 pp=-1" 2>&1 | FileCheck %s --check-prefix=PIN
+// RUN: not cleave-opt %s --cleave-compile-pipeline="devices=0" 2>&1 | FileCheck %s --check-prefix=DEVICES
+// RUN: not cleave-opt %s --cleave-compile-pipeline="memory-fraction=1.5" 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not cleave-opt %s --cleave-compile-pipeline="batch=8" 2>&1 | FileCheck %s --check-prefix=BATCH
+// RUN: not cleave-opt %s --cleave-compile-pipeline="devices=4 pp=3" 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// RUN: not cleave-opt %s --cleave-compile-pipeline="target=no-such-target devices=2" 2>&1 | FileCheck %s --check-prefix=TARGET
+
+// OBJECTIVE: error: cleave-compile-pipeline: objective must be 'throughput' or 'latency', got 'fastest'
+// PIN: error: cleave-compile-pipeline: pp must be a positive integer, got -1
+// DEVICES: error: cleave-compile-pipeline: devices must be a positive integer, got 0
+// FRACTION: error: cleave-compile-pipeline: memory-fraction must be in (0, 1], got 1.5
+// A bundle computes the model's batch: the compile pipeline has no batch.
+// BATCH: no such option batch
+// DIVIDE: error: --pp=3 does not divide the 4 devices
+// TARGET: error: {{.*}}no-such-target
+
+func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %y = cleave.relu %x : tensor<4x16xf32>
+  %z = cleave.tanh %y : tensor<4x16xf32>
+  return %z : tensor<4x16xf32>
+}
