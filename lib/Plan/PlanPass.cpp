@@ -67,6 +67,13 @@ struct PlanPass : public cleave::impl::PlanPassBase<PlanPass> {
       return signalPassFailure();
     }
     options.objective = *parsed;
+    llvm::Expected<ScheduleChoice> choice = ScheduleChoice::parse(schedule);
+    if (!choice) {
+      module.emitError() << "cleave-plan: schedule: "
+                         << llvm::toString(choice.takeError());
+      return signalPassFailure();
+    }
+    options.schedule = *choice;
     options.sequenceParallel = sequenceParallel;
     options.usableMemoryFraction = memoryFraction;
     options.costOptions.allowTF32 = allowTF32;
