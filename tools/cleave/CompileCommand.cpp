@@ -99,7 +99,13 @@ compileForOneDevice(ModuleOp module, const TargetDescription &target,
   if (failed(plan))
     return failure();
   planJSON = printJSON(*plan);
-  return makeSingleDeviceContents(std::move(*program));
+  // The device runs the whole batch at once: one microbatch on one stage,
+  // in the schedule asked for.
+  BundleContents contents = makeSingleDeviceContents(std::move(*program));
+  PipelineScheduleOptions schedule;
+  schedule.choice = planOptions.schedule;
+  contents.schedule = llvm::cantFail(PipelineSchedule::create(schedule));
+  return contents;
 }
 
 /// Several devices: plan, write the plan onto the IR, partition it into one
@@ -158,6 +164,7 @@ compileForDevices(ModuleOp module, const TargetDescription &target,
   contents.tp = plan->mesh.tp;
   contents.dp = plan->mesh.dp;
   contents.microbatches = plan->microbatches;
+  contents.schedule = plan->schedule;
   for (auto func : module.getOps<func::FuncOp>()) {
     auto stage = func->getAttrOfType<IntegerAttr>("cleave.stage");
     if (!stage)
@@ -265,6 +272,12 @@ int cleave::runCompileCommand(CompileCommand &command) {
   planOptions.progress = &observer->getProgress();
   if (!command.mesh.apply(planOptions, "cleave compile"))
     return 1;
+  if (planOptions.schedule.virtualStages > 1)
+    return fail("--schedule=" + planOptions.schedule.str() +
+                ": the interleaved schedule cannot be compiled yet: it runs "
+                "several model chunks on each device, and a device program "
+                "holds one; `cleave plan` predicts it, `cleave compile` takes "
+                "gpipe or 1f1b");
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
   std::string planJSON;

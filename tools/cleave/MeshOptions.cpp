@@ -22,7 +22,12 @@ MeshOptions::MeshOptions(cl::SubCommand &command)
       dataParallel("dp", cl::desc("Pin the data-parallel replicas"),
                    cl::value_desc("D"), cl::sub(command)),
       microbatches("microbatches", cl::desc("Pin the microbatches per step"),
-                   cl::value_desc("M"), cl::sub(command)) {}
+                   cl::value_desc("M"), cl::sub(command)),
+      schedule("schedule",
+               cl::desc("Pipeline schedule: gpipe (default), 1f1b, "
+                        "interleaved or interleaved:V (V model chunks per "
+                        "device, 2 by default)"),
+               cl::value_desc("name"), cl::init("gpipe"), cl::sub(command)) {}
 
 bool MeshOptions::apply(PlanOptions &options, llvm::StringRef tool) const {
   struct Pin {
@@ -45,5 +50,12 @@ bool MeshOptions::apply(PlanOptions &options, llvm::StringRef tool) const {
     if (value)
       pin.slot = value;
   }
+  llvm::Expected<ScheduleChoice> choice = ScheduleChoice::parse(schedule);
+  if (!choice) {
+    llvm::WithColor::error(llvm::errs(), tool)
+        << "--schedule: " << llvm::toString(choice.takeError()) << "\n";
+    return false;
+  }
+  options.schedule = *choice;
   return true;
 }

@@ -2,7 +2,8 @@
 //-*-===//
 //
 // `--pp`, `--tp`, `--dp` and `--microbatches` pin the planner's choices the
-// same way on `cleave plan` and `cleave compile`.
+// same way on `cleave plan` and `cleave compile`; `--schedule` chooses the
+// pipeline schedule on both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace cleave {
 
@@ -29,10 +31,11 @@ struct MeshOptions {
   llvm::cl::opt<int64_t> tensorParallel;
   llvm::cl::opt<int64_t> dataParallel;
   llvm::cl::opt<int64_t> microbatches;
+  llvm::cl::opt<std::string> schedule;
 
-  /// Copies the pins the user gave into `options`; prints an error naming
-  /// the option (prefixed by `tool`) and returns false for one that is not
-  /// a positive integer.
+  /// Copies the pins and the schedule the user gave into `options`; prints
+  /// an error naming the option (prefixed by `tool`) and returns false for a
+  /// pin that is not a positive integer or a schedule it does not know.
   bool apply(PlanOptions &options, llvm::StringRef tool) const;
 };
 
