@@ -376,7 +376,9 @@ struct VerifyPartitionPass
       if (stage < 0 || stage >= schedule.getNumStages()) {
         func.emitError() << "@" << func.getSymName() << " is stage " << stage
                          << ", but the plan's pipeline has "
-                         << schedule.getNumStages() << " stages";
+                         << schedule.getNumStages()
+                         << (schedule.getNumStages() == 1 ? " stage"
+                                                          : " stages");
         return signalPassFailure();
       }
     if (failed(CommunicationSimulator(stages, schedule).run()))
