@@ -65,6 +65,35 @@ static void writeThroughput(llvm::json::OStream &json, double throughput) {
     json.attribute("throughput_samples_per_s", nullptr);
 }
 
+/// The stage times of `plan` as its schedule reads them.
+static std::vector<PhaseTimes> getStageTimes(const Plan &plan) {
+  std::vector<PhaseTimes> times;
+  for (const PlanStage &stage : plan.stages)
+    times.push_back(PhaseTimes::forward(stage.time()));
+  return times;
+}
+
+/// Per pipeline stage, the steps of the schedule with when they run.
+static void writeTimeline(llvm::json::OStream &json, const Plan &plan) {
+  const PipelineSchedule &schedule = plan.schedule;
+  ScheduleTimeline timeline = schedule.simulate(getStageTimes(plan));
+  json.attributeArray("timeline", [&] {
+    for (int64_t device = 0; device < schedule.getNumStages(); ++device)
+      json.array([&] {
+        for (auto [step, interval] :
+             llvm::zip(schedule.getOrder(device), timeline.intervals[device]))
+          json.object([&] {
+            json.attribute("stage",
+                           schedule.getVirtualStage(device, step.chunk));
+            json.attribute("phase", stringifyPipelinePhase(step.phase));
+            json.attribute("microbatch", step.microbatch);
+            json.attribute("start_s", interval.start);
+            json.attribute("end_s", interval.end);
+          });
+      });
+  });
+}
+
 void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
   llvm::json::OStream json(os, 2);
   json.object([&] {
@@ -211,6 +240,8 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
           json.attribute("verdict", alternative.verdict);
         });
     });
+
+    writeTimeline(json, plan);
   });
   os << "\n";
 }
@@ -446,14 +477,6 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
 //===----------------------------------------------------------------------===//
 // Chrome trace
 //===----------------------------------------------------------------------===//
-
-/// The stage times of `plan` as its schedule reads them.
-static std::vector<PhaseTimes> getStageTimes(const Plan &plan) {
-  std::vector<PhaseTimes> times;
-  for (const PlanStage &stage : plan.stages)
-    times.push_back(PhaseTimes::forward(stage.time()));
-  return times;
-}
 
 /// The name of a stage event in the trace.
 static std::string getTraceName(const PlanStageEvent &event) {

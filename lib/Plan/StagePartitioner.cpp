@@ -11,6 +11,7 @@
 
 #include "cleave/Plan/StagePartitioner.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -592,6 +593,8 @@ cleave::splitStages(const StageSplitProblem &problem,
 
   // One microbatch (or latency): the step is the sum of the stages. The
   // least sum, unless the balanced split above is as good.
+  assert(options.schedule.getNumVirtualStages() == numStages &&
+         "the schedule must order the stages being split");
   int64_t microbatches = options.schedule.getNumMicrobatches();
   if (options.objective == PlanObjective::Latency || microbatches <= 1) {
     SplitTable sums;
