@@ -147,7 +147,7 @@ private:
   /// Why the batch cannot be split (`model.batchSplittable` is false).
   std::string describeBatchBarrier() const;
   Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
-  Evaluation evaluate(const DeviceMesh &mesh, int64_t microbatches);
+  Evaluation evaluate(const DeviceMesh &mesh, PipelineSchedule schedule);
   bool isBetter(const Evaluation &a, const Evaluation &b) const;
 
   const ClassSharding &getClassSharding(int64_t segmentClass, int64_t tp,
@@ -343,13 +343,12 @@ AutoParallelPlanner::buildSplitOptions(const DeviceMesh &mesh,
 }
 
 Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
-                                         int64_t microbatches) {
+                                         PipelineSchedule schedule) {
   Evaluation evaluation;
   evaluation.mesh = mesh;
-  evaluation.microbatches = microbatches;
-  evaluation.microbatchSize = globalBatch / (mesh.dp * microbatches);
-  // The caller passes only microbatch counts the schedule accepts.
-  evaluation.schedule = llvm::cantFail(buildSchedule(mesh, microbatches));
+  evaluation.microbatches = schedule.getNumMicrobatches();
+  evaluation.microbatchSize = globalBatch / (mesh.dp * evaluation.microbatches);
+  evaluation.schedule = std::move(schedule);
 
   StageSplitProblem problem = buildProblem(mesh.tp, evaluation.microbatchSize);
   StageSplitOptions split = buildSplitOptions(mesh, evaluation.schedule);
@@ -470,13 +469,15 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       continue;
     if (microbatches > 1 && !model.batchSplittable)
       break;
-    if (llvm::Expected<PipelineSchedule> schedule =
-            buildSchedule(mesh, microbatches);
-        !schedule) {
+    // Counts the schedule cannot run (interleaved: not a multiple of pp)
+    // are not tried.
+    llvm::Expected<PipelineSchedule> schedule =
+        buildSchedule(mesh, microbatches);
+    if (!schedule) {
       llvm::consumeError(schedule.takeError());
       continue;
     }
-    Evaluation evaluation = evaluate(mesh, microbatches);
+    Evaluation evaluation = evaluate(mesh, std::move(*schedule));
     if (first || isBetter(evaluation, best))
       best = std::move(evaluation);
     first = false;
