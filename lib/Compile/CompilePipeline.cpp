@@ -25,7 +25,20 @@ llvm::Error CompileOptions::validate() const {
   llvm::Expected<PlanOptions> options = plan.get();
   if (!options)
     return options.takeError();
-  return validatePlanOptions(*options, /*prefix=*/"");
+  if (llvm::Error error = validatePlanOptions(*options, /*prefix=*/""))
+    return error;
+  return checkCompilableSchedule(*options, /*prefix=*/"");
+}
+
+llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
+                                            llvm::StringRef prefix) {
+  if (options.schedule.virtualStages <= 1)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      prefix + "schedule=" + options.schedule.str() +
+      ": the interleaved schedule cannot be compiled yet: it runs several "
+      "model chunks on each device, and a device program holds one; `cleave "
+      "plan` predicts it, `cleave compile` takes gpipe or 1f1b");
 }
 
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
@@ -172,6 +185,11 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     if (failed(program))
       return failure();
     contents = makeSingleDeviceContents(std::move(*program));
+    // The device runs the whole batch at once: one microbatch on one stage,
+    // in the schedule asked for.
+    PipelineScheduleOptions schedule;
+    schedule.choice = cantFail(options.plan.get()).schedule;
+    contents.schedule = cantFail(PipelineSchedule::create(schedule));
     return success();
   }
 
@@ -182,6 +200,7 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
   contents.tp = plan->tp;
   contents.dp = plan->dp;
   contents.microbatches = plan->microbatches;
+  contents.schedule = plan->getSchedule();
   readBatchDims(module, contents);
   for (auto func : module.getOps<func::FuncOp>()) {
     auto stage = func->getAttrOfType<IntegerAttr>(kStageAttrName);

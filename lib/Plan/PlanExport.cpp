@@ -79,6 +79,35 @@ void cleave::writeTrivialPlanJSON(llvm::StringRef functionName,
   os << llvm::formatv("{0}", llvm::json::Value(std::move(plan)));
 }
 
+/// The stage times of `plan` as its schedule reads them.
+static std::vector<PhaseTimes> getStageTimes(const Plan &plan) {
+  std::vector<PhaseTimes> times;
+  for (const PlanStage &stage : plan.stages)
+    times.push_back(PhaseTimes::forward(stage.time()));
+  return times;
+}
+
+/// Per pipeline stage, the steps of the schedule with when they run.
+static void writeTimeline(llvm::json::OStream &json, const Plan &plan) {
+  const PipelineSchedule &schedule = plan.schedule;
+  ScheduleTimeline timeline = schedule.simulate(getStageTimes(plan));
+  json.attributeArray("timeline", [&] {
+    for (int64_t device = 0; device < schedule.getNumStages(); ++device)
+      json.array([&] {
+        for (auto [step, interval] :
+             llvm::zip(schedule.getOrder(device), timeline.intervals[device]))
+          json.object([&] {
+            json.attribute("stage",
+                           schedule.getVirtualStage(device, step.chunk));
+            json.attribute("phase", stringifyPipelinePhase(step.phase));
+            json.attribute("microbatch", step.microbatch);
+            json.attribute("start_s", interval.start);
+            json.attribute("end_s", interval.end);
+          });
+      });
+  });
+}
+
 void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
   llvm::json::OStream json(os, 2);
   json.object([&] {
@@ -97,6 +126,8 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
     json.attribute("microbatches", plan.microbatches);
     json.attribute("microbatch_size", plan.microbatchSize);
     json.attribute("global_batch", plan.globalBatch);
+    json.attribute("schedule", stringifyScheduleKind(plan.schedule.getKind()));
+    json.attribute("virtual_stages", plan.schedule.getNumChunks());
     json.attribute("sequence_parallel", plan.sequenceParallel);
     json.attributeObject("model", [&] {
       json.attribute("ops", plan.numOps);
@@ -223,6 +254,8 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
           json.attribute("verdict", alternative.verdict);
         });
     });
+
+    writeTimeline(json, plan);
   });
   os << "\n";
 }
@@ -337,6 +370,15 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
                       "microbatch latency {2}, bubble {3:f1}%\n",
                       plan.throughput, formatSeconds(plan.stepTime),
                       formatSeconds(plan.latency), 100.0 * plan.bubbleFraction);
+  os << "  schedule      " << stringifyScheduleKind(plan.schedule.getKind());
+  if (plan.schedule.getNumChunks() > 1)
+    os << ", " << plan.schedule.getNumChunks()
+       << " model chunks per device (stage s runs on the devices of "
+          "pipeline stage s mod "
+       << plan.mesh.pp << ")";
+  int64_t held = plan.schedule.maxActivationsHeld();
+  os << ", up to " << held << " microbatch" << (held == 1 ? "" : "es")
+     << " held per device\n";
   os << "  peak memory   " << formatBytes(plan.peakMemoryBytes) << " of "
      << formatBytes(plan.usableMemoryBytes) << " usable per device\n";
   os << "  model         " << plan.numOps << " ops in " << plan.numSegments
@@ -450,21 +492,18 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
 // Chrome trace
 //===----------------------------------------------------------------------===//
 
+/// The name of a stage event in the trace.
+static std::string getTraceName(const PlanStageEvent &event) {
+  if (event.kind != PlanStageEvent::Kind::Collective)
+    return event.name;
+  return (stringifyCollectiveKind(event.collective) + " " + event.name).str();
+}
+
 void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
-  // Microbatch j starts on stage k when the stage has finished j - 1 and
-  // stage k - 1 has sent j (sends are part of a stage's time).
-  int64_t numStages = static_cast<int64_t>(plan.stages.size());
-  std::vector<std::vector<double>> start(
-      numStages, std::vector<double>(plan.microbatches, 0));
-  for (int64_t j = 0; j < plan.microbatches; ++j)
-    for (int64_t k = 0; k < numStages; ++k) {
-      double ready = 0;
-      if (j > 0)
-        ready = start[k][j - 1] + plan.stages[k].time();
-      if (k > 0)
-        ready = std::max(ready, start[k - 1][j] + plan.stages[k - 1].time());
-      start[k][j] = ready;
-    }
+  // Each device runs its schedule's steps in order, each as soon as the
+  // steps it needs have ended (sends are part of a stage's time).
+  const PipelineSchedule &schedule = plan.schedule;
+  ScheduleTimeline timeline = schedule.simulate(getStageTimes(plan));
 
   llvm::json::OStream json(os);
   json.object([&] {
@@ -477,11 +516,13 @@ void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
       json.attribute("tp", plan.mesh.tp);
       json.attribute("dp", plan.mesh.dp);
       json.attribute("microbatches", plan.microbatches);
+      json.attribute("schedule", schedule.getChoice().str());
       json.attribute("step_time_s", plan.stepTime);
     });
     json.attributeArray("traceEvents", [&] {
-      for (const PlanStage &stage : plan.stages) {
-        for (auto [shard, rank] : llvm::enumerate(stage.ranks)) {
+      for (int64_t device = 0; device < schedule.getNumStages(); ++device) {
+        const PlanStage &first = plan.stages[device];
+        for (auto [shard, rank] : llvm::enumerate(first.ranks)) {
           json.object([&] {
             json.attribute("ph", "M");
             json.attribute("name", "process_name");
@@ -489,7 +530,7 @@ void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
             json.attributeObject("args", [&] {
               json.attribute("name", llvm::formatv("rank {0} (stage {1}, "
                                                    "shard {2})",
-                                                   rank, stage.index, shard)
+                                                   rank, device, shard)
                                          .str());
             });
           });
@@ -510,27 +551,28 @@ void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
               json.attributeObject("args",
                                    [&] { json.attribute("name", name); });
             });
-          for (int64_t j = 0; j < plan.microbatches; ++j) {
-            double now = start[stage.index][j];
+          for (auto [step, interval] : llvm::zip(schedule.getOrder(device),
+                                                 timeline.intervals[device])) {
+            const PlanStage &stage =
+                plan.stages[schedule.getVirtualStage(device, step.chunk)];
+            double now = interval.start;
             for (const PlanStageEvent &event : stage.schedule) {
               bool isCompute = event.kind == PlanStageEvent::Kind::Compute;
-              std::string name =
-                  isCompute ? event.name
-                  : event.kind == PlanStageEvent::Kind::Send
-                      ? event.name
-                      : (stringifyCollectiveKind(event.collective) + " " +
-                         event.name)
-                            .str();
               json.object([&] {
                 json.attribute("ph", "X");
-                json.attribute("name", name);
+                json.attribute("name", getTraceName(event));
                 json.attribute("cat", isCompute ? "compute" : "communication");
                 json.attribute("pid", rank);
                 json.attribute("tid", isCompute ? 0 : 1);
                 json.attribute("ts", now * 1e6);
                 json.attribute("dur", event.duration * 1e6);
-                json.attributeObject("args",
-                                     [&] { json.attribute("microbatch", j); });
+                json.attributeObject("args", [&] {
+                  json.attribute("microbatch", step.microbatch);
+                  if (step.phase != PipelinePhase::Forward)
+                    json.attribute("phase", stringifyPipelinePhase(step.phase));
+                  if (schedule.getNumChunks() > 1)
+                    json.attribute("stage", stage.index);
+                });
               });
               now += event.duration;
             }

@@ -30,6 +30,10 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
       "objective", objective,
       {PlanObjective::Throughput, PlanObjective::Latency},
       stringifyPlanObjective, "What to optimise");
+  binder.text<ScheduleChoice>(
+      "schedule", schedule, ScheduleChoice::parse,
+      "Pipeline schedule: gpipe, 1f1b, interleaved or interleaved:V (V model "
+      "chunks per device, 2 by default)");
   binder.flag("sequence-parallel", sequenceParallel,
               "Allow reduce-scatter of partial sums into splits");
   binder.flag("uniform-stages", uniformStages,

@@ -59,7 +59,7 @@ static const char kBody[] = R"html(
 <svg class="figure" id="fig-memory" data-figure="memory"></svg>
 
 <h2>Pipeline timeline</h2>
-<p class="caption">One predicted step: every microbatch through every stage, with the collectives inside each stage and the send to the next one. Other replicas run the same schedule.</p>
+<p class="caption">One predicted step: the microbatches each pipeline stage's devices run, in the order of the plan's schedule, with the collectives inside each stage and the send to the next one. Other replicas run the same schedule.</p>
 <div id="timeline-legend"></div>
 <svg class="figure" id="fig-timeline" data-figure="timeline"></svg>
 

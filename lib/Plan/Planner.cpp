@@ -15,6 +15,7 @@
 #include "cleave/Plan/ShardingSearch.h"
 #include "cleave/Plan/StagePartitioner.h"
 #include "cleave/Support/Progress.h"
+#include "cleave/Transforms/Partition/Contract.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -88,6 +89,7 @@ struct Evaluation {
   DeviceMesh mesh;
   int64_t microbatches = 0;
   int64_t microbatchSize = 0;
+  PipelineSchedule schedule;
   /// Why the mesh cannot run at all; empty when it can.
   std::string invalidReason;
   bool feasible = false;
@@ -133,15 +135,27 @@ private:
   /// Why the batch cannot be split (`model.batchSplittable` is false).
   std::string describeBatchBarrier() const;
   Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
-  Evaluation evaluate(const DeviceMesh &mesh, int64_t microbatches);
+  Evaluation evaluate(const DeviceMesh &mesh, PipelineSchedule schedule);
   bool isBetter(const Evaluation &a, const Evaluation &b) const;
 
   const ClassSharding &getClassSharding(int64_t segmentClass, int64_t tp,
                                         int64_t microbatchSize);
   ShardingContext makeContext(int64_t tp, int64_t microbatchSize) const;
   StageSplitProblem buildProblem(int64_t tp, int64_t microbatchSize);
+  /// The schedule of `mesh` with `microbatches`, or an error saying why the
+  /// chosen schedule cannot run them.
+  llvm::Expected<PipelineSchedule> buildSchedule(const DeviceMesh &mesh,
+                                                 int64_t microbatches) const;
   StageSplitOptions buildSplitOptions(const DeviceMesh &mesh,
-                                      int64_t microbatches) const;
+                                      const PipelineSchedule &schedule) const;
+  /// The devices of pipeline stage `stage mod pp`: under the interleaved
+  /// schedule stage (virtual stage) `stage` runs there.
+  int64_t getDeviceStage(const DeviceMesh &mesh, int64_t stage) const {
+    return stage % mesh.pp;
+  }
+  int64_t getNumVirtualStages(const DeviceMesh &mesh) const {
+    return mesh.pp * options.schedule.virtualStages;
+  }
   double boundarySendTime(int64_t bytes, bool crossesNodes, int64_t tp,
                           bool *scatterGather = nullptr) const;
   bool tpGroupCrossesNodes(int64_t tp) const {
@@ -281,37 +295,52 @@ StageSplitProblem AutoParallelPlanner::buildProblem(int64_t tp,
   return problem;
 }
 
+llvm::Expected<PipelineSchedule>
+AutoParallelPlanner::buildSchedule(const DeviceMesh &mesh,
+                                   int64_t microbatches) const {
+  PipelineScheduleOptions schedule;
+  schedule.choice = options.schedule;
+  schedule.numStages = mesh.pp;
+  schedule.numMicrobatches = microbatches;
+  return PipelineSchedule::create(schedule);
+}
+
 StageSplitOptions
 AutoParallelPlanner::buildSplitOptions(const DeviceMesh &mesh,
-                                       int64_t microbatches) const {
+                                       const PipelineSchedule &schedule) const {
   StageSplitOptions split;
-  split.numStages = mesh.pp;
-  split.microbatches = microbatches;
-  split.inFlightMicrobatches = std::min(microbatches, mesh.pp);
-  split.memoryLimitBytes = usableMemory;
+  split.numStages = schedule.getNumVirtualStages();
+  split.schedule = schedule;
+  split.inFlightMicrobatches = schedule.maxActivationsHeld();
+  // A device holds all its chunks; each may take its share.
+  split.memoryLimitBytes = usableMemory / schedule.getNumChunks();
   split.objective = options.objective;
   split.uniform = options.uniformStages;
   int64_t perNode = target.devicesPerNode;
-  for (int64_t stage = 0; stage + 1 < mesh.pp; ++stage) {
+  for (int64_t stage = 0; stage + 1 < split.numStages; ++stage) {
+    int64_t from = getDeviceStage(mesh, stage);
+    int64_t to = getDeviceStage(mesh, stage + 1);
     bool crosses = false;
     for (int64_t replica = 0; replica < mesh.dp && !crosses; ++replica)
       for (int64_t shard : {int64_t(0), mesh.tp - 1})
-        crosses |= mesh.rank(stage, replica, shard) / perNode !=
-                   mesh.rank(stage + 1, replica, shard) / perNode;
+        crosses |= mesh.rank(from, replica, shard) / perNode !=
+                   mesh.rank(to, replica, shard) / perNode;
     split.sendCrossesNodes.push_back(crosses);
   }
   return split;
 }
 
 Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
-                                         int64_t microbatches) {
+                                         PipelineSchedule schedule) {
   Evaluation evaluation;
   evaluation.mesh = mesh;
-  evaluation.microbatches = microbatches;
-  evaluation.microbatchSize = globalBatch / (mesh.dp * microbatches);
+  evaluation.microbatches = schedule.getNumMicrobatches();
+  evaluation.microbatchSize = globalBatch / (mesh.dp * evaluation.microbatches);
+  evaluation.schedule = std::move(schedule);
 
   StageSplitProblem problem = buildProblem(mesh.tp, evaluation.microbatchSize);
-  StageSplitOptions split = buildSplitOptions(mesh, microbatches);
+  StageSplitOptions split = buildSplitOptions(mesh, evaluation.schedule);
+  int64_t chunks = evaluation.schedule.getNumChunks();
   std::optional<StageSplit> stages = splitStages(problem, split);
   if (!stages) {
     evaluation.memorySplit = splitStagesForMemory(problem, split);
@@ -319,23 +348,25 @@ Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
       const StageRange &largest =
           evaluation.memorySplit
               ->stages[evaluation.memorySplit->largestStage()];
-      evaluation.overflowBytes = largest.memory.total() - usableMemory;
+      evaluation.overflowBytes = largest.memory.total() - usableMemory / chunks;
     }
     return evaluation;
   }
   evaluation.feasible = true;
   evaluation.split = std::move(*stages);
-  double sum = evaluation.split.sumStageTime();
-  double max = evaluation.split.maxStageTime();
-  evaluation.latency = sum;
-  evaluation.stepTime = sum + static_cast<double>(microbatches - 1) * max;
+  evaluation.latency = evaluation.split.sumStageTime();
+  evaluation.stepTime =
+      evaluation.schedule.stepTime(getStageTimes(evaluation.split));
   evaluation.throughput =
       evaluation.stepTime > 0
           ? static_cast<double>(globalBatch) / evaluation.stepTime
           : std::numeric_limits<double>::infinity();
-  for (const StageRange &stage : evaluation.split.stages)
-    evaluation.peakMemory =
-        std::max(evaluation.peakMemory, stage.memory.total());
+  // A device holds every chunk it runs.
+  std::vector<int64_t> deviceMemory(mesh.pp, 0);
+  for (auto [index, stage] : llvm::enumerate(evaluation.split.stages))
+    deviceMemory[getDeviceStage(mesh, index)] += stage.memory.total();
+  for (int64_t bytes : deviceMemory)
+    evaluation.peakMemory = std::max(evaluation.peakMemory, bytes);
   return evaluation;
 }
 
@@ -373,6 +404,11 @@ std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
     return llvm::formatv("pp={0} exceeds the {1} segments the model cuts "
                          "into",
                          mesh.pp, numSegments);
+  if (getNumVirtualStages(mesh) > numSegments)
+    return llvm::formatv("pp={0} with {1} model chunks per device needs {2} "
+                         "segments, but the model cuts into {3}",
+                         mesh.pp, options.schedule.virtualStages,
+                         getNumVirtualStages(mesh), numSegments);
   if (globalBatch % mesh.dp != 0)
     return llvm::formatv("dp={0} does not divide the global batch {1}", mesh.dp,
                          globalBatch);
@@ -421,14 +457,31 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       continue;
     if (microbatches > 1 && !model.batchSplittable)
       break;
-    Evaluation evaluation = evaluate(mesh, microbatches);
+    // Counts the schedule cannot run (interleaved: not a multiple of pp)
+    // are not tried.
+    llvm::Expected<PipelineSchedule> schedule =
+        buildSchedule(mesh, microbatches);
+    if (!schedule) {
+      llvm::consumeError(schedule.takeError());
+      continue;
+    }
+    Evaluation evaluation = evaluate(mesh, std::move(*schedule));
     if (first || isBetter(evaluation, best))
       best = std::move(evaluation);
     first = false;
   }
   if (first)
-    best.invalidReason = llvm::formatv(
-        "no microbatch count divides the replica batch {0}", replicaBatch);
+    best.invalidReason =
+        options.schedule.kind == ScheduleKind::Interleaved
+            ? llvm::formatv("no multiple of pp={0} microbatches (the "
+                            "interleaved schedule's groups) divides the "
+                            "replica batch {1}",
+                            mesh.pp, replicaBatch)
+                  .str()
+            : llvm::formatv("no microbatch count divides the replica batch "
+                            "{0}",
+                            replicaBatch)
+                  .str();
   return best;
 }
 
@@ -490,6 +543,19 @@ LogicalResult AutoParallelPlanner::checkPins(int64_t numDevices) {
   if (options.pipelineStages && *options.pipelineStages > numSegments)
     return emitError() << "--pp=" << *options.pipelineStages << " exceeds the "
                        << numSegments << " segments the model cuts into";
+  if (options.pipelineStages &&
+      *options.pipelineStages * options.schedule.virtualStages > numSegments)
+    return emitError() << "--schedule=" << options.schedule.str()
+                       << " with --pp=" << *options.pipelineStages << " needs "
+                       << *options.pipelineStages *
+                              options.schedule.virtualStages
+                       << " segments, but the model cuts into " << numSegments;
+  if (options.pipelineStages && options.microbatches)
+    if (llvm::Expected<PipelineSchedule> schedule = buildSchedule(
+            {*options.pipelineStages, 1, 1}, *options.microbatches);
+        !schedule)
+      return emitError() << "--schedule=" << options.schedule.str() << ": "
+                         << llvm::toString(schedule.takeError());
   return success();
 }
 
@@ -521,7 +587,8 @@ void AutoParallelPlanner::emitCannotFit(
   int64_t needed = split.stages[stage].memory.total();
   SmallVector<int64_t> ranks;
   for (int64_t shard = 0; shard < closest->mesh.tp; ++shard)
-    ranks.push_back(closest->mesh.rank(stage, 0, shard));
+    ranks.push_back(
+        closest->mesh.rank(getDeviceStage(closest->mesh, stage), 0, shard));
   diagnostic << "the model does not fit on " << devicesText(numDevices)
              << " of " << target.name
              << ": with the least memory per device (pp=" << closest->mesh.pp
@@ -649,8 +716,10 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
   stage.lastOp = model.segments[range.lastSegment].lastOp;
   stage.firstOpName = opNames[stage.firstOp];
   stage.lastOpName = opNames[stage.lastOp];
+  int64_t device = getDeviceStage(mesh, stageIndex);
+  int64_t nextDevice = getDeviceStage(mesh, stageIndex + 1);
   for (int64_t shard = 0; shard < mesh.tp; ++shard)
-    stage.ranks.push_back(mesh.rank(stageIndex, 0, shard));
+    stage.ranks.push_back(mesh.rank(device, 0, shard));
   stage.sendTime = range.sendTime;
   stage.memory = range.memory;
   stage.leanSegments = range.numLean();
@@ -767,13 +836,13 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     plan.segments.push_back(std::move(summary));
   }
 
-  if (stageIndex + 1 < mesh.pp) {
+  if (stageIndex + 1 < getNumVirtualStages(mesh)) {
     const ModelSegment &last = model.segments[range.lastSegment];
     int64_t bytes = 0;
     for (Value output : last.outputs)
       bytes += scaledBytes(output, best.microbatchSize);
     bool crosses =
-        buildSplitOptions(mesh, best.microbatches).sendCrossesNodes[stageIndex];
+        buildSplitOptions(mesh, best.schedule).sendCrossesNodes[stageIndex];
     bool scatterGather = false;
     boundarySendTime(bytes, crosses, mesh.tp, &scatterGather);
     PlanCommunication send;
@@ -781,7 +850,7 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     send.stage = stageIndex;
     send.op = stage.lastOpName;
     send.producer = stage.lastOpName;
-    send.group = {mesh.rank(stageIndex, 0, 0), mesh.rank(stageIndex + 1, 0, 0)};
+    send.group = {mesh.rank(device, 0, 0), mesh.rank(nextDevice, 0, 0)};
     send.instances = mesh.tp * mesh.dp;
     send.bytes = scatterGather ? (bytes + mesh.tp - 1) / mesh.tp : bytes;
     send.time = collectiveTime(CollectiveKind::SendRecv, send.bytes, 2, crosses,
@@ -795,7 +864,7 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
       gather.op = opNames[model.segments[range.lastSegment + 1].firstOp];
       gather.producer = stage.lastOpName;
       for (int64_t shard = 0; shard < mesh.tp; ++shard)
-        gather.group.push_back(mesh.rank(stageIndex + 1, 0, shard));
+        gather.group.push_back(mesh.rank(nextDevice, 0, shard));
       gather.instances = mesh.dp;
       gather.bytes = bytes;
       gather.time = range.sendTime - send.time;
@@ -828,6 +897,7 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
   plan.globalBatch = globalBatch;
   plan.objective = options.objective;
   plan.sequenceParallel = options.sequenceParallel;
+  plan.schedule = best.schedule;
   plan.stepTime = best.stepTime;
   plan.latency = best.latency;
   plan.throughput = best.throughput;
@@ -840,16 +910,13 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
   plan.opStage.assign(model.ops.size(), 0);
   plan.opTensorParallelLoop.assign(model.ops.size(), -1);
 
-  for (int64_t stage = 0; stage < best.mesh.pp; ++stage)
+  for (int64_t stage = 0; stage < getNumVirtualStages(best.mesh); ++stage)
     addStage(plan, best, stage);
 
-  double busy = 0;
+  std::vector<PhaseTimes> times;
   for (const PlanStage &stage : plan.stages)
-    busy += static_cast<double>(plan.microbatches) * stage.time();
-  plan.bubbleFraction =
-      plan.stepTime > 0
-          ? 1.0 - busy / (static_cast<double>(best.mesh.pp) * plan.stepTime)
-          : 0.0;
+    times.push_back(PhaseTimes::forward(stage.time()));
+  plan.bubbleFraction = plan.schedule.bubbleFraction(times, plan.stepTime);
 
   for (const Evaluation &evaluation : evaluations) {
     PlanAlternative alternative;
@@ -964,6 +1031,8 @@ LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
                        builder.getNamedAttr("tp", i64(plan.mesh.tp)),
                        builder.getNamedAttr("dp", i64(plan.mesh.dp))}));
   module->setAttr("cleave.microbatches", i64(plan.microbatches));
+  module->setAttr(kScheduleAttrName,
+                  builder.getStringAttr(plan.schedule.getChoice().str()));
 
   for (auto [index, op] : llvm::enumerate(model->ops)) {
     op->setAttr("cleave.stage", i64(plan.opStage[index]));

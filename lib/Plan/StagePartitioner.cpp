@@ -11,6 +11,7 @@
 
 #include "cleave/Plan/StagePartitioner.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -30,6 +31,13 @@ double StageSplit::sumStageTime() const {
   for (const StageRange &stage : stages)
     result += stage.time();
   return result;
+}
+
+std::vector<PhaseTimes> cleave::getStageTimes(const StageSplit &split) {
+  std::vector<PhaseTimes> times;
+  for (const StageRange &stage : split.stages)
+    times.push_back(PhaseTimes::forward(stage.time()));
+  return times;
 }
 
 int64_t StageSplit::largestStage() const {
@@ -585,8 +593,10 @@ cleave::splitStages(const StageSplitProblem &problem,
 
   // One microbatch (or latency): the step is the sum of the stages. The
   // least sum, unless the balanced split above is as good.
-  if (options.objective == PlanObjective::Latency ||
-      options.microbatches <= 1) {
+  assert(options.schedule.getNumVirtualStages() == numStages &&
+         "the schedule must order the stages being split");
+  int64_t microbatches = options.schedule.getNumMicrobatches();
+  if (options.objective == PlanObjective::Latency || microbatches <= 1) {
     SplitTable sums;
     if (fillSplitTable(evaluator, numSegments, options, SplitGoal::SumThenMax,
                        0, sums)) {
@@ -597,19 +607,18 @@ cleave::splitStages(const StageSplitProblem &problem,
     return best;
   }
 
-  // With m > 1 the step is sum + (m - 1) * max.
   auto stepTime = [&](const StageSplit &split) {
-    return split.sumStageTime() +
-           static_cast<double>(options.microbatches - 1) * split.maxStageTime();
+    return options.schedule.stepTime(getStageTimes(split));
   };
-  // A larger max pays only if the sum drops by more than (m - 1) times as
+  // With m > 1 the step is about sum + (m - 1) * max (exactly, for GPipe): a
+  // larger max pays only if the sum drops by more than (m - 1) times as
   // much; the sum cannot drop below the segments' fastest times, which
   // bounds how far a larger max is worth trying.
   double leastSum = 0;
   for (int64_t i = 0; i < numSegments; ++i)
     leastSum += problem.candidates[i].front().time;
-  double reach = (best->sumStageTime() - leastSum) /
-                 static_cast<double>(options.microbatches - 1);
+  double reach =
+      (best->sumStageTime() - leastSum) / static_cast<double>(microbatches - 1);
   constexpr int kLargerMaxima = 4;
   for (int i = 1; i <= kLargerMaxima && reach > 0; ++i) {
     double bound = leastMax + reach * i / kLargerMaxima;

@@ -39,6 +39,14 @@ static llvm::Error selectChoice(llvm::StringRef flagName,
   return llvm::createStringError(text);
 }
 
+/// `error` with the option's name (`flagName`) in front.
+static llvm::Error prefixError(llvm::StringRef flagName, llvm::Error error) {
+  if (!error)
+    return error;
+  return llvm::createStringError(flagName + ": " +
+                                 llvm::toString(std::move(error)));
+}
+
 //===----------------------------------------------------------------------===//
 // OptionChecker
 //===----------------------------------------------------------------------===//
@@ -141,6 +149,23 @@ void CommandLineOptionGroup::bindChoice(llvm::StringRef flag,
   options.push_back(std::move(option));
 }
 
+void CommandLineOptionGroup::bindText(
+    llvm::StringRef flag, std::function<std::string()> get,
+    std::function<llvm::Error(llvm::StringRef)> set, llvm::StringRef help) {
+  std::string current = get();
+  auto option = std::make_unique<cl::opt<std::string>>(
+      flag,
+      cl::desc(
+          strings.emplace_back((help + " (default " + current + ")").str())),
+      cl::init(current), cl::sub(command));
+  cl::opt<std::string> &given = *option;
+  std::string flagName = ("--" + flag).str();
+  readers.push_back([&given, flagName, set] {
+    return prefixError(flagName, set(given.getValue()));
+  });
+  options.push_back(std::move(option));
+}
+
 llvm::Error CommandLineOptionGroup::read() {
   for (const auto &reader : readers)
     if (llvm::Error error = reader())
@@ -215,6 +240,17 @@ void PassOptionGroup::bindChoice(llvm::StringRef flag,
     return selectChoice(flag, choices, option.getValue(), select);
   });
   writers.push_back([&option, choices, get] { option = choices[get()].str(); });
+}
+
+void PassOptionGroup::bindText(llvm::StringRef flag,
+                               std::function<std::string()> get,
+                               std::function<llvm::Error(llvm::StringRef)> set,
+                               llvm::StringRef help) {
+  auto &option = add<std::string>(flag, help, get());
+  readers.push_back([&option, flag, set] {
+    return prefixError(flag, set(option.getValue()));
+  });
+  writers.push_back([&option, get] { option = get(); });
 }
 
 llvm::Error PassOptionGroup::read() {

@@ -235,6 +235,18 @@ static llvm::json::Array describePorts(ArrayRef<BundlePort> ports) {
   return described;
 }
 
+/// What stage `stage` runs in a step, in order: the runtime executes this
+/// list rather than knowing any schedule.
+static llvm::json::Array describeSteps(const BundleContents &contents,
+                                       int64_t stage) {
+  llvm::json::Array steps;
+  for (const PipelineStep &step : contents.schedule.getOrder(stage))
+    steps.push_back(
+        llvm::json::Object{{"phase", stringifyPipelinePhase(step.phase)},
+                           {"microbatch", step.microbatch}});
+  return steps;
+}
+
 static llvm::json::Array toJSON(ArrayRef<int64_t> values) {
   llvm::json::Array array;
   for (int64_t value : values)
@@ -297,6 +309,19 @@ static Error buildProgram(const BundleOptions &options, StringRef source,
 static Error writeBundleFiles(const BundleContents &contents,
                               const BundleOptions &options, StringRef dir) {
   namespace fs = llvm::sys::fs;
+  const PipelineSchedule &schedule = contents.schedule;
+  if (schedule.getNumStages() != contents.pp ||
+      schedule.getNumMicrobatches() != contents.microbatches ||
+      schedule.getNumChunks() != 1)
+    return llvm::createStringError(
+        llvm::formatv("the bundle's schedule orders {0} microbatches on {1} "
+                      "stages with {2} model chunks per device, but the "
+                      "bundle has {3} microbatches, {4} stages and one chunk "
+                      "per device",
+                      schedule.getNumMicrobatches(), schedule.getNumStages(),
+                      schedule.getNumChunks(), contents.microbatches,
+                      contents.pp)
+            .str());
   auto path = [&](StringRef relative) {
     SmallString<256> full(dir);
     llvm::sys::path::append(full, relative);
@@ -368,7 +393,8 @@ static Error writeBundleFiles(const BundleContents &contents,
                              {"arena_bytes", stage.program.arenaBytes},
                              {"weight_bytes", stage.program.weightBytes},
                              {"inputs", toJSON(stage.graphInputs)},
-                             {"outputs", toJSON(stage.graphOutputs)}};
+                             {"outputs", toJSON(stage.graphOutputs)},
+                             {"steps", describeSteps(contents, stage.stage)}};
     if (!options.emitOnly) {
       ProgressStep step = beginProgress(options.progress,
                                         "building the program of stage " +
@@ -435,6 +461,7 @@ static Error writeBundleFiles(const BundleContents &contents,
                                   {"tp", contents.tp},
                                   {"dp", contents.dp}}},
       {"microbatches", contents.microbatches},
+      {"schedule", contents.schedule.getChoice().str()},
       {"inputs", describePorts(contents.inputs)},
       {"outputs", describePorts(contents.outputs)},
       {"programs", std::move(programs)},

@@ -176,7 +176,43 @@ public:
         indices(item, "inputs", where, manifest.inputs.size(), "inputs");
     entry.outputs =
         indices(item, "outputs", where, manifest.outputs.size(), "outputs");
+    entry.steps = steps(item, where, manifest.microbatches);
     return entry;
+  }
+
+  /// A stage's recorded order: forwards of microbatches 0 .. M-1, each
+  /// once, in any order.
+  std::vector<ScheduleStep> steps(const json &item, const std::string &where,
+                                  int microbatches) const {
+    const json &list = field(item, "steps", where);
+    if (!list.is_array())
+      fail(where + "'steps' is not a list");
+    std::vector<ScheduleStep> result;
+    std::vector<bool> seen(microbatches, false);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string at = where + "steps[" + std::to_string(i) + "]: ";
+      if (!list[i].is_object())
+        fail(at + "not an object");
+      std::string phase = string(list[i], "phase", at);
+      if (phase != "forward")
+        fail(at + "phase '" + phase +
+             "', but the programs have only a forward entry point");
+      int64_t microbatch = integer(list[i], "microbatch", at);
+      if (microbatch < 0 || microbatch >= microbatches)
+        fail(at + "microbatch " + std::to_string(microbatch) +
+             " is outside the " + std::to_string(microbatches) +
+             " microbatches of a step");
+      if (seen[microbatch])
+        fail(at + "microbatch " + std::to_string(microbatch) +
+             " runs twice in a step");
+      seen[microbatch] = true;
+      result.push_back({static_cast<int>(microbatch)});
+    }
+    if (result.size() != static_cast<std::size_t>(microbatches))
+      fail(where + "'steps' runs " + std::to_string(result.size()) +
+           " of the " + std::to_string(microbatches) +
+           " microbatches of a step");
+    return result;
   }
 
   RankEntry rank(const json &item, std::size_t index,
@@ -301,6 +337,8 @@ Manifest readManifest(const std::string &bundleDir) {
   manifest.inputs = reader.tensors(root, "inputs");
   manifest.outputs = reader.tensors(root, "outputs");
   reader.mesh(root, manifest);
+  if (root.contains("schedule"))
+    manifest.schedule = reader.string(root, "schedule");
   // With several blocks of the batch, every graph tensor must say where its
   // batch is, and the batch must cut into the blocks.
   int blocks = manifest.dp * manifest.microbatches;

@@ -19,6 +19,12 @@
 
 namespace cleave::rt {
 
+/// One step of a stage's recorded schedule: the program run on one
+/// microbatch (its forward, the only phase programs have).
+struct ScheduleStep {
+  int microbatch = 0;
+};
+
 /// One entry of the manifest's `programs`: the program every device of a
 /// pipeline stage runs.
 struct ProgramEntry {
@@ -33,6 +39,9 @@ struct ProgramEntry {
   /// in the order of its pointer arrays.
   std::vector<int> inputs;
   std::vector<int> outputs;
+  /// What a device of the stage runs in a step, in order (`steps`): each
+  /// microbatch once.
+  std::vector<ScheduleStep> steps;
 };
 
 /// One entry of the manifest's `ranks`: a device, its place in the mesh and
@@ -59,6 +68,9 @@ struct Manifest {
   int dp = 1;
   int microbatches = 1;
   MeshShape mesh() const { return MeshShape{pp, dp, tp}; }
+  /// The pipeline schedule the compiler ordered the steps by (`gpipe`,
+  /// `1f1b`); the runtime runs `ProgramEntry::steps` and only reports it.
+  std::string schedule;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   /// Indexed by stage.

@@ -369,7 +369,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
         Tensor(manifest.outputs[index].dtype, manifest.outputs[index].shape);
 
   // The batch is cut into dp x microbatches blocks: this device's replica
-  // runs the program once per microbatch, on blocks dp * microbatches + k.
+  // runs the program once per microbatch k, on block dp * microbatches + k,
+  // in the order the bundle's schedule recorded for its stage.
   int blocks = manifest.dp * manifest.microbatches;
   std::vector<Blocks> inputBlocks, outputBlocks;
   for (int index : program.inputs)
@@ -383,7 +384,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   std::vector<const void *> inputPointers(program.inputs.size());
   std::vector<void *> outputPointers(program.outputs.size());
   ctx->batchBlocks = blocks;
-  for (int k = 0; k < manifest.microbatches; ++k) {
+  for (std::size_t step = 0; step < program.steps.size(); ++step) {
+    int k = program.steps[step].microbatch;
     int block = impl->place.dp * manifest.microbatches + k;
     ctx->batchBlock = block;
     for (std::size_t i = 0; i < program.inputs.size(); ++i) {
@@ -427,7 +429,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
       status = impl->bundle->programMain()(
           ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
           inputPointers.data(), outputPointers.data());
-      if (status == 0 && impl->comm && k + 1 == manifest.microbatches) {
+      if (status == 0 && impl->comm && step + 1 == program.steps.size()) {
         // The sends still in flight belong to this step.
         watch.begin("send");
         impl->comm->flush();

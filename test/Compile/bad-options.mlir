@@ -7,6 +7,8 @@
 // RUN: not cleave-opt %s --cleave-compile-pipeline="batch=8" 2>&1 | FileCheck %s --check-prefix=BATCH
 // RUN: not cleave-opt %s --cleave-compile-pipeline="devices=4 pp=3" 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not cleave-opt %s --cleave-compile-pipeline="target=no-such-target devices=2" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not cleave-opt %s --cleave-compile-pipeline="schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not cleave-opt %s --cleave-compile-pipeline="devices=2 schedule=interleaved:2" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
 
 // OBJECTIVE: error: cleave-compile-pipeline: objective must be 'throughput' or 'latency', got 'fastest'
 // PIN: error: cleave-compile-pipeline: pp must be a positive integer, got -1
@@ -16,6 +18,8 @@
 // BATCH: no such option batch
 // DIVIDE: error: --pp=3 does not divide the 4 devices
 // TARGET: error: {{.*}}no-such-target
+// SCHEDULE: error: cleave-compile-pipeline: schedule: expected gpipe, 1f1b, interleaved or interleaved:V (V >= 2 model chunks per device), got 'zigzag'
+// INTERLEAVED: error: cleave-compile-pipeline: schedule=interleaved:2: the interleaved schedule cannot be compiled yet
 
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %y = cleave.relu %x : tensor<4x16xf32>

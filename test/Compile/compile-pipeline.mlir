@@ -1,6 +1,7 @@
 // RUN: cleave-opt %s --cleave-compile-pipeline="target=cpu devices=4 pp=2 tp=2 microbatches=1 plan-json=%t.json" | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.json --check-prefix=JSON
 // RUN: cleave-opt %s --cleave-compile-pipeline="target=cpu devices=2 dp=2 microbatches=2" | FileCheck %s --check-prefix=DP
+// RUN: cleave-opt %s --cleave-compile-pipeline="target=cpu devices=2 pp=2 microbatches=4 schedule=1f1b" | FileCheck %s --check-prefix=ONEFONEB
 // RUN: cleave-opt %s --cleave-compile-pipeline="target=cpu devices=1 plan-json=%t.one.json" | FileCheck %s --check-prefix=ONE
 // RUN: FileCheck %s --input-file=%t.one.json --check-prefix=ONE-JSON
 // RUN: cleave-opt %s --cleave-compile-pipeline="target=cpu devices=4 pp=2 objective=latency" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PASSES
@@ -11,7 +12,7 @@
 // devices and partitioned into one SPMD function per stage, FC1
 // column-parallel and FC2 row-parallel with one all-reduce per block.
 
-// CHECK: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64}
+// CHECK: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64, cleave.schedule = "gpipe"}
 // CHECK-LABEL: func.func @stage_0(
 // CHECK-SAME:    %[[X:.+]]: tensor<4x64x512xf32> {cleave.input = 0 : i64}) attributes {cleave.stage = 0 : i64}
 // CHECK:         %[[LN:.+]] = cleave.layer_norm %[[X]]
@@ -42,10 +43,13 @@
 
 // Two replicas of two microbatches: the stage's ports hold blocks of the
 // batch, and say where.
-// DP: module attributes {cleave.mesh = {dp = 2 : i64, pp = 1 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64}
+// DP: module attributes {cleave.mesh = {dp = 2 : i64, pp = 1 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "gpipe"}
 // DP-LABEL: func.func @stage_0(
 // DP-SAME:    tensor<1x64x512xf32> {cleave.batch_dim = 0 : i64, cleave.input = 0 : i64})
 // DP-SAME:    -> (tensor<1x64x512xf32> {cleave.batch_dim = 0 : i64, cleave.output = 0 : i64})
+
+// The schedule option reaches the plan's record on the IR.
+// ONEFONEB: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 4 : i64, cleave.schedule = "1f1b"}
 
 // One device runs the function as simplified: the plan is only reported.
 // ONE-NOT: cleave.mesh

@@ -6,12 +6,14 @@
 // RUN: not cleave-opt %s --cleave-plan="devices=2" 2>&1 | FileCheck %s --check-prefix=NOTARGET
 // RUN: not cleave-opt %s --cleave-plan="target=h100-sxm devices=2 objective=cheapest" 2>&1 | FileCheck %s --check-prefix=OBJECTIVE
 // RUN: not cleave-opt %s --cleave-plan="target=h100-sxm devices=4 pp=4" 2>&1 | FileCheck %s --check-prefix=PINS
+// RUN: cleave-opt %s --cleave-plan="target=h100-sxm devices=4 pp=2 tp=2 schedule=1f1b" | FileCheck %s --check-prefix=ONEFONEB
+// RUN: not cleave-opt %s --cleave-plan="target=h100-sxm devices=2 schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 
 // Two MLP blocks on [1, 512, 1024]: on two devices the planner makes FC1
 // column-parallel (loop 2 of [B, S, K] x [K, N]: N) and FC2 row-parallel
 // (loop 3: K), and writes the contract for the partitioner.
 
-// CHECK: module attributes {cleave.mesh = {dp = 1 : i64, pp = 1 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64}
+// CHECK: module attributes {cleave.mesh = {dp = 1 : i64, pp = 1 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64, cleave.schedule = "gpipe"}
 // CHECK:      cleave.weight "l0.ln.g" {cleave.stage = 0 : i64
 // CHECK:      cleave.layer_norm {{.*}}cleave.stage = 0 : i64
 // CHECK-NOT:  cleave.tp_loop
@@ -84,3 +86,8 @@ func.func @main(%x: tensor<1x512x1024xf32>) -> tensor<1x512x1024xf32> {
   %r1 = cleave.add %r0, %ob1 : (tensor<1x512x1024xf32>, tensor<1x512x1024xf32>) -> tensor<1x512x1024xf32>
   return %r1 : tensor<1x512x1024xf32>
 }
+
+// The schedule is recorded next to the microbatches.
+// ONEFONEB: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64, cleave.schedule = "1f1b"}
+
+// SCHEDULE: error: cleave-plan: schedule: expected gpipe, 1f1b, interleaved or interleaved:V (V >= 2 model chunks per device), got 'zigzag'

@@ -43,7 +43,10 @@ StageSplitOptions makeOptions(int64_t stages, int64_t memoryLimit,
                               int64_t microbatches = 8) {
   StageSplitOptions options;
   options.numStages = stages;
-  options.microbatches = microbatches;
+  PipelineScheduleOptions schedule;
+  schedule.numStages = stages;
+  schedule.numMicrobatches = microbatches;
+  options.schedule = llvm::cantFail(PipelineSchedule::create(schedule));
   options.memoryLimitBytes = memoryLimit;
   options.objective = objective;
   options.inFlightMicrobatches = 2;
@@ -57,7 +60,8 @@ double costOf(const StageSplit &split, const StageSplitOptions &options) {
   if (options.objective == PlanObjective::Latency)
     return split.sumStageTime();
   return split.sumStageTime() +
-         static_cast<double>(options.microbatches - 1) * split.maxStageTime();
+         static_cast<double>(options.schedule.getNumMicrobatches() - 1) *
+             split.maxStageTime();
 }
 
 /// The least cost over every composition, or none.

@@ -33,6 +33,8 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (llvm::Error error = planOptions ? validatePlanOptions(*planOptions)
                                       : planOptions.takeError())
     return fail(llvm::toString(std::move(error)));
+  if (llvm::Error error = checkCompilableSchedule(*planOptions, "--"))
+    return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)

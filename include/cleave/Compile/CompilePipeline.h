@@ -65,6 +65,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   llvm::Error validate() const;
 };
 
+/// Fails, naming the option (`<prefix>schedule`), when `options` ask for a
+/// pipeline schedule that `cleave compile` cannot build programs for yet
+/// (several model chunks per device).
+llvm::Error checkCompilableSchedule(const PlanOptions &options,
+                                    llvm::StringRef prefix);
+
 /// Adds the compile pipeline for `options` to `pm` (a module pass manager).
 /// Fails, naming the option, when `options` do not validate.
 llvm::Error buildCompilePipeline(mlir::OpPassManager &pm,

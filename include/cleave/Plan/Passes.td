@@ -11,8 +11,9 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
   let description = [{
     Runs the auto-parallel planner (`cleave::planModel`) on the function
     `main` for a target and a device count, and writes the plan's contract
-    for the partitioner onto the IR: module attributes `cleave.mesh` and
-    `cleave.microbatches`, and on every op of the function `cleave.stage`
+    for the partitioner onto the IR: module attributes `cleave.mesh`,
+    `cleave.microbatches` and `cleave.schedule`, and on every op of the
+    function `cleave.stage`
     plus, where the op splits one of its loops over the tensor-parallel
     group, `cleave.tp_loop` (the loop number of the op's
     `ShardingInterface`). With `plan-json` the whole plan is also written as
@@ -40,7 +41,7 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
     After:
 
     ```mlir
-    module attributes {cleave.mesh = {dp = 1 : i64, pp = 1 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64} {
+    module attributes {cleave.mesh = {dp = 1 : i64, pp = 1 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64, cleave.schedule = "gpipe"} {
       %y = cleave.matmul %x, %w1 {cleave.stage = 0 : i64, cleave.tp_loop = 2 : i64} : ...
       %z = cleave.matmul %y, %w2 {cleave.stage = 0 : i64, cleave.tp_loop = 3 : i64} : ...
     ```

@@ -14,6 +14,7 @@
 #define CLEAVE_PLAN_PLAN_H
 
 #include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/Plan/PipelineSchedule.h"
 #include "cleave/rt/Mesh.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -62,6 +63,9 @@ struct PlanOptions {
   /// Samples per step; unset, the batch dimension of the model's inputs.
   std::optional<int64_t> globalBatch;
   PlanObjective objective = PlanObjective::Throughput;
+  /// The pipeline schedule (`--schedule`); interleaved splits the model into
+  /// pp x chunks stages, `virtualStages` per device.
+  ScheduleChoice schedule;
   /// Sequence parallelism (as Megatron-LM's `--sequence-parallel`): the
   /// tensor-parallel group may also split token dimensions (batch,
   /// sequence), and a partial sum may be reduce-scattered into a split
@@ -196,7 +200,9 @@ struct PlanSegment {
   double collectiveTime = 0;
 };
 
-/// A contiguous range of the model on `tp` devices of each replica.
+/// A contiguous range of the model on `tp` devices of each replica. Under
+/// the interleaved schedule each device runs several: stage (virtual stage)
+/// `index` runs on the devices of pipeline stage `index mod pp`.
 struct PlanStage {
   int64_t index = 0;
   /// Segments [firstSegment, lastSegment] of the model.
@@ -253,6 +259,9 @@ struct Plan {
   int64_t globalBatch = 1;
   PlanObjective objective = PlanObjective::Throughput;
   bool sequenceParallel = false;
+  /// The order each pipeline stage runs the microbatches in; `stages` holds
+  /// one entry per virtual stage of it.
+  PipelineSchedule schedule;
 
   std::vector<PlanStage> stages;
   std::vector<PlanSegment> segments;

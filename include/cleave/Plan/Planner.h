@@ -30,7 +30,8 @@ mlir::FailureOr<Plan> planModel(mlir::ModuleOp module,
                                 const PlanOptions &options);
 
 /// Writes `plan` onto `module` for the partitioner: module attributes
-/// `cleave.mesh = {pp, tp, dp}` and `cleave.microbatches` (i64), and on
+/// `cleave.mesh = {pp, tp, dp}`, `cleave.microbatches` (i64) and
+/// `cleave.schedule` (the schedule as `--schedule` spells it), and on
 /// every op of the planned function but its terminator `cleave.stage` (i64)
 /// and, when the op splits a loop over the tensor-parallel group,
 /// `cleave.tp_loop` (i64, the loop number of its `ShardingInterface`).

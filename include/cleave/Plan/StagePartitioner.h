@@ -12,6 +12,7 @@
 #define CLEAVE_PLAN_STAGEPARTITIONER_H
 
 #include "cleave/Analysis/Cost/CostModel.h"
+#include "cleave/Plan/PipelineSchedule.h"
 #include "cleave/Plan/Plan.h"
 
 #include <algorithm>
@@ -60,10 +61,12 @@ struct StageSplitOptions {
   int64_t numStages = 1;
   /// Per stage but the last: whether its sends cross nodes.
   std::vector<bool> sendCrossesNodes;
-  /// Microbatches per step: the step takes sum + (m - 1) * max of the
-  /// stage times.
-  int64_t microbatches = 1;
-  /// Microbatches whose inputs a stage buffers at once.
+  /// The order the stages run the microbatches of a step in, over
+  /// `numStages` (virtual) stages: it gives the step time of a split.
+  PipelineSchedule schedule;
+  /// Microbatches whose inputs a stage buffers at once (the schedule's
+  /// `maxActivationsHeld`: one bound for every stage keeps a range's cost
+  /// independent of its stage).
   int64_t inFlightMicrobatches = 1;
   /// Bytes a device may hold.
   int64_t memoryLimitBytes = 0;
@@ -109,13 +112,16 @@ StageRange evaluateStageRange(const StageSplitProblem &problem,
                               const StageSplitOptions &options, int64_t stage,
                               int64_t first, int64_t last, bool &fits);
 
+/// The stage times of `split` as the schedule reads them (forward only).
+std::vector<PhaseTimes> getStageTimes(const StageSplit &split);
+
 /// The best split that fits, or none when no split fits or there are fewer
 /// segments than stages. For latency, and for throughput with one
 /// microbatch: the least sum of stage times (exact; among equal sums a small
 /// largest stage is preferred). For throughput with m > 1 microbatches: the
-/// least step `sum + (m - 1) * max` over the split of least max (exact) and
+/// least step time of the schedule over the split of least max (exact) and
 /// the splits of least sum under a few larger bounds on the max (the best of
-/// those; exact as m grows).
+/// those; exact as m grows for GPipe, whose step is `sum + (m - 1) * max`).
 std::optional<StageSplit> splitStages(const StageSplitProblem &problem,
                                       const StageSplitOptions &options);
 

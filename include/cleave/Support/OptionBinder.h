@@ -77,7 +77,29 @@ public:
         [&value, copy](size_t index) { value = copy[index]; }, help);
   }
 
+  /// A value with a spelling of its own (`interleaved:2`): `T` has
+  /// `std::string str() const`, and `parse` fails saying what it accepts.
+  template <typename T>
+  void text(llvm::StringRef flag, T &value,
+            llvm::Expected<T> (*parse)(llvm::StringRef), llvm::StringRef help) {
+    bindText(
+        flag, [&value] { return value.str(); },
+        [&value, parse](llvm::StringRef given) -> llvm::Error {
+          llvm::Expected<T> parsed = parse(given);
+          if (!parsed)
+            return parsed.takeError();
+          value = *parsed;
+          return llvm::Error::success();
+        },
+        help);
+  }
+
 protected:
+  /// A value spelled as text: `get` prints the field's value (the default,
+  /// until one is given), `set` parses the given spelling into it.
+  virtual void bindText(llvm::StringRef flag, std::function<std::string()> get,
+                        std::function<llvm::Error(llvm::StringRef)> set,
+                        llvm::StringRef help) = 0;
   /// A choice among `names`: `get` gives the index of the field's value
   /// (the default, until one is given), `select` stores the given one's.
   virtual void bindChoice(llvm::StringRef flag,
@@ -106,10 +128,14 @@ public:
   llvm::Error takeError();
 
 protected:
+  // A choice or a parsed value is checked when it is read.
   void bindChoice(llvm::StringRef flag, llvm::ArrayRef<llvm::StringRef> names,
                   std::function<size_t()> get,
                   std::function<void(size_t)> select,
                   llvm::StringRef help) override {}
+  void bindText(llvm::StringRef flag, std::function<std::string()> get,
+                std::function<llvm::Error(llvm::StringRef)> set,
+                llvm::StringRef help) override {}
 
 private:
   void fail(const llvm::Twine &message);
@@ -143,6 +169,9 @@ protected:
                   std::function<size_t()> get,
                   std::function<void(size_t)> select,
                   llvm::StringRef help) override;
+  void bindText(llvm::StringRef flag, std::function<std::string()> get,
+                std::function<llvm::Error(llvm::StringRef)> set,
+                llvm::StringRef help) override;
 
 private:
   llvm::cl::SubCommand &command;
@@ -178,6 +207,9 @@ protected:
                   std::function<size_t()> get,
                   std::function<void(size_t)> select,
                   llvm::StringRef help) override;
+  void bindText(llvm::StringRef flag, std::function<std::string()> get,
+                std::function<llvm::Error(llvm::StringRef)> set,
+                llvm::StringRef help) override;
 
 private:
   template <typename T>

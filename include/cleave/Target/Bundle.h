@@ -10,6 +10,7 @@
 #ifndef CLEAVE_TARGET_BUNDLE_H
 #define CLEAVE_TARGET_BUNDLE_H
 
+#include "cleave/Plan/PipelineSchedule.h"
 #include "cleave/Target/ProgramEmitter.h"
 #include "cleave/rt/Mesh.h"
 
@@ -45,6 +46,9 @@ struct StageProgram {
 struct BundleContents {
   int64_t pp = 1, tp = 1, dp = 1;
   int64_t microbatches = 1;
+  /// The order each stage runs the microbatches in (over `pp` stages and
+  /// `microbatches`), recorded in the manifest for the runtime.
+  PipelineSchedule schedule;
   std::vector<BundlePort> inputs, outputs;
   std::vector<StageProgram> stages;
 

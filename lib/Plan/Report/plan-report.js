@@ -232,7 +232,8 @@
     card(
       "Pipeline",
       plural(plan.microbatches, "microbatch").replace("microbatchs", "microbatches"),
-      "bubble " + (100 * predicted.bubble_fraction).toFixed(1) + "% of the step (fill and drain)"
+      "bubble " + (100 * predicted.bubble_fraction).toFixed(1) + "% of the step (fill and drain), " +
+        plan.schedule + " schedule"
     );
     const capacity = plan.target.memory_bytes;
     const usable = plan.target.usable_memory_bytes;
@@ -494,29 +495,13 @@
   // Pipeline timeline
   //===------------------------------------------------------------------===//
 
-  // Microbatch j starts on stage k when the stage has finished j - 1 and
-  // stage k - 1 has sent j (as the Chrome trace schedules it).
-  function startTimes(plan) {
-    const m = plan.microbatches;
-    const start = plan.stages.map(() => new Array(m).fill(0));
-    for (let j = 0; j < m; ++j)
-      plan.stages.forEach((stage, k) => {
-        let ready = 0;
-        if (j > 0) ready = start[k][j - 1] + stage.time_s.total;
-        if (k > 0) ready = Math.max(ready, start[k - 1][j] + plan.stages[k - 1].time_s.total);
-        start[k][j] = ready;
-      });
-    return start;
-  }
-
+  // One row per pipeline stage's devices, with the steps the plan's schedule
+  // runs there (plan.json's `timeline`: the compiler simulated them).
   function drawTimeline(plan) {
-    const pp = plan.stages.length;
-    const m = plan.microbatches;
-    const start = startTimes(plan);
+    const rows = plan.timeline;
+    const pp = rows.length;
     let end = 0;
-    plan.stages.forEach((stage, k) => {
-      end = Math.max(end, start[k][m - 1] + stage.time_s.total);
-    });
+    for (const steps of rows) for (const step of steps) end = Math.max(end, step.end_s);
     end = end || 1;
     const labelWidth = 90;
     const rowHeight = pp > 48 ? 7 : pp > 16 ? 14 : 26;
@@ -529,20 +514,22 @@
     const xOf = (t) => labelWidth + (plotWidth * t) / end;
     const labelEvery = Math.ceil(pp / Math.max(1, Math.floor((pp * (rowHeight + gap)) / 14)));
 
-    plan.stages.forEach((stage, k) => {
+    rows.forEach((steps, k) => {
       const y = k * (rowHeight + gap);
       if (k % labelEvery === 0 || k === pp - 1)
         svgElement("text", { x: 0, y: y + rowHeight / 2 + 4, "font-size": rowHeight < 10 ? 9 : 11 }, svg,
           "stage " + k);
       svgElement("rect", { x: labelWidth, y, width: plotWidth, height: rowHeight, fill: "#f1f3f7" }, svg);
       const row = svgElement("g", {}, svg);
-      const schedule = stage.schedule.length
-        ? stage.schedule
-        : [{ kind: "compute", name: stage.first_op, time_s: stage.time_s.total }];
-      for (let j = 0; j < m; ++j) {
+      for (const step of steps) {
+        const stage = plan.stages[step.stage];
+        const j = step.microbatch;
+        const schedule = stage.schedule.length
+          ? stage.schedule
+          : [{ kind: "compute", name: stage.first_op, time_s: stage.time_s.total }];
         // Runs of events narrower than a few pixels merge into one
         // rectangle, coloured by the kind that takes most of it.
-        let t = start[k][j];
+        let t = step.start_s;
         let run = null;
         const flush = () => {
           if (!run) return;
@@ -552,7 +539,7 @@
             if (value > most) { most = value; kind = name; }
           svgElement("rect", {
             x: xOf(run.t0), y, width: Math.max(0.6, xOf(run.t1) - xOf(run.t0)), height: rowHeight,
-            fill: kind === "compute" ? stageColor(k, j % 2 ? 50 : 60) : COLLECTIVE_COLORS[kind] || "#e0702b",
+            fill: kind === "compute" ? stageColor(step.stage, j % 2 ? 50 : 60) : COLLECTIVE_COLORS[kind] || "#e0702b",
           }, row);
           run = null;
         };
@@ -565,13 +552,14 @@
           t += event.time_s;
         }
         flush();
-        const x0 = xOf(start[k][j]);
-        const x1 = xOf(start[k][j] + stage.time_s.total);
+        const x0 = xOf(step.start_s);
+        const x1 = xOf(step.end_s);
         const hit = svgElement("rect", {
           x: x0, y, width: Math.max(0.6, x1 - x0), height: rowHeight, fill: "transparent",
         }, row);
-        tooltip(hit, "stage " + k + ", microbatch " + j + ": " + formatSeconds(start[k][j]) + " \u2192 " +
-          formatSeconds(start[k][j] + stage.time_s.total) + "\ncompute " + formatSeconds(stage.time_s.compute) +
+        tooltip(hit, "stage " + step.stage + ", " + (step.phase === "forward" ? "" : step.phase + " of ") +
+          "microbatch " + j + ": " + formatSeconds(step.start_s) + " \u2192 " +
+          formatSeconds(step.end_s) + "\ncompute " + formatSeconds(stage.time_s.compute) +
           ", collectives " + formatSeconds(stage.time_s.collectives) + ", send " + formatSeconds(stage.time_s.send));
         if (x1 - x0 >= 16 && rowHeight >= 14)
           svgElement("text", {

@@ -7,6 +7,15 @@
 using namespace mlir;
 using namespace cleave;
 
+PipelineSchedule PlanContract::getSchedule() const {
+  PipelineScheduleOptions options;
+  options.choice = schedule;
+  options.numStages = pp;
+  options.numMicrobatches = microbatches;
+  // `readPlanContract` has checked that the schedule takes these.
+  return llvm::cantFail(PipelineSchedule::create(options));
+}
+
 std::optional<int64_t> PlanContract::axisSize(StringRef axis) const {
   rt::MeshAxis meshAxis;
   if (!rt::parseMeshAxis(axis, meshAxis))
@@ -36,6 +45,32 @@ FailureOr<PlanContract> cleave::readPlanContract(ModuleOp module) {
     return module.emitError() << "the plan needs a positive `"
                               << kMicrobatchesAttrName << " = M : i64`";
   contract.microbatches = microbatches.getInt();
+  if (Attribute attr = module->getAttr(kScheduleAttrName)) {
+    auto name = dyn_cast<StringAttr>(attr);
+    if (!name)
+      return module.emitError()
+             << "`" << kScheduleAttrName << "` must be a string, got " << attr;
+    llvm::Expected<ScheduleChoice> choice =
+        ScheduleChoice::parse(name.getValue());
+    if (!choice)
+      return module.emitError() << "`" << kScheduleAttrName
+                                << "`: " << llvm::toString(choice.takeError());
+    contract.schedule = *choice;
+  }
+  if (contract.schedule.virtualStages > 1)
+    return module.emitError()
+           << "`" << kScheduleAttrName << " = \"" << contract.schedule.str()
+           << "\"` cannot be partitioned yet: the interleaved schedule needs "
+              "several model chunks per device, and a stage is one function";
+  PipelineScheduleOptions options;
+  options.choice = contract.schedule;
+  options.numStages = contract.pp;
+  options.numMicrobatches = contract.microbatches;
+  if (llvm::Expected<PipelineSchedule> schedule =
+          PipelineSchedule::create(options);
+      !schedule)
+    return module.emitError() << "`" << kScheduleAttrName
+                              << "`: " << llvm::toString(schedule.takeError());
   return contract;
 }
 

@@ -171,14 +171,21 @@ std::string describe(const Transfer &t, int64_t stage, int64_t microbatches) {
   return text + ")";
 }
 
+/// Replays the transfers of every stage in the order its schedule runs the
+/// stage's function (its forward: the only phase stage functions have), and
+/// reports the first pair that mismatches or the cycle of waits that
+/// deadlocks.
 class CommunicationSimulator {
 public:
   CommunicationSimulator(const std::map<int64_t, func::FuncOp> &stages,
-                         int64_t microbatches)
-      : microbatches(microbatches) {
+                         const PipelineSchedule &schedule)
+      : microbatches(schedule.getNumMicrobatches()) {
     for (auto [stage, func] : stages) {
       std::vector<Transfer> &sequence = sequences[stage];
-      for (int64_t mb = 0; mb < microbatches; ++mb)
+      for (const PipelineStep &step : schedule.getOrder(stage)) {
+        assert(step.phase == PipelinePhase::Forward &&
+               "stage functions have only a forward");
+        int64_t mb = step.microbatch;
         for (Operation &op : func.getBody().front()) {
           if (auto send = dyn_cast<SendOp>(op))
             sequence.push_back({&op, true, send.getPeerAttr().getInt(),
@@ -189,6 +196,7 @@ public:
                                 recv.getTagAttr().getInt(),
                                 recv.getOutput().getType(), mb});
         }
+      }
       position[stage] = 0;
     }
   }
@@ -355,8 +363,25 @@ struct VerifyPartitionPass
     if (!ok)
       return signalPassFailure();
 
-    int64_t microbatches = contract ? contract->microbatches : 1;
-    if (failed(CommunicationSimulator(stages, microbatches).run()))
+    // Without a plan, each stage runs once.
+    PipelineSchedule schedule;
+    if (contract) {
+      schedule = contract->getSchedule();
+    } else if (!stages.empty()) {
+      PipelineScheduleOptions options;
+      options.numStages = stages.rbegin()->first + 1;
+      schedule = llvm::cantFail(PipelineSchedule::create(options));
+    }
+    for (auto &[stage, func] : stages)
+      if (stage < 0 || stage >= schedule.getNumStages()) {
+        func.emitError() << "@" << func.getSymName() << " is stage " << stage
+                         << ", but the plan's pipeline has "
+                         << schedule.getNumStages()
+                         << (schedule.getNumStages() == 1 ? " stage"
+                                                          : " stages");
+        return signalPassFailure();
+      }
+    if (failed(CommunicationSimulator(stages, schedule).run()))
       return signalPassFailure();
 
     std::string targetName = target;

@@ -91,13 +91,16 @@ def base_manifest(inputs, outputs, mesh, microbatches=1):
     }
 
 
-def program_entry(stage, arena, weight_bytes, inputs, outputs):
+def program_entry(stage, arena, weight_bytes, inputs, outputs,
+                  microbatches=1):
     return {
         "stage": stage, "source": f"programs/stage_{stage}.cpp",
         "library": f"programs/stage_{stage}.so",
         "entry": "cleave_program_main", "info": "cleave_program_info",
         "arena_bytes": arena, "weight_bytes": weight_bytes,
-        "inputs": inputs, "outputs": outputs}
+        "inputs": inputs, "outputs": outputs,
+        "steps": [{"phase": "forward", "microbatch": k}
+                  for k in range(microbatches)]}
 
 
 def rank_entry(rank, stage, tp, dp):
@@ -139,7 +142,8 @@ def identity(args):
     write_bundle(
         args.bundle, os.path.join(HERE, "identity.cpp"), args.lib_dir,
         [{"name": args.input_name, **tensor}], [{"name": "y", **tensor}],
-        b"", 0, [f"CLEAVE_TEST_BYTES={nbytes}"])
+        b"", 0, [f"CLEAVE_TEST_BYTES={nbytes}"] +
+        (["CLEAVE_TEST_NAME_BLOCKS"] if args.name_blocks else []))
 
 
 def write_mesh_bundle(bundle, source, lib_dir, mesh, inputs, outputs,
@@ -305,6 +309,8 @@ def main():
     p.add_argument("--dtype", required=True)
     p.add_argument("--shape", required=True)
     p.add_argument("--input-name", default="x")
+    p.add_argument("--name-blocks", action="store_true",
+                   help="name each run's step after its block of the batch")
     p.set_defaults(run=identity)
     p = commands.add_parser("pipeline")
     p.add_argument("bundle")

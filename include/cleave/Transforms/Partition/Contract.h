@@ -5,7 +5,8 @@
 //
 //   module attributes {cleave.mesh = {pp = P : i64, tp = T : i64,
 //                                     dp = D : i64},
-//                      cleave.microbatches = M : i64}
+//                      cleave.microbatches = M : i64,
+//                      cleave.schedule = "gpipe"}   (optional, gpipe)
 //   on every op of @main:  cleave.stage = S : i64     (contiguous ranges)
 //   optionally:            cleave.tp_loop = L : i64   (ShardingInterface loop
 //                                                      L split over tp)
@@ -15,6 +16,7 @@
 #ifndef CLEAVE_TRANSFORMS_PARTITION_CONTRACT_H
 #define CLEAVE_TRANSFORMS_PARTITION_CONTRACT_H
 
+#include "cleave/Plan/PipelineSchedule.h"
 #include "cleave/rt/Mesh.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -30,6 +32,9 @@ inline constexpr llvm::StringLiteral kMeshAttrName = "cleave.mesh";
 /// Module attribute: microbatches per step (i64).
 inline constexpr llvm::StringLiteral kMicrobatchesAttrName =
     "cleave.microbatches";
+/// Module attribute (optional): the pipeline schedule, as `--schedule`
+/// spells it (`gpipe`, `1f1b`, `interleaved:V`); absent means `gpipe`.
+inline constexpr llvm::StringLiteral kScheduleAttrName = "cleave.schedule";
 /// Module attribute (optional): the target the plan was made for, a preset
 /// name or a path.
 inline constexpr llvm::StringLiteral kTargetAttrName = "cleave.target";
@@ -61,14 +66,19 @@ struct PlanContract {
   int64_t tp = 1;
   int64_t dp = 1;
   int64_t microbatches = 1;
+  ScheduleChoice schedule;
 
   rt::MeshShape getMesh() const { return rt::MeshShape{pp, dp, tp}; }
+  /// The order of an inference step's microbatches on each pipeline stage.
+  PipelineSchedule getSchedule() const;
   /// The size of mesh axis `axis` ("pp", "tp" or "dp"), if it is one.
   std::optional<int64_t> axisSize(llvm::StringRef axis) const;
 };
 
-/// Reads `cleave.mesh` and `cleave.microbatches` from `module`. Both are
-/// required; every size must be positive. Emits an error on the module and
+/// Reads `cleave.mesh`, `cleave.microbatches` and `cleave.schedule` from
+/// `module`. The first two are required; every size must be positive; the
+/// schedule must be one the partitioner compiles (one model chunk per
+/// device) and accept the microbatch count. Emits an error on the module and
 /// fails otherwise.
 mlir::FailureOr<PlanContract> readPlanContract(mlir::ModuleOp module);
 
