@@ -171,10 +171,16 @@ static bool isDefaultDomain(StringRef domain) {
 LogicalResult GraphImporter::checkModel() {
   if (!model.has_graph())
     return emitError(fileLoc()) << "not an ONNX model: the file holds no graph";
-  if (model.ir_version() < 3)
+  // IR version 11 is the newest the ONNX releases of 2025 write; a newer
+  // one may carry fields this reader would silently skip.
+  constexpr int64_t kMaxIRVersion = 11;
+  if (model.ir_version() < 3 || model.ir_version() > kMaxIRVersion)
     return emitError(fileLoc())
            << "ONNX IR version " << model.ir_version()
-           << " is not supported (cleave reads IR version 3 and newer)";
+           << " is not supported (cleave reads IR versions 3 to "
+           << kMaxIRVersion << ")";
+  if (model.graph().output_size() == 0)
+    return emitError(fileLoc()) << "the graph has no outputs";
 
   std::optional<int64_t> defaultOpset;
   for (const onnx::OperatorSetIdProto &entry : model.opset_import())

@@ -20,7 +20,13 @@
 # NOGRAPH: tensor.onnx:0:0: error: not an ONNX model: the file holds no graph
 #
 # RUN: not cleave-translate --import-onnx %t/ir2.onnx 2>&1 | FileCheck %s --check-prefix=IR
-# IR: ir2.onnx:0:0: error: ONNX IR version 2 is not supported (cleave reads IR version 3 and newer)
+# IR: ir2.onnx:0:0: error: ONNX IR version 2 is not supported (cleave reads IR versions 3 to 11)
+# RUN: not cleave-translate --import-onnx %t/ir999.onnx 2>&1 | FileCheck %s --check-prefix=IR999
+# IR999: ir999.onnx:0:0: error: ONNX IR version 999 is not supported (cleave reads IR versions 3 to 11)
+#
+# A graph with nothing to compute is refused, not compiled to nothing.
+# RUN: not cleave-translate --import-onnx %t/no-outputs.onnx 2>&1 | FileCheck %s --check-prefix=NOOUTPUTS
+# NOOUTPUTS: no-outputs.onnx:0:0: error: the graph has no outputs
 #
 # Weights are referenced by their offset in the model file, so a model on
 # standard input cannot be imported.
@@ -53,3 +59,8 @@ save_raw(f"{out}/tensor.onnx", onnx.numpy_helper.from_array(np.ones(3, np.float3
 old = GraphBuilder(opset=17, ir_version=2)
 old.output(old.node("Relu", [old.input("x", [2])]), [2])
 old.save(f"{out}/ir2.onnx")
+new = GraphBuilder(opset=17, ir_version=999)
+new.output(new.node("Relu", [new.input("x", [2])]), [2])
+new.save(f"{out}/ir999.onnx")
+empty_graph = GraphBuilder(opset=17)
+empty_graph.save(f"{out}/no-outputs.onnx")
