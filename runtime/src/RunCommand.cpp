@@ -144,8 +144,11 @@ RunOptions parseArguments(int argc, char **argv) {
     } else if (arg == "--threads") {
       std::string text = next();
       double threads = parseNumber(arg, text);
-      if (threads != std::floor(threads) || threads > 4096)
+      if (threads != std::floor(threads))
         throw Error("--threads wants a whole number, not '" + text + "'");
+      if (threads > 4096)
+        throw Error("--threads " + text +
+                    " is more than the 4096 threads cleave runs a kernel on");
       options.threads = static_cast<int>(threads);
     } else if (arg == "--device") {
       options.device = next();
