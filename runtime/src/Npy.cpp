@@ -10,6 +10,8 @@
 
 #include "Npy.h"
 
+#include "cleave/rt/Checked.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -159,14 +161,16 @@ Tensor readNpy(const std::string &path) {
     throw Error(path + ": rank " + std::to_string(shape.size()) +
                 " exceeds the runtime's " + std::to_string(CLEAVE_MAX_RANK));
 
-  Tensor tensor(dtype, shape);
+  int64_t elements, byteCount;
+  if (!checkedTensorSize(shape, cleave_dtype_size(dtype), elements, byteCount))
+    throw Error(path + ": " + typeString(dtype, shape) +
+                " has more bytes than cleave can address");
   std::size_t dataStart = headerStart + headerLength;
-  if (bytes.size() - dataStart < tensor.byteSize())
+  if (bytes.size() - dataStart < static_cast<std::size_t>(byteCount))
     throw Error(path + ": truncated: " + typeString(dtype, shape) + " needs " +
-                std::to_string(tensor.byteSize()) +
-                " bytes of data, the file "
-                "holds " +
+                std::to_string(byteCount) + " bytes of data, the file holds " +
                 std::to_string(bytes.size() - dataStart));
+  Tensor tensor(dtype, shape);
   if (tensor.byteSize())
     std::memcpy(tensor.data(), bytes.data() + dataStart, tensor.byteSize());
   return tensor;

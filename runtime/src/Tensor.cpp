@@ -1,6 +1,7 @@
 //===- Tensor.cpp - owned tensors and dtype names
 //--------------------------===//
 
+#include "cleave/rt/Checked.h"
 #include "cleave/rt/Runtime.h"
 
 #include <cstdlib>
@@ -52,6 +53,10 @@ Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)
     if (dim < 0)
       throw Error("a tensor of negative dimension: " +
                   typeString(dtype_, shape_));
+  int64_t elements, bytes;
+  if (!checkedTensorSize(shape_, cleave_dtype_size(dtype), elements, bytes))
+    throw Error("a tensor of more bytes than cleave can address: " +
+                typeString(dtype_, shape_));
   std::size_t size = (byteSize() + 63) / 64 * 64;
   bytes_.reset(
       static_cast<uint8_t *>(std::aligned_alloc(64, size ? size : 64)));

@@ -8,6 +8,8 @@
 #include "GraphImporter.h"
 #include "NodeBinder.h"
 
+#include "cleave/rt/Checked.h"
+
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Support/Progress.h"
 
@@ -399,6 +401,17 @@ LogicalResult GraphImporter::resolveInputTypes(
         ok = false;
         continue;
       }
+    }
+    int64_t elements, bytes;
+    if (elementType.isIntOrFloat() &&
+        !rt::checkedTensorSize(
+            shape, llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8),
+            elements, bytes)) {
+      emitError(fileLoc()) << "input '" << name << "' of shape "
+                           << formatShape(shape)
+                           << " has more bytes than cleave can address";
+      ok = false;
+      continue;
     }
     types.push_back(RankedTensorType::get(shape, elementType));
   }

@@ -3,6 +3,8 @@
 #include "NodeBinder.h"
 #include "GraphImporter.h"
 
+#include "cleave/rt/Checked.h"
+
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
@@ -429,11 +431,27 @@ LogicalResult NodeBinder::setProperties(OperationState &state,
   });
 }
 
+LogicalResult NodeBinder::checkResultSizes(Operation *op) {
+  for (auto [index, result] : llvm::enumerate(op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || !type.hasStaticShape() ||
+        !type.getElementType().isIntOrFloat())
+      continue;
+    int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    int64_t elements, bytes;
+    if (!rt::checkedTensorSize(type.getShape(), elementBytes, elements, bytes))
+      return emitError() << "output " << index << " would be " << type
+                         << ", more bytes than cleave can address";
+  }
+  return success();
+}
+
 FailureOr<SmallVector<Value>>
 NodeBinder::createVerifiedAndFolded(OperationState &state) {
   OpBuilder &builder = getBuilder();
   Operation *op = builder.create(state);
-  if (failed(reportFailures([&] { return mlir::verify(op, false); }))) {
+  if (failed(reportFailures([&] { return mlir::verify(op, false); })) ||
+      failed(checkResultSizes(op))) {
     op->erase();
     return failure();
   }

@@ -233,6 +233,9 @@ private:
                                     mlir::OpaqueProperties properties);
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
   createVerifiedAndFolded(mlir::OperationState &state);
+  /// Fails when a result of `op` has more bytes than cleave can address
+  /// (checked before folding, which would build its value).
+  mlir::LogicalResult checkResultSizes(mlir::Operation *op);
   /// Runs `fn`; the errors it emits are collected and, on failure, reported
   /// as one error at the node.
   mlir::LogicalResult

@@ -24,6 +24,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include "cleave/rt/Checked.h"
+
 #include <climits>
 
 using namespace mlir;
@@ -58,6 +60,12 @@ bool parseInputShapeOption(llvm::StringRef text, ONNXImportOptions &opts,
         return false;
       }
       shape.push_back(dim);
+    }
+    int64_t elements, bytes;
+    if (!rt::checkedTensorSize(shape, /*elementBytes=*/1, elements, bytes)) {
+      error = "the shape " + dims.str() +
+              " has more elements than cleave can address";
+      return false;
     }
   }
   for (const auto &entry : opts.inputShapes) {

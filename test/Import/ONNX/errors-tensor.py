@@ -1,6 +1,7 @@
-# Initializers whose stored data cannot be what they claim, and external data
-# outside the model's directory, are refused naming the initializer, before
-# anything is allocated for the claimed shape or read from the file.
+# Initializers whose stored data cannot be what they claim, shapes too large
+# to address, and external data outside the model's directory are refused
+# naming the initializer, node or input, before anything is allocated for
+# the claimed shape or read from the file.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s %t
 #
@@ -18,6 +19,19 @@
 # RUN: not cleave-translate --import-onnx %t/model/link.onnx 2>&1 | FileCheck %s --check-prefix=LINK
 # LINK: link.onnx:0:0: error: initializer 'w' has external data location 'data/link.bin', which resolves to '{{.*}}secret.bin' outside the model's directory '{{.*}}model'
 #
+# Shapes whose byte size does not fit are refused where they arise, before
+# any byte count wraps or a folded constant is built.
+# RUN: not cleave-translate --import-onnx %t/expand-huge.onnx 2>&1 | FileCheck %s --check-prefix=EXPAND
+# EXPAND: expand-huge.onnx:0:0: error: node 'Expand_0' (Expand): output 0 would be 'tensor<4611686018427387905xf32>', more bytes than cleave can address
+# RUN: not cleave-translate --import-onnx %t/constant-of-shape-huge.onnx 2>&1 | FileCheck %s --check-prefix=CONSTANTOFSHAPE
+# CONSTANTOFSHAPE: error: node 'ConstantOfShape_0' (ConstantOfShape): output 0 would be 'tensor<4611686018427387905xf32>', more bytes than cleave can address
+# RUN: not cleave-translate --import-onnx %t/tile-huge.onnx 2>&1 | FileCheck %s --check-prefix=TILE
+# TILE: error: node 'Tile_0' (Tile): output 0 would be 'tensor<2305843009213693952x2xf32>', more bytes than cleave can address
+# RUN: not cleave-translate --import-onnx %t/dynamic.onnx --input-shape x=4611686018427387905x16 2>&1 | FileCheck %s --check-prefix=INPUTSHAPE
+# INPUTSHAPE: error: invalid --input-shape 'x=4611686018427387905x16': the shape 4611686018427387905x16 has more elements than cleave can address
+# RUN: not cleave-translate --import-onnx %t/declared-huge.onnx 2>&1 | FileCheck %s --check-prefix=DECLARED
+# DECLARED: error: input 'x' of shape 1099511627776x1099511627776 has more bytes than cleave can address
+#
 # A file inside the directory, reached through a link that stays inside, is
 # accepted.
 # RUN: cleave-translate --import-onnx %t/model/inside.onnx | FileCheck %s --check-prefix=INSIDE
@@ -26,6 +40,7 @@
 import os
 import sys
 
+import numpy as np
 import onnx
 
 from cleave.testing import GraphBuilder
@@ -69,7 +84,26 @@ def single_input_model(path, tensor):
     g.save(path)
 
 
+def shape_model(path, op, shape, input_shape):
+    """y = op(x?, shape) with a constant shape operand."""
+    g = GraphBuilder(opset=17)
+    operands = [g.input("x", input_shape)] if input_shape else []
+    operands.append(g.const(np.array(shape, np.int64)))
+    g.output(g.node(op, operands))
+    g.save(path)
+
+
 out = sys.argv[1]
+HUGE = (1 << 62) + 1
+shape_model(f"{out}/expand-huge.onnx", "Expand", [HUGE], [1])
+shape_model(f"{out}/constant-of-shape-huge.onnx", "ConstantOfShape", [HUGE], None)
+shape_model(f"{out}/tile-huge.onnx", "Tile", [1 << 61, 1], [1, 2])
+dynamic = GraphBuilder(opset=17)
+dynamic.output(dynamic.node("Relu", [dynamic.input("x", ["n", 16])]))
+dynamic.save(f"{out}/dynamic.onnx")
+declared = GraphBuilder(opset=17)
+declared.output(declared.node("Relu", [declared.input("x", [1 << 40, 1 << 40])]))
+declared.save(f"{out}/declared-huge.onnx")
 single_input_model(f"{out}/huge-typed.onnx", typed(1))
 single_input_model(f"{out}/empty-typed.onnx", typed(0))
 
