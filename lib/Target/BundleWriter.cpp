@@ -475,22 +475,64 @@ static Error writeBundleFiles(const BundleContents &contents,
   return writeText(path("manifest.json"), text);
 }
 
+/// Fails, naming the path, unless `dir` is absent, empty, or a bundle that
+/// cleave wrote holding only its own files (those its manifest lists):
+/// replacing it must not delete anything a user put there.
+static Error checkReplaceable(StringRef dir) {
+  namespace fs = llvm::sys::fs;
+  if (!fs::exists(dir))
+    return Error::success();
+  if (!fs::is_directory(dir))
+    return fileError(dir, "exists and is not a directory");
+  std::error_code ec;
+  if (fs::directory_iterator(dir, ec) == fs::directory_iterator())
+    return Error::success();
+  auto notABundle = [&](const Twine &why) {
+    return fileError(dir, "is not empty and is not a bundle that cleave "
+                          "wrote (" +
+                              why + "); refusing to replace it");
+  };
+  SmallString<256> manifestPath(dir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  if (!fs::is_regular_file(manifestPath))
+    return notABundle("no manifest.json");
+  auto buffer = llvm::MemoryBuffer::getFile(manifestPath);
+  if (!buffer)
+    return notABundle("manifest.json cannot be read");
+  llvm::Expected<llvm::json::Value> manifest =
+      llvm::json::parse((*buffer)->getBuffer());
+  const llvm::json::Object *root = manifest ? manifest->getAsObject() : nullptr;
+  const llvm::json::Object *files = root ? root->getObject("files") : nullptr;
+  if (!files || root->getString("format") != "cleave-bundle") {
+    if (!manifest)
+      llvm::consumeError(manifest.takeError());
+    return notABundle("manifest.json is not a cleave manifest");
+  }
+  for (fs::recursive_directory_iterator it(dir, ec, /*follow_symlinks=*/false),
+       end;
+       it != end && !ec; it.increment(ec)) {
+    if (it->type() == fs::file_type::directory_file)
+      continue;
+    StringRef relative = StringRef(it->path()).drop_front(dir.size());
+    relative = relative.ltrim(llvm::sys::path::get_separator());
+    if (relative != "manifest.json" && !files->get(relative))
+      return fileError(dir, "holds '" + relative +
+                                "', which the bundle there did not write; "
+                                "refusing to replace it");
+  }
+  if (ec)
+    return fileError(dir, "cannot be listed: " + ec.message());
+  return Error::success();
+}
+
 Error cleave::writeBundle(const BundleContents &contents,
                           const BundleOptions &options) {
   namespace fs = llvm::sys::fs;
   StringRef dir = options.directory;
-  // Refuse to replace a directory that holds something else.
-  if (fs::exists(dir)) {
-    if (!fs::is_directory(dir))
-      return fileError(dir, "exists and is not a directory");
-    SmallString<256> manifest(dir);
-    llvm::sys::path::append(manifest, "manifest.json");
-    std::error_code ec;
-    bool empty = fs::directory_iterator(dir, ec) == fs::directory_iterator();
-    if (!empty && !fs::exists(manifest))
-      return fileError(dir, "is not empty and is not a bundle; refusing to "
-                            "write into it");
-  }
+  if (dir.empty())
+    return llvm::createStringError("the bundle's output path is empty");
+  if (Error error = checkReplaceable(dir))
+    return error;
   // Build beside it and swap at the end, so that a failed compile leaves
   // the old bundle (or nothing) rather than half a bundle.
   std::string staging = (dir + ".partial").str();
