@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bundle.h"
+#include "Files.h"
 
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
@@ -287,13 +288,12 @@ Manifest readManifest(const std::string &bundleDir) {
   struct stat status;
   if (::stat(bundleDir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
     throw Error(bundleDir + ": not a bundle directory");
-  std::ifstream stream(path);
-  if (!stream)
-    throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  // A manifest is a few kilobytes per device.
+  std::string text = readRegularFile(path, std::int64_t(1) << 28);
   ManifestReader reader(path);
   json root;
   try {
-    root = json::parse(stream);
+    root = json::parse(text);
   } catch (const json::exception &e) {
     reader.fail(std::string("not valid JSON: ") + e.what());
   }
@@ -419,11 +419,12 @@ Manifest readManifest(const std::string &bundleDir) {
 }
 
 std::string sha256File(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
+    throw Error(path + ": missing from the bundle");
+  RegularFile file(path);
+  int fd = ::dup(file.descriptor());
   if (fd < 0)
-    throw Error(path + ": " +
-                (errno == ENOENT ? std::string("missing from the bundle")
-                                 : std::string(std::strerror(errno))));
+    throw Error(path + ": " + std::strerror(errno));
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX *)> digest(EVP_MD_CTX_new(),
                                                              EVP_MD_CTX_free);
   if (!digest || !EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr)) {
@@ -525,30 +526,20 @@ std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
 
 void Bundle::mapWeights() {
   std::string path = joinPath(dir, rankEntry->weights);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(path + ": " + std::strerror(errno));
-  struct stat status;
-  if (::fstat(fd, &status) != 0) {
-    ::close(fd);
-    throw Error(path + ": " + std::strerror(errno));
-  }
-  if (status.st_size != entry->weightBytes) {
-    ::close(fd);
-    throw Error(path + ": " + std::to_string(status.st_size) +
+  RegularFile file(path);
+  if (file.size() != entry->weightBytes)
+    throw Error(path + ": " + std::to_string(file.size()) +
                 " bytes, but manifest.json says weight_bytes " +
                 std::to_string(entry->weightBytes));
-  }
-  if (status.st_size == 0) {
+  if (file.size() == 0) {
     // Nothing to map; programs still get a valid, aligned pointer.
-    ::close(fd);
     alignas(64) static const uint8_t none[64] = {};
     weightData = none;
     return;
   }
-  mappingBytes = static_cast<std::size_t>(status.st_size);
-  mapping = ::mmap(nullptr, mappingBytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  mappingBytes = static_cast<std::size_t>(file.size());
+  mapping = ::mmap(nullptr, mappingBytes, PROT_READ, MAP_PRIVATE,
+                   file.descriptor(), 0);
   if (mapping == MAP_FAILED) {
     mapping = nullptr;
     throw Error(path + ": cannot map: " + std::strerror(errno));

@@ -10,6 +10,7 @@
 
 #include "Npy.h"
 
+#include "Files.h"
 #include "cleave/rt/Checked.h"
 
 #include <cerrno>
@@ -23,10 +24,8 @@ namespace cleave::rt {
 namespace {
 
 std::string readWholeFile(const std::string &path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream)
-    throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
-  return std::string(std::istreambuf_iterator<char>(stream), {});
+  // Inputs are tensors: as large as a device's memory, not unbounded.
+  return readRegularFile(path, kMaxTensorBytes);
 }
 
 bool hostIsLittleEndian() {

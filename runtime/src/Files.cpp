@@ -1,0 +1,63 @@
+//===- Files.cpp - opening the files a bundle and its inputs name ---------===//
+
+#include "Files.h"
+
+#include "cleave/rt/Runtime.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cleave::rt {
+
+RegularFile::RegularFile(const std::string &path) {
+  // Non-blocking, so that opening a FIFO returns at once; the flag is
+  // dropped once the file is known to be regular.
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw Error(path + ": " +
+                (errno == ENOENT ? std::string("no such file")
+                                 : std::string(std::strerror(errno))));
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    std::string reason = S_ISDIR(status.st_mode) ? "is a directory"
+                                                 : "is not a regular file";
+    ::close(fd);
+    throw Error(path + ": " + reason);
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  bytes = status.st_size;
+}
+
+RegularFile::~RegularFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+std::string readRegularFile(const std::string &path, std::int64_t limit) {
+  RegularFile file(path);
+  if (file.size() > limit)
+    throw Error(path + ": " + std::to_string(file.size()) +
+                " bytes, more than the " + std::to_string(limit) +
+                " this file may have");
+  std::string text(static_cast<std::size_t>(file.size()), '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t got = ::read(file.descriptor(), text.data() + done,
+                         text.size() - done);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      throw Error(path + ": " + std::strerror(errno));
+    if (got == 0)
+      break;
+    done += static_cast<std::size_t>(got);
+  }
+  // A file that shrank while it was read.
+  text.resize(done);
+  return text;
+}
+
+} // namespace cleave::rt
