@@ -147,6 +147,12 @@ std::string EmitterBase::getLinearIndex(StringRef var, ArrayRef<int64_t> sizes,
 
 /// The strides of `load` along each dimension of the loop's iteration space
 /// (0 where it broadcasts).
+/// Whether `type` is a floating-point element type.
+static bool isFloatDType(DType type) {
+  return type == DType::F32 || type == DType::F16 || type == DType::BF16 ||
+         type == DType::F64;
+}
+
 static SmallVector<int64_t> getLoadStrides(ArrayRef<int64_t> space,
                                            ArrayRef<int64_t> shape) {
   int64_t rank = space.size();
@@ -310,8 +316,10 @@ void EmitterBase::emitNodes(const FusedLoop &loop, StringRef indent,
                             .Case("add", "+")
                             .Case("sub", "-")
                             .Case("mul", "*")
-                            .Case("div", "/")
                             .Default("");
+      // Integer division is cl::div, which defines x / 0 and MIN / -1.
+      if (node.function == "div" && isFloatDType(node.dtype))
+        infix = "/";
       if (!infix.empty() && node.args.size() == 2) {
         os << "v" << node.args[0] << " " << infix << " v" << node.args[1];
         break;

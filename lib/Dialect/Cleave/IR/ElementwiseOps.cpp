@@ -374,15 +374,15 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       getType(), adaptor.getLhs(), adaptor.getRhs(),
       [](const APInt &a, const APInt &b,
          bool isUnsigned) -> std::optional<APInt> {
-        // ONNX integer division truncates toward zero. Division by zero and
-        // the one signed overflow (MIN / -1) are undefined: leave them to
-        // run time rather than guess.
+        // ONNX integer division truncates toward zero. What ONNX leaves
+        // undefined is defined as the kernels define it (rt/Scalar.h
+        // `cl::div`): x / 0 is 0, MIN / -1 is MIN.
         if (b.isZero())
-          return std::nullopt;
+          return APInt::getZero(a.getBitWidth());
         if (isUnsigned)
           return a.udiv(b);
         if (a.isMinSignedValue() && b.isAllOnes())
-          return std::nullopt;
+          return a;
         return a.sdiv(b);
       },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {

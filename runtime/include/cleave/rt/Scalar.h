@@ -55,6 +55,18 @@ template <typename T> CLEAVE_HD T min(T a, T b) {
 template <typename T> CLEAVE_HD T max(T a, T b) {
   return (a != a) ? a : (b > a ? b : a);
 }
+/// Integer division truncates toward zero; what C leaves undefined is
+/// defined as the compiler folds it: x / 0 is 0, MIN / -1 is MIN. Emitted
+/// for integer types only (floating-point division is the infix `/`).
+template <typename T> CLEAVE_HD T div(T a, T b) {
+  if (b == T(0))
+    return T(0);
+  // MIN / -1 overflows (and traps on x86); every other a / -1 is -a.
+  const T minimum = T(uint64_t(1) << (sizeof(T) * 8 - 1));
+  if (T(-1) < T(0) && b == T(-1))
+    return a == minimum ? a : T(-a);
+  return a / b;
+}
 template <typename T> CLEAVE_HD T sqrt(T x) { return sqrt_(x); }
 template <typename T> CLEAVE_HD T reciprocal(T x) { return T(1) / x; }
 template <typename T> CLEAVE_HD T exp(T x) { return exp_(x); }

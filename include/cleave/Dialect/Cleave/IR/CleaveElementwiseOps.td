@@ -176,12 +176,13 @@ def Cleave_CastOp : Cleave_Op<"cast", [Pure, Elementwise, SameOperandsAndResultS
 // Binary ops
 //===----------------------------------------------------------------------===//
 
-class Cleave_ArithOp<string mnemonic, string formula>
+class Cleave_ArithOp<string mnemonic, string formula, string semantics = "">
     : Cleave_BroadcastBinaryOp<mnemonic> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = "Computes `" # formula # "` elementwise after ONNX "
       # "multidirectional broadcasting of the operands, which must have the "
-      # "same element type. Folds when both operands are constants.\n\n"
+      # "same element type. Folds when both operands are constants."
+      # semantics # "\n\n"
       # "Example:\n\n```mlir\n%z = cleave." # mnemonic
       # " %x, %y : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>\n```";
   let hasFolder = 1;
@@ -190,7 +191,11 @@ class Cleave_ArithOp<string mnemonic, string formula>
 def Cleave_AddOp : Cleave_ArithOp<"add", "lhs + rhs">;
 def Cleave_SubOp : Cleave_ArithOp<"sub", "lhs - rhs">;
 def Cleave_MulOp : Cleave_ArithOp<"mul", "lhs * rhs">;
-def Cleave_DivOp : Cleave_ArithOp<"div", "lhs / rhs">;
+def Cleave_DivOp : Cleave_ArithOp<"div", "lhs / rhs",
+    " Integer division truncates toward zero; where ONNX leaves it undefined "
+    # "cleave defines it, the same when folding and on every target: a "
+    # "division by zero gives 0 (as NumPy's), and the signed overflow "
+    # "`MIN / -1` gives `MIN`.">;
 def Cleave_PowOp : Cleave_ArithOp<"pow", "lhs ^ rhs">;
 def Cleave_MinOp : Cleave_ArithOp<"min", "min(lhs, rhs)">;
 def Cleave_MaxOp : Cleave_ArithOp<"max", "max(lhs, rhs)">;
