@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Support/JSON.h"
 #include "cleave/Support/Progress.h"
 #include "cleave/Target/Bundle.h"
 
@@ -500,7 +501,7 @@ static Error checkReplaceable(StringRef dir) {
   if (!buffer)
     return notABundle("manifest.json cannot be read");
   llvm::Expected<llvm::json::Value> manifest =
-      llvm::json::parse((*buffer)->getBuffer());
+      parseBoundedJSON((*buffer)->getBuffer());
   const llvm::json::Object *root = manifest ? manifest->getAsObject() : nullptr;
   const llvm::json::Object *files = root ? root->getObject("files") : nullptr;
   if (!files || root->getString("format") != "cleave-bundle") {

@@ -2,6 +2,7 @@
 //-*-===//
 
 #include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Support/JSON.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -324,6 +325,25 @@ TEST(TargetTest, SyntaxErrorNamesLine) {
   // A truncated literal: the parser gives up where the `e` should be.
   EXPECT_EQ(parseError("{\n  \"name\": tru\n}"),
             "bad.json:2:14: invalid JSON: Invalid JSON value (true?)");
+}
+
+TEST(TargetTest, DeepNestingIsRefusedBeforeParsing) {
+  // The recursive parser would overflow the stack long before this depth;
+  // the check refuses it without recursing.
+  std::string deep = "{\"name\": " + std::string(100000, '[') +
+                     std::string(100000, ']') + "}";
+  EXPECT_EQ(parseError(deep), "bad.json: invalid JSON: arrays and objects "
+                              "nest deeper than the 64 levels cleave reads");
+  // Brackets inside strings (escaped quotes too) do not count.
+  llvm::StringRef three = "[\"[[\\\"[[\", {\"a\": [1]}]";
+  llvm::Expected<llvm::json::Value> parsed = parseBoundedJSON(three, 3);
+  EXPECT_TRUE(static_cast<bool>(parsed));
+  if (!parsed)
+    llvm::consumeError(parsed.takeError());
+  llvm::Expected<llvm::json::Value> tooDeep = parseBoundedJSON(three, 2);
+  EXPECT_FALSE(static_cast<bool>(tooDeep));
+  if (!tooDeep)
+    llvm::consumeError(tooDeep.takeError());
 }
 
 TEST(TargetTest, UnknownPresetListsPresets) {

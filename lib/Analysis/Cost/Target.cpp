@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Support/JSON.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -346,6 +347,11 @@ static Error readLink(const ObjectReader &reader, LinkDescription &link) {
   return Error::success();
 }
 
+/// The most devices cleave plans for: far above today's largest clusters,
+/// and low enough that every search over mesh factorisations stays fast and
+/// every product of counts fits in int64.
+static constexpr int64_t kMaxDevices = int64_t(1) << 20;
+
 /// Applies the device-count overrides. Whole nodes only: a mesh keeps its
 /// tensor-parallel axis inside a node, which needs every node to be alike.
 static Error applyOverrides(TargetDescription &target, int64_t numNodes,
@@ -361,12 +367,24 @@ static Error applyOverrides(TargetDescription &target, int64_t numNodes,
                   Twine(*options.devicesPerNode));
     target.devicesPerNode = *options.devicesPerNode;
   }
-  target.numDevices = numNodes * target.devicesPerNode;
-  if (!options.numDevices)
+  if (target.devicesPerNode > kMaxDevices)
+    return fail("devices per node: " + Twine(target.devicesPerNode) +
+                " is more than the " + Twine(kMaxDevices) +
+                " devices cleave plans for");
+  if (!options.numDevices) {
+    if (numNodes > kMaxDevices / target.devicesPerNode)
+      return fail(Twine(numNodes) + " nodes of " +
+                  Twine(target.devicesPerNode) + " devices are more than the " +
+                  Twine(kMaxDevices) + " devices cleave plans for");
+    target.numDevices = numNodes * target.devicesPerNode;
     return Error::success();
+  }
   int64_t count = *options.numDevices;
   if (count <= 0)
     return fail("devices: expected a positive number, got " + Twine(count));
+  if (count > kMaxDevices)
+    return fail("devices: " + Twine(count) + " is more than the " +
+                Twine(kMaxDevices) + " devices cleave plans for");
   if (count < target.devicesPerNode) {
     // Fewer devices than a node holds: they all sit in one node.
     target.devicesPerNode = count;
@@ -381,7 +399,7 @@ static Error applyOverrides(TargetDescription &target, int64_t numNodes,
 Expected<TargetDescription>
 cleave::parseTarget(StringRef text, StringRef fileName,
                     const TargetLoadOptions &options) {
-  Expected<json::Value> root = json::parse(text);
+  Expected<json::Value> root = parseBoundedJSON(text);
   if (!root)
     return describeSyntaxError(root.takeError(), text, fileName);
   const json::Object *object = root->getAsObject();
