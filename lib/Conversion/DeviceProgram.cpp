@@ -11,7 +11,11 @@
 //  3. place graph outputs straight into the caller's buffers;
 //  4. plan the arena: liveness over the step order, in-place reuse of an
 //     operand that dies in an elementwise loop of the same shape, then a
-//     greedy first-fit placement by decreasing size.
+//     greedy first-fit placement by decreasing size; stash regions (results
+//     a later entry reads) go after it, one slot per microbatch in flight.
+//
+// Writable weights live in persistent memory, filled from the weight file
+// when a session starts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,6 +104,20 @@ StringRef cleave::getDTypeEnumerator(DType type) {
     break;
   }
   return "CLEAVE_DTYPE_INVALID";
+}
+
+const ProgramEntry *DeviceProgram::getEntry(StringRef phase) const {
+  for (const ProgramEntry &entry : entries)
+    if (entry.phase == phase)
+      return &entry;
+  return nullptr;
+}
+
+int64_t DeviceProgram::getNumSteps() const {
+  int64_t steps = 0;
+  for (const ProgramEntry &entry : entries)
+    steps += entry.steps.size();
+  return steps;
 }
 
 int64_t ProgramTensor::getNumElements() const {
@@ -192,9 +210,14 @@ private:
     return tensor;
   }
 
+  /// The entry being built: the forward, the only one functions lower to.
+  ProgramEntry &entry() { return program.entries.back(); }
+
   func::FuncOp func;
   const DeviceProgramOptions &options;
   DeviceProgram program;
+  /// Tensors that live in stash regions.
+  llvm::DenseSet<int> stashed;
 
   llvm::DenseMap<Operation *, OpKind> kinds;
   /// Elementwise ops evaluated inside their user's loop.
@@ -277,7 +300,9 @@ void ProgramBuilder::chooseFusion() {
   if (!options.fuseElementwise)
     return;
   for (auto &[op, kind] : kinds) {
-    if (kind != OpKind::Elementwise || op->getNumResults() != 1)
+    // A stashed result must be stored for the entry that reads it.
+    if (kind != OpKind::Elementwise || op->getNumResults() != 1 ||
+        op->hasAttr(kStashAttrName))
       continue;
     Value result = op->getResult(0);
     if (!result.hasOneUse())
@@ -386,11 +411,22 @@ int ProgramBuilder::getTensor(Value value) {
     entry.offset = alignTo(program.weightBytes, options.alignment);
     program.weightBytes = entry.offset + entry.bytes;
     int id = addTensor(value, MemorySpace::Weights, entry.offset);
+    if (def->hasAttr(kWritableAttrName)) {
+      entry.writable = true;
+      entry.persistentOffset =
+          alignTo(program.persistentBytes, options.alignment);
+      program.persistentBytes = entry.persistentOffset + entry.bytes;
+      program.tensors[id].space = MemorySpace::Persistent;
+      program.tensors[id].offset = entry.persistentOffset;
+    }
     program.weights.push_back(std::move(entry));
     return id;
   }
   // Results of steps are placed by planArena.
-  return addTensor(value, MemorySpace::Arena, -1);
+  int id = addTensor(value, MemorySpace::Arena, -1);
+  if (def->hasAttr(kStashAttrName))
+    stashed.insert(id);
+  return id;
 }
 
 /// A splat constant operand becomes a literal of the loop.
@@ -522,18 +558,21 @@ void ProgramBuilder::placeOutputs() {
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     int tensor = getTensor(value);
     ProgramTensor &t = program.tensors[tensor];
-    bool writtenByStep = producer[tensor] >= 0 && aliasOf[tensor] < 0;
+    // A stashed result stays in its region for the later entry; the caller
+    // gets a copy.
+    bool writtenByStep = producer[tensor] >= 0 && aliasOf[tensor] < 0 &&
+                         !stashed.contains(tensor);
     if (writtenByStep && t.space == MemorySpace::Arena &&
         placed.insert(tensor).second) {
       t.space = MemorySpace::Output;
       t.offset = index;
-      program.outputs.push_back(tensor);
+      entry().outputs.push_back(tensor);
       continue;
     }
     int copy = addTensor(value.getType(), MemorySpace::Output, index);
-    producer[copy] = static_cast<int>(program.steps.size());
-    program.steps.push_back(makeCopy(tensor, copy));
-    program.outputs.push_back(copy);
+    producer[copy] = static_cast<int>(entry().steps.size());
+    entry().steps.push_back(makeCopy(tensor, copy));
+    entry().outputs.push_back(copy);
   }
 }
 
@@ -547,7 +586,7 @@ void ProgramBuilder::planArena() {
     int root = getRoot(tensor);
     lastStep[root] = std::max(lastStep[root], step);
   };
-  for (auto [index, step] : llvm::enumerate(program.steps)) {
+  for (auto [index, step] : llvm::enumerate(entry().steps)) {
     int s = static_cast<int>(index);
     if (step.loop) {
       for (const FusedLoad &load : step.loop->loads)
@@ -576,7 +615,7 @@ void ProgramBuilder::planArena() {
     return aliasOf[tensor] < 0 &&
            program.tensors[tensor].space == MemorySpace::Arena;
   };
-  for (auto [index, step] : llvm::enumerate(program.steps)) {
+  for (auto [index, step] : llvm::enumerate(entry().steps)) {
     int s = static_cast<int>(index);
     SmallVector<int, 2> outputs;
     if (step.loop)
@@ -587,6 +626,18 @@ void ProgramBuilder::planArena() {
       if (!isArena(output))
         continue;
       const ProgramTensor &out = program.tensors[output];
+      if (stashed.contains(output)) {
+        StashRegion region;
+        region.tensor = output;
+        region.stride =
+            alignTo(std::max<int64_t>(out.getBytes(), 1), options.alignment);
+        region.slots = options.stashSlots;
+        program.unplannedArenaBytes += region.stride * region.slots;
+        program.tensors[output].stash =
+            static_cast<int>(program.stashes.size());
+        program.stashes.push_back(region);
+        continue;
+      }
       program.unplannedArenaBytes += alignTo(out.getBytes(), options.alignment);
       // In place: a loop may overwrite an operand that dies in it, when
       // every load of that operand reads the element being written.
@@ -613,7 +664,7 @@ void ProgramBuilder::planArena() {
       if (reuse >= 0) {
         bufferOf[output] = reuse;
         buffers[reuse].last = std::max(s, lastStep[output]);
-        ++program.inPlaceSteps;
+        ++entry().inPlaceSteps;
         continue;
       }
       Buffer buffer;
@@ -654,6 +705,13 @@ void ProgramBuilder::planArena() {
     placed.push_back(b);
   }
 
+  // Stash regions live across calls, so they share bytes with nothing.
+  for (StashRegion &region : program.stashes) {
+    region.offset = program.arenaBytes;
+    program.arenaBytes += region.stride * region.slots;
+    program.tensors[region.tensor].offset = region.offset;
+  }
+
   for (size_t t = 0; t < numTensors; ++t)
     if (bufferOf[t] >= 0)
       program.tensors[t].offset = buffers[bufferOf[t]].offset;
@@ -664,6 +722,7 @@ void ProgramBuilder::planArena() {
     const ProgramTensor &root = program.tensors[getRoot(t)];
     program.tensors[t].space = root.space;
     program.tensors[t].offset = root.offset;
+    program.tensors[t].stash = root.stash;
   }
 }
 
@@ -678,16 +737,19 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
       return failure();
   chooseFusion();
 
+  program.entries.emplace_back();
+  entry().name = "forward";
+  entry().phase = "forward";
   for (BlockArgument arg : func.getArguments()) {
-    program.inputs.push_back(getTensor(arg));
+    entry().inputs.push_back(getTensor(arg));
     auto name =
         func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cleave.name");
-    program.inputNames.push_back(
+    entry().inputNames.push_back(
         name ? name.str() : "input_" + std::to_string(arg.getArgNumber()));
   }
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "cleave.name");
-    program.outputNames.push_back(name ? name.str()
+    entry().outputNames.push_back(name ? name.str()
                                        : "output_" + std::to_string(i));
   }
 
@@ -707,17 +769,18 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
     step->node = getNodeName(op.getLoc());
     if (step->summary.empty())
       step->summary = op.getName().stripDialect().str();
-    int index = static_cast<int>(program.steps.size());
+    int index = static_cast<int>(entry().steps.size());
     if (step->loop)
       producer[step->loop->output] = index;
     else
       for (int output : step->call->outputs)
         producer[output] = index;
-    program.steps.push_back(std::move(*step));
+    entry().steps.push_back(std::move(*step));
   }
   placeOutputs();
   planArena();
   program.weightBytes = alignTo(program.weightBytes, options.alignment);
+  program.persistentBytes = alignTo(program.persistentBytes, options.alignment);
   return std::move(program);
 }
 

@@ -1,8 +1,9 @@
 //===- PrintDeviceProgram.cpp - the text form of a device program -*- C++
 //-*-===//
 //
-// `cleave-translate --print-device-program`: the memory plan and the steps of
-// a lowered program, one line each, for people and for lit tests.
+// `cleave-translate --print-device-program`: the memory plan (tensors,
+// weights, stash regions) and the entries with their steps, one line each,
+// for people and for lit tests.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,8 @@ static StringRef getSpaceName(MemorySpace space) {
     return "input";
   case MemorySpace::Output:
     return "output";
+  case MemorySpace::Persistent:
+    return "persistent";
   }
   return "";
 }
@@ -57,56 +60,87 @@ static void printNode(const FusedLoop &loop, int index, raw_ostream &os) {
   }
 }
 
+static void printTensorList(ArrayRef<int> tensors, raw_ostream &os) {
+  os << "(";
+  llvm::interleaveComma(tensors, os, [&](int t) { os << "t" << t; });
+  os << ")";
+}
+
+static void printStep(int index, const ProgramStep &step, raw_ostream &os) {
+  os << "step " << index << " ";
+  if (step.loop) {
+    os << "loop t" << step.loop->output << " = ";
+    if (const auto &reduction = step.loop->reduction) {
+      os << "reduce " << reduction->combine
+         << (reduction->square ? " of squares" : "")
+         << (reduction->mean ? ", mean" : "")
+         << (reduction->sqrt ? ", sqrt" : "") << " over [";
+      llvm::interleaveComma(reduction->axes, os);
+      os << "] of ";
+    }
+    printNode(*step.loop, step.loop->root, os);
+  } else {
+    const KernelCall &call = *step.call;
+    os << "kernel " << call.kernel << " (";
+    llvm::interleaveComma(call.inputs, os, [&](int t) {
+      if (t < 0)
+        os << "none";
+      else
+        os << "t" << t;
+    });
+    os << ") -> ";
+    printTensorList(call.outputs, os);
+    if (!call.ints.empty()) {
+      os << " ints [";
+      llvm::interleaveComma(call.ints, os);
+      os << "]";
+    }
+    if (!call.floats.empty()) {
+      os << " floats [";
+      llvm::interleaveComma(call.floats, os);
+      os << "]";
+    }
+  }
+  os << "  // " << step.summary;
+  if (!step.node.empty())
+    os << " \"" << step.node << "\"";
+  os << "\n";
+}
+
 void cleave::printDeviceProgram(const DeviceProgram &program, raw_ostream &os) {
-  os << "program: " << program.steps.size() << " steps, arena "
+  os << "program: " << program.entries.size() << " entries, arena "
      << program.arenaBytes << " bytes (unplanned "
      << program.unplannedArenaBytes << "), weights " << program.weightBytes
-     << " bytes, " << program.inPlaceSteps << " in place\n";
+     << " bytes, persistent " << program.persistentBytes << " bytes\n";
   for (auto [index, tensor] : llvm::enumerate(program.tensors)) {
     os << "tensor t" << index << " " << getDTypeName(tensor.dtype) << "[";
     llvm::interleaveComma(tensor.shape, os);
-    os << "] " << getSpaceName(tensor.space) << " " << tensor.offset << "\n";
-  }
-  for (auto [index, step] : llvm::enumerate(program.steps)) {
-    os << "step " << index << " ";
-    if (step.loop) {
-      os << "loop t" << step.loop->output << " = ";
-      if (const auto &reduction = step.loop->reduction) {
-        os << "reduce " << reduction->combine
-           << (reduction->square ? " of squares" : "")
-           << (reduction->mean ? ", mean" : "")
-           << (reduction->sqrt ? ", sqrt" : "") << " over [";
-        llvm::interleaveComma(reduction->axes, os);
-        os << "] of ";
-      }
-      printNode(*step.loop, step.loop->root, os);
-    } else {
-      const KernelCall &call = *step.call;
-      os << "kernel " << call.kernel << " (";
-      llvm::interleaveComma(call.inputs, os, [&](int t) {
-        if (t < 0)
-          os << "none";
-        else
-          os << "t" << t;
-      });
-      os << ") -> (";
-      llvm::interleaveComma(call.outputs, os, [&](int t) { os << "t" << t; });
-      os << ")";
-      if (!call.ints.empty()) {
-        os << " ints [";
-        llvm::interleaveComma(call.ints, os);
-        os << "]";
-      }
-      if (!call.floats.empty()) {
-        os << " floats [";
-        llvm::interleaveComma(call.floats, os);
-        os << "]";
-      }
-    }
-    os << "  // " << step.summary;
-    if (!step.node.empty())
-      os << " \"" << step.node << "\"";
+    os << "] " << getSpaceName(tensor.space) << " " << tensor.offset;
+    if (tensor.stash >= 0)
+      os << " stash s" << tensor.stash;
     os << "\n";
+  }
+  for (const WeightEntry &weight : program.weights) {
+    if (!weight.writable)
+      continue;
+    os << "writable weight \"" << weight.name << "\" weights " << weight.offset
+       << " -> persistent " << weight.persistentOffset << ", " << weight.bytes
+       << " bytes\n";
+  }
+  for (auto [index, stash] : llvm::enumerate(program.stashes))
+    os << "stash s" << index << " t" << stash.tensor << " arena "
+       << stash.offset << ", " << stash.slots << " slots of " << stash.stride
+       << " bytes\n";
+  for (const ProgramEntry &entry : program.entries) {
+    os << "entry " << entry.name << " phase " << entry.phase << ": "
+       << entry.steps.size() << " steps, " << entry.inPlaceSteps
+       << " in place, inputs ";
+    printTensorList(entry.inputs, os);
+    os << " outputs ";
+    printTensorList(entry.outputs, os);
+    os << "\n";
+    for (auto [index, step] : llvm::enumerate(entry.steps))
+      printStep(static_cast<int>(index), step, os);
   }
 }
 
@@ -121,6 +155,10 @@ void cleave::registerDeviceProgramTranslation() {
       "program-function",
       llvm::cl::desc("The function to lower (default: the public one)"),
       llvm::cl::init(""));
+  static llvm::cl::opt<int64_t> stashSlots(
+      "stash-slots",
+      llvm::cl::desc("Microbatches in flight: the slots of each stash region"),
+      llvm::cl::init(1));
   TranslateFromMLIRRegistration registration(
       "print-device-program",
       "Lower to a device program and print its memory plan and steps",
@@ -128,7 +166,12 @@ void cleave::registerDeviceProgramTranslation() {
         FailureOr<func::FuncOp> func = getProgramFunction(module, functionName);
         if (failed(func))
           return failure();
-        FailureOr<DeviceProgram> program = buildDeviceProgram(*func);
+        if (stashSlots < 1)
+          return module.emitError("--stash-slots must be at least 1"),
+                 failure();
+        DeviceProgramOptions options;
+        options.stashSlots = stashSlots;
+        FailureOr<DeviceProgram> program = buildDeviceProgram(*func, options);
         if (failed(program))
           return failure();
         printDeviceProgram(*program, os);

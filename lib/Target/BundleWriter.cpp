@@ -255,6 +255,46 @@ static llvm::json::Array toJSON(ArrayRef<int64_t> values) {
   return array;
 }
 
+/// The entry points of a stage's program, each with the graph inputs and
+/// outputs it reads and writes. The stage's ports are its forward's; every
+/// entry's ports are among them.
+static Expected<llvm::json::Array> describeEntries(const StageProgram &stage) {
+  const ProgramEntry &forward = stage.program.getForward();
+  auto graphPorts =
+      [&](ArrayRef<int> tensors, ArrayRef<int> forwardTensors,
+          ArrayRef<int64_t> graphIds,
+          const ProgramEntry &entry) -> Expected<llvm::json::Array> {
+    llvm::json::Array ports;
+    for (int tensor : tensors) {
+      const int *found = llvm::find(forwardTensors, tensor);
+      if (found == forwardTensors.end())
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "entry '" + entry.name + "' of stage " +
+                std::to_string(stage.stage) +
+                " has a port its forward does not have");
+      ports.push_back(graphIds[found - forwardTensors.begin()]);
+    }
+    return ports;
+  };
+  llvm::json::Array entries;
+  for (const ProgramEntry &entry : stage.program.entries) {
+    Expected<llvm::json::Array> inputs =
+        graphPorts(entry.inputs, forward.inputs, stage.graphInputs, entry);
+    if (!inputs)
+      return inputs.takeError();
+    Expected<llvm::json::Array> outputs =
+        graphPorts(entry.outputs, forward.outputs, stage.graphOutputs, entry);
+    if (!outputs)
+      return outputs.takeError();
+    entries.push_back(llvm::json::Object{{"name", entry.name},
+                                         {"phase", entry.phase},
+                                         {"inputs", std::move(*inputs)},
+                                         {"outputs", std::move(*outputs)}});
+  }
+  return entries;
+}
+
 BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
   BundleContents contents;
   auto ports = [&](ArrayRef<int> tensors, ArrayRef<std::string> names,
@@ -267,8 +307,9 @@ BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
     }
   };
   StageProgram stage;
-  ports(program.inputs, program.inputNames, contents.inputs, stage.graphInputs);
-  ports(program.outputs, program.outputNames, contents.outputs,
+  const ProgramEntry &forward = program.getForward();
+  ports(forward.inputs, forward.inputNames, contents.inputs, stage.graphInputs);
+  ports(forward.outputs, forward.outputNames, contents.outputs,
         stage.graphOutputs);
   stage.program = std::move(program);
   contents.stages.push_back(std::move(stage));
@@ -345,8 +386,9 @@ static Error writeBundleFiles(const BundleContents &contents,
         {"arena_bytes", stage.program.arenaBytes},
         {"arena_bytes_without_reuse", stage.program.unplannedArenaBytes},
         {"weight_bytes", stage.program.weightBytes},
-        {"steps", static_cast<int64_t>(stage.program.steps.size())},
-        {"in_place_steps", stage.program.inPlaceSteps}});
+        {"persistent_bytes", stage.program.persistentBytes},
+        {"steps", stage.program.getNumSteps()},
+        {"in_place_steps", stage.program.getForward().inPlaceSteps}});
   {
     Expected<llvm::json::Value> plan = llvm::json::parse(options.planJSON);
     if (!plan)
@@ -387,15 +429,20 @@ static Error writeBundleFiles(const BundleContents &contents,
     if (Error error = writeText(path(sourceName), source))
       return error;
     files.push_back(sourceName);
-    llvm::json::Object entry{{"stage", stage.stage},
-                             {"source", sourceName},
-                             {"entry", "cleave_program_main"},
-                             {"info", "cleave_program_info"},
-                             {"arena_bytes", stage.program.arenaBytes},
-                             {"weight_bytes", stage.program.weightBytes},
-                             {"inputs", toJSON(stage.graphInputs)},
-                             {"outputs", toJSON(stage.graphOutputs)},
-                             {"steps", describeSteps(contents, stage.stage)}};
+    Expected<llvm::json::Array> entries = describeEntries(stage);
+    if (!entries)
+      return entries.takeError();
+    llvm::json::Object entry{
+        {"stage", stage.stage},
+        {"source", sourceName},
+        {"info", "cleave_program_info"},
+        {"entries", std::move(*entries)},
+        {"arena_bytes", stage.program.arenaBytes},
+        {"weight_bytes", stage.program.weightBytes},
+        {"persistent_bytes", stage.program.persistentBytes},
+        {"inputs", toJSON(stage.graphInputs)},
+        {"outputs", toJSON(stage.graphOutputs)},
+        {"steps", describeSteps(contents, stage.stage)}};
     if (!options.emitOnly) {
       ProgressStep step = beginProgress(options.progress,
                                         "building the program of stage " +

@@ -1,10 +1,11 @@
 //===- EmitterBase.cpp - what the C++ and CUDA emitters share ----*- C++
 //-*-===//
 //
-// The layout of an emitted program: a header comment, the program info, and
-// `cleave_program_main`, which runs the steps in order. Each step starts
-// with a comment naming the ops it implements and their ONNX node, and a
-// `cleave_rt_step` call so that failures and profiles name the node.
+// The layout of an emitted program: a header comment, one function per entry
+// point (`cleave_entry_<name>`), which runs the entry's steps in order, and
+// the program info with the entry table. Each step starts with a comment
+// naming the ops it implements and their ONNX node, and a `cleave_rt_step`
+// call so that failures and profiles name the node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +24,15 @@ std::string EmitterBase::getPointer(int tensor) const {
   const ProgramTensor &t = program.tensors[tensor];
   switch (t.space) {
   case MemorySpace::Arena:
+    if (t.stash >= 0) {
+      const StashRegion &region = program.stashes[t.stash];
+      return "(arena + " + std::to_string(t.offset) +
+             " + (int64_t)(microbatch % " + std::to_string(region.slots) +
+             ") * " + std::to_string(region.stride) + ")";
+    }
     return "(arena + " + std::to_string(t.offset) + ")";
+  case MemorySpace::Persistent:
+    return "(persistent + " + std::to_string(t.offset) + ")";
   case MemorySpace::Weights:
     return "((uint8_t *)weights + " + std::to_string(t.offset) + ")";
   case MemorySpace::Input:
@@ -390,23 +399,28 @@ LogicalResult EmitterBase::emit(std::string &error) {
   }
   os << "// " << options.modelName << " for " << options.targetName
      << ", emitted by cleave. Recompile the model rather than editing.\n";
-  os << "//\n// " << program.steps.size() << " steps; arena "
-     << program.arenaBytes << " bytes (" << program.unplannedArenaBytes
-     << " without reuse), weights " << program.weightBytes << " bytes.\n\n";
+  os << "//\n// " << program.entries.size() << " entries, "
+     << program.getNumSteps() << " steps; arena " << program.arenaBytes
+     << " bytes (" << program.unplannedArenaBytes << " without reuse), weights "
+     << program.weightBytes << " bytes, persistent " << program.persistentBytes
+     << " bytes.\n\n";
   os << "#include \"cleave/rt/Kernels.h\"\n";
   emitPrelude();
+  for (const ProgramEntry &entry : program.entries)
+    emitEntry(entry);
+  emitInfo();
+  return success();
+}
 
-  os << "\nstatic const CleaveProgramInfo kProgramInfo = {CLEAVE_ABI_VERSION, "
-     << program.inputs.size() << ", " << program.outputs.size() << ", "
-     << program.arenaBytes << ", " << program.weightBytes << "};\n\n";
-  os << "extern \"C\" const CleaveProgramInfo *cleave_program_info(void) {\n"
-        "  return &kProgramInfo;\n}\n\n";
-  os << "extern \"C\" int32_t cleave_program_main(CleaveContext *ctx, uint8_t "
-        "*arena,\n                                   const uint8_t *weights,\n"
-        "                                   const void *const *inputs,\n"
-        "                                   void *const *outputs) {\n";
-  os << "  (void)arena;\n  (void)weights;\n  (void)inputs;\n  (void)outputs;\n";
-  for (auto [index, step] : llvm::enumerate(program.steps)) {
+void EmitterBase::emitEntry(const ProgramEntry &entry) {
+  os << "\n// The " << entry.phase << " phase.\n";
+  os << "static int32_t cleave_entry_" << entry.name
+     << "(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,\n"
+        "    uint8_t *persistent, const uint8_t *weights,\n"
+        "    const void *const *inputs, void *const *outputs) {\n";
+  os << "  (void)microbatch;\n  (void)arena;\n  (void)persistent;\n"
+        "  (void)weights;\n  (void)inputs;\n  (void)outputs;\n";
+  for (auto [index, step] : llvm::enumerate(entry.steps)) {
     int s = static_cast<int>(index);
     os << "\n  // " << s << ": " << step.summary;
     if (!step.node.empty())
@@ -415,10 +429,38 @@ LogicalResult EmitterBase::emit(std::string &error) {
     os.write_escaped(step.node);
     os << "\");\n";
     if (step.loop)
-      emitLoop(s, *step.loop);
+      emitLoop(entry, s, *step.loop);
     else
       emitCall(*step.call);
   }
   os << "  return 0;\n}\n";
-  return success();
+}
+
+void EmitterBase::emitInfo() {
+  os << "\nstatic const CleaveEntryInfo kEntries[] = {\n";
+  for (const ProgramEntry &entry : program.entries)
+    os << "    {\"" << entry.name << "\", \"" << entry.phase
+       << "\", cleave_entry_" << entry.name << ", " << entry.inputs.size()
+       << ", " << entry.outputs.size() << "},\n";
+  os << "};\n";
+  int numWritable = 0;
+  os << "\nstatic const CleaveWritableWeight kWritableWeights[] = {\n";
+  for (const WeightEntry &weight : program.weights) {
+    if (!weight.writable)
+      continue;
+    os << "    {" << weight.offset << ", " << weight.persistentOffset << ", "
+       << weight.bytes << "}, // " << weight.name << "\n";
+    ++numWritable;
+  }
+  // A C++ array cannot be empty.
+  if (numWritable == 0)
+    os << "    {0, 0, 0},\n";
+  os << "};\n";
+  os << "\nstatic const CleaveProgramInfo kProgramInfo = {\n"
+     << "    CLEAVE_ABI_VERSION, " << program.entries.size() << ", kEntries, "
+     << program.arenaBytes << ", " << program.weightBytes << ", "
+     << program.persistentBytes << ", " << numWritable
+     << ", kWritableWeights};\n\n";
+  os << "extern \"C\" const CleaveProgramInfo *cleave_program_info(void) {\n"
+        "  return &kProgramInfo;\n}\n";
 }

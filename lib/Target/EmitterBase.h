@@ -24,8 +24,9 @@ public:
 protected:
   /// Includes and definitions before any step (e.g. CUDA loop kernels).
   virtual void emitPrelude() = 0;
-  /// The statements of one fused loop inside `cleave_program_main`.
-  virtual void emitLoop(int step, const FusedLoop &loop) = 0;
+  /// The statements of one fused loop, step `step` of `entry`.
+  virtual void emitLoop(const ProgramEntry &entry, int step,
+                        const FusedLoop &loop) = 0;
   /// "cpu" or "cuda".
   virtual llvm::StringRef getKernelLibrary() const = 0;
   virtual llvm::StringRef getLanguageName() const = 0;
@@ -81,6 +82,10 @@ private:
   /// load k.
   void emitNodes(const FusedLoop &loop, llvm::StringRef indent,
                  llvm::function_ref<std::string(int)> loadAt);
+  /// `cleave_entry_<name>`, which runs the entry's steps.
+  void emitEntry(const ProgramEntry &entry);
+  /// The entry table and `cleave_program_info`.
+  void emitInfo();
   void emitCall(const KernelCall &call);
   void emitTensor(int tensor);
 };

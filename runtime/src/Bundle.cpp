@@ -165,54 +165,120 @@ public:
     if (item.contains("source"))
       entry.source = relativePath(item, "source", where);
     entry.library = relativePath(item, "library", where);
-    entry.entry = item.contains("entry") ? string(item, "entry", where)
-                                         : "cleave_program_main";
     entry.info = item.contains("info") ? string(item, "info", where)
                                        : "cleave_program_info";
     entry.arenaBytes = integer(item, "arena_bytes", where);
     entry.weightBytes = integer(item, "weight_bytes", where);
-    if (entry.arenaBytes < 0 || entry.weightBytes < 0)
-      fail(where + "negative 'arena_bytes' or 'weight_bytes'");
+    entry.persistentBytes = integer(item, "persistent_bytes", where);
+    if (entry.arenaBytes < 0 || entry.weightBytes < 0 ||
+        entry.persistentBytes < 0)
+      fail(where +
+           "negative 'arena_bytes', 'weight_bytes' or 'persistent_bytes'");
     entry.inputs =
         indices(item, "inputs", where, manifest.inputs.size(), "inputs");
     entry.outputs =
         indices(item, "outputs", where, manifest.outputs.size(), "outputs");
-    entry.steps = steps(item, where, manifest.microbatches);
+    entry.entries = entries(item, where, entry, manifest);
+    entry.steps = steps(item, where, entry, manifest.microbatches);
     return entry;
   }
 
+  /// A program's entry points, one per phase, with its forward among them;
+  /// each takes some of the program's ports.
+  std::vector<EntryPoint> entries(const json &item, const std::string &where,
+                                  const ProgramEntry &program,
+                                  const Manifest &manifest) const {
+    const json &list = field(item, "entries", where);
+    if (!list.is_array())
+      fail(where + "'entries' is not a list");
+    std::vector<EntryPoint> result;
+    auto positions = [&](const std::vector<int> &graphPorts,
+                         const std::vector<int> &programPorts,
+                         const std::string &at, const char *key) {
+      std::vector<int> result;
+      for (int port : graphPorts) {
+        auto found = std::find(programPorts.begin(), programPorts.end(), port);
+        if (found == programPorts.end())
+          fail(at + "'" + key + "' lists " + std::to_string(port) +
+               ", which the program's '" + key + "' does not");
+        result.push_back(static_cast<int>(found - programPorts.begin()));
+      }
+      return result;
+    };
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string at = where + "entries[" + std::to_string(i) + "]: ";
+      if (!list[i].is_object())
+        fail(at + "not an object");
+      EntryPoint entry;
+      entry.name = string(list[i], "name", at);
+      entry.phase = string(list[i], "phase", at);
+      for (const EntryPoint &other : result)
+        if (other.phase == entry.phase)
+          fail(at + "a second entry of phase '" + entry.phase + "'");
+      entry.inputs = positions(
+          indices(list[i], "inputs", at, manifest.inputs.size(), "inputs"),
+          program.inputs, at, "inputs");
+      entry.outputs = positions(
+          indices(list[i], "outputs", at, manifest.outputs.size(), "outputs"),
+          program.outputs, at, "outputs");
+      result.push_back(std::move(entry));
+    }
+    if (findEntry(result, "forward") < 0)
+      fail(where + "'entries' has no entry of phase 'forward'");
+    return result;
+  }
+
+  static int findEntry(const std::vector<EntryPoint> &entries,
+                       const std::string &phase) {
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].phase == phase)
+        return static_cast<int>(i);
+    return -1;
+  }
+
   /// A stage's recorded order: forwards of microbatches 0 .. M-1, each
-  /// once, in any order.
+  /// once, in any order, and at most one step of another phase per
+  /// microbatch; each phase names an entry of the program.
   std::vector<ScheduleStep> steps(const json &item, const std::string &where,
+                                  const ProgramEntry &program,
                                   int microbatches) const {
     const json &list = field(item, "steps", where);
     if (!list.is_array())
       fail(where + "'steps' is not a list");
     std::vector<ScheduleStep> result;
-    std::vector<bool> seen(microbatches, false);
+    std::vector<std::vector<bool>> seen(program.entries.size(),
+                                        std::vector<bool>(microbatches, false));
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::string at = where + "steps[" + std::to_string(i) + "]: ";
       if (!list[i].is_object())
         fail(at + "not an object");
       std::string phase = string(list[i], "phase", at);
-      if (phase != "forward")
-        fail(at + "phase '" + phase +
-             "', but the programs have only a forward entry point");
+      int entry = findEntry(program.entries, phase);
+      if (entry < 0) {
+        std::string known;
+        for (const EntryPoint &e : program.entries)
+          known += (known.empty() ? "" : ", ") + e.phase;
+        fail(at + "phase '" + phase + "', but the program of stage " +
+             std::to_string(program.stage) +
+             " has no entry point for it (it has: " + known + ")");
+      }
       int64_t microbatch = integer(list[i], "microbatch", at);
       if (microbatch < 0 || microbatch >= microbatches)
         fail(at + "microbatch " + std::to_string(microbatch) +
              " is outside the " + std::to_string(microbatches) +
              " microbatches of a step");
-      if (seen[microbatch])
+      if (seen[entry][microbatch])
         fail(at + "microbatch " + std::to_string(microbatch) +
              " runs twice in a step");
-      seen[microbatch] = true;
-      result.push_back({static_cast<int>(microbatch)});
+      seen[entry][microbatch] = true;
+      result.push_back({entry, static_cast<int>(microbatch)});
     }
-    if (result.size() != static_cast<std::size_t>(microbatches))
-      fail(where + "'steps' runs " + std::to_string(result.size()) +
-           " of the " + std::to_string(microbatches) +
-           " microbatches of a step");
+    int forward = findEntry(program.entries, "forward");
+    std::size_t forwards =
+        std::count(seen[forward].begin(), seen[forward].end(), true);
+    if (forwards != static_cast<std::size_t>(microbatches))
+      fail(where + "'steps' runs " + std::to_string(forwards) + " of the " +
+           std::to_string(microbatches) + " microbatches of a step");
     return result;
   }
 
@@ -589,14 +655,11 @@ void Bundle::loadProgram() {
   library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
     throw Error(path + ": cannot load the program: " + dlerror());
-  main =
-      reinterpret_cast<CleaveProgramFn>(dlsym(library, entry->entry.c_str()));
   using InfoFn = const CleaveProgramInfo *(*)();
   auto infoFn = reinterpret_cast<InfoFn>(dlsym(library, entry->info.c_str()));
-  if (!main || !infoFn)
-    throw Error(path + ": does not define '" +
-                (!main ? entry->entry : entry->info) + "'");
-  const CleaveProgramInfo *info = infoFn();
+  if (!infoFn)
+    throw Error(path + ": does not define '" + entry->info + "'");
+  info = infoFn();
   if (!info)
     throw Error(path + ": '" + entry->info + "' returned null");
 
@@ -608,13 +671,39 @@ void Bundle::loadProgram() {
                   " differs from manifest.json's " +
                   std::to_string(manifestValue));
   };
+  // The ABI version first: the rest of the info may be laid out otherwise.
   mismatch("ABI version", info->abiVersion, CLEAVE_ABI_VERSION);
-  mismatch("input count", info->numInputs,
-           static_cast<int64_t>(entry->inputs.size()));
-  mismatch("output count", info->numOutputs,
-           static_cast<int64_t>(entry->outputs.size()));
   mismatch("arena_bytes", info->arenaBytes, entry->arenaBytes);
   mismatch("weight_bytes", info->weightBytes, entry->weightBytes);
+  mismatch("persistent_bytes", info->persistentBytes, entry->persistentBytes);
+  mismatch("entry count", info->numEntries,
+           static_cast<int64_t>(entry->entries.size()));
+  for (const EntryPoint &point : entry->entries) {
+    const CleaveEntryInfo *found = nullptr;
+    for (int32_t i = 0; i < info->numEntries; ++i)
+      if (point.name == info->entries[i].name)
+        found = &info->entries[i];
+    if (!found || !found->fn)
+      throw Error(path + ": has no entry point '" + point.name + "'");
+    if (point.phase != found->phase)
+      throw Error(path + ": entry point '" + point.name + "' runs phase '" +
+                  found->phase + "', but manifest.json says '" + point.phase +
+                  "'");
+    mismatch("input count of entry '" + point.name + "'", found->numInputs,
+             static_cast<int64_t>(point.inputs.size()));
+    mismatch("output count of entry '" + point.name + "'", found->numOutputs,
+             static_cast<int64_t>(point.outputs.size()));
+    entryFns.push_back(found->fn);
+  }
+  for (int32_t i = 0; i < info->numWritableWeights; ++i) {
+    const CleaveWritableWeight &weight = info->writableWeights[i];
+    if (weight.weightOffset < 0 || weight.persistentOffset < 0 ||
+        weight.bytes < 0 ||
+        weight.weightOffset + weight.bytes > entry->weightBytes ||
+        weight.persistentOffset + weight.bytes > entry->persistentBytes)
+      throw Error(path + ": writable weight " + std::to_string(i) +
+                  " lies outside the weights or the persistent memory");
+  }
 }
 
 Bundle::~Bundle() {

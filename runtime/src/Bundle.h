@@ -19,10 +19,21 @@
 
 namespace cleave::rt {
 
-/// One step of a stage's recorded schedule: the program run on one
-/// microbatch (its forward, the only phase programs have).
+/// One step of a stage's recorded schedule: an entry point of the program
+/// (the one of the step's phase) run on one microbatch.
 struct ScheduleStep {
+  int entry = 0;
   int microbatch = 0;
+};
+
+/// One entry point of a program (`entries`): the phase it runs and the
+/// ports it takes, as positions in the program's `inputs` and `outputs`,
+/// in the order of its pointer arrays.
+struct EntryPoint {
+  std::string name;
+  std::string phase;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
 };
 
 /// One entry of the manifest's `programs`: the program every device of a
@@ -31,16 +42,17 @@ struct ProgramEntry {
   int stage = 0;
   std::string source;
   std::string library;
-  std::string entry;
   std::string info;
   int64_t arenaBytes = 0;
   int64_t weightBytes = 0;
-  /// The graph inputs it reads and the graph outputs it writes, by index,
-  /// in the order of its pointer arrays.
+  int64_t persistentBytes = 0;
+  /// The graph inputs its entries read and the graph outputs they write,
+  /// by index.
   std::vector<int> inputs;
   std::vector<int> outputs;
-  /// What a device of the stage runs in a step, in order (`steps`): each
-  /// microbatch once.
+  std::vector<EntryPoint> entries;
+  /// What a device of the stage runs in a step, in order (`steps`): the
+  /// forward of each microbatch once, and other phases at most once each.
   std::vector<ScheduleStep> steps;
 };
 
@@ -109,7 +121,10 @@ public:
   const RankEntry &place() const { return *rankEntry; }
   /// The rank's weights, 64-byte aligned, `program().weightBytes` long.
   const uint8_t *weights() const { return weightData; }
-  CleaveProgramFn programMain() const { return main; }
+  /// The function of `program().entries[index]`.
+  CleaveEntryFn entryFunction(int index) const { return entryFns[index]; }
+  /// What the program says of itself (its writable weights, ...).
+  const CleaveProgramInfo &programInfo() const { return *info; }
 
 private:
   Bundle() = default;
@@ -128,7 +143,8 @@ private:
   const uint8_t *weightData = nullptr;
   std::string claimedPath;
   void *library = nullptr;
-  CleaveProgramFn main = nullptr;
+  const CleaveProgramInfo *info = nullptr;
+  std::vector<CleaveEntryFn> entryFns;
 };
 
 } // namespace cleave::rt

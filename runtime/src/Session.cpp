@@ -135,6 +135,8 @@ struct Session::Impl {
   std::unique_ptr<Watchdog> watchdog;
 
   void *arena = nullptr;
+  /// Memory that outlives a run: zeroed, then the writable weights.
+  void *persistent = nullptr;
   /// The weights the program reads: the mapping on the host, a copy on
   /// other devices (`deviceWeights`).
   const uint8_t *weights = nullptr;
@@ -165,9 +167,33 @@ struct Session::Impl {
       releaseQuietly(buffer);
     releaseQuietly(deviceWeights);
     releaseQuietly(arena);
+    releaseQuietly(persistent);
     releaseQuietly(ctx->scratch);
     ctx->scratch = nullptr;
     ctx->scratchBytes = 0;
+  }
+
+  /// Allocates the persistent memory once: zeroed, with each writable
+  /// weight copied in from the weight file.
+  void initPersistent() {
+    std::size_t bytes =
+        static_cast<std::size_t>(bundle->program().persistentBytes);
+    persistent = device->allocate(bytes);
+    std::vector<uint8_t> initial(bytes, 0);
+    const CleaveProgramInfo &info = bundle->programInfo();
+    for (int32_t i = 0; i < info.numWritableWeights; ++i) {
+      const CleaveWritableWeight &weight = info.writableWeights[i];
+      std::memcpy(initial.data() + weight.persistentOffset,
+                  bundle->weights() + weight.weightOffset,
+                  static_cast<std::size_t>(weight.bytes));
+    }
+    if (device->isHost()) {
+      if (bytes)
+        std::memcpy(persistent, initial.data(), bytes);
+    } else {
+      device->copyToDevice(persistent, initial.data(), bytes);
+      device->synchronize();
+    }
   }
 
   /// Frees device memory on the way out. After a device fault every free
@@ -257,6 +283,7 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
           Blocks(manifest.outputs[index], blocks).blockBytes()));
     device.synchronize();
   }
+  impl->initPersistent();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -383,6 +410,9 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
 
   std::vector<const void *> inputPointers(program.inputs.size());
   std::vector<void *> outputPointers(program.outputs.size());
+  // The pointers of the ports the step's entry takes.
+  std::vector<const void *> entryInputs;
+  std::vector<void *> entryOutputs;
   ctx->batchBlocks = blocks;
   for (std::size_t step = 0; step < program.steps.size(); ++step) {
     int k = program.steps[step].microbatch;
@@ -426,9 +456,17 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
       // program only queues its kernels and transfers, and a transfer that
       // never matches shows in the synchronisation.
       WatchScope watch(impl->watchdog.get(), "step");
-      status = impl->bundle->programMain()(
-          ctx, static_cast<uint8_t *>(impl->arena), impl->weights,
-          inputPointers.data(), outputPointers.data());
+      const EntryPoint &entry = program.entries[program.steps[step].entry];
+      entryInputs.clear();
+      for (int port : entry.inputs)
+        entryInputs.push_back(inputPointers[port]);
+      entryOutputs.clear();
+      for (int port : entry.outputs)
+        entryOutputs.push_back(outputPointers[port]);
+      status = impl->bundle->entryFunction(program.steps[step].entry)(
+          ctx, k, static_cast<uint8_t *>(impl->arena),
+          static_cast<uint8_t *>(impl->persistent), impl->weights,
+          entryInputs.data(), entryOutputs.data());
       if (status == 0 && impl->comm && step + 1 == program.steps.size()) {
         // The sends still in flight belong to this step.
         watch.begin("send");
@@ -448,7 +486,9 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
                              " without saying why"
                        : ctx->error));
 
-    for (std::size_t i = 0; i < program.outputs.size(); ++i) {
+    // Only the outputs the step's entry wrote come back.
+    const EntryPoint &ran = program.entries[program.steps[step].entry];
+    for (int i : ran.outputs) {
       const Blocks &cut = outputBlocks[i];
       auto *whole = static_cast<uint8_t *>(outputs[program.outputs[i]].data());
       if (!device.isHost()) {

@@ -3,7 +3,7 @@
 // A matmul, a fused bias + GELU + residual chain, and a reshape view of the
 // result that is a graph output (so it is copied out).
 
-// CHECK-LABEL: program: 3 steps, arena 64 bytes (unplanned 128), weights 320 bytes, 1 in place
+// CHECK-LABEL: program: 1 entries, arena 64 bytes (unplanned 128), weights 320 bytes, persistent 0 bytes
 // CHECK: tensor t0 float32[2, 8] input 0
 // CHECK: tensor t1 float32[8, 8] weights 0
 // CHECK: tensor t2 float32[2, 8] arena 0
@@ -11,6 +11,8 @@
 // CHECK: tensor t4 float32[2, 8] arena 0
 // CHECK: tensor t5 float32[16] arena 0
 // CHECK: tensor t6 float32[16] output 0
+// CHECK-NOT: stash
+// CHECK: entry forward phase forward: 3 steps, 1 in place, inputs (t0) outputs (t6)
 // CHECK: step 0 kernel matmul (t0, t1) -> (t2)  // matmul "mm"
 // CHECK: step 1 loop t4 = add(gelu_erf(add(t2, t3)), t0)  // add + gelu + add "res"
 // CHECK: step 2 kernel copy (t5) -> (t6)  // copy to graph output

@@ -6,8 +6,8 @@
 // runs a splat constant as a literal and writes over the matmul's result
 // (which dies there); the loop's result is the graph output.
 
-// CHECK: static const CleaveProgramInfo kProgramInfo = {CLEAVE_ABI_VERSION, 1, 1, 64, 192};
-// CHECK: extern "C" int32_t cleave_program_main(
+// CHECK: // The forward phase.
+// CHECK-NEXT: static int32_t cleave_entry_forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
 // CHECK: // 0: matmul (mm)
 // CHECK-NEXT: cleave_rt_step(ctx, 0, "mm");
 // CHECK: const CleaveTensor in[] = {{[{][{]}}((uint8_t *)inputs[0]), CLEAVE_F32, 2, {2, 8}},
@@ -40,3 +40,10 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   return %r : tensor<2x4xf32>
 }
 
+// The entry table and the program info close the file.
+// CHECK: static const CleaveEntryInfo kEntries[] = {
+// CHECK-NEXT: {"forward", "forward", cleave_entry_forward, 1, 1},
+// CHECK-NEXT: };
+// CHECK: static const CleaveProgramInfo kProgramInfo = {
+// CHECK-NEXT: CLEAVE_ABI_VERSION, 1, kEntries, 64, 192, 0, 0, kWritableWeights};
+// CHECK: extern "C" const CleaveProgramInfo *cleave_program_info(void) {

@@ -5,7 +5,7 @@
 # RUN: rm -rf %t && mkdir -p %t && %python %s %t
 # RUN: cleave compile %t/f16.onnx -o %t/f16.cleave --target h100-sxm --emit-only --quiet
 # RUN: FileCheck %s --check-prefix=F16 < %t/f16.cleave/programs/stage_0.cu
-# F16: __global__ void cleave_loop_{{[0-9]+}}(const __half *__restrict__ x0, const __half *__restrict__ x1, __half *__restrict__ y)
+# F16: __global__ void cleave_forward_loop_{{[0-9]+}}(const __half *__restrict__ x0, const __half *__restrict__ x1, __half *__restrict__ y)
 # F16: const float v0 = static_cast<float>(x0[i]);
 # F16: y[i] = static_cast<__half>(v{{[0-9]+}});
 # F16: cleave_cuda_matmul(ctx, in, 2, out, 1, ints, floats)

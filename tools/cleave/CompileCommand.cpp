@@ -141,7 +141,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (!observer->isQuiet()) {
     int64_t steps = 0, arena = 0, unplanned = 0, weights = 0;
     for (const StageProgram &stage : contents->stages) {
-      steps += stage.program.steps.size();
+      steps += stage.program.getNumSteps();
       arena = std::max(arena, stage.program.arenaBytes);
       unplanned = std::max(unplanned, stage.program.unplannedArenaBytes);
       weights = std::max(weights, stage.program.weightBytes);

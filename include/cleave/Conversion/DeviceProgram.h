@@ -1,12 +1,15 @@
 //===- DeviceProgram.h - the lowered program of one device -------*- C++
 //-*-===//
 //
-// The form a cleave function takes just before code generation: a sequence
-// of steps (fused elementwise loops and library-kernel calls) over tensors
-// whose bytes live at fixed offsets of one arena, of the weight file, or in
-// the caller's input and output buffers. The memory plan is static: every
-// offset and the arena's peak size are known at compile time. The C++ and
-// the CUDA emitters (lib/Target) both print this form.
+// The form a cleave function takes just before code generation: entry
+// points (one per phase: forward today; backward, update and decode steps
+// later), each a sequence of steps (fused elementwise loops and
+// library-kernel calls) over tensors whose bytes live at fixed offsets of one
+// arena, of persistent memory that outlives a call, of the weight file, or
+// in the caller's input and output buffers. Every entry shares one memory
+// plan, which is static: every offset, the arena's peak size and the
+// persistent bytes are known at compile time. The C++ and the CUDA emitters
+// (lib/Target) both print this form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,17 +50,24 @@ llvm::StringRef getDTypeName(DType type);
 /// The C enumerator of Kernels.h ("CLEAVE_F32", ...).
 llvm::StringRef getDTypeEnumerator(DType type);
 
-/// Where a tensor's bytes live.
-enum class MemorySpace { Arena, Weights, Input, Output };
+/// Where a tensor's bytes live. The arena is scratch that one call of an
+/// entry may reuse freely, except for stash regions; persistent memory is
+/// allocated (zeroed) once per session and kept across calls and entries:
+/// writable weights, and later gradients, optimizer state and KV caches.
+enum class MemorySpace { Arena, Weights, Input, Output, Persistent };
 
-/// One tensor of the program. `offset` is a byte offset in the arena or the
-/// weight file, or the index of the graph input or output.
+/// One tensor of the program. `offset` is a byte offset in the arena, the
+/// weight file or persistent memory, or the index of the graph input or
+/// output.
 struct ProgramTensor {
   std::string name; ///< The SSA name it had in the IR (for comments).
   DType dtype = DType::Invalid;
   llvm::SmallVector<int64_t, 4> shape;
   MemorySpace space = MemorySpace::Arena;
   int64_t offset = 0;
+  /// The stash region it lives in (an arena tensor), or -1: then `offset`
+  /// is the region's slot 0 and slot `k` is `stride` bytes further.
+  int stash = -1;
 
   int64_t getNumElements() const;
   int64_t getBytes() const { return getNumElements() * getDTypeSize(dtype); }
@@ -156,21 +166,55 @@ struct WeightEntry {
   int64_t elementBytes = 0;
   std::vector<char> data; ///< Constant data, when `file` is empty.
   int64_t offset = 0;     ///< Offset in the weight file.
+  /// A weight an entry may write (a trainable parameter): it lives in
+  /// persistent memory at `persistentOffset`, which the runtime fills from
+  /// the weight file's bytes at `offset` when a session starts.
+  bool writable = false;
+  int64_t persistentOffset = -1;
 };
 
-struct DeviceProgram {
-  std::vector<ProgramTensor> tensors;
+/// A region of the arena that outlives the call that writes it, so that a
+/// later entry reads it (activations a backward phase needs, stashed by the
+/// forward): one slot of `stride` bytes per microbatch in flight, slot
+/// `microbatch % slots` for a call on that microbatch. No planner reuse
+/// touches it.
+struct StashRegion {
+  int tensor = -1; ///< The tensor stashed (its slot 0).
+  int64_t offset = 0;
+  int64_t stride = 0;
+  int64_t slots = 1;
+};
+
+/// One entry point of a program: the steps one phase runs, and the graph
+/// inputs and outputs it reads and writes (tensors, in port order).
+struct ProgramEntry {
+  std::string name;  ///< A C identifier, unique in the program.
+  std::string phase; ///< The schedule phase it runs ("forward", ...).
   std::vector<ProgramStep> steps;
   std::vector<int> inputs;  ///< Tensor of each graph input, in order.
   std::vector<int> outputs; ///< Tensor of each graph output, in order.
   std::vector<std::string> inputNames, outputNames;
+  int64_t inPlaceSteps = 0;
+};
+
+struct DeviceProgram {
+  std::vector<ProgramTensor> tensors;
+  /// The entry points, in a fixed order; each names a distinct phase.
+  std::vector<ProgramEntry> entries;
   std::vector<WeightEntry> weights;
+  std::vector<StashRegion> stashes;
   int64_t arenaBytes = 0;
   int64_t weightBytes = 0;
+  int64_t persistentBytes = 0;
   /// The arena without reuse (every intermediate its own bytes), to report
   /// what the plan saves.
   int64_t unplannedArenaBytes = 0;
-  int64_t inPlaceSteps = 0;
+
+  /// The entry that runs `phase`, or null.
+  const ProgramEntry *getEntry(llvm::StringRef phase) const;
+  /// The forward entry, which every program has.
+  const ProgramEntry &getForward() const { return *getEntry("forward"); }
+  int64_t getNumSteps() const;
 };
 
 /// Options of the lowering.
@@ -181,9 +225,20 @@ struct DeviceProgramOptions {
   bool fuseElementwise = true;
   /// Let an elementwise loop write over an operand that dies there.
   bool inPlace = true;
+  /// Microbatches in flight on the device: the slots of each stash region.
+  int64_t stashSlots = 1;
 };
 
-/// Lowers `func` (one device's function, static shapes) to its program.
+/// Marks a parameter op (`cleave.weight`, ...) as a writable weight: an
+/// update phase will set it; until one does, a test marks it by hand.
+inline constexpr llvm::StringLiteral kWritableAttrName = "cleave.writable";
+/// Marks an op whose result a later entry reads, so that it lives in a stash
+/// region: a backward phase will set it; until one does, a test marks it by
+/// hand.
+inline constexpr llvm::StringLiteral kStashAttrName = "cleave.stash";
+
+/// Lowers `func` (one device's function, static shapes) to its program,
+/// with the function as the forward entry.
 /// Emits a diagnostic on the op at fault and fails for unsupported ops or
 /// dynamic shapes.
 mlir::FailureOr<DeviceProgram>

@@ -32,9 +32,9 @@ struct EmitOptions {
 };
 
 /// Writes `program` as a C++ (or CUDA C++) translation unit that defines
-/// `cleave_program_info` and `cleave_program_main` (Kernels.h). Fails, with
-/// a diagnostic-free message in `error`, for element types the language
-/// cannot compute in (e.g. float16 loops in host C++).
+/// `cleave_program_info` and one function per entry point (Kernels.h).
+/// Fails, with a diagnostic-free message in `error`, for element types the
+/// language cannot compute in (e.g. float16 loops in host C++).
 mlir::LogicalResult emitProgram(const DeviceProgram &program,
                                 ProgramLanguage language,
                                 const EmitOptions &options,

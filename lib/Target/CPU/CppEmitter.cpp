@@ -30,7 +30,7 @@ private:
     return type != DType::F16 && type != DType::BF16 && type != DType::Invalid;
   }
 
-  void emitLoop(int, const FusedLoop &loop) override {
+  void emitLoop(const ProgramEntry &, int, const FusedLoop &loop) override {
     const ProgramTensor &out = program.tensors[loop.output];
     int64_t elements = out.getNumElements();
     os << "  {\n";

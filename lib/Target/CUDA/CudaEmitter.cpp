@@ -48,34 +48,47 @@ private:
           "  (void)step;\n"
           "  return cleave_rt_fail(ctx, \"fused loop\", "
           "cudaGetErrorString(status));\n}\n";
-    for (auto [index, step] : llvm::enumerate(program.steps)) {
-      if (!step.loop)
-        continue;
-      const FusedLoop &loop = *step.loop;
-      int64_t elements = program.tensors[loop.output].getNumElements();
-      os << "\n// " << index << ": " << step.summary << "\n";
-      os << "__global__ void cleave_loop_" << index << "(";
-      emitParameters(loop);
-      os << ") {\n";
-      // One thread per output element; a reduction folds its inputs in a
-      // loop of its own.
-      StringRef var = loop.reduction ? "o" : "i";
-      os << "  for (int64_t " << var
-         << " = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; " << var
-         << " < " << elements << ";\n       " << var
-         << " += (int64_t)gridDim.x * blockDim.x) {\n";
-      if (loop.reduction)
-        emitReductionBody(loop, "o", "    ");
-      else
-        emitLoopBody(loop, "    ");
-      os << "  }\n}\n";
+    for (const ProgramEntry &entry : program.entries) {
+      for (auto [index, step] : llvm::enumerate(entry.steps)) {
+        if (step.loop)
+          emitLoopKernel(entry, index, step);
+      }
     }
   }
 
-  void emitLoop(int step, const FusedLoop &loop) override {
+  /// Loop kernels are named after their entry and step.
+  static std::string getLoopKernel(const ProgramEntry &entry, int64_t step) {
+    return "cleave_" + entry.name + "_loop_" + std::to_string(step);
+  }
+
+  void emitLoopKernel(const ProgramEntry &entry, int64_t index,
+                      const ProgramStep &step) {
+    const FusedLoop &loop = *step.loop;
+    int64_t elements = program.tensors[loop.output].getNumElements();
+    os << "\n// " << index << ": " << step.summary << "\n";
+    os << "__global__ void " << getLoopKernel(entry, index) << "(";
+    emitParameters(loop);
+    os << ") {\n";
+    // One thread per output element; a reduction folds its inputs in a
+    // loop of its own.
+    StringRef var = loop.reduction ? "o" : "i";
+    os << "  for (int64_t " << var
+       << " = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; " << var << " < "
+       << elements << ";\n       " << var
+       << " += (int64_t)gridDim.x * blockDim.x) {\n";
+    if (loop.reduction)
+      emitReductionBody(loop, "o", "    ");
+    else
+      emitLoopBody(loop, "    ");
+    os << "  }\n}\n";
+  }
+
+  void emitLoop(const ProgramEntry &entry, int step,
+                const FusedLoop &loop) override {
     int64_t elements = program.tensors[loop.output].getNumElements();
     int64_t blocks = std::min<int64_t>((elements + 255) / 256, 65535);
-    os << "  cleave_loop_" << step << "<<<" << std::max<int64_t>(blocks, 1)
+    os << "  " << getLoopKernel(entry, step) << "<<<"
+       << std::max<int64_t>(blocks, 1)
        << ", 256, 0, (cudaStream_t)cleave_rt_cuda_stream(ctx)>>>(";
     for (auto [index, load] : llvm::enumerate(loop.loads))
       os << "(const " << getStorageType(program.tensors[load.tensor].dtype)

@@ -8,14 +8,20 @@
 
 #include <string.h>
 
-static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 1, 3, 256, 128};
+static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
+                       uint8_t *persistent, const uint8_t *weights,
+                       const void *const *inputs, void *const *outputs);
+
+static const CleaveEntryInfo entries[] = {
+    {"forward", "forward", forward, 1, 3}};
+static const CleaveProgramInfo info = {
+    CLEAVE_ABI_VERSION, 1, entries, 256, 128, 0, 0, nullptr};
 
 extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
 
-extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
-                                       const uint8_t *weights,
-                                       const void *const *inputs,
-                                       void *const *outputs) {
+static int32_t forward(CleaveContext *ctx, int32_t, uint8_t *arena, uint8_t *,
+                       const uint8_t *weights, const void *const *inputs,
+                       void *const *outputs) {
   const float *x = static_cast<const float *>(inputs[0]);
   const float *w = reinterpret_cast<const float *>(weights);
   const float *b = reinterpret_cast<const float *>(weights + 64);

@@ -20,7 +20,14 @@
 static constexpr int64_t TP =
     static_cast<int64_t>(cleave::rt::MeshAxis::Tensor);
 
-static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 0, 13, 1024, 64};
+static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
+                       uint8_t *persistent, const uint8_t *weights,
+                       const void *const *inputs, void *const *outputs);
+
+static const CleaveEntryInfo entries[] = {
+    {"forward", "forward", forward, 0, 13}};
+static const CleaveProgramInfo info = {
+    CLEAVE_ABI_VERSION, 1, entries, 1024, 64, 0, 0, nullptr};
 
 extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
 
@@ -29,10 +36,9 @@ static CleaveTensor tensor(void *data, int32_t dtype, int64_t d0, int64_t d1) {
   return t;
 }
 
-extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
-                                       const uint8_t *weights,
-                                       const void *const *inputs,
-                                       void *const *outputs) {
+static int32_t forward(CleaveContext *ctx, int32_t, uint8_t *arena, uint8_t *,
+                       const uint8_t *weights, const void *const *inputs,
+                       void *const *outputs) {
   CleaveTensor x = tensor(const_cast<uint8_t *>(weights), CLEAVE_F32, 2, 4);
   int32_t step = 0;
   for (int reduction = 0; reduction < 5; ++reduction) {

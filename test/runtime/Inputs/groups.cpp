@@ -10,8 +10,14 @@
 
 #include <cstdio>
 
-static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 0, 0, 1024,
-                                       CLEAVE_WEIGHT_BYTES};
+static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
+                       uint8_t *persistent, const uint8_t *weights,
+                       const void *const *inputs, void *const *outputs);
+
+static const CleaveEntryInfo entries[] = {
+    {"forward", "forward", forward, 0, 0}};
+static const CleaveProgramInfo info = {
+    CLEAVE_ABI_VERSION, 1, entries, 1024, CLEAVE_WEIGHT_BYTES, 0, 0, nullptr};
 
 extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
 
@@ -34,10 +40,9 @@ static int32_t same(CleaveContext *ctx, const char *what, const char *axis,
   return 0;
 }
 
-extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
-                                       const uint8_t *weights,
-                                       const void *const *inputs,
-                                       void *const *outputs) {
+static int32_t forward(CleaveContext *ctx, int32_t, uint8_t *arena, uint8_t *,
+                       const uint8_t *weights, const void *const *inputs,
+                       void *const *outputs) {
   (void)inputs;
   (void)outputs;
   const int64_t sizes[] = {CLEAVE_PP, CLEAVE_DP, CLEAVE_TP};

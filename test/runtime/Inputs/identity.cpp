@@ -16,14 +16,20 @@ static const char *const kBlockNames[] = {"block_0", "block_1", "block_2",
 #define CLEAVE_TEST_STEP_NAME "Identity_0"
 #endif
 
-static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 1, 1, 0, 0};
+static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
+                       uint8_t *persistent, const uint8_t *weights,
+                       const void *const *inputs, void *const *outputs);
+
+static const CleaveEntryInfo entries[] = {
+    {"forward", "forward", forward, 1, 1}};
+static const CleaveProgramInfo info = {
+    CLEAVE_ABI_VERSION, 1, entries, 0, 0, 0, 0, nullptr};
 
 extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
 
-extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
-                                       const uint8_t *weights,
-                                       const void *const *inputs,
-                                       void *const *outputs) {
+static int32_t forward(CleaveContext *ctx, int32_t, uint8_t *arena, uint8_t *,
+                       const uint8_t *weights, const void *const *inputs,
+                       void *const *outputs) {
   cleave_rt_step(ctx, 0, CLEAVE_TEST_STEP_NAME);
   memcpy(outputs[0], inputs[0], CLEAVE_TEST_BYTES);
   return 0;

@@ -96,8 +96,11 @@ def program_entry(stage, arena, weight_bytes, inputs, outputs,
     return {
         "stage": stage, "source": f"programs/stage_{stage}.cpp",
         "library": f"programs/stage_{stage}.so",
-        "entry": "cleave_program_main", "info": "cleave_program_info",
+        "info": "cleave_program_info",
+        "entries": [{"name": "forward", "phase": "forward",
+                     "inputs": inputs, "outputs": outputs}],
         "arena_bytes": arena, "weight_bytes": weight_bytes,
+        "persistent_bytes": 0,
         "inputs": inputs, "outputs": outputs,
         "steps": [{"phase": "forward", "microbatch": k}
                   for k in range(microbatches)]}
@@ -132,6 +135,30 @@ def affine(args):
          {"name": "stats/sum", "dtype": "float64", "shape": []},
          {"name": "threads", "dtype": "int32", "shape": [1]}],
         bytes(weights), 256)
+
+
+def phases(args):
+    """Inputs/phases.cpp: a forward and a backward entry over a stash region
+    and persistent memory that holds a writable weight."""
+    weights = bytearray(64)
+    weights[0:12] = struct.pack("<3f", 1.0, 2.0, 3.0)
+    vector = {"dtype": "float32", "shape": [3]}
+    write_bundle(
+        args.bundle, os.path.join(HERE, "phases.cpp"), args.lib_dir,
+        [{"name": "x", **vector}],
+        [{"name": "y", **vector}, {"name": "z", **vector}],
+        bytes(weights), 128)
+    with open(os.path.join(args.bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    program = manifest["programs"][0]
+    program["persistent_bytes"] = 128
+    program["entries"] = [
+        {"name": "forward", "phase": "forward", "inputs": [0], "outputs": [0]},
+        {"name": "backward", "phase": "backward", "inputs": [],
+         "outputs": [1]}]
+    program["steps"] = [{"phase": "forward", "microbatch": 0},
+                        {"phase": "backward", "microbatch": 0}]
+    rehash(args.bundle, manifest)
 
 
 def identity(args):
@@ -312,6 +339,10 @@ def main():
     p.add_argument("--name-blocks", action="store_true",
                    help="name each run's step after its block of the batch")
     p.set_defaults(run=identity)
+    p = commands.add_parser("phases")
+    p.add_argument("bundle")
+    p.add_argument("--lib-dir", required=True)
+    p.set_defaults(run=phases)
     p = commands.add_parser("pipeline")
     p.add_argument("bundle")
     p.add_argument("--lib-dir", required=True)

@@ -11,15 +11,20 @@
 #include <signal.h>
 #include <unistd.h>
 
-static const CleaveProgramInfo info = {CLEAVE_ABI_VERSION, 1,
-                                       CLEAVE_STAGE == 0 ? 0 : 1, 64, 64};
+static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
+                       uint8_t *persistent, const uint8_t *weights,
+                       const void *const *inputs, void *const *outputs);
+
+static const CleaveEntryInfo entries[] = {
+    {"forward", "forward", forward, 1, CLEAVE_STAGE == 0 ? 0 : 1}};
+static const CleaveProgramInfo info = {
+    CLEAVE_ABI_VERSION, 1, entries, 64, 64, 0, 0, nullptr};
 
 extern "C" const CleaveProgramInfo *cleave_program_info(void) { return &info; }
 
-extern "C" int32_t cleave_program_main(CleaveContext *ctx, uint8_t *arena,
-                                       const uint8_t *weights,
-                                       const void *const *inputs,
-                                       void *const *outputs) {
+static int32_t forward(CleaveContext *ctx, int32_t, uint8_t *arena, uint8_t *,
+                       const uint8_t *weights, const void *const *inputs,
+                       void *const *outputs) {
   float *buffer = reinterpret_cast<float *>(arena);
   CleaveTensor tensor = {buffer, CLEAVE_F32, 2, {2, 3}};
 #if CLEAVE_STAGE == 0

@@ -1,13 +1,15 @@
-//===- Kernels.h - the ABI between emitted programs and kernels ---*- C++ -*-===//
+//===- Kernels.h - the ABI between emitted programs and kernels ---*- C++
+//-*-===//
 //
 // A program emitted by cleave is plain C++ (or CUDA C++) that calls library
 // kernels through this ABI. It is C-compatible and versioned: a bundle
 // records CLEAVE_ABI_VERSION and the runtime refuses another.
 //
 // A kernel takes its inputs and outputs as tensor descriptors over memory
-// the program owns (arena, weights, graph inputs and outputs), plus integer
-// and float attributes whose order KernelList.def gives. It returns 0, or
-// non-zero after calling cleave_rt_fail with a message.
+// the program owns (arena, persistent memory, weights, graph inputs and
+// outputs), plus integer and float attributes whose order KernelList.def
+// gives. It returns 0, or non-zero after calling cleave_rt_fail with a
+// message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +23,7 @@
 extern "C" {
 #endif
 
-#define CLEAVE_ABI_VERSION 2
+#define CLEAVE_ABI_VERSION 3
 #define CLEAVE_MAX_RANK 8
 
 /// Element types (DTypeList.def); the values are part of the ABI.
@@ -56,21 +58,48 @@ typedef int32_t (*CleaveKernelFn)(CleaveContext *ctx, const CleaveTensor *in,
                                   int32_t numOut, const int64_t *ints,
                                   const double *floats);
 
-/// The program entry point every emitted program defines. `inputs` and
-/// `outputs` follow the order of the bundle manifest; `arena` holds
-/// `arena_bytes` and `weights` the program's weight file, both aligned to 64.
-typedef int32_t (*CleaveProgramFn)(CleaveContext *ctx, uint8_t *arena,
-                                   const uint8_t *weights,
-                                   const void *const *inputs,
-                                   void *const *outputs);
+/// An entry point of a program: the steps of one phase (forward; later
+/// backward, update, a decode step). `microbatch` picks the slot of each
+/// stash region. `inputs` and `outputs` follow the entry's ports in the
+/// bundle manifest. `arena` holds `arenaBytes`, shared by every entry and
+/// kept between calls (its stash regions carry data from one entry to
+/// another); `persistent` holds `persistentBytes`, zeroed when a session
+/// starts except for writable weights; `weights` is the program's weight
+/// file. All three are aligned to 64.
+typedef int32_t (*CleaveEntryFn)(CleaveContext *ctx, int32_t microbatch,
+                                 uint8_t *arena, uint8_t *persistent,
+                                 const uint8_t *weights,
+                                 const void *const *inputs,
+                                 void *const *outputs);
 
-/// What the program says of itself, checked against the manifest.
-typedef struct CleaveProgramInfo {
-  int32_t abiVersion;
+/// One row of a program's entry table.
+typedef struct CleaveEntryInfo {
+  const char *name;  ///< Unique in the program.
+  const char *phase; ///< The schedule phase it runs ("forward", ...).
+  CleaveEntryFn fn;
   int32_t numInputs;
   int32_t numOutputs;
+} CleaveEntryInfo;
+
+/// A writable weight: `bytes` of the weight file at `weightOffset` copied
+/// to `persistentOffset` when a session starts.
+typedef struct CleaveWritableWeight {
+  int64_t weightOffset;
+  int64_t persistentOffset;
+  int64_t bytes;
+} CleaveWritableWeight;
+
+/// What the program says of itself (`cleave_program_info`), checked
+/// against the manifest.
+typedef struct CleaveProgramInfo {
+  int32_t abiVersion;
+  int32_t numEntries;
+  const CleaveEntryInfo *entries;
   int64_t arenaBytes;
   int64_t weightBytes;
+  int64_t persistentBytes;
+  int32_t numWritableWeights;
+  const CleaveWritableWeight *writableWeights;
 } CleaveProgramInfo;
 
 //===----------------------------------------------------------------------===//
