@@ -590,6 +590,13 @@ std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
   return bundle;
 }
 
+/// Whether paths `a` and `b` name the same file.
+static bool sameFile(const std::string &a, const std::string &b) {
+  struct stat first, second;
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 &&
+         first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+}
+
 void Bundle::mapWeights() {
   std::string path = joinPath(dir, rankEntry->weights);
   RegularFile file(path);
@@ -656,9 +663,18 @@ void Bundle::loadProgram() {
   if (!library)
     throw Error(path + ": cannot load the program: " + dlerror());
   using InfoFn = const CleaveProgramInfo *(*)();
-  auto infoFn = reinterpret_cast<InfoFn>(dlsym(library, entry->info.c_str()));
-  if (!infoFn)
+  void *symbol = dlsym(library, entry->info.c_str());
+  if (!symbol)
     throw Error(path + ": does not define '" + entry->info + "'");
+  // dlsym also finds the names of the program's dependencies (libc's
+  // `system`, say): only a symbol the program itself defines is called.
+  Dl_info where;
+  if (!dladdr(symbol, &where) || !where.dli_fname ||
+      !sameFile(where.dli_fname, path))
+    throw Error(path + ": '" + entry->info +
+                "' is not defined by the program itself (it comes from " +
+                (where.dli_fname ? where.dli_fname : "elsewhere") + ")");
+  auto infoFn = reinterpret_cast<InfoFn>(symbol);
   info = infoFn();
   if (!info)
     throw Error(path + ": '" + entry->info + "' returned null");
