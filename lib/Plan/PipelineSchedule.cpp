@@ -411,6 +411,22 @@ PipelineSchedule::simulate(llvm::ArrayRef<PhaseTimes> times) const {
 }
 
 double PipelineSchedule::stepTime(llvm::ArrayRef<PhaseTimes> times) const {
+  // Forward only on one chunk per device (GPipe, and 1F1B, which orders the
+  // same steps): the critical path is known, and the planner asks for it
+  // for every mesh and microbatch count it weighs.
+  if (phases.size() == 1 && getNumChunks() == 1) {
+    double sum = 0, max = 0;
+    for (const PhaseTimes &stage : times) {
+      sum += stage[PipelinePhase::Forward];
+      max = std::max(max, stage[PipelinePhase::Forward]);
+    }
+    return sum + static_cast<double>(numMicrobatches - 1) * max;
+  }
+  return criticalPathTime(times);
+}
+
+double
+PipelineSchedule::criticalPathTime(llvm::ArrayRef<PhaseTimes> times) const {
   std::vector<std::pair<int64_t, int64_t>> binding;
   ScheduleTimeline timeline = simulate(times, &binding);
   // The step that ends last, on the last device among equals.

@@ -144,6 +144,7 @@ TEST(PipelineScheduleTest, UnevenStagesFollowTheSlowestStage) {
   std::vector<PhaseTimes> times = {
       PhaseTimes::forward(1), PhaseTimes::forward(3), PhaseTimes::forward(2)};
   EXPECT_DOUBLE_EQ(schedule.stepTime(times), 15);
+  EXPECT_DOUBLE_EQ(schedule.criticalPathTime(times), 15);
   ScheduleTimeline timeline = schedule.simulate(times);
   EXPECT_DOUBLE_EQ(timeline.intervals[1][3].end, 13);
   EXPECT_DOUBLE_EQ(timeline.intervals[2][3].start, 13);
@@ -173,6 +174,9 @@ TEST(PipelineScheduleTest, ForwardOnlyGPipeIsTheClosedFormBitForBit) {
     double closedForm = sum + static_cast<double>(microbatches - 1) * max;
     PipelineSchedule schedule = makeSchedule(kGPipe, stages, microbatches);
     EXPECT_EQ(schedule.stepTime(times), closedForm)
+        << stages << " stages, " << microbatches << " microbatches";
+    // The simulation finds the same critical path, to the bit.
+    EXPECT_EQ(schedule.criticalPathTime(times), closedForm)
         << stages << " stages, " << microbatches << " microbatches";
     double busy = 0;
     for (const PhaseTimes &stage : times)

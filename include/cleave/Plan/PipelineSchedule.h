@@ -188,7 +188,11 @@ public:
   /// the critical path of `simulate`, added per (virtual stage, phase): each
   /// once in order, then the repeats (for forward-only GPipe that is exactly
   /// `sum + (m - 1) * max` of the stage times).
+  /// Forward-only schedules of one chunk per device take that closed form
+  /// directly; the others simulate (`criticalPathTime`).
   double stepTime(llvm::ArrayRef<PhaseTimes> times) const;
+  /// The step time as the simulation finds it, whatever the schedule.
+  double criticalPathTime(llvm::ArrayRef<PhaseTimes> times) const;
 
   /// Share of the step the devices idle: 1 - busy / (p * step time).
   double bubbleFraction(llvm::ArrayRef<PhaseTimes> times) const;
