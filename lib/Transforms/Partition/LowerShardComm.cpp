@@ -85,7 +85,7 @@ FailureOr<Group> resolveGroup(Operation *op, FlatSymbolRefAttr gridName,
            << "runs over grid axis '" << axisName
            << "', which is not a mesh axis (pp, dp or tp); name the grid's "
               "axes with `"
-           << kGridAxesAttrName << "`";
+           << CleaveDialect::AxesAttrHelper::getNameStr() << "`";
   Builder b(op->getContext());
   return Group{b.getStringAttr(axisName),
                b.getI64IntegerAttr(grid.getShape()[axes.front()])};
