@@ -1,6 +1,7 @@
 //===- ModelSummary.cpp - what an imported model holds ----------*- C++ -*-===//
 
 #include "cleave/Analysis/ModelSummary.h"
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -12,11 +13,8 @@
 using namespace mlir;
 using namespace cleave;
 
-static std::string portName(ArrayAttr attrs, unsigned index) {
-  if (!attrs || index >= attrs.size())
-    return "#" + std::to_string(index);
-  auto dict = dyn_cast<DictionaryAttr>(attrs[index]);
-  if (auto name = dict ? dict.getAs<StringAttr>("cleave.name") : StringAttr())
+static std::string portName(StringAttr name, unsigned index) {
+  if (name)
     return name.str();
   return "#" + std::to_string(index);
 }
@@ -31,9 +29,9 @@ FailureOr<ModelSummary> cleave::summarizeModel(ModuleOp module,
   summary.functionName = functionName.str();
   FunctionType type = func.getFunctionType();
   for (auto [i, input] : llvm::enumerate(type.getInputs()))
-    summary.inputs.push_back({portName(func.getArgAttrsAttr(), i), input});
+    summary.inputs.push_back({portName(getArgName(func, i), i), input});
   for (auto [i, output] : llvm::enumerate(type.getResults()))
-    summary.outputs.push_back({portName(func.getResAttrsAttr(), i), output});
+    summary.outputs.push_back({portName(getResultName(func, i), i), output});
 
   func.walk([&](Operation *op) {
     if (op == func.getOperation() || isa<func::ReturnOp>(op))

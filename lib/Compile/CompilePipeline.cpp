@@ -112,15 +112,13 @@ FailureOr<BundleContents> cleave::describeGraphPorts(ModuleOp module,
   };
   BundleContents contents;
   for (unsigned i = 0, e = func->getNumArguments(); i < e; ++i)
-    contents.inputs.push_back(
-        port(func->getArgument(i).getType(),
-             func->getArgAttrOfType<StringAttr>(i, "cleave.name"),
-             "input_" + std::to_string(i)));
+    contents.inputs.push_back(port(func->getArgument(i).getType(),
+                                   getArgName(*func, i),
+                                   "input_" + std::to_string(i)));
   for (unsigned i = 0, e = func->getNumResults(); i < e; ++i)
-    contents.outputs.push_back(
-        port(func->getResultTypes()[i],
-             func->getResultAttrOfType<StringAttr>(i, "cleave.name"),
-             "output_" + std::to_string(i)));
+    contents.outputs.push_back(port(func->getResultTypes()[i],
+                                    getResultName(*func, i),
+                                    "output_" + std::to_string(i)));
   return contents;
 }
 
@@ -129,16 +127,16 @@ FailureOr<BundleContents> cleave::describeGraphPorts(ModuleOp module,
 static void readBatchDims(ModuleOp module, BundleContents &contents) {
   for (auto func : module.getOps<func::FuncOp>()) {
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      auto input = func.getArgAttrOfType<IntegerAttr>(i, kInputAttrName);
-      auto dim = func.getArgAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
+      std::optional<int64_t> input = getInputIndex(func, i);
+      std::optional<int64_t> dim = getArgBatchDim(func, i);
       if (input && dim)
-        contents.inputs[input.getInt()].batchDim = dim.getInt();
+        contents.inputs[*input].batchDim = *dim;
     }
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-      auto output = func.getResultAttrOfType<IntegerAttr>(i, kOutputAttrName);
-      auto dim = func.getResultAttrOfType<IntegerAttr>(i, kBatchDimAttrName);
+      std::optional<int64_t> output = getOutputIndex(func, i);
+      std::optional<int64_t> dim = getResultBatchDim(func, i);
       if (output && dim)
-        contents.outputs[output.getInt()].batchDim = dim.getInt();
+        contents.outputs[*output].batchDim = *dim;
     }
   }
 }
@@ -154,20 +152,20 @@ lowerStage(func::FuncOp func, int64_t stage,
   StageProgram entry;
   entry.stage = stage;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    auto index = func.getArgAttrOfType<IntegerAttr>(i, kInputAttrName);
+    std::optional<int64_t> index = getInputIndex(func, i);
     if (!index)
       return func.emitOpError("argument ")
                  << i << " is not a graph input (no cleave.input)",
              failure();
-    entry.graphInputs.push_back(index.getInt());
+    entry.graphInputs.push_back(*index);
   }
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto index = func.getResultAttrOfType<IntegerAttr>(i, kOutputAttrName);
+    std::optional<int64_t> index = getOutputIndex(func, i);
     if (!index)
       return func.emitOpError("result ")
                  << i << " is not a graph output (no cleave.output)",
              failure();
-    entry.graphOutputs.push_back(index.getInt());
+    entry.graphOutputs.push_back(*index);
   }
   entry.program = std::move(*program);
   return entry;
@@ -203,11 +201,10 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
   contents.schedule = plan->getSchedule();
   readBatchDims(module, contents);
   for (auto func : module.getOps<func::FuncOp>()) {
-    auto stage = func->getAttrOfType<IntegerAttr>(kStageAttrName);
+    std::optional<int64_t> stage = getStage(func);
     if (!stage)
       continue;
-    FailureOr<StageProgram> program =
-        lowerStage(func, stage.getInt(), lowering);
+    FailureOr<StageProgram> program = lowerStage(func, *stage, lowering);
     if (failed(program))
       return failure();
     contents.stages.push_back(std::move(*program));

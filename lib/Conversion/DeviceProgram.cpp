@@ -22,6 +22,7 @@
 #include "cleave/Conversion/DeviceProgram.h"
 #include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Conversion/KernelInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -742,13 +743,12 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
   entry().phase = "forward";
   for (BlockArgument arg : func.getArguments()) {
     entry().inputs.push_back(getTensor(arg));
-    auto name =
-        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "cleave.name");
+    StringAttr name = getArgName(func, arg.getArgNumber());
     entry().inputNames.push_back(
         name ? name.str() : "input_" + std::to_string(arg.getArgNumber()));
   }
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto name = func.getResultAttrOfType<StringAttr>(i, "cleave.name");
+    StringAttr name = getResultName(func, i);
     entry().outputNames.push_back(name ? name.str()
                                        : "output_" + std::to_string(i));
   }

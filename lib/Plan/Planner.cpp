@@ -1023,23 +1023,14 @@ LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
            << "the plan was made for " << plan.opStage.size()
            << " ops, but the function has " << model->ops.size();
 
-  Builder builder(module.getContext());
-  auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
-  module->setAttr("cleave.mesh",
-                  builder.getDictionaryAttr(
-                      {builder.getNamedAttr("pp", i64(plan.mesh.pp)),
-                       builder.getNamedAttr("tp", i64(plan.mesh.tp)),
-                       builder.getNamedAttr("dp", i64(plan.mesh.dp))}));
-  module->setAttr("cleave.microbatches", i64(plan.microbatches));
-  module->setAttr(kScheduleAttrName,
-                  builder.getStringAttr(plan.schedule.getChoice().str()));
+  setMesh(module, plan.mesh.shape());
+  setMicrobatches(module, plan.microbatches);
+  setSchedule(module, plan.schedule.getChoice().str());
 
   for (auto [index, op] : llvm::enumerate(model->ops)) {
-    op->setAttr("cleave.stage", i64(plan.opStage[index]));
-    if (plan.opTensorParallelLoop[index] >= 0)
-      op->setAttr("cleave.tp_loop", i64(plan.opTensorParallelLoop[index]));
-    else
-      op->removeAttr("cleave.tp_loop");
+    setStage(op, plan.opStage[index]);
+    int64_t tpLoop = plan.opTensorParallelLoop[index];
+    setTpLoop(op, tpLoop >= 0 ? std::optional<int64_t>(tpLoop) : std::nullopt);
   }
   // Parameters take the stage of their first user; walking backwards
   // settles a view before the weight it views.
@@ -1059,7 +1050,7 @@ LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
     }
     stage = std::max<int64_t>(stage, 0);
     stages[&op] = stage;
-    op.setAttr("cleave.stage", i64(stage));
+    setStage(&op, stage);
   }
   return success();
 }

@@ -2,8 +2,10 @@
 //-*-===//
 
 #include "cleave/Target/ProgramEmitter.h"
+
 #include "CPU/CppEmitter.h"
 #include "CUDA/CudaEmitter.h"
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -33,7 +35,7 @@ static void registerEmitter(StringRef flag, StringRef description,
         if (failed(program))
           return failure();
         EmitOptions options;
-        if (auto model = module->getAttrOfType<StringAttr>("cleave.onnx_model"))
+        if (StringAttr model = getOnnxModel(module))
           options.modelName = model.str();
         else
           options.modelName = "module";

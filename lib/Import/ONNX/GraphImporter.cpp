@@ -8,10 +8,10 @@
 #include "GraphImporter.h"
 #include "NodeBinder.h"
 
-#include "cleave/rt/Checked.h"
-
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Support/Progress.h"
+#include "cleave/rt/Checked.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -811,7 +811,7 @@ LogicalResult GraphImporter::importOutputs(func::FuncOp func) {
   func.setFunctionType(
       builder.getFunctionType(func.getArgumentTypes(), resultTypes));
   for (auto [i, output] : llvm::enumerate(model.graph().output()))
-    func.setResultAttr(i, "cleave.name", builder.getStringAttr(output.name()));
+    setResultName(func, i, output.name());
   return success();
 }
 
@@ -819,11 +819,7 @@ void GraphImporter::setModuleAttributes(ModuleOp module) {
   std::string producer = model.producer_name();
   if (!model.producer_version().empty())
     producer += (producer.empty() ? "" : " ") + model.producer_version();
-  module->setAttr("cleave.onnx_producer", builder.getStringAttr(producer));
-  module->setAttr("cleave.onnx_opset", builder.getI64IntegerAttr(opset));
-  module->setAttr("cleave.onnx_ir_version",
-                  builder.getI64IntegerAttr(model.ir_version()));
-  module->setAttr("cleave.onnx_model", builder.getStringAttr(modelPath));
+  setOnnxProvenance(module, modelPath, producer, opset, model.ir_version());
 }
 
 void GraphImporter::eraseDeadOps(Block &block) {
@@ -858,7 +854,7 @@ OwningOpRef<ModuleOp> GraphImporter::import() {
                                    builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   for (auto [i, arg] : llvm::enumerate(args)) {
-    func.setArgAttr(i, "cleave.name", builder.getStringAttr(arg->name()));
+    setArgName(func, i, arg->name());
     entry->getArgument(i).setLoc(nodeLoc(arg->name()));
     std::string previous;
     (void)defineValue(arg->name(), entry->getArgument(i),

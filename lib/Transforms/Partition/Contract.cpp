@@ -24,42 +24,39 @@ std::optional<int64_t> PlanContract::axisSize(StringRef axis) const {
 }
 
 FailureOr<PlanContract> cleave::readPlanContract(ModuleOp module) {
-  auto mesh = module->getAttrOfType<DictionaryAttr>(kMeshAttrName);
+  constexpr StringLiteral meshName =
+      CleaveDialect::MeshAttrHelper::getNameStr();
+  constexpr StringLiteral microbatchesName =
+      CleaveDialect::MicrobatchesAttrHelper::getNameStr();
+  constexpr StringLiteral scheduleName =
+      CleaveDialect::ScheduleAttrHelper::getNameStr();
+  // The dialect has verified the form of each attribute: sizes are
+  // positive, the schedule is a string.
+  std::optional<rt::MeshShape> mesh = getMesh(module);
   if (!mesh)
     return module.emitError()
-           << "the module has no plan: expected `" << kMeshAttrName
+           << "the module has no plan: expected `" << meshName
            << " = {pp = P : i64, tp = T : i64, dp = D : i64}`";
   PlanContract contract;
-  for (auto [name, field] :
-       {std::pair<StringRef, int64_t *>{"pp", &contract.pp},
-        {"tp", &contract.tp},
-        {"dp", &contract.dp}}) {
-    auto value = mesh.getAs<IntegerAttr>(name);
-    if (!value || value.getInt() < 1)
-      return module.emitError() << "`" << kMeshAttrName << "` needs a positive "
-                                << "integer `" << name << "`, got " << mesh;
-    *field = value.getInt();
-  }
-  auto microbatches = module->getAttrOfType<IntegerAttr>(kMicrobatchesAttrName);
-  if (!microbatches || microbatches.getInt() < 1)
+  contract.pp = mesh->pp;
+  contract.tp = mesh->tp;
+  contract.dp = mesh->dp;
+  std::optional<int64_t> microbatches = getMicrobatches(module);
+  if (!microbatches)
     return module.emitError() << "the plan needs a positive `"
-                              << kMicrobatchesAttrName << " = M : i64`";
-  contract.microbatches = microbatches.getInt();
-  if (Attribute attr = module->getAttr(kScheduleAttrName)) {
-    auto name = dyn_cast<StringAttr>(attr);
-    if (!name)
-      return module.emitError()
-             << "`" << kScheduleAttrName << "` must be a string, got " << attr;
+                              << microbatchesName << " = M : i64`";
+  contract.microbatches = *microbatches;
+  if (StringAttr name = getSchedule(module)) {
     llvm::Expected<ScheduleChoice> choice =
         ScheduleChoice::parse(name.getValue());
     if (!choice)
-      return module.emitError() << "`" << kScheduleAttrName
+      return module.emitError() << "`" << scheduleName
                                 << "`: " << llvm::toString(choice.takeError());
     contract.schedule = *choice;
   }
   if (contract.schedule.virtualStages > 1)
     return module.emitError()
-           << "`" << kScheduleAttrName << " = \"" << contract.schedule.str()
+           << "`" << scheduleName << " = \"" << contract.schedule.str()
            << "\"` cannot be partitioned yet: the interleaved schedule needs "
               "several model chunks per device, and a stage is one function";
   PipelineScheduleOptions options;
@@ -69,13 +66,7 @@ FailureOr<PlanContract> cleave::readPlanContract(ModuleOp module) {
   if (llvm::Expected<PipelineSchedule> schedule =
           PipelineSchedule::create(options);
       !schedule)
-    return module.emitError() << "`" << kScheduleAttrName
+    return module.emitError() << "`" << scheduleName
                               << "`: " << llvm::toString(schedule.takeError());
   return contract;
-}
-
-std::optional<int64_t> cleave::getStage(Operation *op) {
-  if (auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName))
-    return stage.getInt();
-  return std::nullopt;
 }

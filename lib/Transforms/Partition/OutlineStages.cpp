@@ -161,20 +161,18 @@ private:
       auto func = func::FuncOp::create(
           builder, entry.getLoc(), ("stage_" + Twine(stage)).str(),
           FunctionType::get(ctx, argTypes, resultTypes));
-      func->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
+      setStage(func, stage);
       for (auto [i, arg] : llvm::enumerate(args)) {
-        func.setArgAttr(i, kInputAttrName,
-                        builder.getI64IntegerAttr(arg.getArgNumber()));
-        if (Attribute dim =
-                entry.getArgAttr(arg.getArgNumber(), kBatchDimAttrName))
-          func.setArgAttr(i, kBatchDimAttrName, dim);
+        setInputIndex(func, i, arg.getArgNumber());
+        if (std::optional<int64_t> dim =
+                getArgBatchDim(entry, arg.getArgNumber()))
+          setArgBatchDim(func, i, *dim);
       }
       for (auto [i, result] : llvm::enumerate(results)) {
-        func.setResultAttr(i, kOutputAttrName,
-                           builder.getI64IntegerAttr(result.second));
-        if (Attribute dim = entry.getResultAttr(result.second,
-                                                kBatchDimAttrName))
-          func.setResultAttr(i, kBatchDimAttrName, dim);
+        setOutputIndex(func, i, result.second);
+        if (std::optional<int64_t> dim =
+                getResultBatchDim(entry, result.second))
+          setResultBatchDim(func, i, *dim);
       }
 
       Block *block = func.addEntryBlock();
@@ -234,8 +232,8 @@ private:
   /// carries.
   void cloneInto(Operation &op, OpBuilder &builder, IRMapping &mapping) {
     Operation *copy = builder.clone(op, mapping);
-    copy->removeAttr(kStageAttrName);
-    copy->removeAttr(kTpLoopAttrName);
+    removeStage(copy);
+    setTpLoop(copy, std::nullopt);
   }
 
   struct Transfer {
@@ -270,7 +268,7 @@ struct OutlineStagesPass
       return signalPassFailure();
     }
     std::optional<int64_t> maxStages;
-    if (module->hasAttr(kMeshAttrName)) {
+    if (getMesh(module)) {
       FailureOr<PlanContract> contract = readPlanContract(module);
       if (failed(contract))
         return signalPassFailure();

@@ -127,17 +127,13 @@ private:
                  << "holds " << trace.batchSize
                  << " samples of the batch, which do not divide into "
                  << batchParts << " blocks (dp x microbatches)";
-    OpBuilder builder(func.getContext());
     for (auto &[op, dims] : trace.movedBatch)
-      op->setAttr(kBatchDimsAttrName,
-                  builder.getDenseI64ArrayAttr({dims.first, dims.second}));
+      setBatchDims(op, dims);
     for (BlockArgument argument : body.getArguments())
       if (int64_t dim = trace.getDim(argument); dim >= 0)
-        func.setArgAttr(argument.getArgNumber(), kBatchDimAttrName,
-                        builder.getI64IntegerAttr(dim));
+        setArgBatchDim(func, argument.getArgNumber(), dim);
     for (auto [index, value] : llvm::enumerate(returnOp->getOperands()))
-      func.setResultAttr(index, kBatchDimAttrName,
-                         builder.getI64IntegerAttr(trace.getDim(value)));
+      setResultBatchDim(func, index, trace.getDim(value));
     return success();
   }
 
@@ -160,23 +156,24 @@ private:
     OpShardings &chosen = shardings[op];
     chosen.operands.assign(op->getNumOperands(), replicated());
     chosen.results.assign(op->getNumResults(), replicated());
-    auto loopAttr = op->getAttrOfType<IntegerAttr>(kTpLoopAttrName);
+    std::optional<int64_t> tpLoop = getTpLoop(op);
     auto batchLoop = trace.loops.find(op);
     bool splitsBatch = batchParts > 1 && batchLoop != trace.loops.end();
     // A constant is whole on every device of an SPMD program whatever the
     // plan says; its users take their slice.
-    bool splitsTp = loopAttr && tp > 1 && !isa<ConstantOp>(op);
+    bool splitsTp = tpLoop && tp > 1 && !isa<ConstantOp>(op);
     if (!splitsBatch && !splitsTp)
       return success();
     auto shardingOp = dyn_cast<shard::ShardingInterface>(op);
     if (!shardingOp)
       return op->emitOpError()
-             << "has `" << kTpLoopAttrName << "` but cannot be sharded";
+             << "has `" << CleaveDialect::TpLoopAttrHelper::getNameStr()
+             << "` but cannot be sharded";
     shard::ShardingArray loopAxes(shardingOp.getLoopIteratorTypes().size());
     if (splitsBatch)
       loopAxes[batchLoop->second.loop].push_back(GridAxis(0));
     if (splitsTp) {
-      int64_t loop = loopAttr.getInt();
+      int64_t loop = *tpLoop;
       SmallVector<OpLoopSharding> loops = getShardableLoops(op, tp);
       if (!llvm::any_of(loops, [&](const OpLoopSharding &l) {
             return l.loop == loop;
@@ -214,8 +211,8 @@ private:
   /// users need them, when the users agree; otherwise whole.
   void followUsers(Block &body) {
     for (Operation &op : body.without_terminator()) {
-      if (!isParameterSource(&op) || isa<ConstantOp>(op) ||
-          op.hasAttr(kTpLoopAttrName) || !isAnnotated(op.getResult(0)))
+      if (!isParameterSource(&op) || isa<ConstantOp>(op) || getTpLoop(&op) ||
+          !isAnnotated(op.getResult(0)))
         continue;
       std::optional<Sharding> common;
       bool agree = true;
@@ -354,14 +351,11 @@ struct ShardPlanPass : public cleave::impl::ShardPlanPassBase<ShardPlanPass> {
       grid = shard::GridOp::create(
           builder, module.getLoc(), kTpAxisName,
           builder.getDenseI64ArrayAttr({batchParts, contract->tp}));
-      grid->setAttr(kGridAxesAttrName,
-                    builder.getStrArrayAttr({StringRef(kBatchAxisName),
-                                             StringRef(kTpAxisName)}));
+      setGridAxes(grid, {kBatchAxisName, kTpAxisName});
     } else {
       grid = shard::GridOp::create(builder, module.getLoc(), kTpAxisName,
                                    builder.getDenseI64ArrayAttr({contract->tp}));
-      grid->setAttr(kGridAxesAttrName,
-                    builder.getStrArrayAttr({StringRef(kTpAxisName)}));
+      setGridAxes(grid, {kTpAxisName});
     }
 
     if (failed(

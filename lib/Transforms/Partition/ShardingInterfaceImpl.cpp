@@ -20,6 +20,7 @@
 
 #include "cleave/Transforms/Partition/Sharding.h"
 
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -616,8 +617,8 @@ struct UnsqueezeSpace {
 /// back.
 ///
 /// A reshape that carries the batch of a cut batch between other dimensions
-/// has `kBatchDimsAttrName`, and the pair it names replaces the major pair
-/// of its group (see `BatchTrace`).
+/// has `cleave.batch_dims` (`getBatchDims`), and the pair it names replaces the
+/// major pair of its group (see `BatchTrace`).
 template <typename OpT> struct ReshapeSpace {
   static FailureOr<LoopSpace> describe(OpT op) {
     auto input = rankedShape(op.getInput()),
@@ -626,13 +627,11 @@ template <typename OpT> struct ReshapeSpace {
         !ShapedType::isStaticShape(*result))
       return failure();
     std::optional<std::pair<size_t, size_t>> batchPair;
-    if (auto pair = op->template getAttrOfType<DenseI64ArrayAttr>(
-            kBatchDimsAttrName)) {
-      if (pair.size() != 2 || pair[0] < 0 ||
-          pair[0] >= static_cast<int64_t>(input->size()) || pair[1] < 0 ||
-          pair[1] >= static_cast<int64_t>(result->size()))
+    if (std::optional<std::pair<int64_t, int64_t>> pair = getBatchDims(op)) {
+      if (pair->first >= static_cast<int64_t>(input->size()) ||
+          pair->second >= static_cast<int64_t>(result->size()))
         return failure();
-      batchPair = {pair[0], pair[1]};
+      batchPair = {pair->first, pair->second};
     }
     LoopSpace space;
     for (size_t d = 0; d < result->size(); ++d)
@@ -692,7 +691,7 @@ template <typename OpT> struct ReshapeSpace {
   /// The pair is the plan's; the local reshape is an ordinary one.
   static LogicalResult localize(Operation *local,
                                 ArrayRef<SmallVector<GridAxis>>) {
-    local->removeAttr(kBatchDimsAttrName);
+    setBatchDims(local, std::nullopt);
     return success();
   }
 };
@@ -1126,7 +1125,7 @@ template <typename... OpTs> void attachBroadcasting(MLIRContext *ctx) {
 } // namespace
 
 std::string cleave::getGridAxisName(shard::GridOp grid, GridAxis axis) {
-  if (auto names = grid->getAttrOfType<ArrayAttr>("cleave.axes"))
+  if (ArrayAttr names = getGridAxes(grid))
     if (axis < static_cast<int64_t>(names.size()))
       if (auto name = dyn_cast<StringAttr>(names[axis]))
         return name.str();

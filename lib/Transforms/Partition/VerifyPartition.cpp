@@ -332,7 +332,7 @@ struct VerifyPartitionPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<PlanContract> contract;
-    if (module->hasAttr(kMeshAttrName)) {
+    if (getMesh(module)) {
       FailureOr<PlanContract> read = readPlanContract(module);
       if (failed(read))
         return signalPassFailure();
@@ -386,7 +386,7 @@ struct VerifyPartitionPass
 
     std::string targetName = target;
     if (targetName.empty())
-      if (auto attr = module->getAttrOfType<StringAttr>(kTargetAttrName))
+      if (StringAttr attr = getTarget(module))
         targetName = attr.str();
     if (targetName.empty())
       return;

@@ -100,3 +100,35 @@ func.func @bitwise(%x: tensor<8xi32>) -> tensor<8xi32> {
   %r = shard.all_reduce %x on @tp grid_axes = [0] reduction = bitwise_or : tensor<8xi32> -> tensor<8xi32>
   return %r : tensor<8xi32>
 }
+
+// -----
+
+// The reduce-scatter takes the place of the slice it replaces; a cast that
+// changes the type is not resharding's and stays; slicing along the batch
+// axis moves nothing and is allowed.
+
+shard.grid @mesh(shape = 2x2) {cleave.axes = ["batch", "tp"]}
+
+// CHECK-LABEL: func.func @placement
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK-NEXT: %[[B:.*]] = cleave.all_slice %[[X]] {axis = "batch", dim = 0 : i64, group_size = 2 : i64} : tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT: %[[C:.*]] = tensor.cast %[[B]] : tensor<4x16xf32> to tensor<?x16xf32>
+// CHECK-NEXT: %[[RS:.*]] = cleave.reduce_scatter %[[X]] {axis = "tp", dim = 1 : i64, group_size = 2 : i64, reduction = "sum"} : tensor<8x16xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: return %[[C]], %[[RS]]
+func.func @placement(%x: tensor<8x16xf32>) -> (tensor<?x16xf32>, tensor<8x8xf32>) {
+  %sum = shard.all_reduce %x on @mesh grid_axes = [1] : tensor<8x16xf32> -> tensor<8x16xf32>
+  %b = shard.all_slice %x on @mesh grid_axes = [0] slice_axis = 0 : tensor<8x16xf32> -> tensor<4x16xf32>
+  %c = tensor.cast %b : tensor<4x16xf32> to tensor<?x16xf32>
+  %rs = shard.all_slice %sum on @mesh grid_axes = [1] slice_axis = 1 : tensor<8x16xf32> -> tensor<8x8xf32>
+  return %c, %rs : tensor<?x16xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+shard.grid @mesh(shape = 2x2) {cleave.axes = ["batch", "tp"]}
+
+func.func @batch_reduce(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{would move data between the blocks of the batch (the data-parallel replicas and microbatches), which run apart}}
+  %sum = shard.all_reduce %x on @mesh grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  return %sum : tensor<8xf32>
+}

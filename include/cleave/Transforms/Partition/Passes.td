@@ -112,6 +112,13 @@ def LowerShardCommPass : Pass<"cleave-lower-shard-comm", "mlir::ModuleOp"> {
     `cleave-shard-plan`). The no-op `tensor.cast`s of resharding fold away,
     and the grids are erased: no `shard` op remains.
 
+    Each collective is one conversion pattern; the conversion target makes
+    every `shard` op but `shard.grid` illegal. A collective that cannot be
+    lowered (over several grid axes, over an axis that is no mesh axis, over
+    the batch axis when it would move data, with a reduction cleave does not
+    support, or with no cleave counterpart at all) is an error naming the op
+    and the axis.
+
     Before:
 
     ```mlir

@@ -127,7 +127,7 @@ struct BatchTrace {
   llvm::DenseMap<mlir::Operation *, OpLoopSharding> loops;
   /// The reshapes that keep the batch by pairing an operand and a result
   /// dimension their loops do not pair: (operand dim, result dim). Cutting
-  /// them takes `kBatchDimsAttrName`.
+  /// them takes `cleave.batch_dims` (`setBatchDims`).
   llvm::DenseMap<mlir::Operation *, std::pair<int64_t, int64_t>> movedBatch;
   /// The first op that reads the batch but mixes its samples (a reduction
   /// over the batch, a reshape that scatters it), if any.
@@ -144,13 +144,6 @@ struct BatchTrace {
     return it == outer.end() ? 1 : it->second;
   }
 };
-
-/// Reshape attribute (`array<i64: operandDim, resultDim>`): cut the batch
-/// through this reshape by pairing these dimensions, which hold the samples
-/// (`BatchTrace::movedBatch`). It replaces the pair of major dimensions of
-/// their group as the group's splittable loop; set by `cleave-shard-plan`
-/// and dropped by partitioning.
-inline constexpr llvm::StringLiteral kBatchDimsAttrName = "cleave.batch_dims";
 
 /// Traces the batch through `body`. `isActivation` tells the arguments that
 /// hold samples from those that do not.

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/rt/Mesh.h"
 
@@ -25,9 +26,7 @@ static std::optional<int64_t> enclosingStage(Operation *op) {
   auto func = op->getParentOfType<func::FuncOp>();
   if (!func)
     return std::nullopt;
-  if (auto stage = func->getAttrOfType<IntegerAttr>("cleave.stage"))
-    return stage.getInt();
-  return std::nullopt;
+  return getStage(func);
 }
 
 static LogicalResult verifyPeer(Operation *op, IntegerAttr peer,

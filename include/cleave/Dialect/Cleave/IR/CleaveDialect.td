@@ -29,8 +29,55 @@ def Cleave_Dialect : Dialect {
 
     Weights never appear as data in the IR: `cleave.weight` names a tensor and
     the byte range of a file that holds it.
+
+    The dialect's discardable attributes are the contract between the
+    importer, the planner, the partitioner and codegen
+    (`cleave/Dialect/Cleave/IR/CleaveAttributes.h` reads and writes them;
+    the dialect verifies their form):
+
+    - on the module: `cleave.mesh = {pp = P : i64, tp = T : i64, dp = D :
+      i64}` (positive sizes), `cleave.microbatches = M : i64` (positive),
+      `cleave.schedule = "gpipe" | "1f1b" | "interleaved:V"`,
+      `cleave.target` (the target the plan was made for), and the
+      provenance the importer records: `cleave.onnx_model`,
+      `cleave.onnx_producer`, `cleave.onnx_opset`, `cleave.onnx_ir_version`;
+    - on ops: `cleave.stage = S : i64` (the pipeline stage of the op; on a
+      stage function, the stage it runs), `cleave.tp_loop = L : i64` (the
+      loop of the op's `ShardingInterface` split over tp),
+      `cleave.batch_dims = array<i64: operandDim, resultDim>` (a reshape
+      that carries the batch between these dimensions);
+    - on grids: `cleave.axes = ["dp", "tp", ...]`, the mesh axis of each
+      grid axis;
+    - on function arguments and results: `cleave.name` (the ONNX port),
+      `cleave.input = i : i64` / `cleave.output = j : i64` (the entry
+      argument or result a stage port is), `cleave.batch_dim = d : i64` (the
+      dimension that holds the batch when it is cut).
+
+    Stages, loops, ports and dimensions are non-negative; a malformed one is
+    a verifier error naming the attribute.
   }];
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let discardableAttrs = (ins
+    "::mlir::DictionaryAttr":$mesh,
+    "::mlir::IntegerAttr":$microbatches,
+    "::mlir::StringAttr":$schedule,
+    "::mlir::StringAttr":$target,
+    "::mlir::StringAttr":$onnx_model,
+    "::mlir::StringAttr":$onnx_producer,
+    "::mlir::IntegerAttr":$onnx_opset,
+    "::mlir::IntegerAttr":$onnx_ir_version,
+    "::mlir::IntegerAttr":$stage,
+    "::mlir::IntegerAttr":$tp_loop,
+    "::mlir::DenseI64ArrayAttr":$batch_dims,
+    "::mlir::ArrayAttr":$axes,
+    "::mlir::StringAttr":$name,
+    "::mlir::IntegerAttr":$input,
+    "::mlir::IntegerAttr":$output,
+    "::mlir::IntegerAttr":$batch_dim
+  );
 }
 
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVEDIALECT_TD
