@@ -303,7 +303,7 @@ void ProgramBuilder::chooseFusion() {
   for (auto &[op, kind] : kinds) {
     // A stashed result must be stored for the entry that reads it.
     if (kind != OpKind::Elementwise || op->getNumResults() != 1 ||
-        op->hasAttr(kStashAttrName))
+        isStashed(op))
       continue;
     Value result = op->getResult(0);
     if (!result.hasOneUse())
@@ -412,7 +412,7 @@ int ProgramBuilder::getTensor(Value value) {
     entry.offset = alignTo(program.weightBytes, options.alignment);
     program.weightBytes = entry.offset + entry.bytes;
     int id = addTensor(value, MemorySpace::Weights, entry.offset);
-    if (def->hasAttr(kWritableAttrName)) {
+    if (isWritable(def)) {
       entry.writable = true;
       entry.persistentOffset =
           alignTo(program.persistentBytes, options.alignment);
@@ -425,7 +425,7 @@ int ProgramBuilder::getTensor(Value value) {
   }
   // Results of steps are placed by planArena.
   int id = addTensor(value, MemorySpace::Arena, -1);
-  if (def->hasAttr(kStashAttrName))
+  if (isStashed(def))
     stashed.insert(id);
   return id;
 }

@@ -229,14 +229,6 @@ struct DeviceProgramOptions {
   int64_t stashSlots = 1;
 };
 
-/// Marks a parameter op (`cleave.weight`, ...) as a writable weight: an
-/// update phase will set it; until one does, a test marks it by hand.
-inline constexpr llvm::StringLiteral kWritableAttrName = "cleave.writable";
-/// Marks an op whose result a later entry reads, so that it lives in a stash
-/// region: a backward phase will set it; until one does, a test marks it by
-/// hand.
-inline constexpr llvm::StringLiteral kStashAttrName = "cleave.stash";
-
 /// Lowers `func` (one device's function, static shapes) to its program,
 /// with the function as the forward entry.
 /// Emits a diagnostic on the op at fault and fails for unsupported ops or

@@ -121,6 +121,14 @@ func.func @stage_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {cleave.stage = 
 
 // -----
 
+func.func @writable_value() -> tensor<4xf32> {
+  // expected-error @+1 {{`cleave.writable` is a marker and takes no value, got 1 : i64}}
+  %w = cleave.weight "w" {file = "w.bin", offset = 0 : i64, length = 16 : i64, cleave.writable = 1 : i64} : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
 // Attributes of the contract in their places, and other `cleave.` names,
 // verify.
 

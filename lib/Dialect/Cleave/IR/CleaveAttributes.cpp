@@ -126,6 +126,16 @@ void cleave::removeStage(Operation *op) {
       attr<CleaveDialect::StageAttrHelper>(op->getContext()).getName());
 }
 
+bool cleave::isWritable(Operation *op) {
+  return attr<CleaveDialect::WritableAttrHelper>(op->getContext())
+      .isAttrPresent(op);
+}
+
+bool cleave::isStashed(Operation *op) {
+  return attr<CleaveDialect::StashAttrHelper>(op->getContext())
+      .isAttrPresent(op);
+}
+
 std::optional<int64_t> cleave::getTpLoop(Operation *op) {
   return valueOf(
       attr<CleaveDialect::TpLoopAttrHelper>(op->getContext()).getAttr(op));
@@ -276,6 +286,11 @@ public:
       return verifyBatchDims();
     if (name == CleaveDialect::AxesAttrHelper::getNameStr())
       return verifyAxes();
+    if (isAnyOf<CleaveDialect::WritableAttrHelper,
+                CleaveDialect::StashAttrHelper>())
+      return isa<UnitAttr>(value)
+                 ? success()
+                 : (error() << "is a marker and takes no value, got " << value);
     if (isPortAttr())
       return error() << "belongs on function arguments and results, not on "
                         "an op";
@@ -313,7 +328,8 @@ private:
         CleaveDialect::OnnxOpsetAttrHelper,
         CleaveDialect::OnnxIrVersionAttrHelper, CleaveDialect::StageAttrHelper,
         CleaveDialect::TpLoopAttrHelper, CleaveDialect::BatchDimsAttrHelper,
-        CleaveDialect::AxesAttrHelper>();
+        CleaveDialect::AxesAttrHelper, CleaveDialect::WritableAttrHelper,
+        CleaveDialect::StashAttrHelper>();
   }
 
   InFlightDiagnostic error() { return op->emitError() << "`" << name << "` "; }

@@ -73,6 +73,15 @@ std::optional<std::pair<int64_t, int64_t>> getBatchDims(mlir::Operation *op);
 void setBatchDims(mlir::Operation *op,
                   std::optional<std::pair<int64_t, int64_t>> dims);
 
+/// `cleave.writable`: a parameter op (`cleave.weight`, ...) that an update
+/// phase writes, so it lives in persistent memory. Autodiff will set it;
+/// until then a test marks it by hand.
+bool isWritable(mlir::Operation *op);
+/// `cleave.stash`: an op whose result a later entry reads, so it lives in a
+/// stash region. A backward phase will set it; until then a test marks it
+/// by hand.
+bool isStashed(mlir::Operation *op);
+
 /// `cleave.axes`: the mesh axis name of each axis of a `shard.grid`.
 mlir::ArrayAttr getGridAxes(mlir::Operation *grid);
 void setGridAxes(mlir::Operation *grid, llvm::ArrayRef<llvm::StringRef> axes);

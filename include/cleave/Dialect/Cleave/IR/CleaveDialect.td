@@ -45,7 +45,10 @@ def Cleave_Dialect : Dialect {
       stage function, the stage it runs), `cleave.tp_loop = L : i64` (the
       loop of the op's `ShardingInterface` split over tp),
       `cleave.batch_dims = array<i64: operandDim, resultDim>` (a reshape
-      that carries the batch between these dimensions);
+      that carries the batch between these dimensions), and the markers
+      `cleave.writable` (a parameter an update phase writes: it lives in
+      persistent memory) and `cleave.stash` (a result a later entry reads:
+      it lives in a stash region);
     - on grids: `cleave.axes = ["dp", "tp", ...]`, the mesh axis of each
       grid axis;
     - on function arguments and results: `cleave.name` (the ONNX port),
@@ -76,7 +79,9 @@ def Cleave_Dialect : Dialect {
     "::mlir::StringAttr":$name,
     "::mlir::IntegerAttr":$input,
     "::mlir::IntegerAttr":$output,
-    "::mlir::IntegerAttr":$batch_dim
+    "::mlir::IntegerAttr":$batch_dim,
+    "::mlir::UnitAttr":$writable,
+    "::mlir::UnitAttr":$stash
   );
 }
 
