@@ -739,8 +739,7 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
   chooseFusion();
 
   program.entries.emplace_back();
-  entry().name = "forward";
-  entry().phase = "forward";
+  entry().name = entry().phase = rt::phaseName(rt::Phase::Forward);
   for (BlockArgument arg : func.getArguments()) {
     entry().inputs.push_back(getTensor(arg));
     StringAttr name = getArgName(func, arg.getArgNumber());

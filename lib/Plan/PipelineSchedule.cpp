@@ -22,17 +22,7 @@
 using namespace cleave;
 
 llvm::StringRef cleave::stringifyPipelinePhase(PipelinePhase phase) {
-  switch (phase) {
-  case PipelinePhase::Forward:
-    return "forward";
-  case PipelinePhase::Recompute:
-    return "recompute";
-  case PipelinePhase::Backward:
-    return "backward";
-  case PipelinePhase::Update:
-    return "update";
-  }
-  return "";
+  return rt::phaseName(phase);
 }
 
 std::optional<PipelinePhase> cleave::parsePipelinePhase(llvm::StringRef name) {

@@ -10,6 +10,8 @@
 #include "Bundle.h"
 #include "Files.h"
 
+#include "cleave/rt/Phases.h"
+
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
@@ -223,8 +225,9 @@ public:
           program.outputs, at, "outputs");
       result.push_back(std::move(entry));
     }
-    if (findEntry(result, "forward") < 0)
-      fail(where + "'entries' has no entry of phase 'forward'");
+    const char *forward = phaseName(Phase::Forward);
+    if (findEntry(result, forward) < 0)
+      fail(where + "'entries' has no entry of phase '" + forward + "'");
     return result;
   }
 
@@ -273,7 +276,7 @@ public:
       seen[entry][microbatch] = true;
       result.push_back({entry, static_cast<int>(microbatch)});
     }
-    int forward = findEntry(program.entries, "forward");
+    int forward = findEntry(program.entries, phaseName(Phase::Forward));
     std::size_t forwards =
         std::count(seen[forward].begin(), seen[forward].end(), true);
     if (forwards != static_cast<std::size_t>(microbatches))
@@ -485,33 +488,23 @@ Manifest readManifest(const std::string &bundleDir) {
 }
 
 std::string sha256File(const std::string &path) {
-  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
-    throw Error(path + ": missing from the bundle");
-  RegularFile file(path);
-  int fd = ::dup(file.descriptor());
-  if (fd < 0)
-    throw Error(path + ": " + std::strerror(errno));
+  RegularFile file(path, "missing from the bundle");
+  int fd = file.descriptor();
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX *)> digest(EVP_MD_CTX_new(),
                                                              EVP_MD_CTX_free);
-  if (!digest || !EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr)) {
-    ::close(fd);
+  if (!digest || !EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr))
     throw Error(path + ": cannot compute SHA-256");
-  }
   std::vector<unsigned char> buffer(1 << 20);
   while (true) {
     ssize_t got = ::read(fd, buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR)
       continue;
-    if (got < 0) {
-      std::string reason = std::strerror(errno);
-      ::close(fd);
-      throw Error(path + ": " + reason);
-    }
+    if (got < 0)
+      throw Error(path + ": " + std::strerror(errno));
     if (got == 0)
       break;
     EVP_DigestUpdate(digest.get(), buffer.data(), static_cast<size_t>(got));
   }
-  ::close(fd);
   unsigned char hash[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(digest.get(), hash, &length);

@@ -12,13 +12,13 @@
 
 namespace cleave::rt {
 
-RegularFile::RegularFile(const std::string &path) {
+RegularFile::RegularFile(const std::string &path, const char *whenMissing) {
   // Non-blocking, so that opening a FIFO returns at once; the flag is
   // dropped once the file is known to be regular.
   fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     throw Error(path + ": " +
-                (errno == ENOENT ? std::string("no such file")
+                (errno == ENOENT ? std::string(whenMissing)
                                  : std::string(std::strerror(errno))));
   struct stat status;
   if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {

@@ -19,8 +19,10 @@ namespace cleave::rt {
 class RegularFile {
 public:
   /// Opens `path` for reading; throws Error naming the path when it cannot
-  /// be opened or is not a regular file.
-  explicit RegularFile(const std::string &path);
+  /// be opened (`whenMissing` says why when it does not exist) or is not a
+  /// regular file.
+  explicit RegularFile(const std::string &path,
+                       const char *whenMissing = "no such file");
   ~RegularFile();
   RegularFile(const RegularFile &) = delete;
   RegularFile &operator=(const RegularFile &) = delete;

@@ -16,6 +16,8 @@
 #ifndef CLEAVE_CONVERSION_DEVICEPROGRAM_H
 #define CLEAVE_CONVERSION_DEVICEPROGRAM_H
 
+#include "cleave/rt/Phases.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Types.h"
@@ -213,7 +215,9 @@ struct DeviceProgram {
   /// The entry that runs `phase`, or null.
   const ProgramEntry *getEntry(llvm::StringRef phase) const;
   /// The forward entry, which every program has.
-  const ProgramEntry &getForward() const { return *getEntry("forward"); }
+  const ProgramEntry &getForward() const {
+    return *getEntry(rt::phaseName(rt::Phase::Forward));
+  }
   int64_t getNumSteps() const;
 };
 

@@ -20,12 +20,15 @@
 //
 // The step time comes from simulating the dependencies of the order (a
 // forward needs the previous virtual stage's forward of its microbatch, a
-// backward the next one's backward), not from a closed formula.
+// backward the next one's backward); only the forward-only schedules of one
+// chunk per device, whose critical path is known, take the closed form.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CLEAVE_PLAN_PIPELINESCHEDULE_H
 #define CLEAVE_PLAN_PIPELINESCHEDULE_H
+
+#include "cleave/rt/Phases.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -40,24 +43,11 @@
 
 namespace cleave {
 
-/// What a stage does for a microbatch. The enumerators are in the order a
-/// microbatch goes through them on one stage.
-enum class PipelinePhase : uint8_t {
-  /// The stage's part of the model; needs the previous virtual stage's
-  /// forward of the microbatch.
-  Forward,
-  /// Recomputes the activations the forward dropped, just before the
-  /// backward; needs the stage's own forward.
-  Recompute,
-  /// The gradients; needs the next virtual stage's backward of the
-  /// microbatch (the last one: its own forward).
-  Backward,
-  /// The optimizer update: once per step and device, after its last
-  /// backward. Its step has no microbatch (-1).
-  Update,
-};
+/// What a stage does for a microbatch (rt/Phases.h: the bundle and the
+/// runtime name phases as the schedule does).
+using PipelinePhase = rt::Phase;
 
-inline constexpr int kNumPipelinePhases = 4;
+inline constexpr int kNumPipelinePhases = rt::kNumPhases;
 
 /// `forward`, `recompute`, `backward`, `update`.
 llvm::StringRef stringifyPipelinePhase(PipelinePhase phase);
