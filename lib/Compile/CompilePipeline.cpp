@@ -204,7 +204,13 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     std::optional<int64_t> stage = getStage(func);
     if (!stage)
       continue;
-    FailureOr<StageProgram> program = lowerStage(func, *stage, lowering);
+    // Each stash region holds as many microbatches as the schedule keeps in
+    // flight on the stage.
+    DeviceProgramOptions stageLowering = lowering;
+    if (*stage >= 0 && *stage < contents.schedule.getNumStages())
+      stageLowering.stashSlots =
+          std::max<int64_t>(1, contents.schedule.activationsHeld(*stage));
+    FailureOr<StageProgram> program = lowerStage(func, *stage, stageLowering);
     if (failed(program))
       return failure();
     contents.stages.push_back(std::move(*program));

@@ -30,6 +30,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -164,6 +165,21 @@ int ScalarExprBuilder::cast(int arg, Type elementType) {
 //===----------------------------------------------------------------------===//
 
 /// The ONNX node an op came from: the innermost name of its location.
+int FusedLoop::getOrAddLoad(int tensor, DType dtype,
+                            llvm::DenseMap<int, int> &loadOfTensor) {
+  auto [entry, inserted] = loadOfTensor.try_emplace(tensor, -1);
+  if (inserted) {
+    loads.push_back({tensor});
+    ScalarNode load;
+    load.kind = ScalarNode::Kind::Load;
+    load.loadIndex = static_cast<int>(loads.size()) - 1;
+    load.dtype = dtype;
+    nodes.push_back(std::move(load));
+    entry->second = static_cast<int>(nodes.size()) - 1;
+  }
+  return entry->second;
+}
+
 static std::string getNodeName(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
@@ -201,6 +217,9 @@ private:
   int addTensor(Type type, MemorySpace space, int64_t offset);
   FailureOr<ProgramStep> buildLoop(Operation *root);
   FailureOr<ProgramStep> buildCall(Operation *op);
+  /// A value a loop reads: a splat literal, or a (shared) load.
+  FailureOr<int> buildLeaf(Value value, FusedLoop &loop,
+                           llvm::DenseMap<int, int> &loadOfTensor);
   FailureOr<int> buildExpression(Value value, FusedLoop &loop,
                                  llvm::DenseMap<int, int> &loadOfTensor);
   void placeOutputs();
@@ -449,38 +468,61 @@ static std::optional<double> getSplatValue(Value value) {
 }
 
 FailureOr<int>
-ProgramBuilder::buildExpression(Value value, FusedLoop &loop,
-                                llvm::DenseMap<int, int> &loadOfTensor) {
+ProgramBuilder::buildLeaf(Value value, FusedLoop &loop,
+                          llvm::DenseMap<int, int> &loadOfTensor) {
   ScalarExprBuilder builder(loop.nodes);
-  Operation *def = value.getDefiningOp();
-  if (def && inlined.contains(def)) {
-    SmallVector<int> operands;
-    for (Value operand : def->getOperands()) {
-      FailureOr<int> node = buildExpression(operand, loop, loadOfTensor);
-      if (failed(node))
-        return failure();
-      operands.push_back(*node);
-    }
-    fusedOps.push_back(def->getName().stripDialect().str());
-    return cast<KernelInterface>(def).buildScalar(builder, operands);
-  }
   Type elementType = cast<ShapedType>(value.getType()).getElementType();
   // 64-bit integers beyond 2^53 would not survive a double literal.
   if (std::optional<double> splat = getSplatValue(value);
       splat && std::abs(*splat) < 9.0e15)
     return builder.literal(*splat, elementType);
-  int tensor = getTensor(value);
-  auto [entry, inserted] = loadOfTensor.try_emplace(tensor, -1);
-  if (inserted) {
-    loop.loads.push_back({tensor});
-    ScalarNode load;
-    load.kind = ScalarNode::Kind::Load;
-    load.loadIndex = static_cast<int>(loop.loads.size()) - 1;
-    load.dtype = getDType(elementType);
-    loop.nodes.push_back(std::move(load));
-    entry->second = static_cast<int>(loop.nodes.size()) - 1;
+  return loop.getOrAddLoad(getTensor(value), getDType(elementType),
+                           loadOfTensor);
+}
+
+FailureOr<int>
+ProgramBuilder::buildExpression(Value value, FusedLoop &loop,
+                                llvm::DenseMap<int, int> &loadOfTensor) {
+  auto isInlined = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && inlined.contains(def);
+  };
+  if (!isInlined(value))
+    return buildLeaf(value, loop, loadOfTensor);
+  // Post-order over the inlined ops with an explicit stack (a fused chain
+  // is as deep as the model is long): each op's operands, in order, then
+  // the op.
+  struct Frame {
+    Operation *op;
+    SmallVector<int, 4> operands;
+  };
+  SmallVector<Frame> stack;
+  stack.push_back({value.getDefiningOp(), {}});
+  ScalarExprBuilder builder(loop.nodes);
+  while (true) {
+    Frame &frame = stack.back();
+    if (frame.operands.size() < frame.op->getNumOperands()) {
+      Value operand = frame.op->getOperand(frame.operands.size());
+      if (isInlined(operand)) {
+        stack.push_back({operand.getDefiningOp(), {}});
+        continue;
+      }
+      FailureOr<int> node = buildLeaf(operand, loop, loadOfTensor);
+      if (failed(node))
+        return failure();
+      frame.operands.push_back(*node);
+      continue;
+    }
+    fusedOps.push_back(frame.op->getName().stripDialect().str());
+    FailureOr<int> node =
+        cast<KernelInterface>(frame.op).buildScalar(builder, frame.operands);
+    if (failed(node))
+      return failure();
+    stack.pop_back();
+    if (stack.empty())
+      return *node;
+    stack.back().operands.push_back(*node);
   }
-  return entry->second;
 }
 
 FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
@@ -786,7 +828,17 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
 FailureOr<DeviceProgram>
 cleave::buildDeviceProgram(func::FuncOp func,
                            const DeviceProgramOptions &options) {
-  return ProgramBuilder(func, options).build();
+  FailureOr<DeviceProgram> program = ProgramBuilder(func, options).build();
+  if (failed(program))
+    return failure();
+  // What the emitters rely on holds by construction; a violation is a bug of
+  // the lowering, reported rather than emitted.
+  if (llvm::Error error = verifyDeviceProgram(*program))
+    return func.emitError("internal error: the lowered program is "
+                          "inconsistent: ")
+               << llvm::toString(std::move(error)),
+           failure();
+  return program;
 }
 
 FailureOr<func::FuncOp> cleave::getProgramFunction(ModuleOp module,

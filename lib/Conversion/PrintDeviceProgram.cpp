@@ -16,12 +16,18 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 
 using namespace mlir;
 using namespace cleave;
 
-static StringRef getSpaceName(MemorySpace space) {
+StringRef cleave::getMemorySpaceName(MemorySpace space) {
   switch (space) {
   case MemorySpace::Arena:
     return "arena";
@@ -37,58 +43,141 @@ static StringRef getSpaceName(MemorySpace space) {
   return "";
 }
 
-static void printNode(const FusedLoop &loop, int index, raw_ostream &os) {
-  const ScalarNode &node = loop.nodes[index];
-  switch (node.kind) {
-  case ScalarNode::Kind::Load:
-    os << "t" << loop.loads[node.loadIndex].tensor;
+void cleave::printProgramNumber(double value, raw_ostream &os) {
+  if (std::isnan(value)) {
+    os << "nan";
     return;
-  case ScalarNode::Kind::Literal:
-    os << node.literal;
+  }
+  if (std::isinf(value)) {
+    os << (value < 0 ? "-inf" : "inf");
     return;
-  case ScalarNode::Kind::Cast:
-    os << "cast<" << getDTypeName(node.dtype) << ">(";
-    printNode(loop, node.args[0], os);
+  }
+  // The shortest of 15 or 17 significant digits that reads back exactly.
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.15g", value);
+  if (std::strtod(text, nullptr) != value)
+    std::snprintf(text, sizeof(text), "%.17g", value);
+  os << text;
+}
+
+static void printQuoted(StringRef text, raw_ostream &os) {
+  os << '"';
+  llvm::printEscapedString(text, os);
+  os << '"';
+}
+
+/// Prints the expression rooted at `root`. A node whose element type is not
+/// the one its reader expects (the enclosing call's, or `expected` for the
+/// root) carries it as a `:dtype` suffix; loads never do (they have their
+/// tensor's). Iterative: a fused chain is as deep as the model is long.
+static void printExpression(const FusedLoop &loop, int root, DType expected,
+                            raw_ostream &os) {
+  struct Frame {
+    int node;
+    DType expected;
+    size_t nextArg = 0;
+  };
+  SmallVector<Frame> stack{{root, expected}};
+  auto printSuffix = [&](const ScalarNode &node, DType reader) {
+    if (node.kind != ScalarNode::Kind::Cast && node.dtype != reader)
+      os << ":" << getDTypeName(node.dtype);
+  };
+  while (!stack.empty()) {
+    Frame &frame = stack.back();
+    const ScalarNode &node = loop.nodes[frame.node];
+    if (frame.nextArg == 0) {
+      switch (node.kind) {
+      case ScalarNode::Kind::Load:
+        os << "t" << loop.loads[node.loadIndex].tensor;
+        stack.pop_back();
+        continue;
+      case ScalarNode::Kind::Literal:
+        printProgramNumber(node.literal, os);
+        printSuffix(node, frame.expected);
+        stack.pop_back();
+        continue;
+      case ScalarNode::Kind::Cast:
+        os << "cast<" << getDTypeName(node.dtype) << ">(";
+        break;
+      case ScalarNode::Kind::Call:
+        os << node.function << "(";
+        break;
+      }
+    }
+    if (frame.nextArg < node.args.size()) {
+      if (frame.nextArg > 0)
+        os << ", ";
+      int arg = node.args[frame.nextArg++];
+      stack.push_back({arg, node.dtype});
+      continue;
+    }
     os << ")";
-    return;
-  case ScalarNode::Kind::Call:
-    os << node.function << "(";
-    llvm::interleaveComma(node.args, os,
-                          [&](int arg) { printNode(loop, arg, os); });
-    os << ")";
-    return;
+    printSuffix(node, frame.expected);
+    stack.pop_back();
   }
 }
 
 static void printTensorList(ArrayRef<int> tensors, raw_ostream &os) {
   os << "(";
-  llvm::interleaveComma(tensors, os, [&](int t) { os << "t" << t; });
+  llvm::interleaveComma(tensors, os, [&](int t) {
+    if (t < 0)
+      os << "none";
+    else
+      os << "t" << t;
+  });
   os << ")";
 }
 
-static void printStep(int index, const ProgramStep &step, raw_ostream &os) {
+static void printNameList(ArrayRef<std::string> names, raw_ostream &os) {
+  os << "(";
+  llvm::interleaveComma(
+      names, os, [&](const std::string &name) { printQuoted(name, os); });
+  os << ")";
+}
+
+std::optional<double> cleave::getReductionIdentity(StringRef combine) {
+  if (combine == "add")
+    return 0.0;
+  if (combine == "mul")
+    return 1.0;
+  if (combine == "max")
+    return -std::numeric_limits<double>::infinity();
+  if (combine == "min")
+    return std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
+
+static void printStep(const DeviceProgram &program, int index,
+                      const ProgramStep &step, raw_ostream &os) {
   os << "step " << index << " ";
   if (step.loop) {
-    os << "loop t" << step.loop->output << " = ";
-    if (const auto &reduction = step.loop->reduction) {
+    const FusedLoop &loop = *step.loop;
+    DType outputType = program.tensors[loop.output].dtype;
+    os << "loop t" << loop.output << " = ";
+    if (const auto &reduction = loop.reduction) {
       os << "reduce " << reduction->combine
          << (reduction->square ? " of squares" : "")
          << (reduction->mean ? ", mean" : "")
-         << (reduction->sqrt ? ", sqrt" : "") << " over [";
+         << (reduction->sqrt ? ", sqrt" : "");
+      if (getReductionIdentity(reduction->combine) != reduction->init) {
+        os << " from ";
+        printProgramNumber(reduction->init, os);
+      }
+      os << " over [";
       llvm::interleaveComma(reduction->axes, os);
       os << "] of ";
+      printExpression(loop, loop.root, outputType, os);
+      os << " in [";
+      llvm::interleaveComma(loop.iterationShape, os);
+      os << "]";
+    } else {
+      printExpression(loop, loop.root, outputType, os);
     }
-    printNode(*step.loop, step.loop->root, os);
   } else {
     const KernelCall &call = *step.call;
-    os << "kernel " << call.kernel << " (";
-    llvm::interleaveComma(call.inputs, os, [&](int t) {
-      if (t < 0)
-        os << "none";
-      else
-        os << "t" << t;
-    });
-    os << ") -> ";
+    os << "kernel " << call.kernel << " ";
+    printTensorList(call.inputs, os);
+    os << " -> ";
     printTensorList(call.outputs, os);
     if (!call.ints.empty()) {
       os << " ints [";
@@ -97,13 +186,53 @@ static void printStep(int index, const ProgramStep &step, raw_ostream &os) {
     }
     if (!call.floats.empty()) {
       os << " floats [";
-      llvm::interleaveComma(call.floats, os);
+      llvm::interleaveComma(call.floats, os, [&](double value) {
+        printProgramNumber(value, os);
+      });
       os << "]";
     }
   }
   os << "  // " << step.summary;
-  if (!step.node.empty())
-    os << " \"" << step.node << "\"";
+  if (!step.node.empty()) {
+    os << " ";
+    printQuoted(step.node, os);
+  }
+  os << "\n";
+}
+
+static void printWeight(const WeightEntry &weight, raw_ostream &os) {
+  if (weight.writable)
+    os << "writable ";
+  os << "weight ";
+  printQuoted(weight.name, os);
+  os << " weights " << weight.offset;
+  if (weight.writable)
+    os << " -> persistent " << weight.persistentOffset;
+  os << ", " << weight.bytes << " bytes";
+  if (!weight.file.empty()) {
+    os << ", file ";
+    printQuoted(weight.file, os);
+    os << " at " << weight.fileOffset;
+    if (!weight.window.empty()) {
+      os << ", window [";
+      llvm::interleaveComma(weight.window, os);
+      os << "] at [";
+      llvm::interleaveComma(weight.starts, os);
+      os << "] of [";
+      llvm::interleaveComma(weight.shape, os);
+      os << "] of " << weight.elementBytes << "-byte elements";
+      if (weight.splitDim >= 0)
+        os << ", split " << weight.splitDim;
+    }
+  } else {
+    os << ", data ";
+    os << (weight.data.empty()
+               ? "\"\""
+               : "\"" +
+                     llvm::toHex(
+                         StringRef(weight.data.data(), weight.data.size())) +
+                     "\"");
+  }
   os << "\n";
 }
 
@@ -115,18 +244,15 @@ void cleave::printDeviceProgram(const DeviceProgram &program, raw_ostream &os) {
   for (auto [index, tensor] : llvm::enumerate(program.tensors)) {
     os << "tensor t" << index << " " << getDTypeName(tensor.dtype) << "[";
     llvm::interleaveComma(tensor.shape, os);
-    os << "] " << getSpaceName(tensor.space) << " " << tensor.offset;
+    os << "] " << getMemorySpaceName(tensor.space) << " " << tensor.offset;
     if (tensor.stash >= 0)
       os << " stash s" << tensor.stash;
+    os << " ";
+    printQuoted(tensor.name, os);
     os << "\n";
   }
-  for (const WeightEntry &weight : program.weights) {
-    if (!weight.writable)
-      continue;
-    os << "writable weight \"" << weight.name << "\" weights " << weight.offset
-       << " -> persistent " << weight.persistentOffset << ", " << weight.bytes
-       << " bytes\n";
-  }
+  for (const WeightEntry &weight : program.weights)
+    printWeight(weight, os);
   for (auto [index, stash] : llvm::enumerate(program.stashes))
     os << "stash s" << index << " t" << stash.tensor << " arena "
        << stash.offset << ", " << stash.slots << " slots of " << stash.stride
@@ -138,9 +264,13 @@ void cleave::printDeviceProgram(const DeviceProgram &program, raw_ostream &os) {
     printTensorList(entry.inputs, os);
     os << " outputs ";
     printTensorList(entry.outputs, os);
+    os << " named ";
+    printNameList(entry.inputNames, os);
+    os << " ";
+    printNameList(entry.outputNames, os);
     os << "\n";
     for (auto [index, step] : llvm::enumerate(entry.steps))
-      printStep(static_cast<int>(index), step, os);
+      printStep(program, static_cast<int>(index), step, os);
   }
 }
 
@@ -159,7 +289,7 @@ void cleave::registerDeviceProgramTranslation() {
       "stash-slots",
       llvm::cl::desc("Microbatches in flight: the slots of each stash region"),
       llvm::cl::init(1));
-  TranslateFromMLIRRegistration registration(
+  TranslateFromMLIRRegistration print(
       "print-device-program",
       "Lower to a device program and print its memory plan and steps",
       [](ModuleOp module, raw_ostream &os) -> LogicalResult {
@@ -178,4 +308,16 @@ void cleave::registerDeviceProgramTranslation() {
         return success();
       },
       registerDeviceProgramDialects);
+  TranslateRegistration parse(
+      "parse-device-program",
+      "Read a device program's text form, verify it and print it again",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &os,
+         MLIRContext *context) -> LogicalResult {
+        FailureOr<DeviceProgram> program =
+            parseDeviceProgram(*sourceMgr, context);
+        if (failed(program))
+          return failure();
+        printDeviceProgram(*program, os);
+        return success();
+      });
 }

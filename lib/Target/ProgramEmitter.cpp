@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -48,7 +49,40 @@ static void registerEmitter(StringRef flag, StringRef description,
       registerDeviceProgramDialects);
 }
 
+/// The same emitters reading a device program's text form instead of
+/// lowering a module, so that a hand-written or edited program can be
+/// emitted.
+static void registerTextEmitter(StringRef flag, StringRef description,
+                                ProgramLanguage language, StringRef target) {
+  TranslateRegistration registration(
+      flag, description,
+      [language, target](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                         raw_ostream &os,
+                         MLIRContext *context) -> LogicalResult {
+        FailureOr<DeviceProgram> program =
+            parseDeviceProgram(*sourceMgr, context);
+        if (failed(program))
+          return failure();
+        EmitOptions options;
+        options.modelName =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
+                ->getBufferIdentifier()
+                .str();
+        options.targetName = target.str();
+        std::string error;
+        if (failed(emitProgram(*program, language, options, os, error)))
+          return emitError(UnknownLoc::get(context), error), failure();
+        return success();
+      });
+}
+
 void cleave::registerProgramEmitterTranslations() {
+  registerTextEmitter("device-program-to-cpp",
+                      "Emit host C++ for a device program's text form",
+                      ProgramLanguage::Cpp, "cpu");
+  registerTextEmitter("device-program-to-cuda",
+                      "Emit CUDA C++ for a device program's text form",
+                      ProgramLanguage::Cuda, "cuda");
   registerEmitter("emit-cpp", "Lower to a device program and emit host C++",
                   ProgramLanguage::Cpp, "cpu");
   registerEmitter("emit-cuda", "Lower to a device program and emit CUDA C++",

@@ -1,4 +1,7 @@
 // RUN: cleave-translate --print-device-program --split-input-file %s | FileCheck %s
+// The text form reads back to the same program (printed identically).
+// RUN: cleave-translate --print-device-program --split-input-file --output-split-marker="// =====" %s -o %t.txt
+// RUN: cleave-translate --parse-device-program --split-input-file="// =====" --output-split-marker="// =====" %t.txt | diff %t.txt -
 
 // The arena plan: every intermediate a step writes gets bytes from its
 // first write to its last read; buffers are placed first fit, largest

@@ -1,4 +1,7 @@
 // RUN: cleave-translate --print-device-program %s | FileCheck %s
+// The text form reads back to the same program (printed identically).
+// RUN: cleave-translate --print-device-program %s -o %t.txt
+// RUN: cleave-translate --parse-device-program %t.txt | diff %t.txt -
 
 // A matmul, a fused bias + GELU + residual chain, and a reshape view of the
 // result that is a graph output (so it is copied out).

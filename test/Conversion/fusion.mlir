@@ -1,4 +1,7 @@
 // RUN: cleave-translate --print-device-program --split-input-file %s | FileCheck %s
+// The text form reads back to the same program (printed identically).
+// RUN: cleave-translate --print-device-program --split-input-file --output-split-marker="// =====" %s -o %t.txt
+// RUN: cleave-translate --parse-device-program --split-input-file="// =====" --output-split-marker="// =====" %t.txt | diff %t.txt -
 
 // Which elementwise ops fuse into one generated loop: an op whose only user
 // is an elementwise op of the same shape, or a reduction a generated loop
@@ -58,7 +61,7 @@ func.func @broadcast(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> tensor<4x8xf32> 
 // CHECK: tensor t[[SUM:[0-9]+]] float32[4] output 0
 // CHECK: tensor t[[B:[0-9]+]] float32[4, 8] arena 0
 // CHECK: entry forward phase forward: 3 steps
-// CHECK-NEXT: step 0 loop t[[SUM]] = reduce add over [1] of exp(t0)  // exp + reduce_sum "s"
+// CHECK-NEXT: step 0 loop t[[SUM]] = reduce add over [1] of exp(t0) in [4, 8]  // exp + reduce_sum "s"
 // CHECK-NEXT: step 1 loop t[[B]] = tanh(t0)  // tanh "b"
 // CHECK-NEXT: step 2 kernel matmul (t[[B]], t1) -> (t{{[0-9]+}})  // matmul "m"
 func.func @reduction(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {

@@ -3,6 +3,9 @@
 // RUN: cleave-translate --emit-cpp %s | FileCheck %s --check-prefix=CPP
 // RUN: cleave-translate --emit-cpp %s -o %t.cpp
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Werror -I %cleave_src/runtime/include %t.cpp
+// The text form reads back to the same program (printed identically).
+// RUN: cleave-translate --print-device-program --stash-slots=2 %s -o %t.txt
+// RUN: cleave-translate --parse-device-program %t.txt | diff %t.txt -
 
 // A writable weight lives in persistent memory, filled from its bytes in the
 // weight file; a stashed result (one a later entry reads) gets a region of

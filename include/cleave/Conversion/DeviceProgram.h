@@ -22,12 +22,18 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace llvm {
+class Error;
+class SourceMgr;
+} // namespace llvm
 
 namespace mlir::func {
 class FuncOp;
@@ -130,6 +136,11 @@ struct FusedLoop {
   int root = -1;
   llvm::SmallVector<int64_t, 4> iterationShape;
   std::optional<ScalarReduction> reduction;
+
+  /// The node that loads `tensor`, added with its load on first use;
+  /// `loadOfTensor` maps each tensor loaded so far to its node.
+  int getOrAddLoad(int tensor, DType dtype,
+                   llvm::DenseMap<int, int> &loadOfTensor);
 };
 
 /// A call of a library kernel (KernelList.def) on program tensors. An
@@ -246,16 +257,45 @@ buildDeviceProgram(mlir::func::FuncOp func,
 mlir::FailureOr<mlir::func::FuncOp> getProgramFunction(mlir::ModuleOp module,
                                                        llvm::StringRef name);
 
-/// Prints the program as text (the memory plan and the steps); lit tests
-/// check this form.
+/// Prints the program as text: the memory plan (tensors, weights, stash
+/// regions) and every entry's steps, one line each. The form is complete:
+/// `parseDeviceProgram` reads it back to the same program, so lit tests can
+/// check a lowering and hand-written programs can be emitted.
 void printDeviceProgram(const DeviceProgram &program, llvm::raw_ostream &os);
+
+/// Reads the text `printDeviceProgram` writes. Reports a malformed line,
+/// and a program that `verifyDeviceProgram` refuses, through `sourceMgr`'s
+/// diagnostics (file, line and column) and fails.
+mlir::FailureOr<DeviceProgram> parseDeviceProgram(llvm::SourceMgr &sourceMgr,
+                                                  mlir::MLIRContext *context);
+
+/// Checks what the emitters rely on: every tensor, load, node and stash
+/// index in range, every buffer inside its memory (arena, weight file,
+/// persistent memory), loops over their output's shape, known kernels and
+/// scalar functions, distinct entry names and phases, and a forward entry.
+/// Returns the first violation, or success.
+llvm::Error verifyDeviceProgram(const DeviceProgram &program);
+
+/// The value a reduction combining with `combine` starts from ("add" 0,
+/// "mul" 1, "max" -inf, "min" inf), which the text form leaves out; none for
+/// other functions.
+std::optional<double> getReductionIdentity(llvm::StringRef combine);
+
+/// "arena", "weights", "input", "output" or "persistent".
+llvm::StringRef getMemorySpaceName(MemorySpace space);
+
+/// A number of the text form: the shortest of 15 or 17 significant digits
+/// that reads back exactly, or `inf`, `-inf`, `nan`.
+void printProgramNumber(double value, llvm::raw_ostream &os);
 
 /// Adds what lowering a module to a device program reads: the dialects of
 /// partitioned cleave IR and the kernel and cost interfaces of cleave ops.
 /// Translations that lower register this, not every cleave dialect.
 void registerDeviceProgramDialects(mlir::DialectRegistry &registry);
 
-/// Registers `--print-device-program` with cleave-translate.
+/// Registers `--print-device-program` (lower a module and print its
+/// program) and `--parse-device-program` (read the text form, verify it and
+/// print it again) with cleave-translate.
 void registerDeviceProgramTranslation();
 
 } // namespace cleave
