@@ -11,6 +11,9 @@
 
 #include "cleave/Plan/StagePartitioner.h"
 
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -123,10 +126,9 @@ public:
     representative.assign(numClasses, -1);
     for (int64_t i = numSegments - 1; i >= 0; --i)
       representative[classOf[i]] = i;
-    counts.assign(numClasses, std::vector<int32_t>(numSegments + 1, 0));
-    for (int64_t c = 0; c < numClasses; ++c)
-      for (int64_t i = 0; i < numSegments; ++i)
-        counts[c][i + 1] = counts[c][i] + (classOf[i] == c ? 1 : 0);
+    positions.assign(numClasses, {});
+    for (int64_t i = 0; i < numSegments; ++i)
+      positions[classOf[i]].push_back(i);
     for (int64_t c = 0; c < numClasses; ++c)
       if (representative[c] >= 0)
         classes.push_back(c);
@@ -165,7 +167,9 @@ public:
   }
 
   int64_t count(int64_t c, int64_t first, int64_t last) const {
-    return counts[c][last + 1] - counts[c][first];
+    const std::vector<int64_t> &at = positions[c];
+    return std::upper_bound(at.begin(), at.end(), last) -
+           std::lower_bound(at.begin(), at.end(), first);
   }
 
   /// A lower bound on the memory of any choice over [first, last]: it only
@@ -210,22 +214,16 @@ public:
   };
 
   RangeSummary summarize(int64_t stage, int64_t first, int64_t last) const {
-    auto numSegments = static_cast<size_t>(problem.numSegments());
-    if (summaries.empty()) {
-      summaries.resize(numSegments * numSegments);
-      known.assign(numSegments * numSegments, false);
-    }
-    size_t index = static_cast<size_t>(first) * numSegments + last;
-    if (!known[index]) {
+    auto [entry, inserted] = summaries.try_emplace({first, last});
+    if (inserted) {
       // The segments' part (no stage sends past the last); the send depends
       // on the stage.
       RangeCost cost = evaluate(options.numStages, first, last);
-      summaries[index] = {cost.fits, cost.time, cost.memory.total(),
-                          fastTime(options.numStages, first, last),
-                          memoryLowerBound(first, last)};
-      known[index] = true;
+      entry->second = {cost.fits, cost.time, cost.memory.total(),
+                       fastTime(options.numStages, first, last),
+                       memoryLowerBound(first, last)};
     }
-    RangeSummary summary = summaries[index];
+    RangeSummary summary = entry->second;
     double send = sendTime(stage, last);
     summary.time += send;
     summary.fastTime += send;
@@ -407,16 +405,16 @@ private:
   std::vector<int64_t> classOf;
   /// First segment of each class (-1 for unused class numbers).
   std::vector<int64_t> representative;
-  /// counts[c][i]: segments of class c among [0, i).
-  std::vector<std::vector<int32_t>> counts;
+  /// positions[c]: the segments of class c, in order (memory linear in the
+  /// segments however many classes there are).
+  std::vector<std::vector<int64_t>> positions;
   std::vector<int64_t> classes;
   std::vector<CandidateStep> steps;
   /// Exact costs of short ranges, without the send.
   mutable std::map<std::pair<int64_t, int64_t>, RangeCost> exactCache;
-  /// Summaries of ranges [first, last] at `first * numSegments + last`,
-  /// without the send.
-  mutable std::vector<RangeSummary> summaries;
-  mutable std::vector<bool> known;
+  /// Summaries of the ranges [first, last] the dynamic program visited,
+  /// without the send: as many as it visits, not every pair of segments.
+  mutable llvm::DenseMap<std::pair<int64_t, int64_t>, RangeSummary> summaries;
 };
 
 /// A (primary, secondary) cost compared lexicographically.
@@ -463,9 +461,11 @@ bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
   bool memoryOnly = goal == SplitGoal::LeastMemory;
 
   for (int64_t k = 1; k <= numStages; ++k) {
-    // Every later stage needs at least one segment.
+    // Every later stage needs at least one segment, and the last stage ends
+    // the model: one cell, so one stage costs linear time.
     int64_t lastEnd = numSegments - (numStages - k);
-    for (int64_t end = k; end <= lastEnd; ++end) {
+    int64_t firstEnd = k == numStages ? numSegments : k;
+    for (int64_t end = firstEnd; end <= lastEnd; ++end) {
       SplitCell &cell = table[k][end];
       int64_t last = end - 1;
       for (int64_t first = last; first >= k - 1; --first) {
@@ -537,6 +537,21 @@ StageSplit traceSplit(const StageRangeEvaluator &evaluator, int64_t numSegments,
   return split;
 }
 
+/// One stage holds every segment: the only split, without the dynamic
+/// program (linear in the segments). None when it does not fit, unless
+/// `evenIfFull`.
+std::optional<StageSplit>
+evaluateWholeModel(const StageRangeEvaluator &evaluator, int64_t numSegments,
+                   bool evenIfFull = false) {
+  RangeCost cost = evaluator.evaluate(0, 0, numSegments - 1);
+  if (!cost.fits && !evenIfFull)
+    return std::nullopt;
+  StageSplit split;
+  split.fits = cost.fits;
+  split.stages.push_back(evaluator.toRange(0, 0, numSegments - 1, cost));
+  return split;
+}
+
 } // namespace
 
 StageRange cleave::evaluateStageRange(const StageSplitProblem &problem,
@@ -557,6 +572,8 @@ cleave::splitStages(const StageSplitProblem &problem,
   if (numStages < 1 || numStages > numSegments)
     return std::nullopt;
   StageRangeEvaluator evaluator(problem, options);
+  if (numStages == 1)
+    return evaluateWholeModel(evaluator, numSegments);
 
   if (options.uniform) {
     StageSplit split;
@@ -636,6 +653,13 @@ cleave::splitStagesForMemory(const StageSplitProblem &problem,
   if (options.numStages < 1 || options.numStages > numSegments)
     return std::nullopt;
   StageRangeEvaluator evaluator(problem, options);
+  if (options.numStages == 1) {
+    StageSplit split =
+        evaluateWholeModel(evaluator, numSegments, /*evenIfFull=*/true)
+            .value_or(StageSplit());
+    split.fits = false;
+    return split;
+  }
   SplitTable table;
   if (!fillSplitTable(evaluator, numSegments, options, SplitGoal::LeastMemory,
                       0, table))
