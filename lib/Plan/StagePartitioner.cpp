@@ -449,26 +449,76 @@ enum class SplitGoal {
   LeastMemory,
 };
 
+/// Where stages may start and end: every segment boundary of a model of up
+/// to this many segments. A longer model is cut into this many blocks of
+/// about equal time, and stages start and end between blocks, so that the
+/// dynamic program (quadratic in the boundaries) costs the same for a
+/// 100,000-node chain as for a 2,000-node one.
+constexpr int64_t kMaxStageBoundaries = 1024;
+
+/// The segment indices at which a stage may start, then the end of the
+/// model: 0 = cuts[0] < cuts[1] < ... < cuts.back() = numSegments.
+std::vector<int64_t> getStageBoundaries(const StageSplitProblem &problem,
+                                        int64_t numStages) {
+  int64_t numSegments = problem.numSegments();
+  int64_t numBlocks =
+      std::min(numSegments, std::max(kMaxStageBoundaries, 4 * numStages));
+  std::vector<int64_t> cuts;
+  cuts.reserve(numBlocks + 1);
+  cuts.push_back(0);
+  if (numBlocks == numSegments) {
+    for (int64_t i = 1; i <= numSegments; ++i)
+      cuts.push_back(i);
+    return cuts;
+  }
+  // Blocks of about equal fastest time; at least one segment each, and
+  // room left for the blocks after.
+  double total = 0;
+  for (int64_t i = 0; i < numSegments; ++i)
+    total += problem.candidates[i].front().time;
+  double prefix = 0;
+  for (int64_t i = 0; i < numSegments; ++i) {
+    prefix += problem.candidates[i].front().time;
+    int64_t block = static_cast<int64_t>(cuts.size());
+    if (block == numBlocks)
+      break;
+    bool timeReached =
+        total > 0 && prefix >= total * static_cast<double>(block) /
+                                   static_cast<double>(numBlocks);
+    bool countReached = (i + 1) * numBlocks >= block * numSegments;
+    bool mustCut = numSegments - (i + 1) <= numBlocks - block;
+    if ((timeReached && countReached) || mustCut ||
+        (total <= 0 && countReached))
+      cuts.push_back(i + 1);
+  }
+  cuts.back() = numSegments;
+  return cuts;
+}
+
+/// table[k][b]: the best k stages over the segments before boundary b.
 using SplitTable = std::vector<std::vector<SplitCell>>;
 
 /// Fills the table of the dynamic program; false when no split fits.
-bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
+bool fillSplitTable(const StageRangeEvaluator &evaluator,
+                    llvm::ArrayRef<int64_t> cuts,
                     const StageSplitOptions &options, SplitGoal goal,
                     double bound, SplitTable &table) {
   int64_t numStages = options.numStages;
-  table.assign(numStages + 1, std::vector<SplitCell>(numSegments + 1));
+  int64_t numBlocks = static_cast<int64_t>(cuts.size()) - 1;
+  table.assign(numStages + 1, std::vector<SplitCell>(numBlocks + 1));
   table[0][0].cost = {0, 0};
   bool memoryOnly = goal == SplitGoal::LeastMemory;
 
   for (int64_t k = 1; k <= numStages; ++k) {
-    // Every later stage needs at least one segment, and the last stage ends
+    // Every later stage needs at least one block, and the last stage ends
     // the model: one cell, so one stage costs linear time.
-    int64_t lastEnd = numSegments - (numStages - k);
-    int64_t firstEnd = k == numStages ? numSegments : k;
+    int64_t lastEnd = numBlocks - (numStages - k);
+    int64_t firstEnd = k == numStages ? numBlocks : k;
     for (int64_t end = firstEnd; end <= lastEnd; ++end) {
       SplitCell &cell = table[k][end];
-      int64_t last = end - 1;
-      for (int64_t first = last; first >= k - 1; --first) {
+      int64_t last = cuts[end] - 1;
+      for (int64_t start = end - 1; start >= k - 1; --start) {
+        int64_t first = cuts[start];
         auto range = evaluator.summarize(k - 1, first, last);
         if (!memoryOnly) {
           // The range only gets slower and fuller as it grows to the left
@@ -481,7 +531,7 @@ bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
           if (range.memoryLowerBound > options.memoryLimitBytes)
             break;
         }
-        const SplitCell &previous = table[k - 1][first];
+        const SplitCell &previous = table[k - 1][start];
         if (!previous.cost.isFinite())
           continue;
         SplitCost candidate;
@@ -511,28 +561,30 @@ bool fillSplitTable(const StageRangeEvaluator &evaluator, int64_t numSegments,
         }
         if (candidate < cell.cost) {
           cell.cost = candidate;
-          cell.parent = first;
+          cell.parent = start;
         }
       }
     }
   }
-  return table[numStages][numSegments].cost.isFinite();
+  return table[numStages][numBlocks].cost.isFinite();
 }
 
 /// Reads the stages of the best split back from the table.
-StageSplit traceSplit(const StageRangeEvaluator &evaluator, int64_t numSegments,
+StageSplit traceSplit(const StageRangeEvaluator &evaluator,
+                      llvm::ArrayRef<int64_t> cuts,
                       const StageSplitOptions &options,
                       const SplitTable &table) {
   StageSplit split;
   split.stages.resize(options.numStages);
   split.fits = true;
-  int64_t end = numSegments;
+  int64_t end = static_cast<int64_t>(cuts.size()) - 1;
   for (int64_t k = options.numStages; k > 0; --k) {
-    int64_t first = table[k][end].parent;
-    RangeCost cost = evaluator.evaluate(k - 1, first, end - 1);
-    split.stages[k - 1] = evaluator.toRange(k - 1, first, end - 1, cost);
+    int64_t start = table[k][end].parent;
+    int64_t first = cuts[start], last = cuts[end] - 1;
+    RangeCost cost = evaluator.evaluate(k - 1, first, last);
+    split.stages[k - 1] = evaluator.toRange(k - 1, first, last, cost);
     split.fits &= cost.fits;
-    end = first;
+    end = start;
   }
   return split;
 }
@@ -591,22 +643,23 @@ cleave::splitStages(const StageSplitProblem &problem,
   }
 
   // The least max first; then, among the splits that reach it, the least
-  // sum (both exact).
+  // sum (both exact over the boundaries).
+  std::vector<int64_t> cuts = getStageBoundaries(problem, numStages);
   SplitTable table;
-  if (!fillSplitTable(evaluator, numSegments, options, SplitGoal::MaxThenSum, 0,
+  if (!fillSplitTable(evaluator, cuts, options, SplitGoal::MaxThenSum, 0,
                       table))
     return std::nullopt;
-  double leastMax = table[numStages][numSegments].cost.primary;
+  double leastMax = table[numStages].back().cost.primary;
   auto boundedSplit = [&](double bound) -> std::optional<StageSplit> {
     SplitTable bounded;
-    if (!fillSplitTable(evaluator, numSegments, options,
-                        SplitGoal::SumUnderBound, bound, bounded))
+    if (!fillSplitTable(evaluator, cuts, options, SplitGoal::SumUnderBound,
+                        bound, bounded))
       return std::nullopt;
-    return traceSplit(evaluator, numSegments, options, bounded);
+    return traceSplit(evaluator, cuts, options, bounded);
   };
   std::optional<StageSplit> best = boundedSplit(leastMax * (1 + 1e-12));
   if (!best)
-    best = traceSplit(evaluator, numSegments, options, table);
+    best = traceSplit(evaluator, cuts, options, table);
 
   // One microbatch (or latency): the step is the sum of the stages. The
   // least sum, unless the balanced split above is as good.
@@ -615,9 +668,9 @@ cleave::splitStages(const StageSplitProblem &problem,
   int64_t microbatches = options.schedule.getNumMicrobatches();
   if (options.objective == PlanObjective::Latency || microbatches <= 1) {
     SplitTable sums;
-    if (fillSplitTable(evaluator, numSegments, options, SplitGoal::SumThenMax,
-                       0, sums)) {
-      StageSplit leastSum = traceSplit(evaluator, numSegments, options, sums);
+    if (fillSplitTable(evaluator, cuts, options, SplitGoal::SumThenMax, 0,
+                       sums)) {
+      StageSplit leastSum = traceSplit(evaluator, cuts, options, sums);
       if (leastSum.sumStageTime() < best->sumStageTime() * (1 - 1e-12))
         best = std::move(leastSum);
     }
@@ -660,11 +713,12 @@ cleave::splitStagesForMemory(const StageSplitProblem &problem,
     split.fits = false;
     return split;
   }
+  std::vector<int64_t> cuts = getStageBoundaries(problem, options.numStages);
   SplitTable table;
-  if (!fillSplitTable(evaluator, numSegments, options, SplitGoal::LeastMemory,
-                      0, table))
+  if (!fillSplitTable(evaluator, cuts, options, SplitGoal::LeastMemory, 0,
+                      table))
     return std::nullopt;
-  StageSplit split = traceSplit(evaluator, numSegments, options, table);
+  StageSplit split = traceSplit(evaluator, cuts, options, table);
   split.fits = false;
   return split;
 }

@@ -186,6 +186,41 @@ TEST(PlanStagePartitioner, UniformSplitIgnoresTime) {
   EXPECT_DOUBLE_EQ(split->maxStageTime(), 6);
 }
 
+TEST(PlanStagePartitioner, LongModelsSplitBetweenBlocks) {
+  // 50,000 segments: stages start and end between blocks of about equal
+  // time (at most 1024 of them), so the split stays contiguous and within
+  // one block of the balance that the exact split would find.
+  int64_t n = 50000;
+  std::vector<double> times(n);
+  for (int64_t i = 0; i < n; ++i)
+    times[i] = i < n / 2 ? 1.0 : 3.0;
+  StageSplitProblem problem =
+      makeProblem(times, std::vector<int64_t>(n, 1), 0, /*withLean=*/false);
+  // Two distinct segments, as a model of two repeated layers.
+  for (int64_t i = 0; i < n; ++i)
+    problem.segmentClass.push_back(i < n / 2 ? 0 : 1);
+  StageSplitOptions options =
+      makeOptions(4, int64_t{1} << 40, PlanObjective::Throughput);
+  std::optional<StageSplit> split = splitStages(problem, options);
+  ASSERT_TRUE(split);
+  ASSERT_EQ(split->stages.size(), 4u);
+  EXPECT_EQ(split->stages.front().firstSegment, 0);
+  EXPECT_EQ(split->stages.back().lastSegment, n - 1);
+  for (size_t k = 1; k < split->stages.size(); ++k)
+    EXPECT_EQ(split->stages[k].firstSegment,
+              split->stages[k - 1].lastSegment + 1);
+  // Total time 100,000: the exact balance is 25,000 per stage; a block
+  // holds at most about 100,000 / 1024 < 100 units of time, plus one
+  // segment.
+  EXPECT_GE(split->maxStageTime(), 25000);
+  EXPECT_LE(split->maxStageTime(), 25000 + 100 + 3);
+
+  // The least-memory split takes the same boundaries.
+  std::optional<StageSplit> least = splitStagesForMemory(problem, options);
+  ASSERT_TRUE(least);
+  EXPECT_EQ(least->stages.back().lastSegment, n - 1);
+}
+
 struct RandomCase {
   int64_t segments;
   int64_t stages;
