@@ -192,6 +192,9 @@ static std::string getNodeName(Location loc) {
   return "";
 }
 
+/// The most ops one generated loop evaluates.
+constexpr int64_t kMaxFusedOps = 256;
+
 static int64_t alignTo(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
@@ -211,6 +214,9 @@ private:
   LogicalResult checkTypes();
   LogicalResult classify(Operation *op);
   void chooseFusion();
+  /// Keeps every fused loop to at most kMaxFusedOps ops, so that a long
+  /// elementwise chain is several loops of a size a compiler builds fast.
+  void limitFusedLoops();
   int getTensor(Value value);
   /// A tensor for `value`, or (without a value) a tensor of `type`.
   int addTensor(Value value, MemorySpace space, int64_t offset);
@@ -343,6 +349,35 @@ void ProgramBuilder::chooseFusion() {
     if (!intoElementwise && !intoReduction)
       continue;
     inlined.insert(op);
+  }
+  limitFusedLoops();
+}
+
+void ProgramBuilder::limitFusedLoops() {
+  // In block order producers come first: an op's loop size is one plus the
+  // sizes of the producers inlined into it. Where that passes the limit,
+  // the largest inlined producers become loops of their own (a chain is cut
+  // every kMaxFusedOps ops).
+  llvm::DenseMap<Operation *, int64_t> size;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    SmallVector<std::pair<int64_t, Operation *>> producers;
+    int64_t total = 1;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !inlined.contains(def))
+        continue;
+      producers.push_back({size.lookup(def), def});
+      total += size.lookup(def);
+    }
+    llvm::sort(producers,
+               [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (auto [producerSize, producer] : producers) {
+      if (total <= kMaxFusedOps)
+        break;
+      inlined.erase(producer);
+      total -= producerSize;
+    }
+    size[&op] = total;
   }
 }
 

@@ -412,27 +412,57 @@ LogicalResult EmitterBase::emit(std::string &error) {
   return success();
 }
 
+/// Steps per emitted function: a compiler's time grows faster than linearly
+/// with a function's length, so a long entry is a sequence of functions.
+constexpr size_t kStepsPerFunction = 64;
+
+static constexpr llvm::StringLiteral kEntryParameters =
+    "(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,\n"
+    "    uint8_t *persistent, const uint8_t *weights,\n"
+    "    const void *const *inputs, void *const *outputs)";
+
 void EmitterBase::emitEntry(const ProgramEntry &entry) {
   os << "\n// The " << entry.phase << " phase.\n";
-  os << "static int32_t cleave_entry_" << entry.name
-     << "(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,\n"
-        "    uint8_t *persistent, const uint8_t *weights,\n"
-        "    const void *const *inputs, void *const *outputs) {\n";
-  os << "  (void)microbatch;\n  (void)arena;\n  (void)persistent;\n"
-        "  (void)weights;\n  (void)inputs;\n  (void)outputs;\n";
-  for (auto [index, step] : llvm::enumerate(entry.steps)) {
-    int s = static_cast<int>(index);
-    os << "\n  // " << s << ": " << step.summary;
-    if (!step.node.empty())
-      os << " (" << step.node << ")";
-    os << "\n  cleave_rt_step(ctx, " << s << ", \"";
-    os.write_escaped(step.node);
-    os << "\");\n";
-    if (step.loop)
-      emitLoop(entry, s, *step.loop);
+  size_t numParts = std::max<size_t>(
+      1, (entry.steps.size() + kStepsPerFunction - 1) / kStepsPerFunction);
+  for (size_t part = 0; part < numParts; ++part) {
+    if (part > 0)
+      os << "\n";
+    if (numParts == 1)
+      os << "static int32_t cleave_entry_" << entry.name;
     else
-      emitCall(*step.call);
+      os << "__attribute__((noinline)) static int32_t cleave_entry_"
+         << entry.name << "_part" << part;
+    os << kEntryParameters << " {\n";
+    os << "  (void)microbatch;\n  (void)arena;\n  (void)persistent;\n"
+          "  (void)weights;\n  (void)inputs;\n  (void)outputs;\n";
+    size_t end = std::min(entry.steps.size(), (part + 1) * kStepsPerFunction);
+    for (size_t index = part * kStepsPerFunction; index < end; ++index) {
+      const ProgramStep &step = entry.steps[index];
+      int s = static_cast<int>(index);
+      os << "\n  // " << s << ": " << step.summary;
+      if (!step.node.empty())
+        os << " (" << step.node << ")";
+      os << "\n  cleave_rt_step(ctx, " << s << ", \"";
+      os.write_escaped(step.node);
+      os << "\");\n";
+      if (step.loop)
+        emitLoop(entry, s, *step.loop);
+      else
+        emitCall(*step.call);
+    }
+    os << "  return 0;\n}\n";
   }
+  if (numParts == 1)
+    return;
+  // The entry runs its parts in order and stops at the first failure.
+  os << "\nstatic int32_t cleave_entry_" << entry.name << kEntryParameters
+     << " {\n";
+  for (size_t part = 0; part < numParts; ++part)
+    os << "  if (int32_t status = cleave_entry_" << entry.name << "_part"
+       << part
+       << "(ctx, microbatch, arena, persistent, weights, inputs, outputs))\n"
+          "    return status;\n";
   os << "  return 0;\n}\n";
 }
 
