@@ -309,8 +309,16 @@ LogicalResult ProgramBuilder::classify(Operation *op) {
     }
   }
   auto kernel = dyn_cast<KernelInterface>(op);
-  if (!kernel)
-    return op->emitOpError("has no kernel: it cannot run on a device");
+  if (!kernel) {
+    InFlightDiagnostic diag = op->emitOpError();
+    if (std::string node = getNodeName(op->getLoc()); !node.empty())
+      diag << "(node '" << node << "') ";
+    diag << "has no kernel: it cannot run on a device";
+    if (isa<RangeOp>(op))
+      diag << " (a range runs only when it folds to a constant, which it does "
+              "up to 65,536 elements)";
+    return diag;
+  }
   std::vector<ScalarNode> scratch;
   ScalarExprBuilder probe(scratch);
   SmallVector<int> operands(op->getNumOperands(), 0);

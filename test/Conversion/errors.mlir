@@ -17,6 +17,19 @@ func.func @main(%x: tensor<4xf32>, %n: tensor<i64>) -> tensor<4xf32> {
 
 // -----
 
+// A range too long to fold has no kernel either; the error names its node.
+func.func @main(%x: tensor<100000xf32>) -> tensor<100000xf32> {
+  %start = cleave.constant dense<0.0> : tensor<f32>
+  %limit = cleave.constant dense<100000.0> : tensor<f32>
+  %delta = cleave.constant dense<1.0> : tensor<f32>
+  // expected-error @unknown {{'cleave.range' op (node 'positions') has no kernel: it cannot run on a device (a range runs only when it folds to a constant, which it does up to 65,536 elements)}}
+  %r = cleave.range %start, %limit, %delta : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<100000xf32> loc("positions")
+  %y = cleave.add %x, %r : (tensor<100000xf32>, tensor<100000xf32>) -> tensor<100000xf32>
+  return %y : tensor<100000xf32>
+}
+
+// -----
+
 // expected-error @+1 {{graph input 0 has rank 9; kernels support up to 8}}
 func.func @main(%x: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32> {
   %y = cleave.relu %x : tensor<1x1x1x1x1x1x1x1x2xf32>

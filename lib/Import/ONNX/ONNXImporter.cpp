@@ -23,6 +23,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include "onnx/onnx_pb.h"
+#include <google/protobuf/io/coded_stream.h>
 
 #include "cleave/rt/Checked.h"
 
@@ -78,6 +79,20 @@ bool parseInputShapeOption(llvm::StringRef text, ONNXImportOptions &opts,
   return true;
 }
 
+/// Protobuf's default limit on nested messages, and the deeper one used only
+/// to tell a deeply nested model from a damaged one.
+constexpr int kProtobufDepth = 100;
+constexpr int kDeepProtobufDepth = 4096;
+
+static bool parseModel(llvm::StringRef bytes, int depth,
+                       onnx::ModelProto &model) {
+  google::protobuf::io::CodedInputStream input(
+      reinterpret_cast<const uint8_t *>(bytes.data()),
+      static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(depth);
+  return model.ParseFromCodedStream(&input) && input.ConsumedEntireMessage();
+}
+
 OwningOpRef<ModuleOp> importONNXModel(llvm::MemoryBufferRef buffer,
                                       MLIRContext &context,
                                       const ONNXImportOptions &opts) {
@@ -107,10 +122,18 @@ OwningOpRef<ModuleOp> importONNXModel(llvm::MemoryBufferRef buffer,
                                bytes.size());
   FailureOr<onnx_import::ModelLayout> layout =
       onnx_import::scanModelLayout(data);
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
-      failed(layout)) {
-    emitError(loc) << "not a valid ONNX model: the protobuf encoding is "
-                      "malformed or truncated";
+  if (!parseModel(bytes, kProtobufDepth, model) || failed(layout)) {
+    // Nesting past protobuf's limit is told apart from damage: the same
+    // bytes parse when more depth is allowed.
+    onnx::ModelProto deeper;
+    if (succeeded(layout) && parseModel(bytes, kDeepProtobufDepth, deeper))
+      emitError(loc) << "the model nests messages more than " << kProtobufDepth
+                     << " deep (subgraphs of If, Loop or Scan nested about "
+                     << kProtobufDepth / 3
+                     << " levels), more than protobuf reads";
+    else
+      emitError(loc) << "not a valid ONNX model: the protobuf encoding is "
+                        "malformed or truncated";
     return nullptr;
   }
 

@@ -28,6 +28,7 @@ static constexpr int64_t kMaxFoldedElements = 4096;
 
 /// Range tables (positions, arange-based masks) are routinely a few tens of
 /// thousands of elements and are worth folding; anything larger stays an op.
+// The error for a range that does not fold (DeviceProgram.cpp) names this.
 static constexpr int64_t kMaxFoldedRangeElements = 65536;
 
 /// The product of two dimensions, dynamic when either is.
