@@ -222,5 +222,32 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     return module.emitError("partitioning made ")
            << contents.stages.size() << " stage functions for " << contents.pp
            << " pipeline stages";
+  // A stage's ports are graph ports: the programs record them by the graph's
+  // names, which the runtime checks the manifest against.
+  for (StageProgram &stage : contents.stages) {
+    DeviceProgram &program = stage.program;
+    const ProgramEntry &forward = program.getForward();
+    std::vector<int> forwardInputs = forward.inputs;
+    std::vector<int> forwardOutputs = forward.outputs;
+    auto rename = [](ArrayRef<int> tensors, ArrayRef<int> forwardTensors,
+                     ArrayRef<int64_t> graphIds,
+                     ArrayRef<BundlePort> graphPorts,
+                     std::vector<std::string> &names) {
+      for (auto [index, tensor] : llvm::enumerate(tensors)) {
+        const int *found = llvm::find(forwardTensors, tensor);
+        if (found == forwardTensors.end())
+          continue;
+        int64_t id = graphIds[found - forwardTensors.begin()];
+        if (id >= 0 && id < static_cast<int64_t>(graphPorts.size()))
+          names[index] = graphPorts[id].name;
+      }
+    };
+    for (ProgramEntry &entry : program.entries) {
+      rename(entry.inputs, forwardInputs, stage.graphInputs, contents.inputs,
+             entry.inputNames);
+      rename(entry.outputs, forwardOutputs, stage.graphOutputs,
+             contents.outputs, entry.outputNames);
+    }
+  }
   return success();
 }

@@ -520,7 +520,14 @@ static Error writeBundleFiles(const BundleContents &contents,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  return writeText(path("manifest.json"), text);
+  if (Error error = writeText(path("manifest.json"), text))
+    return error;
+  // The manifest's own digest, as sha256sum writes it: the runtime reads
+  // no manifest that changed after this.
+  Expected<std::string> digest = hashFile(path("manifest.json"));
+  if (!digest)
+    return digest.takeError();
+  return writeText(path("manifest.sha256"), *digest + "  manifest.json\n");
 }
 
 /// Fails, naming the path, unless `dir` is absent, empty, or a bundle that
@@ -563,7 +570,8 @@ static Error checkReplaceable(StringRef dir) {
       continue;
     StringRef relative = StringRef(it->path()).drop_front(dir.size());
     relative = relative.ltrim(llvm::sys::path::get_separator());
-    if (relative != "manifest.json" && !files->get(relative))
+    if (relative != "manifest.json" && relative != "manifest.sha256" &&
+        !files->get(relative))
       return fileError(dir, "holds '" + relative +
                                 "', which the bundle there did not write; "
                                 "refusing to replace it");

@@ -466,12 +466,39 @@ void EmitterBase::emitEntry(const ProgramEntry &entry) {
   os << "  return 0;\n}\n";
 }
 
+void EmitterBase::emitPorts(StringRef array, ArrayRef<int> tensors,
+                            ArrayRef<std::string> names) {
+  if (tensors.empty())
+    return;
+  os << "\nstatic const CleavePortInfo " << array << "[] = {\n";
+  for (auto [tensor, name] : llvm::zip_equal(tensors, names)) {
+    const ProgramTensor &t = program.tensors[tensor];
+    os << "    {\"";
+    os.write_escaped(name);
+    os << "\", " << getDTypeEnumerator(t.dtype) << ", " << t.shape.size()
+       << ", {";
+    if (t.shape.empty())
+      os << "0";
+    llvm::interleaveComma(t.shape, os);
+    os << "}},\n";
+  }
+  os << "};\n";
+}
+
 void EmitterBase::emitInfo() {
+  for (const ProgramEntry &entry : program.entries) {
+    emitPorts("kInputs_" + entry.name, entry.inputs, entry.inputNames);
+    emitPorts("kOutputs_" + entry.name, entry.outputs, entry.outputNames);
+  }
   os << "\nstatic const CleaveEntryInfo kEntries[] = {\n";
-  for (const ProgramEntry &entry : program.entries)
+  for (const ProgramEntry &entry : program.entries) {
     os << "    {\"" << entry.name << "\", \"" << entry.phase
        << "\", cleave_entry_" << entry.name << ", " << entry.inputs.size()
-       << ", " << entry.outputs.size() << "},\n";
+       << ", " << entry.outputs.size() << ", ";
+    os << (entry.inputs.empty() ? "nullptr" : "kInputs_" + entry.name) << ", "
+       << (entry.outputs.empty() ? "nullptr" : "kOutputs_" + entry.name)
+       << "},\n";
+  }
   os << "};\n";
   int numWritable = 0;
   os << "\nstatic const CleaveWritableWeight kWritableWeights[] = {\n";

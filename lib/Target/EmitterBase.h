@@ -84,8 +84,12 @@ private:
                  llvm::function_ref<std::string(int)> loadAt);
   /// `cleave_entry_<name>`, which runs the entry's steps.
   void emitEntry(const ProgramEntry &entry);
-  /// The entry table and `cleave_program_info`.
+  /// The entry table, with each entry's port signatures, and
+  /// `cleave_program_info`.
   void emitInfo();
+  /// `static const CleavePortInfo <array>[]` for the ports, when any.
+  void emitPorts(llvm::StringRef array, llvm::ArrayRef<int> tensors,
+                 llvm::ArrayRef<std::string> names);
   void emitCall(const KernelCall &call);
   void emitTensor(int tensor);
 };

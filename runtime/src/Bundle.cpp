@@ -352,6 +352,43 @@ private:
 
 } // namespace
 
+namespace {
+/// A SHA-256 computation, fed in pieces.
+class Sha256 {
+public:
+  explicit Sha256(const std::string &what)
+      : digest(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!digest || !EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr))
+      throw Error(what + ": cannot compute SHA-256");
+  }
+  void update(const void *data, std::size_t bytes) {
+    EVP_DigestUpdate(digest.get(), data, bytes);
+  }
+  /// The digest as lowercase hex.
+  std::string finish();
+
+private:
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX *)> digest;
+};
+} // namespace
+
+/// manifest.sha256 holds the SHA-256 of manifest.json as `sha256sum`
+/// writes it; the manifest read must be the one the compiler wrote.
+static void checkManifestDigest(const std::string &bundleDir,
+                                const std::string &manifestText) {
+  std::string path = joinPath(bundleDir, "manifest.sha256");
+  std::string line = readRegularFile(path, 4096);
+  std::string recorded = line.substr(0, line.find_first_of(" \t\n"));
+  Sha256 digest(path);
+  digest.update(manifestText.data(), manifestText.size());
+  std::string actual = digest.finish();
+  if (recorded != actual)
+    throw Error(joinPath(bundleDir, "manifest.json") + ": SHA-256 " + actual +
+                " differs from '" + recorded.substr(0, 64) +
+                "' in manifest.sha256; the manifest changed after the "
+                "bundle was written");
+}
+
 Manifest readManifest(const std::string &bundleDir) {
   std::string path = joinPath(bundleDir, "manifest.json");
   struct stat status;
@@ -359,6 +396,7 @@ Manifest readManifest(const std::string &bundleDir) {
     throw Error(bundleDir + ": not a bundle directory");
   // A manifest is a few kilobytes per device.
   std::string text = readRegularFile(path, std::int64_t(1) << 28);
+  checkManifestDigest(bundleDir, text);
   ManifestReader reader(path);
   json root;
   try {
@@ -490,10 +528,7 @@ Manifest readManifest(const std::string &bundleDir) {
 std::string sha256File(const std::string &path) {
   RegularFile file(path, "missing from the bundle");
   int fd = file.descriptor();
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX *)> digest(EVP_MD_CTX_new(),
-                                                             EVP_MD_CTX_free);
-  if (!digest || !EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr))
-    throw Error(path + ": cannot compute SHA-256");
+  Sha256 digest(path);
   std::vector<unsigned char> buffer(1 << 20);
   while (true) {
     ssize_t got = ::read(fd, buffer.data(), buffer.size());
@@ -503,8 +538,12 @@ std::string sha256File(const std::string &path) {
       throw Error(path + ": " + std::strerror(errno));
     if (got == 0)
       break;
-    EVP_DigestUpdate(digest.get(), buffer.data(), static_cast<size_t>(got));
+    digest.update(buffer.data(), static_cast<size_t>(got));
   }
+  return digest.finish();
+}
+
+std::string Sha256::finish() {
   unsigned char hash[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(digest.get(), hash, &length);
@@ -646,6 +685,53 @@ void Bundle::claimProgramPath(const std::string &path) {
   claimedPath = key;
 }
 
+/// The block of `info` one program call reads or writes: the batch cut into
+/// `blocks` (data-parallel replicas times microbatches).
+static std::vector<int64_t> blockShape(const TensorInfo &info, int blocks) {
+  std::vector<int64_t> shape = info.shape;
+  if (blocks > 1 && info.batchDim >= 0 &&
+      info.batchDim < static_cast<int>(shape.size()))
+    shape[info.batchDim] /= blocks;
+  return shape;
+}
+
+void Bundle::checkPorts(const std::string &path, const EntryPoint &point,
+                        const char *kind, const std::vector<int> &positions,
+                        const std::vector<int> &graphIndices,
+                        const std::vector<TensorInfo> &graphTensors,
+                        const CleavePortInfo *ports) const {
+  if (!positions.empty() && !ports)
+    throw Error(path + ": entry point '" + point.name + "' records no " + kind +
+                " ports");
+  int blocks = manifest_.dp * manifest_.microbatches;
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    // Positions and graph indices were bounded when the manifest was read.
+    const TensorInfo &tensor = graphTensors[graphIndices[positions[i]]];
+    const CleavePortInfo &port = ports[i];
+    std::string where = path + ": " + kind + " " + std::to_string(i) +
+                        " of entry point '" + point.name + "' ";
+    if (!port.name || tensor.name != port.name)
+      throw Error(where + "is '" + (port.name ? port.name : "") +
+                  "' in the program, but manifest.json says '" + tensor.name +
+                  "'");
+    std::vector<int64_t> expected = blockShape(tensor, blocks);
+    bool sameShape = port.rank >= 0 && port.rank <= CLEAVE_MAX_RANK &&
+                     std::equal(expected.begin(), expected.end(), port.shape,
+                                port.shape + port.rank) &&
+                     expected.size() == static_cast<std::size_t>(port.rank);
+    if (port.dtype != tensor.dtype || !sameShape) {
+      std::vector<int64_t> compiled;
+      if (port.rank >= 0 && port.rank <= CLEAVE_MAX_RANK)
+        compiled.assign(port.shape, port.shape + port.rank);
+      throw Error(where + "'" + tensor.name + "' was compiled as " +
+                  typeString(static_cast<CleaveDType>(port.dtype), compiled) +
+                  ", but manifest.json makes it " +
+                  typeString(tensor.dtype, expected) +
+                  (blocks > 1 ? " per block" : ""));
+    }
+  }
+}
+
 void Bundle::loadProgram() {
   std::string path = joinPath(dir, entry->library);
   // dlopen would search the loader's path for a name without a slash.
@@ -702,6 +788,10 @@ void Bundle::loadProgram() {
              static_cast<int64_t>(point.inputs.size()));
     mismatch("output count of entry '" + point.name + "'", found->numOutputs,
              static_cast<int64_t>(point.outputs.size()));
+    checkPorts(path, point, "input", point.inputs, entry->inputs,
+               manifest_.inputs, found->inputs);
+    checkPorts(path, point, "output", point.outputs, entry->outputs,
+               manifest_.outputs, found->outputs);
     entryFns.push_back(found->fn);
   }
   for (int32_t i = 0; i < info->numWritableWeights; ++i) {

@@ -130,6 +130,13 @@ private:
   Bundle() = default;
   void mapWeights();
   void loadProgram();
+  /// Checks an entry point's ports in the manifest against those the
+  /// program was compiled for: names, element types and block shapes.
+  void checkPorts(const std::string &path, const EntryPoint &point,
+                  const char *kind, const std::vector<int> &positions,
+                  const std::vector<int> &graphIndices,
+                  const std::vector<TensorInfo> &graphTensors,
+                  const CleavePortInfo *ports) const;
   /// Registers the program's path as loaded with this bundle's hash;
   /// refuses a path whose earlier version is still loaded.
   void claimProgramPath(const std::string &path);

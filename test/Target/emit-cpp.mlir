@@ -40,9 +40,17 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   return %r : tensor<2x4xf32>
 }
 
-// The entry table and the program info close the file.
+// The entry table, with each entry's port signatures (names, element types,
+// shapes) that the runtime checks the manifest against, and the program info
+// close the file.
+// CHECK: static const CleavePortInfo kInputs_forward[] = {
+// CHECK-NEXT: {"input_0", CLEAVE_F32, 2, {2, 8}},
+// CHECK-NEXT: };
+// CHECK: static const CleavePortInfo kOutputs_forward[] = {
+// CHECK-NEXT: {"output_0", CLEAVE_F32, 2, {2, 4}},
+// CHECK-NEXT: };
 // CHECK: static const CleaveEntryInfo kEntries[] = {
-// CHECK-NEXT: {"forward", "forward", cleave_entry_forward, 1, 1},
+// CHECK-NEXT: {"forward", "forward", cleave_entry_forward, 1, 1, kInputs_forward, kOutputs_forward},
 // CHECK-NEXT: };
 // CHECK: static const CleaveProgramInfo kProgramInfo = {
 // CHECK-NEXT: CLEAVE_ABI_VERSION, 1, kEntries, 64, 192, 0, 0, kWritableWeights};

@@ -13,7 +13,7 @@ static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
                        const void *const *inputs, void *const *outputs);
 
 static const CleaveEntryInfo entries[] = {
-    {"forward", "forward", forward, 1, 3}};
+    {"forward", "forward", forward, 1, 3, CLEAVE_TEST_PORTS_forward}};
 static const CleaveProgramInfo info = {
     CLEAVE_ABI_VERSION, 1, entries, 256, 128, 0, 0, nullptr};
 

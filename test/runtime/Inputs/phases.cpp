@@ -20,8 +20,8 @@ static int32_t backward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
                         const void *const *inputs, void *const *outputs);
 
 static const CleaveEntryInfo entries[] = {
-    {"forward", "forward", forward, 1, 1},
-    {"backward", "backward", backward, 0, 1}};
+    {"forward", "forward", forward, 1, 1, CLEAVE_TEST_PORTS_forward},
+    {"backward", "backward", backward, 0, 1, CLEAVE_TEST_PORTS_backward}};
 static const CleaveWritableWeight writable[] = {{0, 0, 12}};
 static const CleaveProgramInfo info = {
     CLEAVE_ABI_VERSION, 2, entries, 128, 64, 128, 1, writable};

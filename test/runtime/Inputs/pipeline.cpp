@@ -15,8 +15,9 @@ static int32_t forward(CleaveContext *ctx, int32_t microbatch, uint8_t *arena,
                        uint8_t *persistent, const uint8_t *weights,
                        const void *const *inputs, void *const *outputs);
 
-static const CleaveEntryInfo entries[] = {
-    {"forward", "forward", forward, 1, CLEAVE_STAGE == 0 ? 0 : 1}};
+static const CleaveEntryInfo entries[] = {{"forward", "forward", forward, 1,
+                                           CLEAVE_STAGE == 0 ? 0 : 1,
+                                           CLEAVE_TEST_PORTS_forward}};
 static const CleaveProgramInfo info = {
     CLEAVE_ABI_VERSION, 1, entries, 64, 64, 0, 0, nullptr};
 

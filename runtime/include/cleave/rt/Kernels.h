@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define CLEAVE_ABI_VERSION 3
+#define CLEAVE_ABI_VERSION 4
 #define CLEAVE_MAX_RANK 8
 
 /// Element types (DTypeList.def); the values are part of the ABI.
@@ -72,6 +72,16 @@ typedef int32_t (*CleaveEntryFn)(CleaveContext *ctx, int32_t microbatch,
                                  const void *const *inputs,
                                  void *const *outputs);
 
+/// A port of an entry point as the program was compiled for it: the graph
+/// tensor's name and the type of the block one call reads or writes. The
+/// runtime checks the manifest's ports against these.
+typedef struct CleavePortInfo {
+  const char *name;
+  int32_t dtype;
+  int32_t rank;
+  int64_t shape[CLEAVE_MAX_RANK];
+} CleavePortInfo;
+
 /// One row of a program's entry table.
 typedef struct CleaveEntryInfo {
   const char *name;  ///< Unique in the program.
@@ -79,6 +89,8 @@ typedef struct CleaveEntryInfo {
   CleaveEntryFn fn;
   int32_t numInputs;
   int32_t numOutputs;
+  const CleavePortInfo *inputs;  ///< numInputs ports (null when none).
+  const CleavePortInfo *outputs; ///< numOutputs ports (null when none).
 } CleaveEntryInfo;
 
 /// A writable weight: `bytes` of the weight file at `weightOffset` copied
