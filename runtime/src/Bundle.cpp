@@ -358,7 +358,10 @@ Manifest readManifest(const std::string &bundleDir) {
   if (::stat(bundleDir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
     throw Error(bundleDir + ": not a bundle directory");
   // A manifest is a few kilobytes per device.
-  std::string text = readRegularFile(path, std::int64_t(1) << 28);
+  return parseManifest(readRegularFile(path, std::int64_t(1) << 28), path);
+}
+
+Manifest parseManifest(const std::string &text, const std::string &path) {
   ManifestReader reader(path);
   json root;
   try {
