@@ -391,7 +391,9 @@ struct SendModel : KernelInterface::ExternalModel<SendModel, SendOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto send = cast<SendOp>(op);
     call.kernel = "send";
-    call.ints = {send.getPeer(), send.getTag()};
+    // The verifier keeps peer and tag non-negative (send_c1, recv_c1).
+    call.ints = {static_cast<int64_t>(send.getPeer()),
+                 static_cast<int64_t>(send.getTag())};
     return success();
   }
 };
@@ -400,7 +402,9 @@ struct RecvModel : KernelInterface::ExternalModel<RecvModel, RecvOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto recv = cast<RecvOp>(op);
     call.kernel = "recv";
-    call.ints = {recv.getPeer(), recv.getTag()};
+    // The verifier keeps peer and tag non-negative (send_c1, recv_c1).
+    call.ints = {static_cast<int64_t>(recv.getPeer()),
+                 static_cast<int64_t>(recv.getTag())};
     return success();
   }
 };
