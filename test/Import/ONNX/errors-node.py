@@ -59,6 +59,8 @@
 # RESIZE_CROP: resize-crop.onnx:0:0: error: node 'Resize_0' (Resize): coordinate_transformation_mode 'tf_crop_and_resize' (with a region of interest) is not supported
 #
 # Scales whose output dimension no tensor can have, or that are not finite.
+# RUN: not cleave-translate --import-onnx %t/reshape-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESHAPE_HUGE
+# RESHAPE_HUGE: reshape-huge.onnx:0:0: error: node 'Reshape_0' (Reshape): cannot reshape 2x3 to [-1, 7277816997830721539, 7562350]: reshape target has more elements than a tensor can hold
 # RUN: not cleave-translate --import-onnx %t/resize-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_HUGE
 # RESIZE_HUGE: resize-huge.onnx:0:0: error: node 'Resize_0' (Resize): resizing dimension 1 of size 3 gives 3.000000e+30 elements, more than a dimension can hold
 # RUN: not cleave-translate --import-onnx %t/resize-nan.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_NAN
@@ -145,6 +147,8 @@ model("expand", lambda g, x: g.node("Expand", [x, g.const(ints(4, 3, 5))]), x=[2
 model("non-constant", lambda g, x, t: g.node("Reshape", [x, g.node("Cast", [t], ["target"], to=7)],
                                              name="reshape"), x=[2, 3], t=[2])
 model("reshape-target", lambda g, x: g.node("Reshape", [x, g.const(ints(-1, -1))]), x=[2, 3])
+model("reshape-huge", lambda g, x: g.node("Reshape", [x, g.const(ints(-1, 7277816997830721539, 7562350))]),
+      x=[2, 3])
 model("resize-crop", lambda g, x: g.node("Resize", [x, g.const(np.float32([0, 0, 1, 1])),
                                                     g.const(np.float32([1, 2]))],
                                          coordinate_transformation_mode="tf_crop_and_resize"),

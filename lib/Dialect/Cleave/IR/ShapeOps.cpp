@@ -217,7 +217,10 @@ cleave::resolveReshape(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> target,
   for (auto [i, dim] : llvm::enumerate(result)) {
     if (inferredIndex && i == *inferredIndex)
       continue;
-    knownCount *= dim;
+    if (llvm::MulOverflow(knownCount, dim, knownCount)) {
+      os << "reshape target has more elements than a tensor can hold";
+      return failure();
+    }
   }
 
   if (inferredIndex) {
