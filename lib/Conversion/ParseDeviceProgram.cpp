@@ -33,12 +33,10 @@ using namespace cleave;
 
 static bool isKnownKernel(StringRef name) {
   return llvm::StringSwitch<bool>(name)
-#define CLEAVE_KERNEL(kernel) .Case(#kernel, true)
+#define CLEAVE_KERNEL(kernel, signature) .Case(#kernel, true)
 #include "cleave/rt/KernelList.def"
-#undef CLEAVE_KERNEL
-#define CLEAVE_COMM(kernel) .Case(#kernel, true)
+#define CLEAVE_COMM(kernel, signature) .Case(#kernel, true)
 #include "cleave/rt/CommList.def"
-#undef CLEAVE_COMM
       .Default(false);
 }
 

@@ -40,7 +40,7 @@ struct HostRows {
 
 extern "C" {
 
-#define CLEAVE_COMM(name)                                                      \
+#define CLEAVE_COMM(name, signature)                                           \
   int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
                             int32_t numIn, CleaveTensor *out, int32_t numOut,  \
                             const int64_t *ints, const double *) {             \

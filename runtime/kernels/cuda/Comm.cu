@@ -282,7 +282,7 @@ extern "C" int cleave_rt_cuda_device_count() {
 
 extern "C" {
 
-#define CLEAVE_COMM(name)                                                      \
+#define CLEAVE_COMM(name, signature)                                           \
   int32_t cleave_cuda_##name(CleaveContext *ctx, const CleaveTensor *in,       \
                              int32_t numIn, CleaveTensor *out, int32_t numOut, \
                              const int64_t *ints, const double *) {            \
