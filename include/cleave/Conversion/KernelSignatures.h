@@ -28,6 +28,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -177,6 +178,14 @@ private:
 #undef CLEAVE_PACK_INT_RANK_LIST
 #undef CLEAVE_PACK_FLOAT
 #undef CLEAVE_PACK_FLOAT_RANK_LIST
+
+/// Why `call` (of a program, its inputs and outputs tensor numbers) does
+/// not fit the signature of its kernel: an unknown kernel, a required input
+/// absent, too few or too many tensors, ints or floats (count and rank
+/// lists sized from the call's counts and from `rankOf` a tensor). Empty
+/// when it fits.
+std::string checkCall(const KernelCall &call,
+                      llvm::function_ref<int64_t(int tensor)> rankOf);
 
 /// Fills `call` with `kernel` applied to `args` on `op`'s results.
 template <typename Signature>
