@@ -48,10 +48,6 @@ static Type getResultElementType(Operation *op, unsigned index = 0) {
   return cast<ShapedType>(op->getResult(index).getType()).getElementType();
 }
 
-static Type getOperandElementType(Operation *op, unsigned index) {
-  return cast<ShapedType>(op->getOperand(index).getType()).getElementType();
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise ops: scalar expressions
 //===----------------------------------------------------------------------===//
