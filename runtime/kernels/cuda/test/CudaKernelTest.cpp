@@ -820,7 +820,10 @@ TEST_F(CudaKernelTest, GatherIndicesAndRangeError) {
           e.push_back(x[(p * 5 + k) * 2 + q]);
     expectNear(e, y, 0);
   }
-  // An index out of range is reported by the next synchronisation.
+  // An index out of range is reported by the next synchronisation, naming
+  // the step that launched the kernel.
+  ctx->step = 3;
+  ctx->node = "embed";
   Buffer &bad = integers<int64_t>({1}, {5});
   Buffer &y = output({3, 1, 2});
   std::vector<CleaveTensor> in{input(xs, x).tensor(), bad.tensor()};
@@ -831,7 +834,9 @@ TEST_F(CudaKernelTest, GatherIndicesAndRangeError) {
     device->synchronize();
     ADD_FAILURE() << "synchronize() did not report the bad index";
   } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find("index 5 is out of range"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "step 3 (node 'embed'), kernel gather: index 5 is out of "
+                  "range [-5, 5) for dimension 1 of data"),
               std::string::npos)
         << e.what();
   }
