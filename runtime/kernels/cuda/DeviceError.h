@@ -50,12 +50,24 @@ struct DeviceErrorSite {
 enum DeviceErrorCode : int {
   kNoDeviceError = 0,
   kGatherIndexOutOfRange = 1,
+  kGatherNDIndexOutOfRange = 2,
+  kScatterNDIndexOutOfRange = 3,
+  kGatherElementsIndexOutOfRange = 4,
+  kScatterElementsIndexOutOfRange = 5,
 };
 
 inline const char *deviceErrorKernel(int code) {
   switch (code) {
   case kGatherIndexOutOfRange:
     return "gather";
+  case kGatherNDIndexOutOfRange:
+    return "gather_nd";
+  case kScatterNDIndexOutOfRange:
+    return "scatter_nd";
+  case kGatherElementsIndexOutOfRange:
+    return "gather_elements";
+  case kScatterElementsIndexOutOfRange:
+    return "scatter_elements";
   default:
     return nullptr;
   }
