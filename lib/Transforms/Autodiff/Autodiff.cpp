@@ -93,8 +93,8 @@ private:
   /// Finds the result named `lossName` and checks that it is a float scalar.
   LogicalResult findLoss() {
     if (lossName.empty())
-      return func.emitError("cleave-autodiff needs the name of the loss "
-                            "result (loss=<result name>)");
+      return error("cleave-autodiff needs the name of the loss "
+                   "result (loss=<result name>)");
     std::string available;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       StringAttr name = getResultName(func, i);
@@ -106,7 +106,7 @@ private:
                    (name ? "'" + name.str() + "'" : "(unnamed)");
     }
     if (!lossIndex)
-      return func.emitError("loss=")
+      return error("loss=")
              << lossName << ": no result of @" << func.getSymName()
              << " is named '" << lossName << "'; "
              << (available.empty() ? "it has no results"
@@ -115,7 +115,7 @@ private:
     auto type = dyn_cast<RankedTensorType>(loss.getType());
     if (!type || !isa<FloatType>(type.getElementType()) ||
         !type.hasStaticShape() || type.getNumElements() != 1)
-      return func.emitError("loss=")
+      return error("loss=")
              << lossName << ": the loss must be a float scalar (a tensor of "
              << "one element), but it is " << loss.getType();
     return success();
@@ -126,7 +126,7 @@ private:
     llvm::Regex frozen(freeze);
     std::string regexError;
     if (!freeze.empty() && !frozen.isValid(regexError))
-      return func.emitError("freeze=")
+      return error("freeze=")
              << freeze << ": not a valid regular expression: " << regexError;
     bool anyFloatWeight = false;
     llvm::StringMap<size_t> indexOf;
@@ -145,10 +145,10 @@ private:
     if (!parameters.empty())
       return success();
     if (anyFloatWeight)
-      return func.emitError("no trainable parameter: freeze=")
+      return error("no trainable parameter: freeze=")
              << freeze << " matches every float weight of @"
              << func.getSymName();
-    return func.emitError("no trainable parameter: @")
+    return error("no trainable parameter: @")
            << func.getSymName() << " reads no float weight";
   }
 
@@ -207,7 +207,7 @@ private:
     }
     if (missing.empty())
       return success();
-    InFlightDiagnostic diag = func.emitError()
+    InFlightDiagnostic diag = error()
                               << "cannot differentiate '" << lossName
                               << "': " << missing.size()
                               << (missing.size() == 1 ? " op" : " ops")
@@ -329,6 +329,12 @@ private:
         op->erase();
   }
 
+  /// An error at the function's location. Not attached to the function, so
+  /// that a tool does not print the whole model with it.
+  InFlightDiagnostic error(const Twine &message = {}) {
+    return emitError(func.getLoc(), message);
+  }
+
   Operation *getTerminator() { return func.getBody().front().getTerminator(); }
 
   func::FuncOp func;
@@ -349,12 +355,13 @@ struct AutodiffPass : public cleave::impl::AutodiffPassBase<AutodiffPass> {
     ModuleOp module = getOperation();
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func || func.isExternal()) {
-      module.emitError("cleave-autodiff: no function @")
+      emitError(module.getLoc(), "cleave-autodiff: no function @")
           << entry << " with a body to differentiate";
       return signalPassFailure();
     }
     if (!func.getBody().hasOneBlock()) {
-      func.emitError("cleave-autodiff differentiates functions of one block");
+      emitError(func.getLoc(),
+                "cleave-autodiff differentiates functions of one block");
       return signalPassFailure();
     }
     if (failed(ReverseModeDifferentiator(func, loss, freeze).run()))
