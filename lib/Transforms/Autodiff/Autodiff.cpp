@@ -95,22 +95,12 @@ private:
     if (lossName.empty())
       return error("cleave-autodiff needs the name of the loss "
                    "result (loss=<result name>)");
-    std::string available;
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-      StringAttr name = getResultName(func, i);
-      if (name && name.getValue() == lossName) {
-        lossIndex = i;
-        break;
-      }
-      available += (available.empty() ? "" : ", ") +
-                   (name ? "'" + name.str() + "'" : "(unnamed)");
-    }
+    for (unsigned i = 0, e = func.getNumResults(); i < e && !lossIndex; ++i)
+      if (StringAttr name = getResultName(func, i))
+        if (name.getValue() == lossName)
+          lossIndex = i;
     if (!lossIndex)
-      return error("loss=")
-             << lossName << ": no result of @" << func.getSymName()
-             << " is named '" << lossName << "'; "
-             << (available.empty() ? "it has no results"
-                                   : "its results are " + available);
+      return reportUnknownLoss();
     loss = getTerminator()->getOperand(*lossIndex);
     auto type = dyn_cast<RankedTensorType>(loss.getType());
     if (!type || !isa<FloatType>(type.getElementType()) ||
@@ -119,6 +109,27 @@ private:
              << lossName << ": the loss must be a float scalar (a tensor of "
              << "one element), but it is " << loss.getType();
     return success();
+  }
+
+  /// Names the results the loss could have been (the first few of a model
+  /// of many outputs).
+  LogicalResult reportUnknownLoss() {
+    constexpr unsigned kListed = 8;
+    InFlightDiagnostic diag =
+        error("loss=") << lossName << ": no result of @" << func.getSymName()
+                       << " is named '" << lossName << "'; ";
+    unsigned count = func.getNumResults();
+    if (count == 0)
+      return diag << "it has no results";
+    diag << "its results are ";
+    for (unsigned i = 0; i < std::min(count, kListed); ++i) {
+      StringAttr name = getResultName(func, i);
+      diag << (i ? ", " : "")
+           << (name ? ("'" + name.getValue() + "'").str() : "(unnamed)");
+    }
+    if (count > kListed)
+      diag << " and " << count - kListed << " more";
+    return diag;
   }
 
   /// Groups the float weights by name, leaving out the frozen ones.

@@ -80,3 +80,12 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
 module {
   func.func private @main(tensor<4xf32>) -> tensor<f32>
 }
+
+// -----
+
+// A model of many outputs: the first eight are listed.
+
+// expected-error @+1 {{loss=loss: no result of @main is named 'loss'; its results are 'o0', 'o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7' and 2 more}}
+func.func @main(%x: tensor<f32>) -> (tensor<f32> {cleave.name = "o0"}, tensor<f32> {cleave.name = "o1"}, tensor<f32> {cleave.name = "o2"}, tensor<f32> {cleave.name = "o3"}, tensor<f32> {cleave.name = "o4"}, tensor<f32> {cleave.name = "o5"}, tensor<f32> {cleave.name = "o6"}, tensor<f32> {cleave.name = "o7"}, tensor<f32> {cleave.name = "o8"}, tensor<f32> {cleave.name = "o9"}) {
+  return %x, %x, %x, %x, %x, %x, %x, %x, %x, %x : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}

@@ -18,8 +18,6 @@ from cleave.testing.gradients import (
     ModelBuilder, check, compile_gradients, finite_differences)
 
 RTOL, ATOL = 1e-5, 1e-6
-work = sys.argv[1]
-failed = False
 
 
 def unary(m):
@@ -155,24 +153,27 @@ def shapes(m):
     m.add_term(m.node("Gather", [w, m.ints([2, 0, 2])], axis=1), [2, 3, 3])
 
 
-for family in [unary, binary, nn, shapes]:
-    print(f"== {family.__name__}")
-    cleave_model = ModelBuilder(np.float32)
-    family(cleave_model)
-    cleave_model.finish()
-    reference = ModelBuilder(np.float64)
-    family(reference)
-    reference.finish()
+if __name__ == "__main__":
+    work = sys.argv[1]
+    failed = False
+    for family in [unary, binary, nn, shapes]:
+        print(f"== {family.__name__}")
+        cleave_model = ModelBuilder(np.float32)
+        family(cleave_model)
+        cleave_model.finish()
+        reference = ModelBuilder(np.float64)
+        family(reference)
+        reference.finish()
 
-    session = compile_gradients(cleave_model.model(), f"{work}/{family.__name__}")
-    outputs = session.run({})
-    expected = finite_differences(reference, {})
-    for name, gradient in expected.items():
-        failed |= not check(f"grad:{name}", outputs[f"grad:{name}"], gradient,
-                            RTOL, ATOL)
-    print("gradients", len(outputs) - 1, "of", len(expected))
+        session = compile_gradients(cleave_model.model(), f"{work}/{family.__name__}")
+        outputs = session.run({})
+        expected = finite_differences(reference, {})
+        for name, gradient in expected.items():
+            failed |= not check(f"grad:{name}", outputs[f"grad:{name}"], gradient,
+                                RTOL, ATOL)
+        print("gradients", len(outputs) - 1, "of", len(expected))
 
-sys.exit(1 if failed else 0)
+    sys.exit(1 if failed else 0)
 
 # CHECK-LABEL: == unary
 # CHECK-NOT: MISMATCH

@@ -21,8 +21,6 @@ import torch
 from cleave.testing.gradients import ModelBuilder, check, compile_gradients
 
 RTOL, ATOL = 1e-5, 1e-7
-work = sys.argv[1]
-failed = False
 
 
 def cross_entropy(m, logits, targets, classes, axis):
@@ -155,29 +153,32 @@ def tied(m):
     return {"ids": iv}, reference
 
 
-for build, freeze in [(mlp, None), (transformer, None), (tied, "^scale$")]:
-    print(f"== {build.__name__}")
-    m = ModelBuilder(np.float32, seed=1, opset=17)
-    feeds, reference = build(m)
-    session = compile_gradients(m.model(), f"{work}/{build.__name__}",
-                                freeze=freeze)
-    outputs = session.run(feeds)
-    print("outputs", sorted(outputs))
+if __name__ == "__main__":
+    work = sys.argv[1]
+    failed = False
+    for build, freeze in [(mlp, None), (transformer, None), (tied, "^scale$")]:
+        print(f"== {build.__name__}")
+        m = ModelBuilder(np.float32, seed=1, opset=17)
+        feeds, reference = build(m)
+        session = compile_gradients(m.model(), f"{work}/{build.__name__}",
+                                    freeze=freeze)
+        outputs = session.run(feeds)
+        print("outputs", sorted(outputs))
 
-    params = {name: torch.tensor(value, dtype=torch.float64, requires_grad=True)
-              for name, value in m.weights.items()}
-    inputs = {name: torch.from_numpy(value.astype(np.float64)
-                                     if value.dtype == np.float32 else value)
-              for name, value in feeds.items()}
-    loss = reference(params, inputs)
-    loss.backward()
-    failed |= not check("loss", outputs["loss"], loss.item(), RTOL, ATOL)
-    for name, param in params.items():
-        if f"grad:{name}" in outputs:
-            failed |= not check(f"grad:{name}", outputs[f"grad:{name}"],
-                                param.grad.numpy(), RTOL, ATOL)
+        params = {name: torch.tensor(value, dtype=torch.float64, requires_grad=True)
+                  for name, value in m.weights.items()}
+        inputs = {name: torch.from_numpy(value.astype(np.float64)
+                                         if value.dtype == np.float32 else value)
+                  for name, value in feeds.items()}
+        loss = reference(params, inputs)
+        loss.backward()
+        failed |= not check("loss", outputs["loss"], loss.item(), RTOL, ATOL)
+        for name, param in params.items():
+            if f"grad:{name}" in outputs:
+                failed |= not check(f"grad:{name}", outputs[f"grad:{name}"],
+                                    param.grad.numpy(), RTOL, ATOL)
 
-sys.exit(1 if failed else 0)
+    sys.exit(1 if failed else 0)
 
 # CHECK-LABEL: == mlp
 # CHECK-NEXT: outputs ['grad:fc1.bias', 'grad:fc1.weight', 'grad:fc2.bias', 'grad:fc2.weight', 'loss']
