@@ -284,6 +284,37 @@ struct ReduceModel
   }
 };
 
+struct TopKModel : KernelInterface::ExternalModel<TopKModel, TopKOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto topk = cast<TopKOp>(op);
+    call.kernel = "topk";
+    call.ints = {static_cast<int64_t>(topk.getAxis()),
+                 static_cast<int64_t>(topk.getK()), topk.getLargest()};
+    return success();
+  }
+};
+
+template <typename Op, const char *Kernel>
+struct ArgExtremeModel
+    : KernelInterface::ExternalModel<ArgExtremeModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto arg = cast<Op>(op);
+    call.kernel = Kernel;
+    call.ints = {static_cast<int64_t>(arg.getAxis()), arg.getSelectLastIndex()};
+    return success();
+  }
+};
+
+struct CumSumModel : KernelInterface::ExternalModel<CumSumModel, CumSumOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto cumsum = cast<CumSumOp>(op);
+    call.kernel = "cumsum";
+    call.ints = {static_cast<int64_t>(cumsum.getAxis()), cumsum.getExclusive(),
+                 cumsum.getReverse()};
+    return success();
+  }
+};
+
 struct TransposeModel
     : KernelInterface::ExternalModel<TransposeModel, TransposeOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
@@ -525,6 +556,8 @@ CLEAVE_NAME(kReduceMin, "reduce_min")
 CLEAVE_NAME(kReduceProd, "reduce_prod")
 CLEAVE_NAME(kReduceL2, "reduce_l2")
 CLEAVE_NAME(kReduceSumSquare, "reduce_sum_square")
+CLEAVE_NAME(kArgMax, "arg_max")
+CLEAVE_NAME(kArgMin, "arg_min")
 CLEAVE_NAME(kConcat, "concat")
 CLEAVE_NAME(kSplit, "split")
 CLEAVE_NAME(kGather, "gather")
@@ -626,6 +659,10 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     ReduceL2Op::attachInterface<ReduceModel<ReduceL2Op, kReduceL2>>(*context);
     ReduceSumSquareOp::attachInterface<
         ReduceModel<ReduceSumSquareOp, kReduceSumSquare>>(*context);
+    TopKOp::attachInterface<TopKModel>(*context);
+    ArgMaxOp::attachInterface<ArgExtremeModel<ArgMaxOp, kArgMax>>(*context);
+    ArgMinOp::attachInterface<ArgExtremeModel<ArgMinOp, kArgMin>>(*context);
+    CumSumOp::attachInterface<CumSumModel>(*context);
     TransposeOp::attachInterface<TransposeModel>(*context);
     SliceOp::attachInterface<SliceModel>(*context);
     PadOp::attachInterface<PadModel>(*context);
