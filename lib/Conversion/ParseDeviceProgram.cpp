@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Conversion/DeviceProgram.h"
+#include "cleave/Conversion/KernelSignatures.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -30,17 +31,6 @@ using namespace cleave;
 //===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//
-
-static bool isKnownKernel(StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-#define CLEAVE_KERNEL(kernel) .Case(#kernel, true)
-#include "cleave/rt/KernelList.def"
-#undef CLEAVE_KERNEL
-#define CLEAVE_COMM(kernel) .Case(#kernel, true)
-#include "cleave/rt/CommList.def"
-#undef CLEAVE_COMM
-      .Default(false);
-}
 
 static bool isIdentifier(StringRef name) {
   if (name.empty() || llvm::isDigit(name.front()))
@@ -316,8 +306,7 @@ llvm::Error cleave::verifyDeviceProgram(const DeviceProgram &program) {
         continue;
       }
       const KernelCall &call = *step.call;
-      if (!isKnownKernel(call.kernel))
-        return fail(where + " calls unknown kernel '" + call.kernel + "'");
+      // Tensor numbers are checked first: the signature reads their ranks.
       for (int t : call.inputs)
         if (t < -1 || t >= numTensors)
           return fail(where + " reads tensor t" + Twine(t) + " of " +
@@ -326,6 +315,11 @@ llvm::Error cleave::verifyDeviceProgram(const DeviceProgram &program) {
         if (t < 0 || t >= numTensors)
           return fail(where + " writes tensor t" + Twine(t) + " of " +
                       Twine(numTensors));
+      std::string mismatch = kernels::checkCall(call, [&](int t) {
+        return static_cast<int64_t>(program.tensors[t].shape.size());
+      });
+      if (!mismatch.empty())
+        return fail(where + " " + mismatch);
     }
   }
   if (!program.getEntry(rt::phaseName(rt::Phase::Forward)))

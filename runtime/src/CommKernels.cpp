@@ -2,7 +2,9 @@
 //----------===//
 //
 // cleave_cpu_<name> for every CommList.def entry, over the context's
-// Communicator (CommCalls.h), with blocks cut and joined by memcpy.
+// Communicator (CommCalls.h), with blocks cut and joined by memcpy: each
+// binds the view of its signature (rt/KernelArgs.h) and calls
+// CommCalls<HostRows>::<name>.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,14 +42,14 @@ struct HostRows {
 
 extern "C" {
 
-#define CLEAVE_COMM(name)                                                      \
+#define CLEAVE_COMM(name, signature)                                           \
   int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
                             int32_t numIn, CleaveTensor *out, int32_t numOut,  \
-                            const int64_t *ints, const double *) {             \
-    return cleave::rt::comm::CommCalls<HostRows>::name(ctx, in, numIn, out,    \
-                                                       numOut, ints);          \
+                            const int64_t *ints, const double *floats) {       \
+    return cleave::rt::args::runKernel<cleave::rt::args::signature>(           \
+        &cleave::rt::comm::CommCalls<HostRows>::name, #name, ctx, in, numIn,   \
+        out, numOut, ints, floats);                                            \
   }
 #include "cleave/rt/CommList.def"
-#undef CLEAVE_COMM
 
 } // extern "C"

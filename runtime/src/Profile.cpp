@@ -29,7 +29,7 @@ using nlohmann::json;
 
 const std::set<std::string> &communicationCalls() {
   static const std::set<std::string> names = {
-#define CLEAVE_COMM(name) #name,
+#define CLEAVE_COMM(name, signature) #name,
 #include "cleave/rt/CommList.def"
   };
   return names;

@@ -810,8 +810,10 @@ LogicalResult GraphImporter::importOutputs(func::FuncOp func) {
   func::ReturnOp::create(builder, fileLoc(), results);
   func.setFunctionType(
       builder.getFunctionType(func.getArgumentTypes(), resultTypes));
-  for (auto [i, output] : llvm::enumerate(model.graph().output()))
-    setResultName(func, i, output.name());
+  std::vector<std::string> names;
+  for (const onnx::ValueInfoProto &output : model.graph().output())
+    names.push_back(output.name());
+  setResultNames(func, names);
   return success();
 }
 
@@ -853,8 +855,11 @@ OwningOpRef<ModuleOp> GraphImporter::import() {
   auto func = func::FuncOp::create(builder, fileLoc(), options.functionName,
                                    builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
+  std::vector<std::string> argNames;
+  for (const onnx::ValueInfoProto *arg : args)
+    argNames.push_back(arg->name());
+  setArgNames(func, argNames);
   for (auto [i, arg] : llvm::enumerate(args)) {
-    setArgName(func, i, arg->name());
     entry->getArgument(i).setLoc(nodeLoc(arg->name()));
     std::string previous;
     (void)defineValue(arg->name(), entry->getArgument(i),

@@ -162,15 +162,11 @@ void argExtreme(const Lines &lines, bool last, const T *x, int64_t *y,
 
 template <bool Max>
 int32_t argExtremeKernel(CleaveContext *ctx, const char *kernel,
-                         const CleaveTensor *in, int32_t numIn,
-                         CleaveTensor *out, int32_t numOut,
-                         const int64_t *ints) {
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+                         const args::ArgExtreme &args) {
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   Lines lines;
-  if (int32_t status = linesOf(ctx, kernel, x, ints[0], lines))
+  if (int32_t status = linesOf(ctx, kernel, x, args.axis(), lines))
     return status;
   if (y.dtype != CLEAVE_I64)
     return fail(ctx, kernel, "Y must be int64, not dtype %d", y.dtype);
@@ -181,7 +177,7 @@ int32_t argExtremeKernel(CleaveContext *ctx, const char *kernel,
     return 0;
   if (lines.size == 0)
     return fail(ctx, kernel, "the axis is empty");
-  const bool last = ints[1] != 0;
+  const bool last = args.selectLastIndex() != 0;
   const int threads = numThreads(ctx);
   int32_t status = dispatchNumeric(x.dtype, [&](auto type) {
     using T = decltype(type);
@@ -232,20 +228,15 @@ void cumSum(const Lines &lines, bool exclusive, bool reverse, const T *x, T *y,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_topk(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *) {
+int32_t cleave::cpu::kernels::topk(CleaveContext *ctx, const args::TopK &args) {
   const char *kernel = "topk";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 2))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &values = out[0], &indices = out[1];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &values = args.values(), &indices = args.indices();
   Lines lines;
-  if (int32_t status = linesOf(ctx, kernel, x, ints[0], lines))
+  if (int32_t status = linesOf(ctx, kernel, x, args.axis(), lines))
     return status;
-  const int64_t k = ints[1];
-  const bool largest = ints[2] != 0;
+  const int64_t k = args.k();
+  const bool largest = args.largest() != 0;
   if (k < 0 || k > lines.size)
     return fail(ctx, kernel, "k (%lld) is not in [0, %lld]", (long long)k,
                 (long long)lines.size);
@@ -269,37 +260,30 @@ extern "C" int32_t cleave_cpu_topk(CleaveContext *ctx, const CleaveTensor *in,
   return status < 0 ? unsupported(ctx, kernel, x.dtype) : status;
 }
 
-extern "C" int32_t cleave_cpu_arg_max(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints, const double *) {
-  return argExtremeKernel<true>(ctx, "arg_max", in, numIn, out, numOut, ints);
+int32_t cleave::cpu::kernels::arg_max(CleaveContext *ctx,
+                                      const args::ArgExtreme &args) {
+  return argExtremeKernel<true>(ctx, "arg_max", args);
 }
 
-extern "C" int32_t cleave_cpu_arg_min(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints, const double *) {
-  return argExtremeKernel<false>(ctx, "arg_min", in, numIn, out, numOut, ints);
+int32_t cleave::cpu::kernels::arg_min(CleaveContext *ctx,
+                                      const args::ArgExtreme &args) {
+  return argExtremeKernel<false>(ctx, "arg_min", args);
 }
 
-extern "C" int32_t cleave_cpu_cumsum(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *ints,
-                                     const double *) {
+int32_t cleave::cpu::kernels::cumsum(CleaveContext *ctx,
+                                     const args::CumSum &args) {
   const char *kernel = "cumsum";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   Lines lines;
-  if (int32_t status = linesOf(ctx, kernel, x, ints[0], lines))
+  if (int32_t status = linesOf(ctx, kernel, x, args.axis(), lines))
     return status;
   if (y.dtype != x.dtype || numElements(y) != numElements(x))
     return fail(ctx, kernel, "Y must have the type and size of X");
   if (numElements(x) == 0)
     return 0;
-  const bool exclusive = ints[1] != 0, reverse = ints[2] != 0;
+  const bool exclusive = args.exclusive() != 0;
+  const bool reverse = args.reverse() != 0;
   const int threads = numThreads(ctx);
   int32_t status = dispatchNumeric(x.dtype, [&](auto type) {
     using T = decltype(type);

@@ -187,14 +187,10 @@ __global__ void cumSumKernel(const T *x, T *y, Lines lines, bool exclusive,
 
 template <bool Max>
 int32_t argExtremeEntry(CleaveContext *ctx, const char *kernel,
-                        const CleaveTensor *in, int32_t numIn,
-                        CleaveTensor *out, int32_t numOut,
-                        const int64_t *ints) {
-  if (numIn < 1 || numOut < 1)
-    return fail(ctx, kernel, "expected one input and one output");
-  const CleaveTensor &x = in[0], &y = out[0];
+                        const args::ArgExtreme &args) {
+  const CleaveTensor &x = args.x(), &y = args.y();
   Lines lines;
-  if (int32_t status = linesOf(ctx, kernel, x, ints[0], lines))
+  if (int32_t status = linesOf(ctx, kernel, x, args.axis(), lines))
     return status;
   if (y.dtype != CLEAVE_I64 || numElements(y) != lines.count())
     return fail(ctx, kernel, "Y must be int64 with %lld elements",
@@ -203,7 +199,7 @@ int32_t argExtremeEntry(CleaveContext *ctx, const char *kernel,
     return 0;
   if (lines.size == 0)
     return fail(ctx, kernel, "the axis is empty");
-  bool last = ints[1] != 0;
+  bool last = args.selectLastIndex() != 0;
   int32_t status = dispatchNumeric(x.dtype, [&](auto type) {
     using T = decltype(type);
     argExtremeKernel<T, Max>
@@ -219,19 +215,16 @@ int32_t argExtremeEntry(CleaveContext *ctx, const char *kernel,
 
 } // namespace
 
-extern "C" int32_t cleave_cuda_topk(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *floats) {
+int32_t cleave::cuda::kernels::topk(CleaveContext *ctx,
+                                    const args::TopK &args) {
   const char *kernel = "topk";
-  if (numIn < 1 || numOut < 2)
-    return fail(ctx, kernel, "expected one input and two outputs");
-  const CleaveTensor &x = in[0], &values = out[0], &indices = out[1];
+  const CleaveTensor &x = args.x(), &values = args.values(),
+                     &indices = args.indices();
   Lines lines;
-  if (int32_t status = linesOf(ctx, kernel, x, ints[0], lines))
+  if (int32_t status = linesOf(ctx, kernel, x, args.axis(), lines))
     return status;
-  int64_t k = ints[1];
-  bool largest = ints[2] != 0;
+  int64_t k = args.k();
+  bool largest = args.largest() != 0;
   if (k < 0 || k > lines.size)
     return fail(ctx, kernel, "k (%lld) is not in [0, %lld]", (long long)k,
                 (long long)lines.size);
@@ -257,39 +250,28 @@ extern "C" int32_t cleave_cuda_topk(CleaveContext *ctx, const CleaveTensor *in,
   return checkLaunch(ctx, kernel);
 }
 
-extern "C" int32_t cleave_cuda_arg_max(CleaveContext *ctx,
-                                       const CleaveTensor *in, int32_t numIn,
-                                       CleaveTensor *out, int32_t numOut,
-                                       const int64_t *ints,
-                                       const double *floats) {
-  return argExtremeEntry<true>(ctx, "arg_max", in, numIn, out, numOut, ints);
+int32_t cleave::cuda::kernels::arg_max(CleaveContext *ctx,
+                                       const args::ArgExtreme &args) {
+  return argExtremeEntry<true>(ctx, "arg_max", args);
 }
 
-extern "C" int32_t cleave_cuda_arg_min(CleaveContext *ctx,
-                                       const CleaveTensor *in, int32_t numIn,
-                                       CleaveTensor *out, int32_t numOut,
-                                       const int64_t *ints,
-                                       const double *floats) {
-  return argExtremeEntry<false>(ctx, "arg_min", in, numIn, out, numOut, ints);
+int32_t cleave::cuda::kernels::arg_min(CleaveContext *ctx,
+                                       const args::ArgExtreme &args) {
+  return argExtremeEntry<false>(ctx, "arg_min", args);
 }
 
-extern "C" int32_t cleave_cuda_cumsum(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints,
-                                      const double *floats) {
+int32_t cleave::cuda::kernels::cumsum(CleaveContext *ctx,
+                                      const args::CumSum &args) {
   const char *kernel = "cumsum";
-  if (numIn < 1 || numOut < 1)
-    return fail(ctx, kernel, "expected one input and one output");
-  const CleaveTensor &x = in[0], &y = out[0];
+  const CleaveTensor &x = args.x(), &y = args.y();
   Lines lines;
-  if (int32_t status = linesOf(ctx, kernel, x, ints[0], lines))
+  if (int32_t status = linesOf(ctx, kernel, x, args.axis(), lines))
     return status;
   if (y.dtype != x.dtype || numElements(y) != numElements(x))
     return fail(ctx, kernel, "Y must have the type and size of X");
   if (numElements(x) == 0)
     return 0;
-  bool exclusive = ints[1] != 0, reverse = ints[2] != 0;
+  bool exclusive = args.exclusive() != 0, reverse = args.reverse() != 0;
   int32_t status = dispatchNumeric(x.dtype, [&](auto type) {
     using T = decltype(type);
     cumSumKernel<T><<<blocksFor(lines.count()), kThreads, 0, streamOf(ctx)>>>(

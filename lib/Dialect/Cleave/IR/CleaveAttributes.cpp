@@ -206,6 +206,35 @@ void cleave::setResultName(FunctionOpInterface func, unsigned index,
                      StringAttr::get(func.getContext(), name));
 }
 
+/// Each dictionary of `dicts` with `key` set to the matching name.
+static SmallVector<DictionaryAttr> withNames(MLIRContext *context,
+                                             ArrayRef<DictionaryAttr> dicts,
+                                             ArrayRef<std::string> names) {
+  StringAttr key =
+      StringAttr::get(context, CleaveDialect::NameAttrHelper::getNameStr());
+  SmallVector<DictionaryAttr> result;
+  for (auto [index, name] : llvm::enumerate(names)) {
+    NamedAttrList attrs(index < dicts.size() ? dicts[index] : DictionaryAttr());
+    attrs.set(key, StringAttr::get(context, name));
+    result.push_back(attrs.getDictionary(context));
+  }
+  return result;
+}
+
+void cleave::setArgNames(FunctionOpInterface func,
+                         ArrayRef<std::string> names) {
+  SmallVector<DictionaryAttr> dicts;
+  func.getAllArgAttrs(dicts);
+  func.setAllArgAttrs(withNames(func.getContext(), dicts, names));
+}
+
+void cleave::setResultNames(FunctionOpInterface func,
+                            ArrayRef<std::string> names) {
+  SmallVector<DictionaryAttr> dicts;
+  func.getAllResultAttrs(dicts);
+  func.setAllResultAttrs(withNames(func.getContext(), dicts, names));
+}
+
 std::optional<int64_t> cleave::getInputIndex(FunctionOpInterface func,
                                              unsigned index) {
   return valueOf(func.getArgAttrOfType<IntegerAttr>(

@@ -97,6 +97,13 @@ void setArgName(mlir::FunctionOpInterface func, unsigned index,
                 llvm::StringRef name);
 void setResultName(mlir::FunctionOpInterface func, unsigned index,
                    llvm::StringRef name);
+/// Names every argument (every result) at once: setting them one by one
+/// rebuilds the function's attribute list each time, quadratic in a graph
+/// of many inputs or outputs.
+void setArgNames(mlir::FunctionOpInterface func,
+                 llvm::ArrayRef<std::string> names);
+void setResultNames(mlir::FunctionOpInterface func,
+                    llvm::ArrayRef<std::string> names);
 
 /// `cleave.input` / `cleave.output`: the entry argument or result that an
 /// argument or result of a stage function is.
