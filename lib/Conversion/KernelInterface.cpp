@@ -48,10 +48,6 @@ static Type getResultElementType(Operation *op, unsigned index = 0) {
   return cast<ShapedType>(op->getResult(index).getType()).getElementType();
 }
 
-static Type getOperandElementType(Operation *op, unsigned index) {
-  return cast<ShapedType>(op->getOperand(index).getType()).getElementType();
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise ops: scalar expressions
 //===----------------------------------------------------------------------===//
@@ -570,16 +566,6 @@ struct RecvModel : KernelInterface::ExternalModel<RecvModel, RecvOp> {
   }
 };
 
-static int64_t getReductionCode(StringRef reduction) {
-  return llvm::StringSwitch<int64_t>(reduction)
-      .Case("sum", 0)
-      .Case("product", 1)
-      .Case("max", 2)
-      .Case("min", 3)
-      .Case("average", 4)
-      .Default(-1);
-}
-
 /// A collective within the group along a mesh axis: the axis's code
 /// (rt/Mesh.h) and the group's size, then what the op adds (dimensions, the
 /// reduction).
@@ -607,10 +593,12 @@ struct CollectiveModel
     int64_t reduction = 0;
     if constexpr (std::is_same_v<Op, AllReduceOp> ||
                   std::is_same_v<Op, ReduceScatterOp>) {
-      reduction = getReductionCode(collective.getReduction());
-      if (reduction < 0)
+      std::optional<CleaveReduction> code =
+          parseKernelEnum<CleaveReduction>(collective.getReduction());
+      if (!code)
         return op->emitOpError("reduction '")
                << collective.getReduction() << "' has no runtime call";
+      reduction = *code;
     }
     auto fill = [&](auto &args) {
       args.x = collective.getInput();

@@ -11,13 +11,19 @@
 #include "CommCalls.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace cleave::rt {
 
 const char *reductionName(int64_t reduction) {
-  static const char *const names[] = {"sum", "product", "max", "min",
-                                      "average"};
-  return reduction >= 0 && reduction < 5 ? names[reduction] : nullptr;
+  // Every enum's values expand to a test; only CleaveReduction's can pass.
+#define CLEAVE_ENUM_BEGIN(type)
+#define CLEAVE_ENUM_VALUE(type, enumerator, code, spelling)                    \
+  if (std::is_same_v<type, CleaveReduction> && reduction == enumerator)        \
+    return spelling;
+#define CLEAVE_ENUM_END(type)
+#include "cleave/rt/KernelEnums.def"
+  return nullptr;
 }
 
 } // namespace cleave::rt
