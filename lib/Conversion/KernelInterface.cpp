@@ -550,8 +550,9 @@ struct SendModel : KernelInterface::ExternalModel<SendModel, SendOp> {
     auto send = cast<SendOp>(op);
     kernels::Send args;
     args.x = send.getInput();
-    args.peerStage = send.getPeer();
-    args.tag = send.getTag();
+    // The verifier keeps peer and tag non-negative (send_c1, recv_c1).
+    args.peerStage = static_cast<int64_t>(send.getPeer());
+    args.tag = static_cast<int64_t>(send.getTag());
     return kernels::buildCall(op, kernels::send, args, call);
   }
 };
@@ -560,8 +561,9 @@ struct RecvModel : KernelInterface::ExternalModel<RecvModel, RecvOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto recv = cast<RecvOp>(op);
     kernels::Recv args;
-    args.peerStage = recv.getPeer();
-    args.tag = recv.getTag();
+    // The verifier keeps peer and tag non-negative (send_c1, recv_c1).
+    args.peerStage = static_cast<int64_t>(recv.getPeer());
+    args.tag = static_cast<int64_t>(recv.getTag());
     return kernels::buildCall(op, kernels::recv, args, call);
   }
 };

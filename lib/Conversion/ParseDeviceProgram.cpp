@@ -190,10 +190,23 @@ static llvm::Error verifyLoop(const DeviceProgram &program,
   if (loop.output < 0 || loop.output >= numTensors)
     return fail(where + " writes tensor t" + Twine(loop.output) + " of " +
                 Twine(numTensors));
-  for (const FusedLoad &load : loop.loads)
+  ArrayRef<int64_t> space = loop.iterationShape;
+  for (const FusedLoad &load : loop.loads) {
     if (load.tensor < 0 || load.tensor >= numTensors)
       return fail(where + " loads tensor t" + Twine(load.tensor) + " of " +
                   Twine(numTensors));
+    // The emitters index a load by broadcasting it against the iteration
+    // space from the right: every dimension it has is the space's or 1.
+    ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
+    bool broadcasts = shape.size() <= space.size();
+    for (size_t d = 0; broadcasts && d < shape.size(); ++d) {
+      int64_t dim = shape[shape.size() - 1 - d];
+      broadcasts = dim == 1 || dim == space[space.size() - 1 - d];
+    }
+    if (!broadcasts)
+      return fail(where + " loads tensor t" + Twine(load.tensor) +
+                  ", whose shape does not broadcast to its iteration space");
+  }
   int numNodes = static_cast<int>(loop.nodes.size());
   for (auto [index, node] : llvm::enumerate(loop.nodes)) {
     // Nodes come after their arguments, so the expression is acyclic.

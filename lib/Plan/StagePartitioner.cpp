@@ -12,6 +12,7 @@
 #include "cleave/Plan/StagePartitioner.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cassert>
@@ -69,6 +70,38 @@ struct RangeCost {
 /// at most `kExactCombinations`, are costed exactly.
 constexpr int64_t kExactSegments = 8;
 constexpr int64_t kExactCombinations = 1 << 14;
+
+/// Above this many distinct segments, ranges are first costed from prefix
+/// sums and range maxima over the segments (constant time per range), and
+/// per class only when the fastest choice does not fit.
+constexpr size_t kManyClasses = 256;
+
+/// The largest value over any range of a fixed array in constant time.
+class RangeMax {
+public:
+  RangeMax() = default;
+  explicit RangeMax(std::vector<int64_t> values) {
+    levels.push_back(std::move(values));
+    size_t n = levels[0].size();
+    for (size_t width = 2; width <= n; width *= 2) {
+      const std::vector<int64_t> &below = levels.back();
+      std::vector<int64_t> level(n - width + 1);
+      for (size_t i = 0; i < level.size(); ++i)
+        level[i] = std::max(below[i], below[i + width / 2]);
+      levels.push_back(std::move(level));
+    }
+  }
+  /// The maximum over [first, last].
+  int64_t get(int64_t first, int64_t last) const {
+    size_t length = static_cast<size_t>(last - first + 1);
+    size_t level = llvm::Log2_64(length);
+    return std::max(levels[level][first],
+                    levels[level][last + 1 - (int64_t{1} << level)]);
+  }
+
+private:
+  std::vector<std::vector<int64_t>> levels;
+};
 
 /// One step of a class down its candidates: from `level` to `level + 1`.
 struct CandidateStep {
@@ -150,7 +183,38 @@ public:
                      [](const CandidateStep &a, const CandidateStep &b) {
                        return a.pricePerByte < b.pricePerByte;
                      });
+    if (classes.size() > kManyClasses)
+      buildPrefixes();
   }
+
+  /// Prefix sums and range maxima over the segments, for models of many
+  /// distinct segments.
+  void buildPrefixes() {
+    int64_t n = problem.numSegments();
+    fastTimePrefix.assign(n + 1, 0);
+    fastWeightPrefix.assign(n + 1, 0);
+    leastWeightPrefix.assign(n + 1, 0);
+    std::vector<int64_t> fastPeak(n), fastMessage(n), leastPeak(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<SegmentCandidate> &list = problem.candidates[i];
+      fastTimePrefix[i + 1] = fastTimePrefix[i] + list.front().time;
+      fastWeightPrefix[i + 1] = fastWeightPrefix[i] + list.front().weightBytes;
+      int64_t leastWeight = std::numeric_limits<int64_t>::max();
+      leastPeak[i] = std::numeric_limits<int64_t>::max();
+      for (const SegmentCandidate &candidate : list) {
+        leastWeight = std::min(leastWeight, candidate.weightBytes);
+        leastPeak[i] = std::min(leastPeak[i], candidate.peakActivationBytes);
+      }
+      leastWeightPrefix[i + 1] = leastWeightPrefix[i] + leastWeight;
+      fastPeak[i] = list.front().peakActivationBytes;
+      fastMessage[i] = list.front().largestMessageBytes;
+    }
+    fastPeakMax = RangeMax(std::move(fastPeak));
+    fastMessageMax = RangeMax(std::move(fastMessage));
+    leastPeakMax = RangeMax(std::move(leastPeak));
+  }
+
+  bool hasPrefixes() const { return !fastTimePrefix.empty(); }
 
   const std::vector<SegmentCandidate> &candidatesOf(int64_t c) const {
     return problem.candidates[representative[c]];
@@ -175,6 +239,9 @@ public:
   /// A lower bound on the memory of any choice over [first, last]: it only
   /// grows as the range does.
   int64_t memoryLowerBound(int64_t first, int64_t last) const {
+    if (hasPrefixes())
+      return leastWeightPrefix[last + 1] - leastWeightPrefix[first] +
+             leastPeakMax.get(first, last);
     int64_t weights = 0, peak = 0;
     for (int64_t c : classes) {
       int64_t n = count(c, first, last);
@@ -195,6 +262,9 @@ public:
   /// Time of the range with every segment fastest (a lower bound: later
   /// candidates are never faster).
   double fastTime(int64_t stage, int64_t first, int64_t last) const {
+    if (hasPrefixes())
+      return sendTime(stage, last) + fastTimePrefix[last + 1] -
+             fastTimePrefix[first];
     double time = sendTime(stage, last);
     for (int64_t c : classes)
       if (int64_t n = count(c, first, last))
@@ -218,10 +288,20 @@ public:
     if (inserted) {
       // The segments' part (no stage sends past the last); the send depends
       // on the stage.
-      RangeCost cost = evaluate(options.numStages, first, last);
-      entry->second = {cost.fits, cost.time, cost.memory.total(),
-                       fastTime(options.numStages, first, last),
-                       memoryLowerBound(first, last)};
+      double fast = fastTime(options.numStages, first, last);
+      int64_t lowerBound = memoryLowerBound(first, last);
+      std::optional<DeviceMemory> fastMemory;
+      if (hasPrefixes())
+        fastMemory = rangeMemory(
+            first, last, fastWeightPrefix[last + 1] - fastWeightPrefix[first],
+            fastPeakMax.get(first, last), fastMessageMax.get(first, last));
+      if (fastMemory && fastMemory->total() <= options.memoryLimitBytes) {
+        entry->second = {true, fast, fastMemory->total(), fast, lowerBound};
+      } else {
+        RangeCost cost = evaluate(options.numStages, first, last);
+        entry->second = {cost.fits, cost.time, cost.memory.total(), fast,
+                         lowerBound};
+      }
     }
     RangeSummary summary = entry->second;
     double send = sendTime(stage, last);
@@ -410,6 +490,12 @@ private:
   std::vector<std::vector<int64_t>> positions;
   std::vector<int64_t> classes;
   std::vector<CandidateStep> steps;
+  /// With many classes: per segment boundary, sums of the fastest times and
+  /// weights and of the least weights; range maxima of the fastest peaks and
+  /// messages and of the least peaks. Empty otherwise.
+  std::vector<double> fastTimePrefix;
+  std::vector<int64_t> fastWeightPrefix, leastWeightPrefix;
+  RangeMax fastPeakMax, fastMessageMax, leastPeakMax;
   /// Exact costs of short ranges, without the send.
   mutable std::map<std::pair<int64_t, int64_t>, RangeCost> exactCache;
   /// Summaries of the ranges [first, last] the dynamic program visited,

@@ -221,6 +221,46 @@ TEST(PlanStagePartitioner, LongModelsSplitBetweenBlocks) {
   EXPECT_EQ(least->stages.back().lastSegment, n - 1);
 }
 
+TEST(PlanStagePartitioner, ManyDistinctSegments) {
+  // 600 segments, each its own class: ranges are costed from prefix sums
+  // while the fastest choice fits. Two stages, so the best split is found
+  // by trying every cut.
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> time(0.5, 5.0);
+  int64_t n = 600;
+  std::vector<double> times(n);
+  for (double &t : times)
+    t = time(random);
+  StageSplitProblem problem =
+      makeProblem(times, std::vector<int64_t>(n, 1), 0, /*withLean=*/false);
+  auto bestMax = [&](int64_t limitSegments) {
+    double best = std::numeric_limits<double>::infinity();
+    for (int64_t cut = 1; cut < n; ++cut) {
+      if (cut > limitSegments || n - cut > limitSegments)
+        continue;
+      double left = 0, right = 0;
+      for (int64_t i = 0; i < n; ++i)
+        (i < cut ? left : right) += times[i];
+      best = std::min(best, std::max(left, right));
+    }
+    return best;
+  };
+  std::optional<StageSplit> split = splitStages(
+      problem, makeOptions(2, int64_t{1} << 40, PlanObjective::Throughput));
+  ASSERT_TRUE(split);
+  EXPECT_NEAR(split->maxStageTime(), bestMax(n), 1e-9);
+
+  // A memory limit that holds at most 350 segments' weights per stage
+  // (1 byte each, 10 of activations, 2 * 4 of inputs in flight and 4 to
+  // send).
+  split = splitStages(
+      problem, makeOptions(2, 350 + 10 + 8 + 4, PlanObjective::Throughput));
+  ASSERT_TRUE(split);
+  EXPECT_NEAR(split->maxStageTime(), bestMax(350), 1e-9);
+  for (const StageRange &stage : split->stages)
+    EXPECT_LE(stage.lastSegment - stage.firstSegment + 1, 350);
+}
+
 struct RandomCase {
   int64_t segments;
   int64_t stages;
