@@ -475,6 +475,43 @@ struct ReduceModel
   }
 };
 
+struct TopKModel : KernelInterface::ExternalModel<TopKModel, TopKOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto topk = cast<TopKOp>(op);
+    kernels::TopK args;
+    args.x = topk.getInput();
+    args.axis = static_cast<int64_t>(topk.getAxis());
+    args.k = static_cast<int64_t>(topk.getK());
+    args.largest = topk.getLargest();
+    return kernels::buildCall(op, kernels::topk, args, call);
+  }
+};
+
+template <typename Op, const kernels::Kernel<kernels::ArgExtreme> &Kernel>
+struct ArgExtremeModel
+    : KernelInterface::ExternalModel<ArgExtremeModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto arg = cast<Op>(op);
+    kernels::ArgExtreme args;
+    args.x = arg.getInput();
+    args.axis = static_cast<int64_t>(arg.getAxis());
+    args.selectLastIndex = arg.getSelectLastIndex();
+    return kernels::buildCall(op, Kernel, args, call);
+  }
+};
+
+struct CumSumModel : KernelInterface::ExternalModel<CumSumModel, CumSumOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto cumsum = cast<CumSumOp>(op);
+    kernels::CumSum args;
+    args.x = cumsum.getInput();
+    args.axis = static_cast<int64_t>(cumsum.getAxis());
+    args.exclusive = cumsum.getExclusive();
+    args.reverse = cumsum.getReverse();
+    return kernels::buildCall(op, kernels::cumsum, args, call);
+  }
+};
+
 struct TransposeModel
     : KernelInterface::ExternalModel<TransposeModel, TransposeOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
@@ -829,6 +866,12 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
         *context);
     ReduceSumSquareOp::attachInterface<
         ReduceModel<ReduceSumSquareOp, kernels::reduce_sum_square>>(*context);
+    TopKOp::attachInterface<TopKModel>(*context);
+    ArgMaxOp::attachInterface<ArgExtremeModel<ArgMaxOp, kernels::arg_max>>(
+        *context);
+    ArgMinOp::attachInterface<ArgExtremeModel<ArgMinOp, kernels::arg_min>>(
+        *context);
+    CumSumOp::attachInterface<CumSumModel>(*context);
     TransposeOp::attachInterface<TransposeModel>(*context);
     SliceOp::attachInterface<SliceModel>(*context);
     PadOp::attachInterface<PadModel>(*context);

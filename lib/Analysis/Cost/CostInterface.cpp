@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -418,6 +419,16 @@ private:
   }
 };
 
+/// Top-k: each input element is compared into a selection of k, about
+/// log2(k) comparisons (one when k is 1).
+struct TopKCostModel : CostInterface::ExternalModel<TopKCostModel, TopKOp> {
+  int64_t getFlops(Operation *op) const {
+    auto topk = cast<TopKOp>(op);
+    int64_t comparisons = std::max<int64_t>(1, llvm::Log2_64_Ceil(topk.getK()));
+    return comparisons * elementsOf(topk.getInput());
+  }
+};
+
 /// RNN: the activation.
 using RNNCostModel = RecurrentCostModel<RNNOp, 1>;
 /// GRU: two gate activations, the reset product, the candidate activation,
@@ -500,6 +511,12 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     ReduceSumSquareOp::attachInterface<
         ReductionCostModel<ReduceSumSquareOp, 2, 0>>(*context);
     ReduceL2Op::attachInterface<ReductionCostModel<ReduceL2Op, 2, 1>>(*context);
+    // Selection along an axis: arg max/min compare each element once, a
+    // cumulative sum adds it once.
+    ArgMaxOp::attachInterface<ReductionCostModel<ArgMaxOp, 1, 0>>(*context);
+    ArgMinOp::attachInterface<ReductionCostModel<ArgMinOp, 1, 0>>(*context);
+    attachElementwise<1, CumSumOp>(context);
+    TopKOp::attachInterface<TopKCostModel>(*context);
 
     // Recurrent layers.
     RNNOp::attachInterface<RNNCostModel>(*context);

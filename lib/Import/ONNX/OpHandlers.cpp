@@ -14,7 +14,8 @@ namespace cleave::onnx_import {
 OpHandlerTable::OpHandlerTable() {
   for (ArrayRef<OpHandler> family :
        {getElementwiseHandlers(), getNNHandlers(), getShapeHandlers(),
-        getRecurrentHandlers(), getIndexHandlers()})
+        getRecurrentHandlers(), getIndexHandlers(), getSelectionHandlers(),
+        getEinsumHandlers()})
     for (const OpHandler &handler : family)
       byOpType[handler.opType].push_back(&handler);
   for (auto &entry : byOpType)

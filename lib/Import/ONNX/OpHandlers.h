@@ -50,6 +50,8 @@ llvm::ArrayRef<OpHandler> getNNHandlers();
 llvm::ArrayRef<OpHandler> getShapeHandlers();
 llvm::ArrayRef<OpHandler> getRecurrentHandlers();
 llvm::ArrayRef<OpHandler> getIndexHandlers();
+llvm::ArrayRef<OpHandler> getSelectionHandlers();
+llvm::ArrayRef<OpHandler> getEinsumHandlers();
 
 /// Every handler, indexed by op type and sorted by since-version.
 class OpHandlerTable {

@@ -302,6 +302,58 @@ template <typename OpT> struct SoftmaxSpace {
   }
 };
 
+/// Arg max/min: like a reduction over the axis, but the position of an
+/// extreme cannot be combined from partial results, so the axis is never
+/// split.
+template <typename OpT> struct ArgExtremeSpace {
+  static FailureOr<LoopSpace> describe(OpT op) {
+    auto input = rankedShape(op.getInput());
+    if (failed(input))
+      return failure();
+    int64_t axis = op.getAxis();
+    LoopSpace space;
+    SmallVector<int64_t> resultDims;
+    for (int64_t d = 0, e = input->size(); d < e; ++d) {
+      if (d != axis) {
+        resultDims.push_back(space.addLoop(IteratorType::parallel));
+        continue;
+      }
+      space.addLoop(IteratorType::reduction, ReductionKind::Generic,
+                    /*canSplit=*/false);
+      if (op.getKeepdims())
+        resultDims.push_back(kNoLoop);
+    }
+    space.operandDims = {identityDims(input->size())};
+    space.resultDims = {resultDims};
+    return space;
+  }
+};
+
+/// Top-k and cumsum: one loop per input dimension; the axis, whose elements
+/// are ordered or accumulated together, is never split. Top-k's results
+/// have k elements along it, indexed by no loop.
+template <typename OpT> struct AxisScanSpace {
+  static FailureOr<LoopSpace> describe(OpT op) {
+    auto input = rankedShape(op.getInput());
+    if (failed(input))
+      return failure();
+    int64_t axis = op.getAxis();
+    LoopSpace space;
+    for (int64_t d = 0, e = input->size(); d < e; ++d)
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/d != axis);
+    space.operandDims = {identityDims(input->size())};
+    for (unsigned i = 0; i < op->getNumResults(); ++i) {
+      SmallVector<int64_t> dims = identityDims(input->size());
+      if constexpr (std::is_same_v<OpT, TopKOp>)
+        dims[axis] = kNoLoop;
+      space.resultDims.push_back(dims);
+    }
+    space.affine = !std::is_same_v<OpT, TopKOp>;
+    return space;
+  }
+};
+
 /// Layer norm: the normalised axes `[axis, rank)` are unsplittable reduction
 /// loops; scale and bias broadcast against them.
 struct LayerNormSpace {
@@ -1314,6 +1366,10 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<ReduceSumSquareOp,
            ReduceSpace<ReduceSumSquareOp, ReductionKind::Sum>>(ctx);
     attach<ReduceL2Op, ReduceSpace<ReduceL2Op, ReductionKind::Generic>>(ctx);
+    attach<ArgMaxOp, ArgExtremeSpace<ArgMaxOp>>(ctx);
+    attach<ArgMinOp, ArgExtremeSpace<ArgMinOp>>(ctx);
+    attach<TopKOp, AxisScanSpace<TopKOp>>(ctx);
+    attach<CumSumOp, AxisScanSpace<CumSumOp>>(ctx);
     attach<SoftmaxOp, SoftmaxSpace<SoftmaxOp>>(ctx);
     attach<LogSoftmaxOp, SoftmaxSpace<LogSoftmaxOp>>(ctx);
     attach<LayerNormOp, LayerNormSpace>(ctx);

@@ -1,10 +1,10 @@
 //===- Gemm.cpp - matmul and gemm on OpenBLAS -----------------------------===//
 //
 // Both kernels hand the multiplication to OpenBLAS's sgemm (through
-// sgemm() of KernelSupport.h, which threads it with OpenMP). A batched
-// matmul whose rhs has no batch folds the batch into the rows of one sgemm;
-// other batches run one sgemm per batch, one batch per thread when there are
-// enough of them.
+// sgemm() of KernelSupport.h, which threads it with OpenMP); matmul also
+// multiplies float64 through dgemm. A batched matmul whose rhs has no batch
+// folds the batch into the rows of one product; other batches run one
+// product per batch, one batch per thread when there are enough of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +47,59 @@ void describe(const CleaveTensor &t, bool isLhs, int32_t batchRank,
   }
 }
 
+/// The row-major product of OpenBLAS's gemm for `T`.
+void gemm(int threads, int64_t m, int64_t n, int64_t k, const float *a,
+          const float *b, float *y) {
+  sgemm(threads, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, y, n);
+}
+void gemm(int threads, int64_t m, int64_t n, int64_t k, const double *a,
+          const double *b, double *y) {
+  dgemm(threads, false, false, m, n, k, 1.0, a, k, b, n, 0.0, y, n);
+}
+
+/// The product of a checked batch of matrices (`batch` products of
+/// `m x k` and `k x n`, batch dimensions broadcast as `ma` and `mb` say).
+template <typename T>
+void multiplyBatches(int threads, const MatrixBatch &ma, const MatrixBatch &mb,
+                     const int64_t *batchShape, int32_t batchRank,
+                     int64_t batch, const T *pa, const T *pb, T *py) {
+  const int64_t m = ma.rows, k = ma.cols, n = mb.cols;
+  if (k == 0) {
+    std::memset(py, 0, sizeof(T) * batch * m * n);
+    return;
+  }
+  bool rhsBatched = false, lhsBroadcast = false;
+  for (int32_t i = 0; i < batchRank; ++i) {
+    rhsBatched |= mb.batchStride[i] != 0;
+    lhsBroadcast |= ma.batchShape[i] != batchShape[i];
+  }
+  if (!rhsBatched && !lhsBroadcast) {
+    // The batches of A are consecutive rows of one matrix.
+    gemm(threads, batch * m, n, k, pa, pb, py);
+    return;
+  }
+
+  auto multiply = [&](int64_t index, int gemmThreads) {
+    int64_t offsetA = 0, offsetB = 0, rest = index;
+    for (int32_t i = batchRank - 1; i >= 0; --i) {
+      int64_t coord = rest % batchShape[i];
+      rest /= batchShape[i];
+      offsetA += coord * ma.batchStride[i];
+      offsetB += coord * mb.batchStride[i];
+    }
+    gemm(gemmThreads, m, n, k, pa + offsetA, pb + offsetB, py + index * m * n);
+  };
+  if (threads > 1 && batch >= threads) {
+    // One matrix per thread: no split products, no synchronisation.
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t index = 0; index < batch; ++index)
+      multiply(index, 1);
+  } else {
+    for (int64_t index = 0; index < batch; ++index)
+      multiply(index, threads);
+  }
+}
+
 } // namespace
 
 int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
@@ -54,9 +107,12 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
   const char *kernel = "matmul";
   const CleaveTensor &a = args.a(), &b = args.b();
   CleaveTensor &y = args.y();
-  if (checkF32(ctx, kernel, a, "A") || checkF32(ctx, kernel, b, "B") ||
-      checkF32(ctx, kernel, y, "Y"))
-    return 1;
+  if (a.dtype != b.dtype || a.dtype != y.dtype ||
+      (a.dtype != CLEAVE_F32 && a.dtype != CLEAVE_F64))
+    return fail(ctx, kernel,
+                "dtypes %d x %d -> %d: A, B and Y must all be float32 (%d) or "
+                "all float64 (%d)",
+                a.dtype, b.dtype, y.dtype, CLEAVE_F32, CLEAVE_F64);
   if (a.rank < 1 || b.rank < 1)
     return fail(ctx, kernel, "operands must be at least 1-D");
 
@@ -78,53 +134,23 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
     batchShape[i] = std::max(da, db);
     batch *= batchShape[i];
   }
-  const int64_t m = ma.rows, k = ma.cols, n = mb.cols;
+  const int64_t m = ma.rows, n = mb.cols;
   if (numElements(y) != batch * m * n)
     return fail(ctx, kernel, "Y has %lld elements, expected %lld",
                 (long long)numElements(y), (long long)(batch * m * n));
-  const float *pa = static_cast<const float *>(a.data);
-  const float *pb = static_cast<const float *>(b.data);
-  float *py = static_cast<float *>(y.data);
   if (batch * m * n == 0)
     return 0;
-  if (k == 0) {
-    std::memset(py, 0, sizeof(float) * batch * m * n);
-    return 0;
-  }
-
-  int threads = numThreads(ctx);
-  bool rhsBatched = false, lhsBroadcast = false;
-  for (int32_t i = 0; i < batchRank; ++i) {
-    rhsBatched |= mb.batchStride[i] != 0;
-    lhsBroadcast |= ma.batchShape[i] != batchShape[i];
-  }
-  if (!rhsBatched && !lhsBroadcast) {
-    // The batches of A are consecutive rows of one matrix.
-    sgemm(threads, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py,
-          n);
-    return 0;
-  }
-
-  auto multiply = [&](int64_t index, int sgemmThreads) {
-    int64_t offsetA = 0, offsetB = 0, rest = index;
-    for (int32_t i = batchRank - 1; i >= 0; --i) {
-      int64_t coord = rest % batchShape[i];
-      rest /= batchShape[i];
-      offsetA += coord * ma.batchStride[i];
-      offsetB += coord * mb.batchStride[i];
-    }
-    sgemm(sgemmThreads, false, false, m, n, k, 1.0f, pa + offsetA, k,
-          pb + offsetB, n, 0.0f, py + index * m * n, n);
-  };
-  if (threads > 1 && batch >= threads) {
-    // One matrix per thread: no split products, no synchronisation.
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t index = 0; index < batch; ++index)
-      multiply(index, 1);
-  } else {
-    for (int64_t index = 0; index < batch; ++index)
-      multiply(index, threads);
-  }
+  const int threads = numThreads(ctx);
+  if (a.dtype == CLEAVE_F64)
+    multiplyBatches(threads, ma, mb, batchShape, batchRank, batch,
+                    static_cast<const double *>(a.data),
+                    static_cast<const double *>(b.data),
+                    static_cast<double *>(y.data));
+  else
+    multiplyBatches(threads, ma, mb, batchShape, batchRank, batch,
+                    static_cast<const float *>(a.data),
+                    static_cast<const float *>(b.data),
+                    static_cast<float *>(y.data));
   return 0;
 }
 

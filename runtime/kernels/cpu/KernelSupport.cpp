@@ -57,17 +57,34 @@ void useSingleThreadedBlas() {
     openblas_set_num_threads(1);
 }
 
-void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
-           int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-           int64_t ldb, float beta, float *c, int64_t ldc) {
+namespace {
+
+void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+               int64_t k, float alpha, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+              ldc);
+}
+
+void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+               int64_t k, double alpha, const double *a, int64_t lda,
+               const double *b, int64_t ldb, double beta, double *c,
+               int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+              ldc);
+}
+
+template <typename T>
+void threadedGemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
+                  int64_t k, T alpha, const T *a, int64_t lda, const T *b,
+                  int64_t ldb, T beta, T *c, int64_t ldc) {
   useSingleThreadedBlas();
   const CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
   // Below this many multiply-adds a second thread costs more than it saves.
   constexpr int64_t kMinParallelWork = 1 << 17;
   if (threads <= 1 || m * n * k < kMinParallelWork || (m < 2 && n < 32)) {
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                ldc);
+    cblasGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   // Split the rows when there are enough for every thread to get a
@@ -85,15 +102,31 @@ void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
     const int64_t end = std::min(extent, begin + block);
     if (begin < end) {
       if (splitRows)
-        cblas_sgemm(CblasRowMajor, ta, tb, end - begin, n, k, alpha,
-                    transA ? a + begin : a + begin * lda, lda, b, ldb, beta,
-                    c + begin * ldc, ldc);
+        cblasGemm(ta, tb, end - begin, n, k, alpha,
+                  transA ? a + begin : a + begin * lda, lda, b, ldb, beta,
+                  c + begin * ldc, ldc);
       else
-        cblas_sgemm(CblasRowMajor, ta, tb, m, end - begin, k, alpha, a, lda,
-                    transB ? b + begin * ldb : b + begin, ldb, beta, c + begin,
-                    ldc);
+        cblasGemm(ta, tb, m, end - begin, k, alpha, a, lda,
+                  transB ? b + begin * ldb : b + begin, ldb, beta, c + begin,
+                  ldc);
     }
   }
+}
+
+} // namespace
+
+void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
+           int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+           int64_t ldb, float beta, float *c, int64_t ldc) {
+  threadedGemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c,
+               ldc);
+}
+
+void dgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
+           int64_t k, double alpha, const double *a, int64_t lda,
+           const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+  threadedGemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c,
+               ldc);
 }
 
 void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides) {

@@ -68,6 +68,11 @@ void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
            int64_t k, float alpha, const float *a, int64_t lda, const float *b,
            int64_t ldb, float beta, float *c, int64_t ldc);
 
+/// sgemm() in float64 (OpenBLAS's dgemm).
+void dgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
+           int64_t k, double alpha, const double *a, int64_t lda,
+           const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
 /// Keeps OpenBLAS single-threaded; call before using cblas directly.
 void useSingleThreadedBlas();
 

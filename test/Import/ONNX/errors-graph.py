@@ -10,7 +10,7 @@
 # RUN: not cleave-translate --import-onnx %t/unsupported.onnx 2>&1 | FileCheck %s --check-prefix=UNKNOWNOPS
 # UNKNOWNOPS: unsupported.onnx:0:0: error: 3 nodes use operators that cleave does not support:
 # UNKNOWNOPS-NEXT: {{^}}  NonZero (opset 17): 'nz'
-# UNKNOWNOPS-NEXT: {{^}}  TopK (opset 17): 'TopK_0', 'TopK_2'
+# UNKNOWNOPS-NEXT: {{^}}  Unique (opset 17): 'Unique_0', 'Unique_2'
 # UNKNOWNOPS-NOT: error
 #
 # Subgraph operators are unsupported operators too.
@@ -82,9 +82,9 @@ def simple(path, opset=17, **kwargs):
 
 g = GraphBuilder(opset=17)
 x = g.input("x", [2, 4])
-v = g.node("TopK", [x, g.const(np.int64([1]))], outputs=2)[0]
+v = g.node("Unique", [x], outputs=2)[0]
 g.node("NonZero", [v], name="nz")
-g.node("TopK", [v, g.const(np.int64([1]))], outputs=2)
+g.node("Unique", [v], outputs=2)
 g.output(v)
 g.save(f"{out}/unsupported.onnx")
 

@@ -2,6 +2,8 @@
 
 #include "KernelTest.h"
 
+#include <cmath>
+
 using namespace cleave::test;
 
 namespace {
@@ -85,6 +87,17 @@ INSTANTIATE_TEST_SUITE_P(
                       // Empty contraction gives zeros.
                       MatmulCase{{2, 0}, {0, 3}, {2, 3}}));
 
+TEST_F(GemmTest, MatmulFloat64) {
+  // 1 + 2^-30 is not a float32: the product keeps it only in float64.
+  const double e = 1.0 + std::ldexp(1.0, -30);
+  Tensor a = Tensor::of<double>({2, 3}, CLEAVE_F64, {e, 2, 3, 4, 5, 6});
+  Tensor b = Tensor::of<double>({3, 2}, CLEAVE_F64, {1, 0, 0, 1, 1, 1});
+  Tensor y({2, 2}, CLEAVE_F64);
+  ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0)
+      << ctx.error;
+  EXPECT_EQ(y.vecOf<double>(), (std::vector<double>{e + 3, 5, 10, 11}));
+}
+
 TEST_F(GemmTest, MatmulHandComputed) {
   Tensor a = Tensor::f32({2, 2}, {1, 2, 3, 4});
   Tensor b = Tensor::f32({2, 2}, {5, 6, 7, 8});
@@ -100,7 +113,10 @@ TEST_F(GemmTest, MatmulRejectsBadOperands) {
                 "matmul", "contracted dimensions differ");
   Tensor ai({2, 4}, CLEAVE_I32), bi = Tensor::random({4, 5}, 2);
   expectFailure(run(cleave_cpu_matmul, {ai.desc(), bi.desc()}, {y.desc()}),
-                "matmul", "only float32");
+                "matmul", "must all be float32 (1) or all float64 (4)");
+  Tensor a64({2, 3}, CLEAVE_F64);
+  expectFailure(run(cleave_cpu_matmul, {a64.desc(), b.desc()}, {y.desc()}),
+                "matmul", "dtypes 4 x 1 -> 1");
   Tensor a3 = Tensor::random({2, 3, 4}, 1), b3 = Tensor::random({3, 4, 5}, 1);
   Tensor y3({3, 3, 5});
   expectFailure(run(cleave_cpu_matmul, {a3.desc(), b3.desc()}, {y3.desc()}),

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -1250,6 +1251,157 @@ TEST_F(CudaKernelTest, RecurrentLayers) {
     if (c.gates == 4)
       expectNear(ec, *outs[2], 1e-4);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Selection: top-k, arg max/min, cumulative sums
+//===----------------------------------------------------------------------===//
+
+/// A tensor of `outer x size x inner` elements seen around its middle axis:
+/// element `j` of line `line`.
+int64_t lineElement(const Shape &s, int64_t line, int64_t j) {
+  return (line / s[2]) * s[1] * s[2] + line % s[2] + j * s[2];
+}
+
+std::vector<int64_t> int64Values(const Buffer &b) {
+  std::vector<int64_t> v(b.host.size() / 8);
+  std::memcpy(v.data(), b.host.data(), b.host.size());
+  return v;
+}
+
+/// Values with ties (a few levels) and, where `nans`, a NaN in some lines.
+std::vector<float> selectionValues(const Shape &s, unsigned seed, bool nans) {
+  std::vector<float> v = randomValues(count(s), seed, -4.f, 4.f);
+  for (float &x : v)
+    x = std::round(x * 2) / 2;
+  if (nans)
+    for (int64_t line = 0; line < s[0] * s[2]; line += 3)
+      v[lineElement(s, line, (line * 7) % s[1])] = NAN;
+  return v;
+}
+
+TEST_F(CudaKernelTest, TopKOrdersTiesAndNaN) {
+  Shape xs{3, 37, 4};
+  const int64_t k = 6;
+  Shape ys{3, k, 4};
+  for (bool largest : {true, false}) {
+    std::vector<float> x = selectionValues(xs, 120, true);
+    Buffer &values = output(ys);
+    Buffer &indices =
+        bytesBuffer(ys, CLEAVE_I64, std::vector<uint8_t>(count(ys) * 8, 0xff));
+    ASSERT_EQ(run(cleave_cuda_topk, {&input(xs, x)}, {&values, &indices},
+                  {1, k, largest}),
+              0)
+        << ctx->error;
+    // NaN above every number; ties to the lower index.
+    auto above = [](float a, float b) {
+      return std::isnan(a) ? !std::isnan(b) : (!std::isnan(b) && a > b);
+    };
+    std::vector<float> ev(count(ys));
+    std::vector<int64_t> ei(count(ys));
+    for (int64_t line = 0; line < xs[0] * xs[2]; ++line) {
+      std::vector<int64_t> order(xs[1]);
+      std::iota(order.begin(), order.end(), int64_t(0));
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        float va = x[lineElement(xs, line, a)],
+              vb = x[lineElement(xs, line, b)];
+        return largest ? above(va, vb) : above(vb, va);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        ev[lineElement(ys, line, j)] = x[lineElement(xs, line, order[j])];
+        ei[lineElement(ys, line, j)] = order[j];
+      }
+    }
+    expectNear(ev, values, 0);
+    EXPECT_EQ(int64Values(indices), ei) << "largest " << largest;
+  }
+}
+
+TEST_F(CudaKernelTest, TopKOfInt64AndHalf) {
+  Shape xs{2, 9};
+  std::vector<int64_t> xi = {5, -3, 5, 9,  0, 9, -7, 1, 2,
+                             4, 4,  4, -1, 8, 8, 3,  0, 4};
+  Buffer &vi = bytesBuffer({2, 3}, CLEAVE_I64, std::vector<uint8_t>(48, 0xff));
+  Buffer &ii = bytesBuffer({2, 3}, CLEAVE_I64, std::vector<uint8_t>(48, 0xff));
+  ASSERT_EQ(run(cleave_cuda_topk, {&integers(xs, xi)}, {&vi, &ii}, {1, 3, 1}),
+            0)
+      << ctx->error;
+  EXPECT_EQ(int64Values(vi), (std::vector<int64_t>{9, 9, 5, 8, 8, 4}));
+  EXPECT_EQ(int64Values(ii), (std::vector<int64_t>{3, 5, 0, 4, 5, 0}));
+
+  std::vector<float> xh = {0.5f, -2.f, 3.f, 0.5f, -2.f, 1.f};
+  Buffer &vh = output({2, 2}, CLEAVE_F16);
+  Buffer &ih = bytesBuffer({2, 2}, CLEAVE_I64, std::vector<uint8_t>(32, 0xff));
+  ASSERT_EQ(run(cleave_cuda_topk, {&input({2, 3}, xh, CLEAVE_F16)}, {&vh, &ih},
+                {1, 2, 0}),
+            0)
+      << ctx->error;
+  expectNear({-2.f, 0.5f, -2.f, 0.5f}, vh, 0);
+  EXPECT_EQ(int64Values(ih), (std::vector<int64_t>{1, 0, 1, 0}));
+}
+
+TEST_F(CudaKernelTest, ArgMaxAndArgMin) {
+  Shape xs{4, 33, 5}, ys{4, 1, 5};
+  std::vector<float> x = selectionValues(xs, 121, false);
+  for (bool max : {true, false})
+    for (bool last : {false, true}) {
+      Buffer &y = bytesBuffer(ys, CLEAVE_I64,
+                              std::vector<uint8_t>(count(ys) * 8, 0xff));
+      ASSERT_EQ(run(max ? cleave_cuda_arg_max : cleave_cuda_arg_min,
+                    {&input(xs, x)}, {&y}, {1, last}),
+                0)
+          << ctx->error;
+      std::vector<int64_t> e(count(ys));
+      for (int64_t line = 0; line < xs[0] * xs[2]; ++line) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < xs[1]; ++j) {
+          float v = x[lineElement(xs, line, j)];
+          float b = x[lineElement(xs, line, best)];
+          if (max ? (last ? v >= b : v > b) : (last ? v <= b : v < b))
+            best = j;
+        }
+        e[line] = best;
+      }
+      EXPECT_EQ(int64Values(y), e) << "max " << max << ", last " << last;
+    }
+}
+
+TEST_F(CudaKernelTest, CumSumDirections) {
+  Shape xs{3, 40, 6};
+  std::vector<float> x = randomValues(count(xs), 122);
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true}) {
+      Buffer &y = output(xs);
+      ASSERT_EQ(run(cleave_cuda_cumsum, {&input(xs, x)}, {&y},
+                    {1, exclusive, reverse}),
+                0)
+          << ctx->error;
+      std::vector<float> e(count(xs));
+      for (int64_t line = 0; line < xs[0] * xs[2]; ++line) {
+        double sum = 0;
+        for (int64_t step = 0; step < xs[1]; ++step) {
+          int64_t at = lineElement(xs, line, reverse ? xs[1] - 1 - step : step);
+          if (exclusive) {
+            e[at] = static_cast<float>(sum);
+            sum += x[at];
+          } else {
+            sum += x[at];
+            e[at] = static_cast<float>(sum);
+          }
+        }
+      }
+      expectNear(e, y, 1e-5);
+    }
+}
+
+TEST_F(CudaKernelTest, CumSumOfInt64Wraps) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> x = {max, 1, 2, -3};
+  Buffer &y = bytesBuffer({4}, CLEAVE_I64, std::vector<uint8_t>(32, 0xff));
+  ASSERT_EQ(run(cleave_cuda_cumsum, {&integers({4}, x)}, {&y}, {0, 0, 0}), 0)
+      << ctx->error;
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(int64Values(y), (std::vector<int64_t>{max, min, min + 2, max}));
 }
 
 //===----------------------------------------------------------------------===//

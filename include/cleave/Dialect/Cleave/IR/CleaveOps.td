@@ -13,6 +13,7 @@ include "cleave/Dialect/Cleave/IR/CleaveNNOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveShapeOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveIndexOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveRecurrentOps.td"
+include "cleave/Dialect/Cleave/IR/CleaveSelectionOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveCommOps.td"
 
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVEOPS_TD
