@@ -100,6 +100,32 @@ struct GeluModel : KernelInterface::ExternalModel<GeluModel, GeluOp> {
   }
 };
 
+/// IsInf tests for the infinities its attributes select.
+struct IsInfModel : KernelInterface::ExternalModel<IsInfModel, IsInfOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    auto isInf = cast<IsInfOp>(op);
+    Type type = getResultElementType(op);
+    bool positive = isInf.getDetectPositive();
+    bool negative = isInf.getDetectNegative();
+    if (!positive && !negative)
+      return builder.literal(0, type);
+    StringRef function = !negative   ? "is_pos_inf"
+                         : !positive ? "is_neg_inf"
+                                     : "is_inf";
+    return builder.call(function, operands, type);
+  }
+};
+
+/// Mod takes the divisor's sign (`mod`) or, with `fmod`, the dividend's.
+struct ModModel : KernelInterface::ExternalModel<ModModel, ModOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    StringRef function = cast<ModOp>(op).getFmod() ? "fmod" : "mod";
+    return builder.call(function, operands, getResultElementType(op));
+  }
+};
+
 /// Clip with an absent bound is a single min or max.
 struct ClipModel : KernelInterface::ExternalModel<ClipModel, ClipOp> {
   FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
@@ -232,6 +258,17 @@ struct AxisModel : KernelInterface::ExternalModel<AxisModel<Op, Kernel>, Op> {
       rank = cast<ShapedType>(op->getResult(0).getType()).getRank();
     call.kernel = Kernel;
     call.ints = {axis < 0 ? axis + rank : axis};
+    return success();
+  }
+};
+
+struct SoftmaxModel : KernelInterface::ExternalModel<SoftmaxModel, SoftmaxOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto softmax = cast<SoftmaxOp>(op);
+    int64_t rank = cast<ShapedType>(softmax.getInput().getType()).getRank();
+    int64_t axis = softmax.getAxis();
+    call.kernel = "softmax";
+    call.ints = {axis < 0 ? axis + rank : axis, softmax.getNanToZero()};
     return success();
   }
 };
@@ -488,6 +525,9 @@ CLEAVE_NAME(kSin, "sin")
 CLEAVE_NAME(kCos, "cos")
 CLEAVE_NAME(kFloor, "floor")
 CLEAVE_NAME(kCeil, "ceil")
+CLEAVE_NAME(kRound, "round")
+CLEAVE_NAME(kSign, "sign")
+CLEAVE_NAME(kIsNaN, "is_nan")
 CLEAVE_NAME(kSoftplus, "softplus")
 CLEAVE_NAME(kHardSwish, "hard_swish")
 CLEAVE_NAME(kRelu, "relu")
@@ -516,7 +556,6 @@ CLEAVE_NAME(kBatchNorm, "batch_norm")
 CLEAVE_NAME(kInstanceNorm, "instance_norm")
 CLEAVE_NAME(kLayerNorm, "layer_norm")
 CLEAVE_NAME(kGroupNorm, "group_norm")
-CLEAVE_NAME(kSoftmax, "softmax")
 CLEAVE_NAME(kLogSoftmax, "log_softmax")
 CLEAVE_NAME(kReduceSum, "reduce_sum")
 CLEAVE_NAME(kReduceMean, "reduce_mean")
@@ -561,6 +600,11 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     CosOp::attachInterface<ScalarFunctionModel<CosOp, kCos>>(*context);
     FloorOp::attachInterface<ScalarFunctionModel<FloorOp, kFloor>>(*context);
     CeilOp::attachInterface<ScalarFunctionModel<CeilOp, kCeil>>(*context);
+    RoundOp::attachInterface<ScalarFunctionModel<RoundOp, kRound>>(*context);
+    SignOp::attachInterface<ScalarFunctionModel<SignOp, kSign>>(*context);
+    IsNaNOp::attachInterface<ScalarFunctionModel<IsNaNOp, kIsNaN>>(*context);
+    IsInfOp::attachInterface<IsInfModel>(*context);
+    ModOp::attachInterface<ModModel>(*context);
     SoftplusOp::attachInterface<ScalarFunctionModel<SoftplusOp, kSoftplus>>(
         *context);
     HardSwishOp::attachInterface<ScalarFunctionModel<HardSwishOp, kHardSwish>>(
@@ -607,7 +651,7 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
         *context);
     LayerNormOp::attachInterface<NormModel<LayerNormOp, kLayerNorm>>(*context);
     GroupNormOp::attachInterface<NormModel<GroupNormOp, kGroupNorm>>(*context);
-    SoftmaxOp::attachInterface<AxisModel<SoftmaxOp, kSoftmax>>(*context);
+    SoftmaxOp::attachInterface<SoftmaxModel>(*context);
     LogSoftmaxOp::attachInterface<AxisModel<LogSoftmaxOp, kLogSoftmax>>(
         *context);
     ConcatOp::attachInterface<AxisModel<ConcatOp, kConcat>>(*context);

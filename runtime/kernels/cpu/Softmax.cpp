@@ -3,7 +3,8 @@
 // The input is viewed as outer x axis x inner. Each (outer, inner) line is
 // shifted by its maximum before exponentiation so that large logits do not
 // overflow. The last axis (inner == 1) is the common case and runs over
-// contiguous lines.
+// contiguous lines. With nan_to_zero every NaN of the result becomes 0 (a
+// line of -inf, the fully masked row of an attention, gives zeros).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,9 +40,16 @@ void softmaxLine(const float *line, float *result, int64_t length, bool log) {
     result[i] *= inv;
 }
 
+/// Replaces each NaN of `values[i * stride]`, i < count, by 0.
+void zeroNaNs(float *values, int64_t count, int64_t stride) {
+  for (int64_t i = 0; i < count; ++i)
+    if (std::isnan(values[i * stride]))
+      values[i * stride] = 0.0f;
+}
+
 int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
                 int32_t numIn, CleaveTensor *out, int32_t numOut,
-                const int64_t *ints, bool log) {
+                const int64_t *ints, bool log, bool nanToZero) {
   if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
     return status;
   const CleaveTensor &x = in[0];
@@ -63,8 +71,11 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
   if (inner == 1) {
 #pragma omp parallel for num_threads(threads) if (lines * length >             \
                                                   kParallelGrain)
-    for (int64_t l = 0; l < lines; ++l)
+    for (int64_t l = 0; l < lines; ++l) {
       softmaxLine(src + l * length, dst + l * length, length, log);
+      if (nanToZero)
+        zeroNaNs(dst + l * length, length, 1);
+    }
     return 0;
   }
   // Lines along another axis are strided: a block of neighbouring lines is
@@ -108,6 +119,9 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
         for (int64_t j = 0; j < width; ++j)
           b[i * inner + j] *= sum[j];
     }
+    if (nanToZero)
+      for (int64_t i = 0; i < length; ++i)
+        zeroNaNs(b + i * inner, width, 1);
   }
   return 0;
 }
@@ -118,12 +132,13 @@ extern "C" int32_t cleave_cpu_softmax(CleaveContext *ctx,
                                       const CleaveTensor *in, int32_t numIn,
                                       CleaveTensor *out, int32_t numOut,
                                       const int64_t *ints, const double *) {
-  return softmax(ctx, "softmax", in, numIn, out, numOut, ints, false);
+  return softmax(ctx, "softmax", in, numIn, out, numOut, ints, false,
+                 ints[1] != 0);
 }
 
 extern "C" int32_t cleave_cpu_log_softmax(CleaveContext *ctx,
                                           const CleaveTensor *in, int32_t numIn,
                                           CleaveTensor *out, int32_t numOut,
                                           const int64_t *ints, const double *) {
-  return softmax(ctx, "log_softmax", in, numIn, out, numOut, ints, true);
+  return softmax(ctx, "log_softmax", in, numIn, out, numOut, ints, true, false);
 }

@@ -4,7 +4,8 @@
 // trailing dimensions, an instance's or a group's elements, a softmax over
 // the last axis), with two passes (mean, then the centred sum of squares)
 // in fp32 for accuracy. A softmax over an inner axis uses one thread per
-// column instead, which keeps its reads coalesced.
+// column instead, which keeps its reads coalesced. A softmax with
+// nan_to_zero writes 0 for each NaN (a line of -inf gives zeros).
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,9 +170,15 @@ __global__ void batchNormKernel(const T *x, T *y, const T *scale, const T *bias,
   }
 }
 
+/// A softmax result, 0 in place of NaN when `nanToZero`.
+__device__ __forceinline__ float softmaxResult(float value, bool nanToZero) {
+  return nanToZero && isnan(value) ? 0.f : value;
+}
+
 /// Softmax over a contiguous last axis: one block per row.
 template <typename T, bool Log>
-__global__ void softmaxRowKernel(const T *x, T *y, int64_t length) {
+__global__ void softmaxRowKernel(const T *x, T *y, int64_t length,
+                                 bool nanToZero) {
   __shared__ float shared[32];
   const T *xr = x + blockIdx.x * length;
   T *yr = y + blockIdx.x * length;
@@ -186,14 +193,16 @@ __global__ void softmaxRowKernel(const T *x, T *y, int64_t length) {
   float logSum = logf(sum);
   for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
     float v = toFloat(xr[j]) - m;
-    yr[j] = fromFloat<T>(Log ? v - logSum : expf(v) / sum);
+    yr[j] = fromFloat<T>(
+        softmaxResult(Log ? v - logSum : expf(v) / sum, nanToZero));
   }
 }
 
 /// Softmax over an inner axis: one thread per (outer, inner) column.
 template <typename T, bool Log>
 __global__ void softmaxColumnKernel(const T *x, T *y, int64_t outer,
-                                    int64_t length, int64_t inner) {
+                                    int64_t length, int64_t inner,
+                                    bool nanToZero) {
   CLEAVE_GRID_LOOP(i, outer * inner) {
     int64_t o = i / inner, q = i % inner;
     const T *xc = x + o * length * inner + q;
@@ -207,14 +216,15 @@ __global__ void softmaxColumnKernel(const T *x, T *y, int64_t outer,
     float logSum = logf(sum);
     for (int64_t j = 0; j < length; ++j) {
       float v = toFloat(xc[j * inner]) - m;
-      yc[j * inner] = fromFloat<T>(Log ? v - logSum : expf(v) / sum);
+      yc[j * inner] = fromFloat<T>(
+          softmaxResult(Log ? v - logSum : expf(v) / sum, nanToZero));
     }
   }
 }
 
 template <bool Log>
 int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
-                CleaveTensor *out, const int64_t *ints) {
+                CleaveTensor *out, const int64_t *ints, bool nanToZero) {
   const CleaveTensor &x = in[0], &y = out[0];
   int axis = static_cast<int>(ints[0]);
   if (axis < 0 || axis >= x.rank)
@@ -234,11 +244,11 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
     if (inner == 1 && outer <= INT32_MAX) {
       int threads = length >= 1024 ? 512 : (length >= 256 ? 256 : 128);
       softmaxRowKernel<T, Log>
-          <<<unsigned(outer), threads, 0, stream>>>(xs, ys, length);
+          <<<unsigned(outer), threads, 0, stream>>>(xs, ys, length, nanToZero);
     } else {
       softmaxColumnKernel<T, Log>
-          <<<blocksFor(outer * inner), kThreads, 0, stream>>>(xs, ys, outer,
-                                                              length, inner);
+          <<<blocksFor(outer * inner), kThreads, 0, stream>>>(
+              xs, ys, outer, length, inner, nanToZero);
     }
     return 0;
   });
@@ -331,7 +341,7 @@ extern "C" int32_t cleave_cuda_softmax(CleaveContext *ctx,
                                        CleaveTensor *out, int32_t numOut,
                                        const int64_t *ints,
                                        const double *floats) {
-  return softmax<false>(ctx, "softmax", in, out, ints);
+  return softmax<false>(ctx, "softmax", in, out, ints, ints[1] != 0);
 }
 
 extern "C" int32_t cleave_cuda_log_softmax(CleaveContext *ctx,
@@ -339,5 +349,5 @@ extern "C" int32_t cleave_cuda_log_softmax(CleaveContext *ctx,
                                            int32_t numIn, CleaveTensor *out,
                                            int32_t numOut, const int64_t *ints,
                                            const double *floats) {
-  return softmax<true>(ctx, "log_softmax", in, out, ints);
+  return softmax<true>(ctx, "log_softmax", in, out, ints, false);
 }
