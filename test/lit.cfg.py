@@ -14,7 +14,23 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cleave_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-config.substitutions.append(("%python", config.python_executable))
+# In a sanitized build (scripts/sanitize.sh) the interpreter preloads the
+# shared ASan runtime, without which it cannot import the runtime's module;
+# the interpreter's own allocations at exit are not leaks of ours.
+python = config.python_executable
+if getattr(config, "cleave_sanitizer_preload", ""):
+    asan_options = os.environ.get("ASAN_OPTIONS", "")
+    python = "env LD_PRELOAD={} ASAN_OPTIONS={} {}".format(
+        config.cleave_sanitizer_preload,
+        (asan_options + ":" if asan_options else "") + "detect_leaks=0",
+        python,
+    )
+if getattr(config, "cleave_sanitize", ""):
+    config.available_features.add("sanitizer")
+config.substitutions.append(("%python", python))
+# The fuzz targets (fuzz/) are part of the sanitized build only.
+if getattr(config, "cleave_build_fuzzers", "").upper() in ("ON", "TRUE", "1"):
+    config.available_features.add("fuzzers")
 config.substitutions.append(("%cleave_src", config.cleave_src_root))
 config.substitutions.append(
     ("%mlir_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include"))

@@ -3,13 +3,15 @@
 //
 // How each cleave op runs on a device, attached as external models of
 // `cleave::KernelInterface`: elementwise ops describe one element as a
-// scalar expression of runtime/include/cleave/rt/Scalar.h, the others name a
-// library kernel of runtime/include/cleave/rt/KernelList.def and pack their
-// attributes in the order that file documents.
+// scalar expression of runtime/include/cleave/rt/Scalar.h, the others fill
+// the typed builder of a library kernel of
+// runtime/include/cleave/rt/KernelList.def (KernelSignatures.h), which packs
+// the call in the order the runtime reads it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Conversion/KernelInterface.h"
+#include "cleave/Conversion/KernelSignatures.h"
 #include "cleave/Dialect/Cleave/IR/CleaveDialect.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Partition/Contract.h"
@@ -44,10 +46,6 @@ static std::optional<Enum> parseKernelEnum(StringRef name);
 
 static Type getResultElementType(Operation *op, unsigned index = 0) {
   return cast<ShapedType>(op->getResult(index).getType()).getElementType();
-}
-
-static Type getOperandElementType(Operation *op, unsigned index) {
-  return cast<ShapedType>(op->getOperand(index).getType()).getElementType();
 }
 
 //===----------------------------------------------------------------------===//
@@ -162,131 +160,232 @@ struct ExpandModel : KernelInterface::ExternalModel<ExpandModel, ExpandOp> {
 // Library kernels
 //===----------------------------------------------------------------------===//
 
-/// A kernel without attributes.
-template <typename Op, const char *Kernel>
-struct PlainKernelModel
-    : KernelInterface::ExternalModel<PlainKernelModel<Op, Kernel>, Op> {
-  LogicalResult buildKernelCall(Operation *, KernelCall &call) const {
-    call.kernel = Kernel;
-    return success();
+/// One input, one output, no attributes.
+template <typename Op, const kernels::Kernel<kernels::Unary> &Kernel>
+struct UnaryKernelModel
+    : KernelInterface::ExternalModel<UnaryKernelModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    kernels::Unary args;
+    args.x = op->getOperand(0);
+    return kernels::buildCall(op, Kernel, args, call);
   }
 };
 
-/// The operand index of an optional operand, or -1 when it is absent.
-static int getOptionalOperandIndex(MutableOperandRange range) {
-  return range.empty() ? -1 : static_cast<int>(range[0].getOperandNumber());
-}
+struct MatMulModel : KernelInterface::ExternalModel<MatMulModel, MatMulOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto matmul = cast<MatMulOp>(op);
+    kernels::MatMul args;
+    args.a = matmul.getLhs();
+    args.b = matmul.getRhs();
+    return kernels::buildCall(op, kernels::matmul, args, call);
+  }
+};
 
-template <typename Range>
-static void append(SmallVectorImpl<int64_t> &ints, Range &&values) {
+template <typename Range> static SmallVector<int64_t> toInts(Range &&values) {
+  SmallVector<int64_t> ints;
   for (auto value : values)
     ints.push_back(static_cast<int64_t>(value));
+  return ints;
 }
 
 struct GemmModel : KernelInterface::ExternalModel<GemmModel, GemmOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto gemm = cast<GemmOp>(op);
-    call.kernel = "gemm";
-    call.operands = {0, 1, getOptionalOperandIndex(gemm.getCMutable())};
-    call.ints = {gemm.getTransA(), gemm.getTransB()};
-    call.floats = {gemm.getAlpha().convertToDouble(),
-                   gemm.getBeta().convertToDouble()};
-    return success();
+    kernels::Gemm args;
+    args.a = gemm.getA();
+    args.b = gemm.getB();
+    args.c = gemm.getC();
+    args.transA = gemm.getTransA();
+    args.transB = gemm.getTransB();
+    args.alpha = gemm.getAlpha().convertToDouble();
+    args.beta = gemm.getBeta().convertToDouble();
+    return kernels::buildCall(op, kernels::gemm, args, call);
   }
 };
 
-template <typename Op, const char *Kernel>
-struct ConvModel : KernelInterface::ExternalModel<ConvModel<Op, Kernel>, Op> {
+template <typename Op>
+struct ConvModel : KernelInterface::ExternalModel<ConvModel<Op>, Op> {
+  template <typename Args> static void fill(Op conv, Args &args) {
+    args.x = conv.getInput();
+    args.w = conv.getWeight();
+    args.bias = conv.getBias();
+    args.group = conv.getGroup();
+    args.strides = toInts(conv.getStrides());
+    args.pads = toInts(conv.getPads());
+    args.dilations = toInts(conv.getDilations());
+  }
+
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto conv = cast<Op>(op);
-    call.kernel = Kernel;
-    call.operands = {0, 1, getOptionalOperandIndex(conv.getBiasMutable())};
-    call.ints = {static_cast<int64_t>(conv.getStrides().size()),
-                 static_cast<int64_t>(conv.getGroup())};
-    append(call.ints, conv.getStrides());
-    append(call.ints, conv.getPads());
-    append(call.ints, conv.getDilations());
-    if constexpr (std::is_same_v<Op, ConvTransposeOp>)
-      append(call.ints, conv.getOutputPadding());
-    return success();
+    if constexpr (std::is_same_v<Op, ConvTransposeOp>) {
+      kernels::ConvTranspose args;
+      fill(conv, args);
+      args.outputPadding = toInts(conv.getOutputPadding());
+      return kernels::buildCall(op, kernels::conv_transpose, args, call);
+    } else {
+      kernels::Conv args;
+      fill(conv, args);
+      return kernels::buildCall(op, kernels::conv, args, call);
+    }
   }
 };
 
-template <typename Op, const char *Kernel>
-struct PoolModel : KernelInterface::ExternalModel<PoolModel<Op, Kernel>, Op> {
+template <typename Op>
+struct PoolModel : KernelInterface::ExternalModel<PoolModel<Op>, Op> {
+  template <typename Args> static void fill(Op pool, Args &args) {
+    args.x = pool.getInput();
+    args.kernelShape = toInts(pool.getKernelShape());
+    args.strides = toInts(pool.getStrides());
+    args.pads = toInts(pool.getPads());
+    args.dilations = toInts(pool.getDilations());
+    args.ceilMode = pool.getCeilMode();
+  }
+
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto pool = cast<Op>(op);
-    call.kernel = Kernel;
-    call.ints = {static_cast<int64_t>(pool.getKernelShape().size())};
-    append(call.ints, pool.getKernelShape());
-    append(call.ints, pool.getStrides());
-    append(call.ints, pool.getPads());
-    append(call.ints, pool.getDilations());
-    call.ints.push_back(pool.getCeilMode());
-    if constexpr (std::is_same_v<Op, AveragePoolOp>)
-      call.ints.push_back(pool.getCountIncludePad());
-    return success();
-  }
-};
-
-/// Normalisations: an epsilon, and the attribute each kernel adds.
-template <typename Op, const char *Kernel>
-struct NormModel : KernelInterface::ExternalModel<NormModel<Op, Kernel>, Op> {
-  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    auto norm = cast<Op>(op);
-    call.kernel = Kernel;
-    if constexpr (std::is_same_v<Op, LayerNormOp>) {
-      int64_t rank = cast<ShapedType>(norm.getInput().getType()).getRank();
-      int64_t axis = norm.getAxis();
-      call.ints = {axis < 0 ? axis + rank : axis};
-      call.operands = {0, 1, getOptionalOperandIndex(norm.getBiasMutable())};
+    if constexpr (std::is_same_v<Op, AveragePoolOp>) {
+      kernels::AveragePool args;
+      fill(pool, args);
+      args.countIncludePad = pool.getCountIncludePad();
+      return kernels::buildCall(op, kernels::average_pool, args, call);
+    } else {
+      kernels::MaxPool args;
+      fill(pool, args);
+      return kernels::buildCall(op, kernels::max_pool, args, call);
     }
-    if constexpr (std::is_same_v<Op, GroupNormOp>)
-      call.ints = {static_cast<int64_t>(norm.getNumGroups())};
-    call.floats = {norm.getEpsilon().convertToDouble()};
-    return success();
   }
 };
 
-template <typename Op, const char *Kernel>
-struct AxisModel : KernelInterface::ExternalModel<AxisModel<Op, Kernel>, Op> {
+struct BatchNormModel
+    : KernelInterface::ExternalModel<BatchNormModel, BatchNormOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    auto axisOp = cast<Op>(op);
-    int64_t rank = cast<ShapedType>(op->getOperand(0).getType()).getRank();
-    int64_t axis = axisOp.getAxis();
-    if constexpr (std::is_same_v<Op, ConcatOp>)
-      rank = cast<ShapedType>(op->getResult(0).getType()).getRank();
-    call.kernel = Kernel;
-    call.ints = {axis < 0 ? axis + rank : axis};
-    return success();
+    auto norm = cast<BatchNormOp>(op);
+    kernels::BatchNorm args;
+    args.x = norm.getInput();
+    args.scale = norm.getScale();
+    args.bias = norm.getBias();
+    args.mean = norm.getMean();
+    args.variance = norm.getVariance();
+    args.epsilon = norm.getEpsilon().convertToDouble();
+    return kernels::buildCall(op, kernels::batch_norm, args, call);
   }
 };
+
+struct InstanceNormModel
+    : KernelInterface::ExternalModel<InstanceNormModel, InstanceNormOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto norm = cast<InstanceNormOp>(op);
+    kernels::InstanceNorm args;
+    args.x = norm.getInput();
+    args.scale = norm.getScale();
+    args.bias = norm.getBias();
+    args.epsilon = norm.getEpsilon().convertToDouble();
+    return kernels::buildCall(op, kernels::instance_norm, args, call);
+  }
+};
+
+struct LayerNormModel
+    : KernelInterface::ExternalModel<LayerNormModel, LayerNormOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto norm = cast<LayerNormOp>(op);
+    int64_t rank = cast<ShapedType>(norm.getInput().getType()).getRank();
+    int64_t axis = norm.getAxis();
+    kernels::LayerNorm args;
+    args.x = norm.getInput();
+    args.scale = norm.getScale();
+    args.bias = norm.getBias();
+    args.axis = axis < 0 ? axis + rank : axis;
+    args.epsilon = norm.getEpsilon().convertToDouble();
+    return kernels::buildCall(op, kernels::layer_norm, args, call);
+  }
+};
+
+struct GroupNormModel
+    : KernelInterface::ExternalModel<GroupNormModel, GroupNormOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto norm = cast<GroupNormOp>(op);
+    kernels::GroupNorm args;
+    args.x = norm.getInput();
+    args.scale = norm.getScale();
+    args.bias = norm.getBias();
+    args.numGroups = norm.getNumGroups();
+    args.epsilon = norm.getEpsilon().convertToDouble();
+    return kernels::buildCall(op, kernels::group_norm, args, call);
+  }
+};
+
+/// The op's axis made non-negative against the rank of `value`.
+template <typename Op> static int64_t getAxis(Op op, Value value) {
+  int64_t rank = cast<ShapedType>(value.getType()).getRank();
+  int64_t axis = op.getAxis();
+  return axis < 0 ? axis + rank : axis;
+}
 
 struct SoftmaxModel : KernelInterface::ExternalModel<SoftmaxModel, SoftmaxOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto softmax = cast<SoftmaxOp>(op);
-    int64_t rank = cast<ShapedType>(softmax.getInput().getType()).getRank();
-    int64_t axis = softmax.getAxis();
-    call.kernel = "softmax";
-    call.ints = {axis < 0 ? axis + rank : axis, softmax.getNanToZero()};
-    return success();
+    kernels::Softmax args;
+    args.x = softmax.getInput();
+    args.axis = getAxis(softmax, softmax.getInput());
+    args.nanToZero = softmax.getNanToZero();
+    return kernels::buildCall(op, kernels::softmax, args, call);
   }
 };
 
-template <typename Op, const char *Kernel>
+struct LogSoftmaxModel
+    : KernelInterface::ExternalModel<LogSoftmaxModel, LogSoftmaxOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto softmax = cast<LogSoftmaxOp>(op);
+    kernels::LogSoftmax args;
+    args.x = softmax.getInput();
+    args.axis = getAxis(softmax, softmax.getInput());
+    return kernels::buildCall(op, kernels::log_softmax, args, call);
+  }
+};
+
+struct ConcatModel : KernelInterface::ExternalModel<ConcatModel, ConcatOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto concat = cast<ConcatOp>(op);
+    kernels::Concat args;
+    args.inputs.assign(concat.getInputs().begin(), concat.getInputs().end());
+    args.axis = getAxis(concat, concat.getResult());
+    return kernels::buildCall(op, kernels::concat, args, call);
+  }
+};
+
+struct SplitModel : KernelInterface::ExternalModel<SplitModel, SplitOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto split = cast<SplitOp>(op);
+    kernels::Split args;
+    args.x = split.getInput();
+    args.axis = getAxis(split, split.getInput());
+    return kernels::buildCall(op, kernels::split, args, call);
+  }
+};
+
+struct GatherModel : KernelInterface::ExternalModel<GatherModel, GatherOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto gather = cast<GatherOp>(op);
+    kernels::Gather args;
+    args.data = gather.getData();
+    args.indices = gather.getIndices();
+    args.axis = getAxis(gather, gather.getData());
+    return kernels::buildCall(op, kernels::gather, args, call);
+  }
+};
+
+template <typename Op, const kernels::Kernel<kernels::Reduce> &Kernel>
 struct ReduceModel
     : KernelInterface::ExternalModel<ReduceModel<Op, Kernel>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto reduce = cast<Op>(op);
     int64_t rank = cast<ShapedType>(reduce.getInput().getType()).getRank();
-    SmallVector<int64_t> axes;
+    kernels::Reduce args;
+    args.x = reduce.getInput();
     for (int64_t axis : reduce.getAxes())
-      axes.push_back(axis < 0 ? axis + rank : axis);
-    llvm::sort(axes);
-    call.kernel = Kernel;
-    call.ints = {static_cast<int64_t>(axes.size())};
-    append(call.ints, axes);
-    return success();
+      args.axes.push_back(axis < 0 ? axis + rank : axis);
+    llvm::sort(args.axes);
+    return kernels::buildCall(op, Kernel, args, call);
   }
 
   /// Float reductions fold in a generated loop; integer ones (no infinite
@@ -324,20 +423,23 @@ struct ReduceModel
 struct TransposeModel
     : KernelInterface::ExternalModel<TransposeModel, TransposeOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    call.kernel = "transpose";
-    append(call.ints, cast<TransposeOp>(op).getPerm());
-    return success();
+    auto transpose = cast<TransposeOp>(op);
+    kernels::Transpose args;
+    args.x = transpose.getInput();
+    args.perm = toInts(transpose.getPerm());
+    return kernels::buildCall(op, kernels::transpose, args, call);
   }
 };
 
 struct SliceModel : KernelInterface::ExternalModel<SliceModel, SliceOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto slice = cast<SliceOp>(op);
-    call.kernel = "slice";
-    append(call.ints, slice.getStarts());
-    append(call.ints, slice.getEnds());
-    append(call.ints, slice.getSteps());
-    return success();
+    kernels::Slice args;
+    args.x = slice.getInput();
+    args.starts = toInts(slice.getStarts());
+    args.ends = toInts(slice.getEnds());
+    args.steps = toInts(slice.getSteps());
+    return kernels::buildCall(op, kernels::slice, args, call);
   }
 };
 
@@ -349,11 +451,12 @@ struct PadModel : KernelInterface::ExternalModel<PadModel, PadOp> {
     if (!mode)
       return op->emitOpError("pad mode '")
              << pad.getMode() << "' has no kernel";
-    call.kernel = "pad";
-    append(call.ints, pad.getPads());
-    call.ints.push_back(*mode);
-    call.floats = {pad.getValue().convertToDouble()};
-    return success();
+    kernels::Pad args;
+    args.x = pad.getInput();
+    args.pads = toInts(pad.getPads());
+    args.mode = *mode;
+    args.value = pad.getValue().convertToDouble();
+    return kernels::buildCall(op, kernels::pad, args, call);
   }
 };
 
@@ -370,53 +473,70 @@ struct ResizeModel : KernelInterface::ExternalModel<ResizeModel, ResizeOp> {
     if (!mode || !coordinates || !nearest)
       return op->emitOpError("resize with coordinate_transformation_mode '")
              << resize.getCoordinateTransformationMode() << "' has no kernel";
-    call.kernel = "resize";
-    call.ints = {*mode, *coordinates, *nearest, resize.getExcludeOutside()};
-    for (double scale : resize.getScales())
-      call.floats.push_back(scale);
-    call.floats.push_back(resize.getCubicCoeffA().convertToDouble());
-    call.floats.push_back(resize.getExtrapolationValue().convertToDouble());
-    return success();
+    kernels::Resize args;
+    args.x = resize.getInput();
+    args.mode = *mode;
+    args.coordinates = *coordinates;
+    args.nearest = *nearest;
+    args.excludeOutside = resize.getExcludeOutside();
+    args.scales.assign(resize.getScales().begin(), resize.getScales().end());
+    args.cubicCoeffA = resize.getCubicCoeffA().convertToDouble();
+    args.extrapolationValue = resize.getExtrapolationValue().convertToDouble();
+    return kernels::buildCall(op, kernels::resize, args, call);
   }
 };
 
-template <typename Op, const char *Kernel>
-struct RecurrentModel
-    : KernelInterface::ExternalModel<RecurrentModel<Op, Kernel>, Op> {
-  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    auto rnn = cast<Op>(op);
+template <typename Op>
+struct RecurrentModel : KernelInterface::ExternalModel<RecurrentModel<Op>, Op> {
+  /// The fields RNN, GRU and LSTM share.
+  template <typename Args>
+  static LogicalResult fill(Op rnn, int64_t variant, Args &args) {
     std::optional<CleaveRnnDirection> direction =
         parseKernelEnum<CleaveRnnDirection>(rnn.getDirection());
     if (!direction)
-      return op->emitOpError("direction '")
+      return rnn.emitOpError("direction '")
              << rnn.getDirection() << "' has no recurrent kernel";
-    int64_t variant = 0;
-    if constexpr (std::is_same_v<Op, GRUOp>)
-      variant = rnn.getLinearBeforeReset();
-    if constexpr (std::is_same_v<Op, LSTMOp>)
-      variant = rnn.getInputForget();
-    call.kernel = Kernel;
-    call.operands = {0, 1, 2, getOptionalOperandIndex(rnn.getBiasMutable()),
-                     getOptionalOperandIndex(rnn.getInitialHMutable())};
-    if constexpr (std::is_same_v<Op, LSTMOp>) {
-      call.operands.push_back(
-          getOptionalOperandIndex(rnn.getInitialCMutable()));
-      call.operands.push_back(
-          getOptionalOperandIndex(rnn.getPeepholesMutable()));
-    }
-    call.ints = {*direction, static_cast<int64_t>(rnn.getHiddenSize()), variant,
-                 static_cast<int64_t>(rnn.getActivations().size())};
+    args.x = rnn.getInput();
+    args.w = rnn.getWeight();
+    args.r = rnn.getRecurrence();
+    args.b = rnn.getBias();
+    args.initialH = rnn.getInitialH();
+    args.direction = *direction;
+    args.hiddenSize = static_cast<int64_t>(rnn.getHiddenSize());
+    args.variant = variant;
     for (Attribute name : rnn.getActivations()) {
       std::optional<CleaveRnnActivation> code =
           parseKernelEnum<CleaveRnnActivation>(cast<StringAttr>(name));
       if (!code)
-        return op->emitOpError("activation ")
+        return rnn.emitOpError("activation ")
                << name << " has no recurrent kernel";
-      call.ints.push_back(*code);
+      args.activations.push_back(*code);
     }
     std::optional<APFloat> clip = rnn.getClip();
-    call.floats = {clip ? clip->convertToDouble() : 0.0};
+    args.clip = clip ? clip->convertToDouble() : 0.0;
     return success();
+  }
+
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto rnn = cast<Op>(op);
+    if constexpr (std::is_same_v<Op, LSTMOp>) {
+      kernels::Lstm args;
+      if (failed(fill(rnn, rnn.getInputForget(), args)))
+        return failure();
+      args.initialC = rnn.getInitialC();
+      args.p = rnn.getPeepholes();
+      return kernels::buildCall(op, kernels::lstm, args, call);
+    } else {
+      kernels::Recurrent args;
+      int64_t variant = 0;
+      if constexpr (std::is_same_v<Op, GRUOp>)
+        variant = rnn.getLinearBeforeReset();
+      if (failed(fill(rnn, variant, args)))
+        return failure();
+      return kernels::buildCall(
+          op, std::is_same_v<Op, GRUOp> ? kernels::gru : kernels::rnn, args,
+          call);
+    }
   }
 };
 
@@ -427,74 +547,92 @@ struct RecurrentModel
 struct SendModel : KernelInterface::ExternalModel<SendModel, SendOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto send = cast<SendOp>(op);
-    call.kernel = "send";
-    call.ints = {send.getPeer(), send.getTag()};
-    return success();
+    kernels::Send args;
+    args.x = send.getInput();
+    // The verifier keeps peer and tag non-negative (send_c1, recv_c1).
+    args.peerStage = static_cast<int64_t>(send.getPeer());
+    args.tag = static_cast<int64_t>(send.getTag());
+    return kernels::buildCall(op, kernels::send, args, call);
   }
 };
 
 struct RecvModel : KernelInterface::ExternalModel<RecvModel, RecvOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto recv = cast<RecvOp>(op);
-    call.kernel = "recv";
-    call.ints = {recv.getPeer(), recv.getTag()};
-    return success();
+    kernels::Recv args;
+    // The verifier keeps peer and tag non-negative (send_c1, recv_c1).
+    args.peerStage = static_cast<int64_t>(recv.getPeer());
+    args.tag = static_cast<int64_t>(recv.getTag());
+    return kernels::buildCall(op, kernels::recv, args, call);
   }
 };
-
-static int64_t getReductionCode(StringRef reduction) {
-  return llvm::StringSwitch<int64_t>(reduction)
-      .Case("sum", 0)
-      .Case("product", 1)
-      .Case("max", 2)
-      .Case("min", 3)
-      .Case("average", 4)
-      .Default(-1);
-}
 
 /// A collective within the group along a mesh axis: the axis's code
 /// (rt/Mesh.h) and the group's size, then what the op adds (dimensions, the
 /// reduction).
-template <typename Op, const char *Kernel>
+template <typename Op>
 struct CollectiveModel
-    : KernelInterface::ExternalModel<CollectiveModel<Op, Kernel>, Op> {
+    : KernelInterface::ExternalModel<CollectiveModel<Op>, Op> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto collective = cast<Op>(op);
-    call.kernel = Kernel;
     StringRef axisName = collective.getAxis();
     // A slice along the batch axis takes the block of the batch the program
     // computes: its block count, no axis.
     if constexpr (std::is_same_v<Op, AllSliceOp>) {
       if (axisName == kBatchAxisName) {
-        call.kernel = "batch_slice";
-        call.ints = {static_cast<int64_t>(collective.getGroupSize()),
-                     static_cast<int64_t>(collective.getDim())};
-        return success();
+        kernels::BatchSlice args;
+        args.x = collective.getInput();
+        args.blocks = static_cast<int64_t>(collective.getGroupSize());
+        args.dim = static_cast<int64_t>(collective.getDim());
+        return kernels::buildCall(op, kernels::batch_slice, args, call);
       }
     }
     rt::MeshAxis axis;
     if (!rt::parseMeshAxis(axisName, axis))
       return op->emitOpError("runs over '")
              << axisName << "', which is no mesh axis (pp, dp or tp)";
-    call.ints = {static_cast<int64_t>(axis),
-                 static_cast<int64_t>(collective.getGroupSize())};
-    if constexpr (std::is_same_v<Op, AllGatherOp> ||
-                  std::is_same_v<Op, ReduceScatterOp> ||
-                  std::is_same_v<Op, AllSliceOp>)
-      call.ints.push_back(collective.getDim());
-    if constexpr (std::is_same_v<Op, AllToAllOp>) {
-      call.ints.push_back(collective.getSplitDim());
-      call.ints.push_back(collective.getConcatDim());
-    }
+    int64_t reduction = 0;
     if constexpr (std::is_same_v<Op, AllReduceOp> ||
                   std::is_same_v<Op, ReduceScatterOp>) {
-      int64_t code = getReductionCode(collective.getReduction());
-      if (code < 0)
+      std::optional<CleaveReduction> code =
+          parseKernelEnum<CleaveReduction>(collective.getReduction());
+      if (!code)
         return op->emitOpError("reduction '")
                << collective.getReduction() << "' has no runtime call";
-      call.ints.push_back(code);
+      reduction = *code;
     }
-    return success();
+    auto fill = [&](auto &args) {
+      args.x = collective.getInput();
+      args.axis = static_cast<int64_t>(axis);
+      args.groupSize = static_cast<int64_t>(collective.getGroupSize());
+    };
+    if constexpr (std::is_same_v<Op, AllReduceOp>) {
+      kernels::AllReduce args;
+      fill(args);
+      args.reduction = reduction;
+      return kernels::buildCall(op, kernels::all_reduce, args, call);
+    } else if constexpr (std::is_same_v<Op, ReduceScatterOp>) {
+      kernels::ReduceScatter args;
+      fill(args);
+      args.dim = static_cast<int64_t>(collective.getDim());
+      args.reduction = reduction;
+      return kernels::buildCall(op, kernels::reduce_scatter, args, call);
+    } else if constexpr (std::is_same_v<Op, AllToAllOp>) {
+      kernels::AllToAll args;
+      fill(args);
+      args.splitDim = static_cast<int64_t>(collective.getSplitDim());
+      args.concatDim = static_cast<int64_t>(collective.getConcatDim());
+      return kernels::buildCall(op, kernels::all_to_all, args, call);
+    } else {
+      kernels::BlockCollective args;
+      fill(args);
+      args.dim = static_cast<int64_t>(collective.getDim());
+      return kernels::buildCall(op,
+                                std::is_same_v<Op, AllGatherOp>
+                                    ? kernels::all_gather
+                                    : kernels::all_slice,
+                                args, call);
+    }
   }
 };
 
@@ -504,8 +642,7 @@ struct CollectiveModel
 // Registration
 //===----------------------------------------------------------------------===//
 
-// Names of rt/Scalar.h functions and KernelList.def kernels, as template
-// arguments.
+// Names of rt/Scalar.h functions, as template arguments.
 #define CLEAVE_NAME(id, text) static constexpr char id[] = text;
 CLEAVE_NAME(kAdd, "add")
 CLEAVE_NAME(kSub, "sub")
@@ -545,37 +682,6 @@ CLEAVE_NAME(kLess, "less")
 CLEAVE_NAME(kLessEqual, "less_equal")
 CLEAVE_NAME(kGreater, "greater")
 CLEAVE_NAME(kGreaterEqual, "greater_equal")
-CLEAVE_NAME(kMatmul, "matmul")
-CLEAVE_NAME(kConv, "conv")
-CLEAVE_NAME(kConvTranspose, "conv_transpose")
-CLEAVE_NAME(kMaxPool, "max_pool")
-CLEAVE_NAME(kAveragePool, "average_pool")
-CLEAVE_NAME(kGlobalAveragePool, "global_average_pool")
-CLEAVE_NAME(kGlobalMaxPool, "global_max_pool")
-CLEAVE_NAME(kBatchNorm, "batch_norm")
-CLEAVE_NAME(kInstanceNorm, "instance_norm")
-CLEAVE_NAME(kLayerNorm, "layer_norm")
-CLEAVE_NAME(kGroupNorm, "group_norm")
-CLEAVE_NAME(kLogSoftmax, "log_softmax")
-CLEAVE_NAME(kReduceSum, "reduce_sum")
-CLEAVE_NAME(kReduceMean, "reduce_mean")
-CLEAVE_NAME(kReduceMax, "reduce_max")
-CLEAVE_NAME(kReduceMin, "reduce_min")
-CLEAVE_NAME(kReduceProd, "reduce_prod")
-CLEAVE_NAME(kReduceL2, "reduce_l2")
-CLEAVE_NAME(kReduceSumSquare, "reduce_sum_square")
-CLEAVE_NAME(kConcat, "concat")
-CLEAVE_NAME(kSplit, "split")
-CLEAVE_NAME(kGather, "gather")
-CLEAVE_NAME(kTile, "tile")
-CLEAVE_NAME(kRnn, "rnn")
-CLEAVE_NAME(kGru, "gru")
-CLEAVE_NAME(kLstm, "lstm")
-CLEAVE_NAME(kAllReduce, "all_reduce")
-CLEAVE_NAME(kAllGather, "all_gather")
-CLEAVE_NAME(kReduceScatter, "reduce_scatter")
-CLEAVE_NAME(kAllSlice, "all_slice")
-CLEAVE_NAME(kAllToAll, "all_to_all")
 #undef CLEAVE_NAME
 
 void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
@@ -634,62 +740,56 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     CastOp::attachInterface<CastModel>(*context);
     ExpandOp::attachInterface<ExpandModel>(*context);
 
-    MatMulOp::attachInterface<PlainKernelModel<MatMulOp, kMatmul>>(*context);
+    MatMulOp::attachInterface<MatMulModel>(*context);
     GemmOp::attachInterface<GemmModel>(*context);
-    ConvOp::attachInterface<ConvModel<ConvOp, kConv>>(*context);
-    ConvTransposeOp::attachInterface<
-        ConvModel<ConvTransposeOp, kConvTranspose>>(*context);
-    MaxPoolOp::attachInterface<PoolModel<MaxPoolOp, kMaxPool>>(*context);
-    AveragePoolOp::attachInterface<PoolModel<AveragePoolOp, kAveragePool>>(
-        *context);
+    ConvOp::attachInterface<ConvModel<ConvOp>>(*context);
+    ConvTransposeOp::attachInterface<ConvModel<ConvTransposeOp>>(*context);
+    MaxPoolOp::attachInterface<PoolModel<MaxPoolOp>>(*context);
+    AveragePoolOp::attachInterface<PoolModel<AveragePoolOp>>(*context);
     GlobalAveragePoolOp::attachInterface<
-        PlainKernelModel<GlobalAveragePoolOp, kGlobalAveragePool>>(*context);
+        UnaryKernelModel<GlobalAveragePoolOp, kernels::global_average_pool>>(
+        *context);
     GlobalMaxPoolOp::attachInterface<
-        PlainKernelModel<GlobalMaxPoolOp, kGlobalMaxPool>>(*context);
-    BatchNormOp::attachInterface<NormModel<BatchNormOp, kBatchNorm>>(*context);
-    InstanceNormOp::attachInterface<NormModel<InstanceNormOp, kInstanceNorm>>(
-        *context);
-    LayerNormOp::attachInterface<NormModel<LayerNormOp, kLayerNorm>>(*context);
-    GroupNormOp::attachInterface<NormModel<GroupNormOp, kGroupNorm>>(*context);
+        UnaryKernelModel<GlobalMaxPoolOp, kernels::global_max_pool>>(*context);
+    BatchNormOp::attachInterface<BatchNormModel>(*context);
+    InstanceNormOp::attachInterface<InstanceNormModel>(*context);
+    LayerNormOp::attachInterface<LayerNormModel>(*context);
+    GroupNormOp::attachInterface<GroupNormModel>(*context);
     SoftmaxOp::attachInterface<SoftmaxModel>(*context);
-    LogSoftmaxOp::attachInterface<AxisModel<LogSoftmaxOp, kLogSoftmax>>(
+    LogSoftmaxOp::attachInterface<LogSoftmaxModel>(*context);
+    ConcatOp::attachInterface<ConcatModel>(*context);
+    SplitOp::attachInterface<SplitModel>(*context);
+    GatherOp::attachInterface<GatherModel>(*context);
+    ReduceSumOp::attachInterface<ReduceModel<ReduceSumOp, kernels::reduce_sum>>(
         *context);
-    ConcatOp::attachInterface<AxisModel<ConcatOp, kConcat>>(*context);
-    SplitOp::attachInterface<AxisModel<SplitOp, kSplit>>(*context);
-    GatherOp::attachInterface<AxisModel<GatherOp, kGather>>(*context);
-    ReduceSumOp::attachInterface<ReduceModel<ReduceSumOp, kReduceSum>>(
+    ReduceMeanOp::attachInterface<
+        ReduceModel<ReduceMeanOp, kernels::reduce_mean>>(*context);
+    ReduceMaxOp::attachInterface<ReduceModel<ReduceMaxOp, kernels::reduce_max>>(
         *context);
-    ReduceMeanOp::attachInterface<ReduceModel<ReduceMeanOp, kReduceMean>>(
+    ReduceMinOp::attachInterface<ReduceModel<ReduceMinOp, kernels::reduce_min>>(
         *context);
-    ReduceMaxOp::attachInterface<ReduceModel<ReduceMaxOp, kReduceMax>>(
+    ReduceProdOp::attachInterface<
+        ReduceModel<ReduceProdOp, kernels::reduce_prod>>(*context);
+    ReduceL2Op::attachInterface<ReduceModel<ReduceL2Op, kernels::reduce_l2>>(
         *context);
-    ReduceMinOp::attachInterface<ReduceModel<ReduceMinOp, kReduceMin>>(
-        *context);
-    ReduceProdOp::attachInterface<ReduceModel<ReduceProdOp, kReduceProd>>(
-        *context);
-    ReduceL2Op::attachInterface<ReduceModel<ReduceL2Op, kReduceL2>>(*context);
     ReduceSumSquareOp::attachInterface<
-        ReduceModel<ReduceSumSquareOp, kReduceSumSquare>>(*context);
+        ReduceModel<ReduceSumSquareOp, kernels::reduce_sum_square>>(*context);
     TransposeOp::attachInterface<TransposeModel>(*context);
     SliceOp::attachInterface<SliceModel>(*context);
     PadOp::attachInterface<PadModel>(*context);
     ResizeOp::attachInterface<ResizeModel>(*context);
-    TileOp::attachInterface<PlainKernelModel<TileOp, kTile>>(*context);
-    RNNOp::attachInterface<RecurrentModel<RNNOp, kRnn>>(*context);
-    GRUOp::attachInterface<RecurrentModel<GRUOp, kGru>>(*context);
-    LSTMOp::attachInterface<RecurrentModel<LSTMOp, kLstm>>(*context);
+    TileOp::attachInterface<UnaryKernelModel<TileOp, kernels::tile>>(*context);
+    RNNOp::attachInterface<RecurrentModel<RNNOp>>(*context);
+    GRUOp::attachInterface<RecurrentModel<GRUOp>>(*context);
+    LSTMOp::attachInterface<RecurrentModel<LSTMOp>>(*context);
 
     SendOp::attachInterface<SendModel>(*context);
     RecvOp::attachInterface<RecvModel>(*context);
-    AllReduceOp::attachInterface<CollectiveModel<AllReduceOp, kAllReduce>>(
+    AllReduceOp::attachInterface<CollectiveModel<AllReduceOp>>(*context);
+    AllGatherOp::attachInterface<CollectiveModel<AllGatherOp>>(*context);
+    ReduceScatterOp::attachInterface<CollectiveModel<ReduceScatterOp>>(
         *context);
-    AllGatherOp::attachInterface<CollectiveModel<AllGatherOp, kAllGather>>(
-        *context);
-    ReduceScatterOp::attachInterface<
-        CollectiveModel<ReduceScatterOp, kReduceScatter>>(*context);
-    AllSliceOp::attachInterface<CollectiveModel<AllSliceOp, kAllSlice>>(
-        *context);
-    AllToAllOp::attachInterface<CollectiveModel<AllToAllOp, kAllToAll>>(
-        *context);
+    AllSliceOp::attachInterface<CollectiveModel<AllSliceOp>>(*context);
+    AllToAllOp::attachInterface<CollectiveModel<AllToAllOp>>(*context);
   });
 }

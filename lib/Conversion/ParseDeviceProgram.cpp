@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Conversion/DeviceProgram.h"
+#include "cleave/Conversion/KernelSignatures.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -30,17 +31,6 @@ using namespace cleave;
 //===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//
-
-static bool isKnownKernel(StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-#define CLEAVE_KERNEL(kernel) .Case(#kernel, true)
-#include "cleave/rt/KernelList.def"
-#undef CLEAVE_KERNEL
-#define CLEAVE_COMM(kernel) .Case(#kernel, true)
-#include "cleave/rt/CommList.def"
-#undef CLEAVE_COMM
-      .Default(false);
-}
 
 static bool isIdentifier(StringRef name) {
   if (name.empty() || llvm::isDigit(name.front()))
@@ -200,10 +190,23 @@ static llvm::Error verifyLoop(const DeviceProgram &program,
   if (loop.output < 0 || loop.output >= numTensors)
     return fail(where + " writes tensor t" + Twine(loop.output) + " of " +
                 Twine(numTensors));
-  for (const FusedLoad &load : loop.loads)
+  ArrayRef<int64_t> space = loop.iterationShape;
+  for (const FusedLoad &load : loop.loads) {
     if (load.tensor < 0 || load.tensor >= numTensors)
       return fail(where + " loads tensor t" + Twine(load.tensor) + " of " +
                   Twine(numTensors));
+    // The emitters index a load by broadcasting it against the iteration
+    // space from the right: every dimension it has is the space's or 1.
+    ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
+    bool broadcasts = shape.size() <= space.size();
+    for (size_t d = 0; broadcasts && d < shape.size(); ++d) {
+      int64_t dim = shape[shape.size() - 1 - d];
+      broadcasts = dim == 1 || dim == space[space.size() - 1 - d];
+    }
+    if (!broadcasts)
+      return fail(where + " loads tensor t" + Twine(load.tensor) +
+                  ", whose shape does not broadcast to its iteration space");
+  }
   int numNodes = static_cast<int>(loop.nodes.size());
   for (auto [index, node] : llvm::enumerate(loop.nodes)) {
     // Nodes come after their arguments, so the expression is acyclic.
@@ -316,8 +319,7 @@ llvm::Error cleave::verifyDeviceProgram(const DeviceProgram &program) {
         continue;
       }
       const KernelCall &call = *step.call;
-      if (!isKnownKernel(call.kernel))
-        return fail(where + " calls unknown kernel '" + call.kernel + "'");
+      // Tensor numbers are checked first: the signature reads their ranks.
       for (int t : call.inputs)
         if (t < -1 || t >= numTensors)
           return fail(where + " reads tensor t" + Twine(t) + " of " +
@@ -326,6 +328,11 @@ llvm::Error cleave::verifyDeviceProgram(const DeviceProgram &program) {
         if (t < 0 || t >= numTensors)
           return fail(where + " writes tensor t" + Twine(t) + " of " +
                       Twine(numTensors));
+      std::string mismatch = kernels::checkCall(call, [&](int t) {
+        return static_cast<int64_t>(program.tensors[t].shape.size());
+      });
+      if (!mismatch.empty())
+        return fail(where + " " + mismatch);
     }
   }
   if (!program.getEntry(rt::phaseName(rt::Phase::Forward)))

@@ -397,6 +397,10 @@ Manifest readManifest(const std::string &bundleDir) {
   // A manifest is a few kilobytes per device.
   std::string text = readRegularFile(path, std::int64_t(1) << 28);
   checkManifestDigest(bundleDir, text);
+  return parseManifest(text, path);
+}
+
+Manifest parseManifest(const std::string &text, const std::string &path) {
   ManifestReader reader(path);
   json root;
   try {

@@ -95,6 +95,8 @@ struct Manifest {
 
 /// Reads `manifest.json` and checks its format, version and ABI.
 Manifest readManifest(const std::string &bundleDir);
+/// Reads and checks the text of a manifest; `path` names it in errors.
+Manifest parseManifest(const std::string &text, const std::string &path);
 
 /// The lowercase hex SHA-256 of a file's bytes.
 std::string sha256File(const std::string &path);

@@ -86,14 +86,6 @@ public:
     }
     return ctx->comm;
   }
-  bool counts(int32_t numIn, int32_t numOut, int32_t wantIn, int32_t wantOut) {
-    if (numIn == wantIn && numOut == wantOut)
-      return true;
-    fail("takes " + std::to_string(wantIn) + " inputs and " +
-         std::to_string(wantOut) + " outputs, got " + std::to_string(numIn) +
-         " and " + std::to_string(numOut));
-    return false;
-  }
   /// The collective's group: `code` must name a mesh axis and `size` be
   /// the device's group along it.
   bool group(int64_t code, int64_t size, MeshAxis &axis) {

@@ -17,158 +17,147 @@
 
 #include "CommCall.h"
 
+#include "cleave/rt/KernelArgs.h"
+
 namespace cleave::rt::comm {
 
-/// CommCalls<Rows>::name is the call `name` of CommList.def, with the
-/// arguments of CleaveKernelFn (Kernels.h).
+/// CommCalls<Rows>::name is the call `name` of CommList.def, over the view
+/// of its signature (rt/KernelArgs.h).
 template <typename Rows> struct CommCalls {
-  static int32_t send(CleaveContext *ctx, const CleaveTensor *in,
-                      int32_t numIn, CleaveTensor *, int32_t numOut,
-                      const int64_t *ints) {
+  static int32_t send(CleaveContext *ctx, const args::Send &args) {
     CommCall call(ctx, "send");
     Communicator *comm = call.communicator();
-    if (!comm || !call.counts(numIn, numOut, 1, 0))
+    if (!comm)
       return 1;
     return call.run([&] {
-      comm->send(in[0].data, bytesOf(in[0]), static_cast<int>(ints[0]),
-                 static_cast<int>(ints[1]));
+      comm->send(args.x().data, bytesOf(args.x()),
+                 static_cast<int>(args.peerStage()),
+                 static_cast<int>(args.tag()));
     });
   }
 
-  static int32_t recv(CleaveContext *ctx, const CleaveTensor *,
-                      int32_t numIn, CleaveTensor *out, int32_t numOut,
-                      const int64_t *ints) {
+  static int32_t recv(CleaveContext *ctx, const args::Recv &args) {
     CommCall call(ctx, "recv");
     Communicator *comm = call.communicator();
-    if (!comm || !call.counts(numIn, numOut, 0, 1))
+    if (!comm)
       return 1;
     return call.run([&] {
-      comm->recv(out[0].data, bytesOf(out[0]), static_cast<int>(ints[0]),
-                 static_cast<int>(ints[1]));
+      comm->recv(args.y().data, bytesOf(args.y()),
+                 static_cast<int>(args.peerStage()),
+                 static_cast<int>(args.tag()));
     });
   }
 
-  static int32_t all_reduce(CleaveContext *ctx, const CleaveTensor *in,
-                            int32_t numIn, CleaveTensor *out, int32_t numOut,
-                            const int64_t *ints) {
+  static int32_t all_reduce(CleaveContext *ctx, const args::AllReduce &args) {
     CommCall call(ctx, "all_reduce");
     Communicator *comm = call.communicator();
     MeshAxis axis;
-    if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], ints[1], axis) ||
-        !call.scaled(in[0], out[0], -1, 1, 1) ||
-        !call.reduction(ints[2], static_cast<CleaveDType>(in[0].dtype)))
+    if (!comm || !call.group(args.axis(), args.groupSize(), axis) ||
+        !call.scaled(args.x(), args.y(), -1, 1, 1) ||
+        !call.reduction(args.reduction(),
+                        static_cast<CleaveDType>(args.x().dtype)))
       return 1;
     return call.run([&] {
-      comm->allReduce(axis, in[0].data, out[0].data, elements(in[0]),
-                      static_cast<CleaveDType>(in[0].dtype),
-                      static_cast<Reduction>(ints[2]));
+      comm->allReduce(axis, args.x().data, args.y().data, elements(args.x()),
+                      static_cast<CleaveDType>(args.x().dtype),
+                      static_cast<Reduction>(args.reduction()));
     });
   }
 
-  static int32_t all_gather(CleaveContext *ctx, const CleaveTensor *in,
-                            int32_t numIn, CleaveTensor *out, int32_t numOut,
-                            const int64_t *ints) {
+  static int32_t all_gather(CleaveContext *ctx,
+                            const args::BlockCollective &args) {
     CommCall call(ctx, "all_gather");
     Communicator *comm = call.communicator();
     MeshAxis axis;
-    if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], ints[1], axis) ||
-        !call.dimension(in[0], ints[2]) ||
-        !call.scaled(in[0], out[0], ints[2], ints[1], 1))
+    if (!comm || !call.group(args.axis(), args.groupSize(), axis) ||
+        !call.dimension(args.x(), args.dim()) ||
+        !call.scaled(args.x(), args.y(), args.dim(), args.groupSize(), 1))
       return 1;
-    int groups = static_cast<int>(ints[1]);
-    Split block = splitAt(in[0], ints[2]);
-    std::size_t bytes = bytesOf(in[0]);
+    int groups = static_cast<int>(args.groupSize());
+    Split block = splitAt(args.x(), args.dim());
+    std::size_t bytes = bytesOf(args.x());
     return call.run([&] {
       // Gathered blocks are whole slabs of the output when nothing lies
       // outside the dimension.
       if (block.outer == 1) {
-        comm->allGather(axis, in[0].data, out[0].data, bytes);
+        comm->allGather(axis, args.x().data, args.y().data, bytes);
         return;
       }
       uint8_t *gathered = scratch(ctx, bytes * groups);
-      comm->allGather(axis, in[0].data, gathered, bytes);
+      comm->allGather(axis, args.x().data, gathered, bytes);
       unpackBlocks(ctx, gathered, block, groups,
-                   static_cast<uint8_t *>(out[0].data));
+                   static_cast<uint8_t *>(args.y().data));
     });
   }
 
-  static int32_t reduce_scatter(CleaveContext *ctx, const CleaveTensor *in,
-                                int32_t numIn, CleaveTensor *out,
-                                int32_t numOut, const int64_t *ints) {
+  static int32_t reduce_scatter(CleaveContext *ctx,
+                                const args::ReduceScatter &args) {
     CommCall call(ctx, "reduce_scatter");
     Communicator *comm = call.communicator();
     MeshAxis axis;
-    if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], ints[1], axis) ||
-        !call.dimension(in[0], ints[2]) ||
-        !call.scaled(in[0], out[0], ints[2], 1, ints[1]) ||
-        !call.reduction(ints[3], static_cast<CleaveDType>(in[0].dtype)))
+    if (!comm || !call.group(args.axis(), args.groupSize(), axis) ||
+        !call.dimension(args.x(), args.dim()) ||
+        !call.scaled(args.x(), args.y(), args.dim(), 1, args.groupSize()) ||
+        !call.reduction(args.reduction(),
+                        static_cast<CleaveDType>(args.x().dtype)))
       return 1;
-    int groups = static_cast<int>(ints[1]);
-    Split whole = splitAt(in[0], ints[2]);
+    int groups = static_cast<int>(args.groupSize());
+    Split whole = splitAt(args.x(), args.dim());
     return call.run([&] {
-      const void *blocks = in[0].data;
+      const void *blocks = args.x().data;
       if (whole.outer != 1) {
-        uint8_t *packed = scratch(ctx, bytesOf(in[0]));
-        packBlocks(ctx, static_cast<const uint8_t *>(in[0].data), whole,
+        uint8_t *packed = scratch(ctx, bytesOf(args.x()));
+        packBlocks(ctx, static_cast<const uint8_t *>(args.x().data), whole,
                    groups, packed);
         blocks = packed;
       }
-      comm->reduceScatter(axis, blocks, out[0].data, elements(out[0]),
-                          static_cast<CleaveDType>(in[0].dtype),
-                          static_cast<Reduction>(ints[3]));
+      comm->reduceScatter(axis, blocks, args.y().data, elements(args.y()),
+                          static_cast<CleaveDType>(args.x().dtype),
+                          static_cast<Reduction>(args.reduction()));
     });
   }
 
   /// A local copy: the device's place is all it needs, so it also runs
   /// without a communicator.
-  static int32_t all_slice(CleaveContext *ctx, const CleaveTensor *in,
-                           int32_t numIn, CleaveTensor *out, int32_t numOut,
-                           const int64_t *ints) {
+  static int32_t all_slice(CleaveContext *ctx,
+                           const args::BlockCollective &args) {
     CommCall call(ctx, "all_slice");
     MeshAxis axis;
-    if (!call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], ints[1], axis))
+    if (!call.group(args.axis(), args.groupSize(), axis))
       return 1;
-    return sliceBlock(ctx, call, in[0], out[0], ints[1], ints[2],
-                      ctx->coords.along(axis));
+    return sliceBlock(ctx, call, args.x(), args.y(), args.groupSize(),
+                      args.dim(), ctx->coords.along(axis));
   }
 
   /// A local copy: the block of the batch the program computes.
-  static int32_t batch_slice(CleaveContext *ctx, const CleaveTensor *in,
-                             int32_t numIn, CleaveTensor *out, int32_t numOut,
-                             const int64_t *ints) {
+  static int32_t batch_slice(CleaveContext *ctx, const args::BatchSlice &args) {
     CommCall call(ctx, "batch_slice");
-    if (!call.counts(numIn, numOut, 1, 1) || !call.batchBlocks(ints[0]))
+    if (!call.batchBlocks(args.blocks()))
       return 1;
-    return sliceBlock(ctx, call, in[0], out[0], ints[0], ints[1],
+    return sliceBlock(ctx, call, args.x(), args.y(), args.blocks(), args.dim(),
                       ctx->batchBlock);
   }
 
-  static int32_t all_to_all(CleaveContext *ctx, const CleaveTensor *in,
-                            int32_t numIn, CleaveTensor *out, int32_t numOut,
-                            const int64_t *ints) {
+  static int32_t all_to_all(CleaveContext *ctx, const args::AllToAll &args) {
     CommCall call(ctx, "all_to_all");
     Communicator *comm = call.communicator();
     MeshAxis axis;
-    if (!comm || !call.counts(numIn, numOut, 1, 1) ||
-        !call.group(ints[0], ints[1], axis) ||
-        !call.dimension(in[0], ints[2]) || !call.dimension(in[0], ints[3]))
+    if (!comm || !call.group(args.axis(), args.groupSize(), axis) ||
+        !call.dimension(args.x(), args.splitDim()) ||
+        !call.dimension(args.x(), args.concatDim()))
       return 1;
-    int groups = static_cast<int>(ints[1]);
-    int64_t splitDim = ints[2], concatDim = ints[3];
+    int groups = static_cast<int>(args.groupSize());
+    int64_t splitDim = args.splitDim(), concatDim = args.concatDim();
     // The block each device sends: X cut along split_dim.
-    CleaveTensor block = in[0];
+    CleaveTensor block = args.x();
     if (block.shape[splitDim] % groups != 0)
       return call.fail("dimension " + std::to_string(splitDim) + " of " +
-                       shapeString(in[0]) + " does not split into " +
+                       shapeString(args.x()) + " does not split into " +
                        std::to_string(groups) + " blocks");
     block.shape[splitDim] /= groups;
-    if (!call.scaled(block, out[0], concatDim, groups, 1))
+    if (!call.scaled(block, args.y(), concatDim, groups, 1))
       return 1;
-    Split whole = splitAt(in[0], splitDim);
+    Split whole = splitAt(args.x(), splitDim);
     Split received = splitAt(block, concatDim);
     std::size_t bytes = bytesOf(block);
     return call.run([&] {
@@ -176,11 +165,11 @@ template <typename Rows> struct CommCalls {
       std::size_t half = (bytes * groups + 255) / 256 * 256;
       uint8_t *packed = scratch(ctx, 2 * half);
       uint8_t *gathered = packed + half;
-      packBlocks(ctx, static_cast<const uint8_t *>(in[0].data), whole, groups,
-                 packed);
+      packBlocks(ctx, static_cast<const uint8_t *>(args.x().data), whole,
+                 groups, packed);
       comm->allToAll(axis, packed, gathered, bytes);
       unpackBlocks(ctx, gathered, received, groups,
-                   static_cast<uint8_t *>(out[0].data));
+                   static_cast<uint8_t *>(args.y().data));
     });
   }
 

@@ -2,20 +2,28 @@
 //----------===//
 //
 // cleave_cpu_<name> for every CommList.def entry, over the context's
-// Communicator (CommCalls.h), with blocks cut and joined by memcpy.
+// Communicator (CommCalls.h), with blocks cut and joined by memcpy: each
+// binds the view of its signature (rt/KernelArgs.h) and calls
+// CommCalls<HostRows>::<name>.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CommCalls.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace cleave::rt {
 
 const char *reductionName(int64_t reduction) {
-  static const char *const names[] = {"sum", "product", "max", "min",
-                                      "average"};
-  return reduction >= 0 && reduction < 5 ? names[reduction] : nullptr;
+  // Every enum's values expand to a test; only CleaveReduction's can pass.
+#define CLEAVE_ENUM_BEGIN(type)
+#define CLEAVE_ENUM_VALUE(type, enumerator, code, spelling)                    \
+  if (std::is_same_v<type, CleaveReduction> && reduction == enumerator)        \
+    return spelling;
+#define CLEAVE_ENUM_END(type)
+#include "cleave/rt/KernelEnums.def"
+  return nullptr;
 }
 
 } // namespace cleave::rt
@@ -40,14 +48,14 @@ struct HostRows {
 
 extern "C" {
 
-#define CLEAVE_COMM(name)                                                      \
+#define CLEAVE_COMM(name, signature)                                           \
   int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
                             int32_t numIn, CleaveTensor *out, int32_t numOut,  \
-                            const int64_t *ints, const double *) {             \
-    return cleave::rt::comm::CommCalls<HostRows>::name(ctx, in, numIn, out,    \
-                                                       numOut, ints);          \
+                            const int64_t *ints, const double *floats) {       \
+    return cleave::rt::args::runKernel<cleave::rt::args::signature>(           \
+        &cleave::rt::comm::CommCalls<HostRows>::name, #name, ctx, in, numIn,   \
+        out, numOut, ints, floats);                                            \
   }
 #include "cleave/rt/CommList.def"
-#undef CLEAVE_COMM
 
 } // extern "C"

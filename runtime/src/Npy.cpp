@@ -78,7 +78,10 @@ std::size_t skipSpaces(const std::string &text, std::size_t at) {
 } // namespace
 
 Tensor readNpy(const std::string &path) {
-  std::string bytes = readWholeFile(path);
+  return parseNpy(readWholeFile(path), path);
+}
+
+Tensor parseNpy(const std::string &bytes, const std::string &path) {
   if (bytes.size() < 10 || bytes.compare(0, 6, npyMagic) != 0)
     throw Error(path + ": not a .npy file");
   int major = static_cast<uint8_t>(bytes[6]);
@@ -365,8 +368,12 @@ void narrow(const std::vector<From> &values, void *destination) {
 } // namespace
 
 Tensor readTensorProto(const std::string &path, std::string *name) {
-  std::string file = readWholeFile(path);
-  WireReader reader(file, path);
+  return parseTensorProto(readWholeFile(path), path, name);
+}
+
+Tensor parseTensorProto(const std::string &bytes, const std::string &path,
+                        std::string *name) {
+  WireReader reader(bytes, path);
   std::vector<int64_t> dims;
   int64_t dataType = 0;
   std::vector<float> floats;
@@ -454,64 +461,76 @@ Tensor readTensorProto(const std::string &path, std::string *name) {
   if (!hostIsLittleEndian())
     throw Error(path + ": reading TensorProto needs a little-endian host");
 
-  Tensor tensor(dtype, dims);
-  std::size_t count = static_cast<std::size_t>(tensor.numElements());
-  auto checkCount = [&](std::size_t present, const char *field) {
-    if (present != count)
+  // Check the data against the shape before allocating: a few bytes of
+  // file can declare a shape of terabytes.
+  int64_t elements, byteCount;
+  if (!checkedTensorSize(dims, cleave_dtype_size(dtype), elements, byteCount))
+    throw Error(path + ": " + typeString(dtype, dims) +
+                " has more bytes than cleave can address");
+  if (hasRaw && raw.size() != static_cast<std::size_t>(byteCount))
+    throw Error(path + ": " + typeString(dtype, dims) + " needs " +
+                std::to_string(byteCount) + " bytes, but raw_data has " +
+                std::to_string(raw.size()));
+  if (!hasRaw) {
+    // The field each dtype's values are stored in.
+    auto [present, field] = [&]() -> std::pair<std::size_t, const char *> {
+      switch (dtype) {
+      case CLEAVE_F32:
+        return {floats.size(), "float_data"};
+      case CLEAVE_F64:
+        return {doubles.size(), "double_data"};
+      case CLEAVE_I64:
+        return {int64s.size(), "int64_data"};
+      case CLEAVE_U32:
+      case CLEAVE_U64:
+        return {uint64s.size(), "uint64_data"};
+      default:
+        return {int32s.size(), "int32_data"};
+      }
+    }();
+    if (present != static_cast<std::size_t>(elements))
       throw Error(path + ": " + typeString(dtype, dims) + " holds " +
-                  std::to_string(count) + " elements, but " + field + " has " +
-                  std::to_string(present));
-  };
+                  std::to_string(elements) + " elements, but " + field +
+                  " has " + std::to_string(present));
+  }
+
+  Tensor tensor(dtype, dims);
   if (hasRaw) {
-    if (raw.size() != tensor.byteSize())
-      throw Error(path + ": " + typeString(dtype, dims) + " needs " +
-                  std::to_string(tensor.byteSize()) +
-                  " bytes, but raw_data has " + std::to_string(raw.size()));
     if (!raw.empty())
       std::memcpy(tensor.data(), raw.data(), raw.size());
   } else {
     switch (dtype) {
     case CLEAVE_F32:
-      checkCount(floats.size(), "float_data");
       narrow<float>(floats, tensor.data());
       break;
     case CLEAVE_F64:
-      checkCount(doubles.size(), "double_data");
       narrow<double>(doubles, tensor.data());
       break;
     case CLEAVE_I64:
-      checkCount(int64s.size(), "int64_data");
       narrow<int64_t>(int64s, tensor.data());
       break;
     case CLEAVE_U32:
-      checkCount(uint64s.size(), "uint64_data");
       narrow<uint32_t>(uint64s, tensor.data());
       break;
     case CLEAVE_U64:
-      checkCount(uint64s.size(), "uint64_data");
       narrow<uint64_t>(uint64s, tensor.data());
       break;
     case CLEAVE_I32:
-      checkCount(int32s.size(), "int32_data");
       narrow<int32_t>(int32s, tensor.data());
       break;
     case CLEAVE_I16:
-      checkCount(int32s.size(), "int32_data");
       narrow<int16_t>(int32s, tensor.data());
       break;
     case CLEAVE_I8:
-      checkCount(int32s.size(), "int32_data");
       narrow<int8_t>(int32s, tensor.data());
       break;
     case CLEAVE_U16:
     case CLEAVE_F16: // bit patterns
     case CLEAVE_BF16:
-      checkCount(int32s.size(), "int32_data");
       narrow<uint16_t>(int32s, tensor.data());
       break;
     case CLEAVE_U8:
     case CLEAVE_BOOL:
-      checkCount(int32s.size(), "int32_data");
       narrow<uint8_t>(int32s, tensor.data());
       break;
     default:

@@ -17,12 +17,18 @@
 namespace cleave::rt {
 
 Tensor readNpy(const std::string &path);
+/// Reads the bytes of a .npy file; `path` names it in errors.
+Tensor parseNpy(const std::string &bytes, const std::string &path);
 /// Writes a version 1.0 file (2.0 when the header needs it). NumPy has no
 /// bfloat16, so a bfloat16 tensor is written widened to float32, exactly.
 void writeNpy(const std::string &path, const Tensor &tensor);
 
 /// Reads a serialised onnx.TensorProto; `name` receives its name field.
 Tensor readTensorProto(const std::string &path, std::string *name = nullptr);
+/// Reads the bytes of a serialised onnx.TensorProto; `path` names it in
+/// errors.
+Tensor parseTensorProto(const std::string &bytes, const std::string &path,
+                        std::string *name = nullptr);
 
 /// .npy or .pb, by the file's extension.
 Tensor readTensorFile(const std::string &path, std::string *name = nullptr);

@@ -29,7 +29,7 @@ using nlohmann::json;
 
 const std::set<std::string> &communicationCalls() {
   static const std::set<std::string> names = {
-#define CLEAVE_COMM(name) #name,
+#define CLEAVE_COMM(name, signature) #name,
 #include "cleave/rt/CommList.def"
   };
   return names;
@@ -229,11 +229,11 @@ void writeRankTrace(const std::string &path, const std::string &bundle,
     throw Error("cannot write the trace " + path);
 }
 
-Prediction readPrediction(const std::string &bundleDir, int stages) {
+namespace {
+
+Prediction predictionOf(const json &plan, int stages) {
   Prediction prediction;
   prediction.stageSeconds.resize(static_cast<std::size_t>(stages));
-  std::ifstream stream(bundleDir + "/plan.json");
-  json plan = json::parse(stream, nullptr, /*allow_exceptions=*/false);
   if (!plan.is_object())
     return prediction;
   auto number = [](const json &object, const char *key,
@@ -262,6 +262,19 @@ Prediction readPrediction(const std::string &bundleDir, int stages) {
           prediction.stageSeconds[index] = *time * microbatches;
     }
   return prediction;
+}
+
+} // namespace
+
+Prediction readPrediction(const std::string &bundleDir, int stages) {
+  std::ifstream stream(bundleDir + "/plan.json");
+  return predictionOf(json::parse(stream, nullptr, /*allow_exceptions=*/false),
+                      stages);
+}
+
+Prediction parsePrediction(const std::string &planText, int stages) {
+  return predictionOf(
+      json::parse(planText, nullptr, /*allow_exceptions=*/false), stages);
 }
 
 void reportProfile(const MeasuredProfile &measured,

@@ -68,6 +68,8 @@ struct Prediction {
   std::optional<double> stepSeconds;
 };
 Prediction readPrediction(const std::string &bundleDir, int stages);
+/// The predictions of the plan.json text `planText`.
+Prediction parsePrediction(const std::string &planText, int stages);
 
 /// The measured side of the summary, gathered on rank 0.
 struct MeasuredProfile {

@@ -131,6 +131,16 @@ int cleave::runCompileCommand(CompileCommand &command) {
                                  ? std::string(CLEAVE_RUNTIME_LIBRARY_DIR)
                                  : command.runtimeLib.getValue();
   bundle.cxx = command.cxx;
+#ifdef CLEAVE_PROGRAM_SANITIZE
+  bundle.cxxFlags.insert(
+      bundle.cxxFlags.end(),
+      {"-fsanitize=" CLEAVE_PROGRAM_SANITIZE, "-fno-sanitize-recover=all"});
+  if (llvm::StringRef(CLEAVE_PROGRAM_SANITIZE).contains("address"))
+    bundle.cxxFlags.insert(
+        bundle.cxxFlags.end(),
+        {"-shared-libasan",
+         "-Wl,-rpath," CLEAVE_PROGRAM_SANITIZER_RUNTIME_DIR});
+#endif
   bundle.cpuIsa = cpuIsa;
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;

@@ -68,8 +68,10 @@ struct CompileCommand {
       llvm::cl::desc("One loop per elementwise op (to compare with fusion)"),
       llvm::cl::sub(command)};
   llvm::cl::opt<std::string> cxx{
-      "cxx", llvm::cl::desc("C++ compiler for cpu programs (default: c++)"),
-      llvm::cl::init("c++"), llvm::cl::sub(command)};
+      "cxx",
+      llvm::cl::desc("C++ compiler for cpu programs (default: c++; a "
+                     "sanitized build's own compiler)"),
+      llvm::cl::init(CLEAVE_PROGRAM_CXX), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> march{
       "march",
       llvm::cl::desc("Instruction set of cpu programs: x86-64, x86-64-v2, "

@@ -271,8 +271,9 @@ mlir::FailureOr<DeviceProgram> parseDeviceProgram(llvm::SourceMgr &sourceMgr,
 
 /// Checks what the emitters rely on: every tensor, load, node and stash
 /// index in range, every buffer inside its memory (arena, weight file,
-/// persistent memory), loops over their output's shape, known kernels and
-/// scalar functions, distinct entry names and phases, and a forward entry.
+/// persistent memory), loops over their output's shape, kernel calls that
+/// fit their kernels' signatures (`kernels::checkCall`), known scalar
+/// functions, distinct entry names and phases, and a forward entry.
 /// Returns the first violation, or success.
 llvm::Error verifyDeviceProgram(const DeviceProgram &program);
 

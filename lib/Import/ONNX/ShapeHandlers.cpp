@@ -419,6 +419,21 @@ bool hasNonEmptyInput(NodeBinder &b, unsigned index) {
   return !type.hasStaticShape() || type.getNumElements() != 0;
 }
 
+/// The size `size` (computed in floating point) of dimension `axis` after a
+/// resize, or an error when no tensor dimension is that large.
+FailureOr<int64_t> getResizedDim(NodeBinder &b, int64_t axis, int64_t from,
+                                 double size) {
+  // Far above any real dimension, and exactly representable both ways.
+  constexpr double kLargest = 0x1p62;
+  if (!(size < kLargest)) {
+    b.emitError() << "resizing dimension " << axis << " of size " << from
+                  << " gives " << size
+                  << " elements, more than a dimension can hold";
+    return failure();
+  }
+  return static_cast<int64_t>(size);
+}
+
 LogicalResult importResize(NodeBinder &b) {
   Value x;
   std::string mode, coordinateMode, nearestMode, aspectPolicy;
@@ -473,11 +488,15 @@ LogicalResult importResize(NodeBinder &b) {
       return b.emitError() << "scales has " << given.size()
                            << " entries; expected " << axes.size();
     for (auto [axis, scale] : llvm::zip(axes, given)) {
-      if (scale <= 0)
+      if (!(scale > 0) || !std::isfinite(scale))
         return b.emitError() << "scales must be positive, not " << scale;
       scales[axis] = scale;
-      outShape[axis] = static_cast<int64_t>(
+      FailureOr<int64_t> size = getResizedDim(
+          b, axis, type.getDimSize(axis),
           std::floor(static_cast<double>(type.getDimSize(axis)) * scale));
+      if (failed(size))
+        return failure();
+      outShape[axis] = *size;
     }
   } else {
     SmallVector<int64_t> sizes;
@@ -506,8 +525,12 @@ LogicalResult importResize(NodeBinder &b) {
       }
       for (int64_t axis : axes) {
         scales[axis] = scale;
-        outShape[axis] = static_cast<int64_t>(
-            std::floor(scale * type.getDimSize(axis) + 0.5));
+        FailureOr<int64_t> size =
+            getResizedDim(b, axis, type.getDimSize(axis),
+                          std::floor(scale * type.getDimSize(axis) + 0.5));
+        if (failed(size))
+          return failure();
+        outShape[axis] = *size;
       }
     } else {
       return b.emitError() << "keep_aspect_ratio_policy '" << aspectPolicy

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -297,6 +298,18 @@ private:
 
 /// Collectives run at the top level of their stage (every device of the
 /// group reaches them in the same order) over a mesh axis of the plan.
+/// The mesh axis and group size of a collective.
+std::pair<StringRef, int64_t> getGroup(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::pair<StringRef, int64_t>>(op)
+      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(
+          [](auto collective) {
+            return std::make_pair(
+                collective.getAxis(),
+                static_cast<int64_t>(collective.getGroupSize()));
+          })
+      .Default([](Operation *) { return std::make_pair(StringRef(), 0); });
+}
+
 LogicalResult checkCollectives(func::FuncOp func,
                                std::optional<PlanContract> contract) {
   WalkResult result = func.walk([&](Operation *op) {
@@ -309,14 +322,10 @@ LogicalResult checkCollectives(func::FuncOp func,
     }
     if (!contract || isa<SendOp, RecvOp>(op))
       return WalkResult::advance();
-    auto axis = op->getAttrOfType<StringAttr>("axis");
-    auto size = op->getAttrOfType<IntegerAttr>("group_size");
-    std::optional<int64_t> expected =
-        axis ? contract->axisSize(axis.getValue()) : std::nullopt;
-    if (!expected || !size || *expected != size.getInt()) {
-      op->emitError() << "runs over mesh axis \""
-                      << (axis ? axis.getValue() : StringRef()) << "\" with "
-                      << (size ? size.getInt() : 0)
+    auto [axis, size] = getGroup(op);
+    std::optional<int64_t> expected = contract->axisSize(axis);
+    if (!expected || *expected != size) {
+      op->emitError() << "runs over mesh axis \"" << axis << "\" with " << size
                       << " devices, which the plan's mesh does not have";
       return WalkResult::interrupt();
     }

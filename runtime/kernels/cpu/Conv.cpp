@@ -24,20 +24,23 @@ struct ConvShape {
   int64_t outChannels = 1;
 };
 
-int32_t readConv(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
-                 const CleaveTensor &w, const CleaveTensor &y,
-                 const int64_t *ints, bool transposed, ConvShape &shape) {
-  int64_t n = ints[0];
+/// The geometry of conv (`outputPadding` null) or conv_transpose.
+template <typename Args>
+int32_t readConv(CleaveContext *ctx, const char *kernel, const Args &args,
+                 const int64_t *outputPadding, ConvShape &shape) {
+  const CleaveTensor &x = args.x(), &w = args.w(), &y = args.y();
+  const bool transposed = outputPadding != nullptr;
+  int64_t n = args.n();
   if (n < 1 || n > kMaxSpatial)
     return fail(ctx, kernel, "%lld spatial dimensions; 1 to 3 are supported",
                 (long long)n);
   if (x.rank != n + 2 || w.rank != n + 2 || y.rank != n + 2)
     return fail(ctx, kernel, "X, W and Y must have rank %lld",
                 (long long)n + 2);
-  const int64_t *strides = ints + 2, *pads = ints + 2 + n,
-                *dilations = ints + 2 + 3 * n;
+  const int64_t *strides = args.strides().data(), *pads = args.pads().data(),
+                *dilations = args.dilations().data();
   WindowGeometry &g = shape.window;
-  shape.group = ints[1];
+  shape.group = args.group();
   shape.outChannels = y.shape[1];
   g.batch = x.shape[0];
   g.channels = x.shape[1];
@@ -69,9 +72,9 @@ int32_t readConv(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
     int64_t expected;
     if (transposed) {
       int64_t own = i - (kMaxSpatial - n);
-      int64_t outputPadding = own >= 0 ? ints[2 + 4 * n + own] : 0;
-      expected = g.stride[i] * (g.in[i] - 1) + outputPadding + span -
-                 g.padBegin[i] - g.padEnd[i];
+      int64_t extra = own >= 0 ? outputPadding[own] : 0;
+      expected = g.stride[i] * (g.in[i] - 1) + extra + span - g.padBegin[i] -
+                 g.padEnd[i];
     } else {
       expected =
           (g.in[i] + g.padBegin[i] + g.padEnd[i] - span) / g.stride[i] + 1;
@@ -223,45 +226,36 @@ void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
   }
 }
 
+template <typename Args>
 int32_t checkConvOperands(CleaveContext *ctx, const char *kernel,
-                          const CleaveTensor *in, int32_t numIn,
-                          CleaveTensor *out, int32_t numOut,
-                          int64_t biasLength) {
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
-  if (checkF32(ctx, kernel, in[0], "X") || checkF32(ctx, kernel, in[1], "W") ||
-      checkF32(ctx, kernel, out[0], "Y"))
+                          const Args &args, int64_t biasLength) {
+  if (checkF32(ctx, kernel, args.x(), "X") ||
+      checkF32(ctx, kernel, args.w(), "W") ||
+      checkF32(ctx, kernel, args.y(), "Y"))
     return 1;
-  if (isPresent(in, numIn, 2)) {
-    if (checkF32(ctx, kernel, in[2], "B"))
+  if (const CleaveTensor *bias = args.bias()) {
+    if (checkF32(ctx, kernel, *bias, "B"))
       return 1;
-    if (numElements(in[2]) != biasLength)
+    if (numElements(*bias) != biasLength)
       return fail(ctx, kernel, "B has %lld elements, expected %lld",
-                  (long long)numElements(in[2]), (long long)biasLength);
+                  (long long)numElements(*bias), (long long)biasLength);
   }
   return 0;
 }
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_conv(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *) {
+int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   const char *kernel = "conv";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
   ConvShape shape;
-  if (int32_t status =
-          readConv(ctx, kernel, in[0], in[1], out[0], ints, false, shape))
+  if (int32_t status = readConv(ctx, kernel, args, nullptr, shape))
     return status;
-  if (int32_t status = checkConvOperands(ctx, kernel, in, numIn, out, numOut,
-                                         shape.outChannels))
+  if (int32_t status = checkConvOperands(ctx, kernel, args, shape.outChannels))
     return status;
   const WindowGeometry &g = shape.window;
-  const float *x = static_cast<const float *>(in[0].data);
-  const float *w = static_cast<const float *>(in[1].data);
-  float *y = static_cast<float *>(out[0].data);
+  const float *x = static_cast<const float *>(args.x().data);
+  const float *w = static_cast<const float *>(args.w().data);
+  float *y = static_cast<float *>(args.y().data);
   const int threads = numThreads(ctx);
   const int64_t cg = g.channels / shape.group;
   const int64_t mg = shape.outChannels / shape.group;
@@ -298,30 +292,25 @@ extern "C" int32_t cleave_cpu_conv(CleaveContext *ctx, const CleaveTensor *in,
       }
     }
   }
-  if (isPresent(in, numIn, 2))
-    addBias(static_cast<const float *>(in[2].data), y, g.batch,
+  if (const CleaveTensor *bias = args.bias())
+    addBias(static_cast<const float *>(bias->data), y, g.batch,
             shape.outChannels, outSize, threads);
   return 0;
 }
 
-extern "C" int32_t
-cleave_cpu_conv_transpose(CleaveContext *ctx, const CleaveTensor *in,
-                          int32_t numIn, CleaveTensor *out, int32_t numOut,
-                          const int64_t *ints, const double *) {
+int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,
+                                             const args::ConvTranspose &args) {
   const char *kernel = "conv_transpose";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
   ConvShape shape;
   if (int32_t status =
-          readConv(ctx, kernel, in[0], in[1], out[0], ints, true, shape))
+          readConv(ctx, kernel, args, args.outputPadding().data(), shape))
     return status;
-  if (int32_t status = checkConvOperands(ctx, kernel, in, numIn, out, numOut,
-                                         shape.outChannels))
+  if (int32_t status = checkConvOperands(ctx, kernel, args, shape.outChannels))
     return status;
   const WindowGeometry &g = shape.window;
-  const float *x = static_cast<const float *>(in[0].data);
-  const float *w = static_cast<const float *>(in[1].data);
-  float *y = static_cast<float *>(out[0].data);
+  const float *x = static_cast<const float *>(args.x().data);
+  const float *w = static_cast<const float *>(args.w().data);
+  float *y = static_cast<float *>(args.y().data);
   const int threads = numThreads(ctx);
   const int64_t cg = g.channels / shape.group;
   const int64_t mg = shape.outChannels / shape.group;
@@ -348,8 +337,8 @@ cleave_cpu_conv_transpose(CleaveContext *ctx, const CleaveTensor *in,
       }
     }
   }
-  if (isPresent(in, numIn, 2))
-    addBias(static_cast<const float *>(in[2].data), y, g.batch,
+  if (const CleaveTensor *bias = args.bias())
+    addBias(static_cast<const float *>(bias->data), y, g.batch,
             shape.outChannels, g.outSize(), threads);
   return 0;
 }

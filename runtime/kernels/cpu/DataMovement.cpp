@@ -218,15 +218,11 @@ int32_t checkSameDType(CleaveContext *ctx, const char *kernel,
 // Transpose
 //===----------------------------------------------------------------------===//
 
-extern "C" int32_t cleave_cpu_transpose(CleaveContext *ctx,
-                                        const CleaveTensor *in, int32_t numIn,
-                                        CleaveTensor *out, int32_t numOut,
-                                        const int64_t *ints, const double *) {
+int32_t cleave::cpu::kernels::transpose(CleaveContext *ctx,
+                                        const args::Transpose &args) {
   const char *kernel = "transpose";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   if (checkSameDType(ctx, kernel, x, y))
     return 1;
   size_t size = elementSize(ctx, kernel, x);
@@ -235,7 +231,7 @@ extern "C" int32_t cleave_cpu_transpose(CleaveContext *ctx,
   const int32_t rank = x.rank;
   bool seen[CLEAVE_MAX_RANK] = {false};
   for (int32_t d = 0; d < rank; ++d) {
-    int64_t p = ints[d];
+    int64_t p = args.perm()[d];
     if (p < 0 || p >= rank || seen[p])
       return fail(ctx, kernel, "perm is not a permutation of [0, %d)", rank);
     seen[p] = true;
@@ -253,7 +249,7 @@ extern "C" int32_t cleave_cpu_transpose(CleaveContext *ctx,
   int32_t r = 0;
   int64_t shape[CLEAVE_MAX_RANK], stride[CLEAVE_MAX_RANK];
   for (int32_t d = 0; d < rank; ++d) {
-    int64_t p = ints[d];
+    int64_t p = args.perm()[d];
     if (x.shape[p] == 1)
       continue;
     if (r > 0 && stride[r - 1] == inStrides[p] * x.shape[p]) {
@@ -398,37 +394,29 @@ int32_t joinOrSplit(CleaveContext *ctx, const char *kernel,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_concat(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *ints,
-                                     const double *) {
-  if (int32_t status = checkArity(ctx, "concat", numIn, 1, numOut, 1))
-    return status;
-  return joinOrSplit(ctx, "concat", in, numIn, out[0], ints[0], false);
+int32_t cleave::cpu::kernels::concat(CleaveContext *ctx,
+                                     const args::Concat &args) {
+  return joinOrSplit(ctx, "concat", args.inputs().data(),
+                     static_cast<int32_t>(args.inputs().size()), args.y(),
+                     args.axis(), false);
 }
 
-extern "C" int32_t cleave_cpu_split(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *) {
-  if (int32_t status = checkArity(ctx, "split", numIn, 1, numOut, 1))
-    return status;
-  return joinOrSplit(ctx, "split", out, numOut, in[0], ints[0], true);
+int32_t cleave::cpu::kernels::split(CleaveContext *ctx,
+                                    const args::Split &args) {
+  return joinOrSplit(ctx, "split", args.outputs().data(),
+                     static_cast<int32_t>(args.outputs().size()), args.x(),
+                     args.axis(), true);
 }
 
 //===----------------------------------------------------------------------===//
 // Slice, pad, tile, expand: copies through index maps
 //===----------------------------------------------------------------------===//
 
-extern "C" int32_t cleave_cpu_slice(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *) {
+int32_t cleave::cpu::kernels::slice(CleaveContext *ctx,
+                                    const args::Slice &args) {
   const char *kernel = "slice";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   if (checkSameDType(ctx, kernel, x, y))
     return 1;
   size_t size = elementSize(ctx, kernel, x);
@@ -437,7 +425,8 @@ extern "C" int32_t cleave_cpu_slice(CleaveContext *ctx, const CleaveTensor *in,
   const int32_t rank = x.rank;
   if (y.rank != rank)
     return fail(ctx, kernel, "X and Y must have the same rank");
-  const int64_t *starts = ints, *ends = ints + rank, *steps = ints + 2 * rank;
+  const int64_t *starts = args.starts().data(), *ends = args.ends().data(),
+                *steps = args.steps().data();
   IndexMaps maps(rank);
   for (int32_t d = 0; d < rank; ++d) {
     int64_t start = starts[d], end = ends[d], step = steps[d];
@@ -468,15 +457,10 @@ extern "C" int32_t cleave_cpu_slice(CleaveContext *ctx, const CleaveTensor *in,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
-                                  int32_t numIn, CleaveTensor *out,
-                                  int32_t numOut, const int64_t *ints,
-                                  const double *floats) {
+int32_t cleave::cpu::kernels::pad(CleaveContext *ctx, const args::Pad &args) {
   const char *kernel = "pad";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   if (checkSameDType(ctx, kernel, x, y))
     return 1;
   size_t size = elementSize(ctx, kernel, x);
@@ -485,15 +469,16 @@ extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
   const int32_t rank = x.rank;
   if (y.rank != rank)
     return fail(ctx, kernel, "X and Y must have the same rank");
-  const int64_t mode = ints[2 * rank];
+  const int64_t mode = args.mode();
   if (mode < CLEAVE_PAD_CONSTANT || mode > CLEAVE_PAD_WRAP)
     return fail(ctx, kernel, "unknown mode %lld", (long long)mode);
   unsigned char fill[8] = {0};
-  if (!encodeScalar(x.dtype, floats[0], fill))
+  if (!encodeScalar(x.dtype, args.value(), fill))
     return fail(ctx, kernel, "unknown dtype %d", x.dtype);
   IndexMaps maps(rank);
   for (int32_t d = 0; d < rank; ++d) {
-    const int64_t begin = ints[d], end = ints[rank + d], n = x.shape[d];
+    const int64_t begin = args.pads()[d], end = args.pads()[rank + d],
+                  n = x.shape[d];
     if (begin < 0 || end < 0)
       return fail(ctx, kernel, "pads must be non-negative");
     if (y.shape[d] != n + begin + end)
@@ -540,15 +525,11 @@ extern "C" int32_t cleave_cpu_pad(CleaveContext *ctx, const CleaveTensor *in,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_tile(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *,
-                                   const double *) {
+int32_t cleave::cpu::kernels::tile(CleaveContext *ctx,
+                                   const args::Unary &args) {
   const char *kernel = "tile";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   if (checkSameDType(ctx, kernel, x, y))
     return 1;
   size_t size = elementSize(ctx, kernel, x);
@@ -574,15 +555,11 @@ extern "C" int32_t cleave_cpu_tile(CleaveContext *ctx, const CleaveTensor *in,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_expand(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *,
-                                     const double *) {
+int32_t cleave::cpu::kernels::expand(CleaveContext *ctx,
+                                     const args::Unary &args) {
   const char *kernel = "expand";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   if (checkSameDType(ctx, kernel, x, y))
     return 1;
   size_t size = elementSize(ctx, kernel, x);
@@ -618,15 +595,11 @@ extern "C" int32_t cleave_cpu_expand(CleaveContext *ctx, const CleaveTensor *in,
 // Gather and copy
 //===----------------------------------------------------------------------===//
 
-extern "C" int32_t cleave_cpu_gather(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *ints,
-                                     const double *) {
+int32_t cleave::cpu::kernels::gather(CleaveContext *ctx,
+                                     const args::Gather &args) {
   const char *kernel = "gather";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
-  const CleaveTensor &data = in[0], &indices = in[1];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &data = args.data(), &indices = args.indices();
+  CleaveTensor &y = args.y();
   if (checkSameDType(ctx, kernel, data, y))
     return 1;
   size_t size = elementSize(ctx, kernel, data);
@@ -635,7 +608,7 @@ extern "C" int32_t cleave_cpu_gather(CleaveContext *ctx, const CleaveTensor *in,
   if (indices.dtype != CLEAVE_I64 && indices.dtype != CLEAVE_I32)
     return fail(ctx, kernel, "indices have dtype %d; int64 or int32 expected",
                 indices.dtype);
-  const int64_t axis = ints[0];
+  const int64_t axis = args.axis();
   if (axis < 0 || axis >= data.rank)
     return fail(ctx, kernel, "axis %lld is out of range for rank %d",
                 (long long)axis, data.rank);
@@ -672,22 +645,20 @@ extern "C" int32_t cleave_cpu_gather(CleaveContext *ctx, const CleaveTensor *in,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_copy(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *,
-                                   const double *) {
+int32_t cleave::cpu::kernels::copy(CleaveContext *ctx,
+                                   const args::Unary &args) {
   const char *kernel = "copy";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  size_t inSize = elementSize(ctx, kernel, in[0]);
-  size_t outSize = elementSize(ctx, kernel, out[0]);
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
+  size_t inSize = elementSize(ctx, kernel, x);
+  size_t outSize = elementSize(ctx, kernel, y);
   if (inSize == 0 || outSize == 0)
     return 1;
-  const int64_t bytes = numElements(in[0]) * inSize;
-  if (bytes != numElements(out[0]) * static_cast<int64_t>(outSize))
+  const int64_t bytes = numElements(x) * inSize;
+  if (bytes != numElements(y) * static_cast<int64_t>(outSize))
     return fail(ctx, kernel, "X has %lld bytes, Y %lld", (long long)bytes,
-                (long long)(numElements(out[0]) * outSize));
-  if (bytes > 0 && in[0].data != out[0].data)
-    std::memmove(out[0].data, in[0].data, bytes);
+                (long long)(numElements(y) * outSize));
+  if (bytes > 0 && x.data != y.data)
+    std::memmove(y.data, x.data, bytes);
   return 0;
 }

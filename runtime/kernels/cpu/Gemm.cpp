@@ -49,15 +49,11 @@ void describe(const CleaveTensor &t, bool isLhs, int32_t batchRank,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_matmul(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *,
-                                     const double *) {
+int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
+                                     const args::MatMul &args) {
   const char *kernel = "matmul";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
-  const CleaveTensor &a = in[0], &b = in[1];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &a = args.a(), &b = args.b();
+  CleaveTensor &y = args.y();
   if (checkF32(ctx, kernel, a, "A") || checkF32(ctx, kernel, b, "B") ||
       checkF32(ctx, kernel, y, "Y"))
     return 1;
@@ -132,25 +128,20 @@ extern "C" int32_t cleave_cpu_matmul(CleaveContext *ctx, const CleaveTensor *in,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_gemm(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *floats) {
+int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
   const char *kernel = "gemm";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
-  const CleaveTensor &a = in[0], &b = in[1];
-  CleaveTensor &y = out[0];
-  bool hasC = isPresent(in, numIn, 2);
+  const CleaveTensor &a = args.a(), &b = args.b();
+  CleaveTensor &y = args.y();
+  const CleaveTensor *optionalC = args.c();
   if (checkF32(ctx, kernel, a, "A") || checkF32(ctx, kernel, b, "B") ||
       checkF32(ctx, kernel, y, "Y") ||
-      (hasC && checkF32(ctx, kernel, in[2], "C")))
+      (optionalC && checkF32(ctx, kernel, *optionalC, "C")))
     return 1;
   if (a.rank != 2 || b.rank != 2 || y.rank != 2)
     return fail(ctx, kernel, "A, B and Y must be 2-D");
-  bool transA = ints[0] != 0, transB = ints[1] != 0;
-  float alpha = static_cast<float>(floats[0]);
-  float beta = static_cast<float>(floats[1]);
+  bool transA = args.transA() != 0, transB = args.transB() != 0;
+  float alpha = static_cast<float>(args.alpha());
+  float beta = static_cast<float>(args.beta());
   int64_t m = transA ? a.shape[1] : a.shape[0];
   int64_t k = transA ? a.shape[0] : a.shape[1];
   int64_t kb = transB ? b.shape[1] : b.shape[0];
@@ -167,10 +158,10 @@ extern "C" int32_t cleave_cpu_gemm(CleaveContext *ctx, const CleaveTensor *in,
     return 0;
 
   float gemmBeta = 0.0f;
-  if (hasC && beta != 0.0f) {
+  if (optionalC && beta != 0.0f) {
     // Unidirectional broadcast of C: a dimension of C is either the
     // result's or 1, right-aligned.
-    const CleaveTensor &c = in[2];
+    const CleaveTensor &c = *optionalC;
     if (c.rank > 2)
       return fail(ctx, kernel, "C must be at most 2-D");
     int64_t cRows = c.rank == 2 ? c.shape[0] : 1;

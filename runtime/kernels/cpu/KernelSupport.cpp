@@ -27,17 +27,6 @@ int32_t fail(CleaveContext *ctx, const char *kernel, const char *format, ...) {
   return cleave_rt_fail(ctx, kernel, message);
 }
 
-int32_t checkArity(CleaveContext *ctx, const char *kernel, int32_t numIn,
-                   int32_t minIn, int32_t numOut, int32_t minOut) {
-  if (numIn < minIn)
-    return fail(ctx, kernel, "expected at least %d inputs, got %d", minIn,
-                numIn);
-  if (numOut < minOut)
-    return fail(ctx, kernel, "expected at least %d outputs, got %d", minOut,
-                numOut);
-  return 0;
-}
-
 int32_t checkF32(CleaveContext *ctx, const char *kernel, const CleaveTensor &t,
                  const char *what) {
   if (t.dtype != CLEAVE_F32)

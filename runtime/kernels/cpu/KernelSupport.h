@@ -1,7 +1,8 @@
 //===- KernelSupport.h - what the CPU kernels share ---------------*- C++
 //-*-===//
 //
-// Private to runtime/kernels/cpu: tensor geometry, argument checks that fail
+// Private to runtime/kernels/cpu: the typed kernel functions the C symbols
+// call (KernelTable.cpp), tensor geometry, argument checks that fail
 // through cleave_rt_fail with a formatted message, and the thread count
 // every kernel takes from its context (OpenMP and OpenBLAS alike).
 //
@@ -10,12 +11,25 @@
 #ifndef CLEAVE_KERNELS_CPU_KERNELSUPPORT_H
 #define CLEAVE_KERNELS_CPU_KERNELSUPPORT_H
 
+#include "cleave/rt/KernelArgs.h"
 #include "cleave/rt/Kernels.h"
 
 #include <cstddef>
 #include <cstdint>
 
 namespace cleave::cpu {
+
+namespace args = cleave::rt::args;
+
+/// One function per KernelList.def entry, over the view of its signature;
+/// `cleave_cpu_<name>` binds the view and calls it. Each is defined with
+/// its qualified name, so that a definition of another signature does not
+/// compile.
+namespace kernels {
+#define CLEAVE_KERNEL(name, signature)                                         \
+  int32_t name(CleaveContext *ctx, const args::signature &args);
+#include "cleave/rt/KernelList.def"
+} // namespace kernels
 
 /// Product of the dimensions in [begin, end) (1 for an empty range).
 inline int64_t product(const int64_t *dims, int64_t begin, int64_t end) {
@@ -29,19 +43,10 @@ inline int64_t numElements(const CleaveTensor &t) {
   return product(t.shape, 0, t.rank);
 }
 
-inline bool isPresent(const CleaveTensor *tensors, int32_t count,
-                      int32_t index) {
-  return index < count && tensors[index].data != nullptr;
-}
-
 /// Formats a message printf-style and records it as the kernel's failure;
 /// returns the non-zero status to return from the kernel.
 int32_t fail(CleaveContext *ctx, const char *kernel, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
-
-/// Fails unless there are at least `minIn` inputs and `minOut` outputs.
-int32_t checkArity(CleaveContext *ctx, const char *kernel, int32_t numIn,
-                   int32_t minIn, int32_t numOut, int32_t minOut);
 
 /// Fails unless `t` holds float32 data; `what` names the operand.
 int32_t checkF32(CleaveContext *ctx, const char *kernel, const CleaveTensor &t,

@@ -10,6 +10,7 @@
 #include "KernelSupport.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 using namespace cleave::cpu;
@@ -33,23 +34,36 @@ void moments(const float *x, int64_t length, double epsilon, float &mean,
   invStd = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
 }
 
+/// Fails unless X (input 0), the parameters present (inputs 1, 2, ...; null
+/// when absent) and Y hold float32.
 int32_t checkAllF32(CleaveContext *ctx, const char *kernel,
-                    const CleaveTensor *in, int32_t numIn, CleaveTensor *out) {
-  static const char *names[] = {"input 0", "input 1", "input 2", "input 3",
-                                "input 4"};
-  for (int32_t i = 0; i < numIn && i < 5; ++i)
-    if (in[i].data && checkF32(ctx, kernel, in[i], names[i]))
+                    const CleaveTensor &x,
+                    std::initializer_list<const CleaveTensor *> params,
+                    const CleaveTensor &y) {
+  static const char *names[] = {"input 1", "input 2", "input 3", "input 4"};
+  if (checkF32(ctx, kernel, x, "input 0"))
+    return 1;
+  int32_t i = 0;
+  for (const CleaveTensor *param : params) {
+    if (param && checkF32(ctx, kernel, *param, names[i]))
       return 1;
-  return checkF32(ctx, kernel, out[0], "Y");
+    ++i;
+  }
+  return checkF32(ctx, kernel, y, "Y");
 }
 
+/// Fails unless each parameter (inputs 1, 2, ...) has one element per
+/// channel.
 int32_t checkChannelParams(CleaveContext *ctx, const char *kernel,
-                           const CleaveTensor *in, int32_t first, int32_t last,
+                           std::initializer_list<const CleaveTensor *> params,
                            int64_t channels) {
-  for (int32_t i = first; i < last; ++i)
-    if (numElements(in[i]) != channels)
+  int32_t i = 1;
+  for (const CleaveTensor *param : params) {
+    if (numElements(*param) != channels)
       return fail(ctx, kernel, "input %d has %lld elements, expected %lld", i,
-                  (long long)numElements(in[i]), (long long)channels);
+                  (long long)numElements(*param), (long long)channels);
+    ++i;
+  }
   return 0;
 }
 
@@ -93,36 +107,33 @@ bool broadcastsTo(const CleaveTensor &param, const int64_t *dims,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_batch_norm(CleaveContext *ctx,
-                                         const CleaveTensor *in, int32_t numIn,
-                                         CleaveTensor *out, int32_t numOut,
-                                         const int64_t *,
-                                         const double *floats) {
+int32_t cleave::cpu::kernels::batch_norm(CleaveContext *ctx,
+                                         const args::BatchNorm &args) {
   const char *kernel = "batch_norm";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 5, numOut, 1))
-    return status;
-  if (checkAllF32(ctx, kernel, in, 5, out))
+  const CleaveTensor &x = args.x();
+  std::initializer_list<const CleaveTensor *> params = {
+      &args.scale(), &args.bias(), &args.mean(), &args.variance()};
+  if (checkAllF32(ctx, kernel, x, params, args.y()))
     return 1;
-  const CleaveTensor &x = in[0];
   if (x.rank < 2)
     return fail(ctx, kernel, "X must be at least 2-D");
   const int64_t channels = x.shape[1];
-  if (checkChannelParams(ctx, kernel, in, 1, 5, channels))
+  if (checkChannelParams(ctx, kernel, params, channels))
     return 1;
   const int64_t planes = x.shape[0] * channels;
   const int64_t size = product(x.shape, 2, x.rank);
-  const float *scale = static_cast<const float *>(in[1].data);
-  const float *bias = static_cast<const float *>(in[2].data);
-  const float *mean = static_cast<const float *>(in[3].data);
-  const float *var = static_cast<const float *>(in[4].data);
+  const float *scale = static_cast<const float *>(args.scale().data);
+  const float *bias = static_cast<const float *>(args.bias().data);
+  const float *mean = static_cast<const float *>(args.mean().data);
+  const float *var = static_cast<const float *>(args.variance().data);
   std::vector<float> factor(channels), shift(channels);
   for (int64_t c = 0; c < channels; ++c) {
-    factor[c] =
-        static_cast<float>(scale[c] / std::sqrt((double)var[c] + floats[0]));
+    factor[c] = static_cast<float>(scale[c] /
+                                   std::sqrt((double)var[c] + args.epsilon()));
     shift[c] = bias[c] - mean[c] * factor[c];
   }
   const float *src = static_cast<const float *>(x.data);
-  float *dst = static_cast<float *>(out[0].data);
+  float *dst = static_cast<float *>(args.y().data);
   const int threads = numThreads(ctx);
 #pragma omp parallel for num_threads(threads) if (planes * size >              \
                                                   kParallelGrain)
@@ -136,29 +147,26 @@ extern "C" int32_t cleave_cpu_batch_norm(CleaveContext *ctx,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_instance_norm(CleaveContext *ctx,
-                                            const CleaveTensor *in,
-                                            int32_t numIn, CleaveTensor *out,
-                                            int32_t numOut, const int64_t *,
-                                            const double *floats) {
+int32_t cleave::cpu::kernels::instance_norm(CleaveContext *ctx,
+                                            const args::InstanceNorm &args) {
   const char *kernel = "instance_norm";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 3, numOut, 1))
-    return status;
-  if (checkAllF32(ctx, kernel, in, 3, out))
+  const CleaveTensor &x = args.x();
+  std::initializer_list<const CleaveTensor *> params = {&args.scale(),
+                                                        &args.bias()};
+  if (checkAllF32(ctx, kernel, x, params, args.y()))
     return 1;
-  const CleaveTensor &x = in[0];
   if (x.rank < 2)
     return fail(ctx, kernel, "X must be at least 2-D");
   const int64_t channels = x.shape[1];
-  if (checkChannelParams(ctx, kernel, in, 1, 3, channels))
+  if (checkChannelParams(ctx, kernel, params, channels))
     return 1;
   const int64_t planes = x.shape[0] * channels;
   const int64_t size = product(x.shape, 2, x.rank);
-  const float *scale = static_cast<const float *>(in[1].data);
-  const float *bias = static_cast<const float *>(in[2].data);
+  const float *scale = static_cast<const float *>(args.scale().data);
+  const float *bias = static_cast<const float *>(args.bias().data);
   const float *src = static_cast<const float *>(x.data);
-  float *dst = static_cast<float *>(out[0].data);
-  const double epsilon = floats[0];
+  float *dst = static_cast<float *>(args.y().data);
+  const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
 #pragma omp parallel for num_threads(threads) if (planes * size >              \
                                                   kParallelGrain)
@@ -175,18 +183,14 @@ extern "C" int32_t cleave_cpu_instance_norm(CleaveContext *ctx,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_layer_norm(CleaveContext *ctx,
-                                         const CleaveTensor *in, int32_t numIn,
-                                         CleaveTensor *out, int32_t numOut,
-                                         const int64_t *ints,
-                                         const double *floats) {
+int32_t cleave::cpu::kernels::layer_norm(CleaveContext *ctx,
+                                         const args::LayerNorm &args) {
   const char *kernel = "layer_norm";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 2, numOut, 1))
-    return status;
-  if (checkAllF32(ctx, kernel, in, numIn < 3 ? numIn : 3, out))
+  const CleaveTensor &x = args.x(), &scaleParam = args.scale();
+  const CleaveTensor *biasParam = args.bias();
+  if (checkAllF32(ctx, kernel, x, {&scaleParam, biasParam}, args.y()))
     return 1;
-  const CleaveTensor &x = in[0];
-  const int64_t axis = ints[0];
+  const int64_t axis = args.axis();
   if (axis < 0 || axis >= x.rank)
     return fail(ctx, kernel, "axis %lld is out of range for rank %d",
                 (long long)axis, x.rank);
@@ -194,31 +198,30 @@ extern "C" int32_t cleave_cpu_layer_norm(CleaveContext *ctx,
   const int64_t *normDims = x.shape + axis;
   const int64_t rows = product(x.shape, 0, axis);
   const int64_t cols = product(normDims, 0, normRank);
-  const bool hasBias = isPresent(in, numIn, 2);
-  if (!broadcastsTo(in[1], normDims, normRank) ||
-      (hasBias && !broadcastsTo(in[2], normDims, normRank)))
+  if (!broadcastsTo(scaleParam, normDims, normRank) ||
+      (biasParam && !broadcastsTo(*biasParam, normDims, normRank)))
     return fail(ctx, kernel,
                 "scale and bias must broadcast to the normalised shape");
 
   // Parameters of the normalised shape are used in place; smaller ones are
   // expanded once.
   std::vector<float> scaleStorage, biasStorage;
-  const float *scale = static_cast<const float *>(in[1].data);
-  if (numElements(in[1]) != cols) {
-    scaleStorage = broadcastTo(in[1], normDims, normRank);
+  const float *scale = static_cast<const float *>(scaleParam.data);
+  if (numElements(scaleParam) != cols) {
+    scaleStorage = broadcastTo(scaleParam, normDims, normRank);
     scale = scaleStorage.data();
   }
   const float *bias = nullptr;
-  if (hasBias) {
-    bias = static_cast<const float *>(in[2].data);
-    if (numElements(in[2]) != cols) {
-      biasStorage = broadcastTo(in[2], normDims, normRank);
+  if (biasParam) {
+    bias = static_cast<const float *>(biasParam->data);
+    if (numElements(*biasParam) != cols) {
+      biasStorage = broadcastTo(*biasParam, normDims, normRank);
       bias = biasStorage.data();
     }
   }
   const float *src = static_cast<const float *>(x.data);
-  float *dst = static_cast<float *>(out[0].data);
-  const double epsilon = floats[0];
+  float *dst = static_cast<float *>(args.y().data);
+  const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
 #pragma omp parallel for num_threads(threads) if (rows * cols > kParallelGrain)
   for (int64_t r = 0; r < rows; ++r) {
@@ -237,33 +240,30 @@ extern "C" int32_t cleave_cpu_layer_norm(CleaveContext *ctx,
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_group_norm(CleaveContext *ctx,
-                                         const CleaveTensor *in, int32_t numIn,
-                                         CleaveTensor *out, int32_t numOut,
-                                         const int64_t *ints,
-                                         const double *floats) {
+int32_t cleave::cpu::kernels::group_norm(CleaveContext *ctx,
+                                         const args::GroupNorm &args) {
   const char *kernel = "group_norm";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 3, numOut, 1))
-    return status;
-  if (checkAllF32(ctx, kernel, in, 3, out))
+  const CleaveTensor &x = args.x();
+  std::initializer_list<const CleaveTensor *> params = {&args.scale(),
+                                                        &args.bias()};
+  if (checkAllF32(ctx, kernel, x, params, args.y()))
     return 1;
-  const CleaveTensor &x = in[0];
   if (x.rank < 2)
     return fail(ctx, kernel, "X must be at least 2-D");
-  const int64_t channels = x.shape[1], groups = ints[0];
+  const int64_t channels = x.shape[1], groups = args.numGroups();
   if (groups < 1 || channels % groups != 0)
     return fail(ctx, kernel, "num_groups %lld does not divide %lld channels",
                 (long long)groups, (long long)channels);
-  if (checkChannelParams(ctx, kernel, in, 1, 3, channels))
+  if (checkChannelParams(ctx, kernel, params, channels))
     return 1;
   const int64_t size = product(x.shape, 2, x.rank);
   const int64_t perGroup = channels / groups;
   const int64_t units = x.shape[0] * groups;
-  const float *scale = static_cast<const float *>(in[1].data);
-  const float *bias = static_cast<const float *>(in[2].data);
+  const float *scale = static_cast<const float *>(args.scale().data);
+  const float *bias = static_cast<const float *>(args.bias().data);
   const float *src = static_cast<const float *>(x.data);
-  float *dst = static_cast<float *>(out[0].data);
-  const double epsilon = floats[0];
+  float *dst = static_cast<float *>(args.y().data);
+  const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
 #pragma omp parallel for num_threads(threads) if (units * perGroup * size >    \
                                                   kParallelGrain)

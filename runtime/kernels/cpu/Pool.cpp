@@ -20,15 +20,14 @@ namespace {
 
 enum class PoolKind { Max, Average };
 
-int32_t readPool(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
-                 int32_t numIn, CleaveTensor *out, int32_t numOut,
-                 const int64_t *ints, WindowGeometry &g) {
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0], &y = out[0];
+/// The window of max_pool or average_pool.
+template <typename Args>
+int32_t readPool(CleaveContext *ctx, const char *kernel, const Args &args,
+                 WindowGeometry &g) {
+  const CleaveTensor &x = args.x(), &y = args.y();
   if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
     return 1;
-  int64_t n = ints[0];
+  int64_t n = args.n();
   if (n < 1 || n > kMaxSpatial)
     return fail(ctx, kernel, "%lld spatial dimensions; 1 to 3 are supported",
                 (long long)n);
@@ -36,9 +35,10 @@ int32_t readPool(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
       x.shape[1] != y.shape[1])
     return fail(ctx, kernel, "X and Y must be N x C x %lld spatial dimensions",
                 (long long)n);
-  const int64_t *kernelShape = ints + 1, *strides = ints + 1 + n,
-                *pads = ints + 1 + 2 * n, *dilations = ints + 1 + 4 * n;
-  bool ceilMode = ints[1 + 5 * n] != 0;
+  const int64_t *kernelShape = args.kernelShape().data(),
+                *strides = args.strides().data(), *pads = args.pads().data(),
+                *dilations = args.dilations().data();
+  bool ceilMode = args.ceilMode() != 0;
   g.batch = x.shape[0];
   g.channels = x.shape[1];
   readSpatial(x.shape + 2, n, 1, g.in);
@@ -187,11 +187,8 @@ void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
 }
 
 int32_t globalPool(CleaveContext *ctx, const char *kernel,
-                   const CleaveTensor *in, int32_t numIn, CleaveTensor *out,
-                   int32_t numOut, PoolKind kind) {
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0], &y = out[0];
+                   const args::Unary &args, PoolKind kind) {
+  const CleaveTensor &x = args.x(), &y = args.y();
   if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
     return 1;
   if (x.rank < 2)
@@ -224,49 +221,33 @@ int32_t globalPool(CleaveContext *ctx, const char *kernel,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_max_pool(CleaveContext *ctx,
-                                       const CleaveTensor *in, int32_t numIn,
-                                       CleaveTensor *out, int32_t numOut,
-                                       const int64_t *ints, const double *) {
+int32_t cleave::cpu::kernels::max_pool(CleaveContext *ctx,
+                                       const args::MaxPool &args) {
   WindowGeometry g;
-  if (int32_t status =
-          readPool(ctx, "max_pool", in, numIn, out, numOut, ints, g))
+  if (int32_t status = readPool(ctx, "max_pool", args, g))
     return status;
-  pool(g, PoolKind::Max, false, static_cast<const float *>(in[0].data),
-       static_cast<float *>(out[0].data), numThreads(ctx));
+  pool(g, PoolKind::Max, false, static_cast<const float *>(args.x().data),
+       static_cast<float *>(args.y().data), numThreads(ctx));
   return 0;
 }
 
-extern "C" int32_t cleave_cpu_average_pool(CleaveContext *ctx,
-                                           const CleaveTensor *in,
-                                           int32_t numIn, CleaveTensor *out,
-                                           int32_t numOut, const int64_t *ints,
-                                           const double *) {
+int32_t cleave::cpu::kernels::average_pool(CleaveContext *ctx,
+                                           const args::AveragePool &args) {
   WindowGeometry g;
-  if (int32_t status =
-          readPool(ctx, "average_pool", in, numIn, out, numOut, ints, g))
+  if (int32_t status = readPool(ctx, "average_pool", args, g))
     return status;
-  int64_t n = ints[0];
-  bool countIncludePad = ints[2 + 5 * n] != 0;
-  pool(g, PoolKind::Average, countIncludePad,
-       static_cast<const float *>(in[0].data),
-       static_cast<float *>(out[0].data), numThreads(ctx));
+  pool(g, PoolKind::Average, args.countIncludePad() != 0,
+       static_cast<const float *>(args.x().data),
+       static_cast<float *>(args.y().data), numThreads(ctx));
   return 0;
 }
 
-extern "C" int32_t
-cleave_cpu_global_average_pool(CleaveContext *ctx, const CleaveTensor *in,
-                               int32_t numIn, CleaveTensor *out, int32_t numOut,
-                               const int64_t *, const double *) {
-  return globalPool(ctx, "global_average_pool", in, numIn, out, numOut,
-                    PoolKind::Average);
+int32_t cleave::cpu::kernels::global_average_pool(CleaveContext *ctx,
+                                                  const args::Unary &args) {
+  return globalPool(ctx, "global_average_pool", args, PoolKind::Average);
 }
 
-extern "C" int32_t cleave_cpu_global_max_pool(CleaveContext *ctx,
-                                              const CleaveTensor *in,
-                                              int32_t numIn, CleaveTensor *out,
-                                              int32_t numOut, const int64_t *,
-                                              const double *) {
-  return globalPool(ctx, "global_max_pool", in, numIn, out, numOut,
-                    PoolKind::Max);
+int32_t cleave::cpu::kernels::global_max_pool(CleaveContext *ctx,
+                                              const args::Unary &args) {
+  return globalPool(ctx, "global_max_pool", args, PoolKind::Max);
 }

@@ -10,6 +10,8 @@
 
 #include "KernelSupport.h"
 
+#include <type_traits>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -97,19 +99,18 @@ int32_t checkShape(CleaveContext *ctx, const char *kernel,
   return 0;
 }
 
-int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
-                  int32_t numIn, CleaveTensor *out, int32_t numOut,
-                  const int64_t *ints, const double *floats) {
+/// RNN and GRU (args::Recurrent) or LSTM (args::Lstm).
+template <typename Args>
+int32_t recurrent(Cell cell, CleaveContext *ctx, const Args &args) {
+  constexpr bool isLstm = std::is_same_v<Args, args::Lstm>;
   const CellInfo info = cellInfo(cell);
   const char *kernel = info.kernel;
-  if (int32_t status =
-          checkArity(ctx, kernel, numIn, 3, numOut, cell == Cell::LSTM ? 3 : 2))
-    return status;
-  const CleaveTensor &x = in[0], &w = in[1], &r = in[2];
-  const int64_t direction = ints[0], hidden = ints[1], variant = ints[2];
-  const int64_t numActivations = ints[3];
-  const int64_t *activationList = ints + 4;
-  const float clip = static_cast<float>(floats[0]);
+  const CleaveTensor &x = args.x(), &w = args.w(), &r = args.r();
+  const int64_t direction = args.direction(), hidden = args.hiddenSize(),
+                variant = args.variant();
+  const int64_t numActivations = args.activations().size();
+  const int64_t *activationList = args.activations().data();
+  const float clip = static_cast<float>(args.clip());
   if (direction < CLEAVE_RNN_FORWARD || direction > CLEAVE_RNN_BIDIRECTIONAL)
     return fail(ctx, kernel, "unknown direction %lld", (long long)direction);
   if (checkF32(ctx, kernel, x, "X") || x.rank != 3)
@@ -117,23 +118,30 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
   const int64_t dirs = direction == CLEAVE_RNN_BIDIRECTIONAL ? 2 : 1;
   const int64_t seq = x.shape[0], batch = x.shape[1], inputSize = x.shape[2];
   const int64_t gates = info.gates, gh = gates * hidden;
-  CleaveTensor absent{};
-  auto optional = [&](int32_t i) -> const CleaveTensor & {
-    return i < numIn ? in[i] : absent;
+  const CleaveTensor absent{};
+  auto optional = [&](const CleaveTensor *tensor) -> const CleaveTensor & {
+    return tensor ? *tensor : absent;
   };
-  const CleaveTensor &bias = optional(3), &initialH = optional(4);
-  const CleaveTensor &initialC = cell == Cell::LSTM ? optional(5) : absent;
-  const CleaveTensor &peepholes = cell == Cell::LSTM ? optional(6) : absent;
+  const CleaveTensor &bias = optional(args.b()),
+                     &initialH = optional(args.initialH());
+  const CleaveTensor *initialCPtr = nullptr, *peepholesPtr = nullptr;
+  CleaveTensor *yCPtr = nullptr;
+  if constexpr (isLstm) {
+    initialCPtr = args.initialC();
+    peepholesPtr = args.p();
+    yCPtr = &args.yC();
+  }
+  const CleaveTensor &initialC = optional(initialCPtr),
+                     &peepholes = optional(peepholesPtr);
   if (checkShape(ctx, kernel, w, "W", {dirs, gh, inputSize}) ||
       checkShape(ctx, kernel, r, "R", {dirs, gh, hidden}) ||
       checkShape(ctx, kernel, bias, "B", {dirs, 2 * gh}) ||
       checkShape(ctx, kernel, initialH, "initial_h", {dirs, batch, hidden}) ||
       checkShape(ctx, kernel, initialC, "initial_c", {dirs, batch, hidden}) ||
       checkShape(ctx, kernel, peepholes, "P", {dirs, 3 * hidden}) ||
-      checkShape(ctx, kernel, out[0], "Y", {seq, dirs, batch, hidden}) ||
-      checkShape(ctx, kernel, out[1], "Y_h", {dirs, batch, hidden}) ||
-      (cell == Cell::LSTM &&
-       checkShape(ctx, kernel, out[2], "Y_c", {dirs, batch, hidden})))
+      checkShape(ctx, kernel, args.y(), "Y", {seq, dirs, batch, hidden}) ||
+      checkShape(ctx, kernel, args.yH(), "Y_h", {dirs, batch, hidden}) ||
+      (yCPtr && checkShape(ctx, kernel, *yCPtr, "Y_c", {dirs, batch, hidden})))
     return 1;
   for (int64_t i = 0; i < numActivations; ++i)
     if (activationList[i] < CLEAVE_ACTIVATION_RELU ||
@@ -152,9 +160,9 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
   float *xw = scratch, *hr = xw + projected, *h = hr + batch * gh,
         *c = h + state, *tmp = c + state;
   const float *xData = static_cast<const float *>(x.data);
-  float *y = static_cast<float *>(out[0].data);
-  float *yh = static_cast<float *>(out[1].data);
-  float *yc = cell == Cell::LSTM ? static_cast<float *>(out[2].data) : nullptr;
+  float *y = static_cast<float *>(args.y().data);
+  float *yh = static_cast<float *>(args.yH().data);
+  float *yc = yCPtr ? static_cast<float *>(yCPtr->data) : nullptr;
   const bool linearBeforeReset = cell == Cell::GRU && variant != 0;
   const bool inputForget = cell == Cell::LSTM && variant != 0;
   const int threads = numThreads(ctx);
@@ -310,23 +318,16 @@ int32_t recurrent(Cell cell, CleaveContext *ctx, const CleaveTensor *in,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_rnn(CleaveContext *ctx, const CleaveTensor *in,
-                                  int32_t numIn, CleaveTensor *out,
-                                  int32_t numOut, const int64_t *ints,
-                                  const double *floats) {
-  return recurrent(Cell::RNN, ctx, in, numIn, out, numOut, ints, floats);
+int32_t cleave::cpu::kernels::rnn(CleaveContext *ctx,
+                                  const args::Recurrent &args) {
+  return recurrent(Cell::RNN, ctx, args);
 }
 
-extern "C" int32_t cleave_cpu_gru(CleaveContext *ctx, const CleaveTensor *in,
-                                  int32_t numIn, CleaveTensor *out,
-                                  int32_t numOut, const int64_t *ints,
-                                  const double *floats) {
-  return recurrent(Cell::GRU, ctx, in, numIn, out, numOut, ints, floats);
+int32_t cleave::cpu::kernels::gru(CleaveContext *ctx,
+                                  const args::Recurrent &args) {
+  return recurrent(Cell::GRU, ctx, args);
 }
 
-extern "C" int32_t cleave_cpu_lstm(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *floats) {
-  return recurrent(Cell::LSTM, ctx, in, numIn, out, numOut, ints, floats);
+int32_t cleave::cpu::kernels::lstm(CleaveContext *ctx, const args::Lstm &args) {
+  return recurrent(Cell::LSTM, ctx, args);
 }

@@ -148,19 +148,16 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
 
 template <template <typename> class Op>
 int32_t reduceKernel(CleaveContext *ctx, const char *kernel,
-                     const CleaveTensor *in, int32_t numIn, CleaveTensor *out,
-                     int32_t numOut, const int64_t *ints) {
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+                     const args::Reduce &args) {
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
   if (x.dtype != y.dtype)
     return fail(ctx, kernel, "X and Y have different dtypes");
-  const int64_t naxes = ints[0];
+  const args::IntList axes = args.axes();
   bool reducedAxis[CLEAVE_MAX_RANK] = {false};
-  for (int64_t i = 0; i < naxes; ++i) {
-    int64_t axis = ints[1 + i];
-    if (axis < 0 || axis >= x.rank || (i > 0 && axis <= ints[i]))
+  for (int64_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i];
+    if (axis < 0 || axis >= x.rank || (i > 0 && axis <= axes[i - 1]))
       return fail(ctx, kernel, "axes must be sorted, unique and in [0, %d)",
                   x.rank);
     reducedAxis[axis] = true;
@@ -183,7 +180,7 @@ int32_t reduceKernel(CleaveContext *ctx, const char *kernel,
     return fail(ctx, kernel, "Y has %lld elements, expected %lld",
                 (long long)numElements(y), (long long)outCount);
   size_t elementBytes = cleave_dtype_size(x.dtype);
-  if (naxes == 0 && elementBytes != 0) {
+  if (axes.size() == 0 && elementBytes != 0) {
     if (y.data != x.data)
       std::memcpy(y.data, x.data, elementBytes * outCount);
     return 0;
@@ -230,11 +227,9 @@ int32_t reduceKernel(CleaveContext *ctx, const char *kernel,
 } // namespace
 
 #define CLEAVE_REDUCE_KERNEL(name, op)                                         \
-  extern "C" int32_t cleave_cpu_##name(CleaveContext *ctx,                     \
-                                       const CleaveTensor *in, int32_t numIn,  \
-                                       CleaveTensor *out, int32_t numOut,      \
-                                       const int64_t *ints, const double *) {  \
-    return reduceKernel<op>(ctx, #name, in, numIn, out, numOut, ints);         \
+  int32_t cleave::cpu::kernels::name(CleaveContext *ctx,                       \
+                                     const args::Reduce &args) {               \
+    return reduceKernel<op>(ctx, #name, args);                                 \
   }
 
 CLEAVE_REDUCE_KERNEL(reduce_sum, Sum)

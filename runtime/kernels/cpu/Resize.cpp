@@ -172,26 +172,23 @@ void resizeAxis(const AxisPlan &plan, const float *src, float *dst,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_resize(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *ints,
-                                     const double *floats) {
+int32_t cleave::cpu::kernels::resize(CleaveContext *ctx,
+                                     const args::Resize &args) {
   const char *kernel = "resize";
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  CleaveTensor &y = out[0];
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
+  const args::FloatList scales = args.scales();
   if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
     return 1;
   const int32_t rank = x.rank;
   if (y.rank != rank)
     return fail(ctx, kernel, "X and Y must have the same rank");
   ResizeAttributes attrs;
-  attrs.mode = ints[0];
-  attrs.coordinates = ints[1];
-  attrs.nearestMode = ints[2];
-  attrs.excludeOutside = ints[3] != 0;
-  attrs.cubicA = static_cast<float>(floats[rank]);
+  attrs.mode = args.mode();
+  attrs.coordinates = args.coordinates();
+  attrs.nearestMode = args.nearest();
+  attrs.excludeOutside = args.excludeOutside() != 0;
+  attrs.cubicA = static_cast<float>(args.cubicCoeffA());
   if (attrs.mode < CLEAVE_RESIZE_NEAREST || attrs.mode > CLEAVE_RESIZE_CUBIC)
     return fail(ctx, kernel, "unknown mode %lld", (long long)attrs.mode);
   if (attrs.coordinates < CLEAVE_RESIZE_HALF_PIXEL ||
@@ -206,11 +203,11 @@ extern "C" int32_t cleave_cpu_resize(CleaveContext *ctx, const CleaveTensor *in,
   // The dimensions to resize, and the largest intermediate tensor.
   std::vector<int32_t> axes;
   for (int32_t d = 0; d < rank; ++d) {
-    if (floats[d] <= 0.0)
+    if (scales[d] <= 0.0)
       return fail(ctx, kernel, "scale %d is not positive", d);
     if (x.shape[d] == 0 && y.shape[d] != 0)
       return fail(ctx, kernel, "dimension %d is empty in X but not in Y", d);
-    if (x.shape[d] != y.shape[d] || floats[d] != 1.0)
+    if (x.shape[d] != y.shape[d] || scales[d] != 1.0)
       axes.push_back(d);
   }
   const float *src = static_cast<const float *>(x.data);
@@ -244,7 +241,7 @@ extern "C" int32_t cleave_cpu_resize(CleaveContext *ctx, const CleaveTensor *in,
     const int32_t d = axes[a];
     const int64_t inLength = shape[d], outLength = y.shape[d];
     AxisPlan plan =
-        planAxis(attrs, static_cast<float>(floats[d]), inLength, outLength);
+        planAxis(attrs, static_cast<float>(scales[d]), inLength, outLength);
     float *target = a + 1 == axes.size() ? dst : buffers[a % 2];
     resizeAxis(plan, current, target, product(shape, 0, d), inLength, outLength,
                product(shape, d + 1, rank), threads);

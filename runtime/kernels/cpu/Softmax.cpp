@@ -47,25 +47,21 @@ void zeroNaNs(float *values, int64_t count, int64_t stride) {
       values[i * stride] = 0.0f;
 }
 
-int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
-                int32_t numIn, CleaveTensor *out, int32_t numOut,
-                const int64_t *ints, bool log, bool nanToZero) {
-  if (int32_t status = checkArity(ctx, kernel, numIn, 1, numOut, 1))
-    return status;
-  const CleaveTensor &x = in[0];
-  if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, out[0], "Y"))
+/// Softmax (or log-softmax) of `x` along `axis` into `y`.
+int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
+                CleaveTensor &y, int64_t axis, bool log, bool nanToZero) {
+  if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
     return 1;
-  const int64_t axis = ints[0];
   if (axis < 0 || axis >= x.rank)
     return fail(ctx, kernel, "axis %lld is out of range for rank %d",
                 (long long)axis, x.rank);
-  if (numElements(out[0]) != numElements(x))
+  if (numElements(y) != numElements(x))
     return fail(ctx, kernel, "Y must have the shape of X");
   const int64_t outer = product(x.shape, 0, axis);
   const int64_t length = x.shape[axis];
   const int64_t inner = product(x.shape, axis + 1, x.rank);
   const float *src = static_cast<const float *>(x.data);
-  float *dst = static_cast<float *>(out[0].data);
+  float *dst = static_cast<float *>(y.data);
   const int threads = numThreads(ctx);
   const int64_t lines = outer * inner;
   if (inner == 1) {
@@ -128,17 +124,14 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
 
 } // namespace
 
-extern "C" int32_t cleave_cpu_softmax(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints, const double *) {
-  return softmax(ctx, "softmax", in, numIn, out, numOut, ints, false,
-                 ints[1] != 0);
+int32_t cleave::cpu::kernels::softmax(CleaveContext *ctx,
+                                      const args::Softmax &args) {
+  return ::softmax(ctx, "softmax", args.x(), args.y(), args.axis(), false,
+                   args.nanToZero() != 0);
 }
 
-extern "C" int32_t cleave_cpu_log_softmax(CleaveContext *ctx,
-                                          const CleaveTensor *in, int32_t numIn,
-                                          CleaveTensor *out, int32_t numOut,
-                                          const int64_t *ints, const double *) {
-  return softmax(ctx, "log_softmax", in, numIn, out, numOut, ints, true, false);
+int32_t cleave::cpu::kernels::log_softmax(CleaveContext *ctx,
+                                          const args::LogSoftmax &args) {
+  return ::softmax(ctx, "log_softmax", args.x(), args.y(), args.axis(), true,
+                   false);
 }

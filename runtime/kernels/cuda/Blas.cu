@@ -85,12 +85,9 @@ int32_t cleave::cuda::rowMajorGemm(CleaveContext *ctx, const char *kernel,
   return 0;
 }
 
-extern "C" int32_t cleave_cuda_matmul(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints,
-                                      const double *floats) {
-  const CleaveTensor &a = in[0], &b = in[1], &y = out[0];
+int32_t cleave::cuda::kernels::matmul(CleaveContext *ctx,
+                                      const args::MatMul &args) {
+  const CleaveTensor &a = args.a(), &b = args.b(), &y = args.y();
   BlasType type;
   if (a.dtype != b.dtype || a.dtype != y.dtype || !blasTypeOf(a.dtype, type))
     return fail(ctx, "matmul", "unsupported element types %d x %d -> %d",
@@ -178,12 +175,10 @@ extern "C" int32_t cleave_cuda_matmul(CleaveContext *ctx,
   return 0;
 }
 
-extern "C" int32_t cleave_cuda_gemm(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *floats) {
-  const CleaveTensor &a = in[0], &b = in[1], &y = out[0];
-  const CleaveTensor *c = numIn > 2 && in[2].data ? &in[2] : nullptr;
+int32_t cleave::cuda::kernels::gemm(CleaveContext *ctx,
+                                    const args::Gemm &args) {
+  const CleaveTensor &a = args.a(), &b = args.b(), &y = args.y();
+  const CleaveTensor *c = args.c();
   BlasType type;
   if (a.dtype != b.dtype || a.dtype != y.dtype || !blasTypeOf(a.dtype, type))
     return fail(ctx, "gemm", "unsupported element types %d x %d -> %d", a.dtype,
@@ -191,8 +186,8 @@ extern "C" int32_t cleave_cuda_gemm(CleaveContext *ctx, const CleaveTensor *in,
   if (a.rank != 2 || b.rank != 2 || y.rank != 2)
     return fail(ctx, "gemm", "operands must be matrices");
   RowMajorGemm g;
-  g.transA = ints[0] != 0;
-  g.transB = ints[1] != 0;
+  g.transA = args.transA() != 0;
+  g.transB = args.transB() != 0;
   g.m = g.transA ? a.shape[1] : a.shape[0];
   g.k = g.transA ? a.shape[0] : a.shape[1];
   g.n = g.transB ? b.shape[0] : b.shape[1];
@@ -202,8 +197,8 @@ extern "C" int32_t cleave_cuda_gemm(CleaveContext *ctx, const CleaveTensor *in,
   g.lda = a.shape[1];
   g.ldb = b.shape[1];
   g.ldy = g.n;
-  g.alpha = floats[0];
-  g.beta = c ? floats[1] : 0.0;
+  g.alpha = args.alpha();
+  g.beta = c ? args.beta() : 0.0;
   if (c && g.beta != 0.0) {
     if (c->dtype != y.dtype)
       return fail(ctx, "gemm", "C has another element type");

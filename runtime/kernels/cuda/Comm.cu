@@ -36,8 +36,8 @@ void check(cudaError_t status, const char *what) {
 /// Pitched row copies in device memory, on the context's stream.
 struct DeviceRows {
   static void copy(CleaveContext *ctx, uint8_t *dst, std::size_t dstPitch,
-                   const uint8_t *src, std::size_t srcPitch,
-                   std::size_t width, std::size_t rows) {
+                   const uint8_t *src, std::size_t srcPitch, std::size_t width,
+                   std::size_t rows) {
     if (!width || !rows)
       return;
     // One run of bytes needs no pitch (cudaMemcpy2DAsync refuses pitches
@@ -282,13 +282,14 @@ extern "C" int cleave_rt_cuda_device_count() {
 
 extern "C" {
 
-#define CLEAVE_COMM(name)                                                      \
+#define CLEAVE_COMM(name, signature)                                           \
   int32_t cleave_cuda_##name(CleaveContext *ctx, const CleaveTensor *in,       \
                              int32_t numIn, CleaveTensor *out, int32_t numOut, \
-                             const int64_t *ints, const double *) {            \
-    return CommCalls<DeviceRows>::name(ctx, in, numIn, out, numOut, ints);     \
+                             const int64_t *ints, const double *floats) {      \
+    return cleave::rt::args::runKernel<cleave::rt::args::signature>(           \
+        &CommCalls<DeviceRows>::name, #name, ctx, in, numIn, out, numOut,      \
+        ints, floats);                                                         \
   }
 #include "cleave/rt/CommList.def"
-#undef CLEAVE_COMM
 
 } // extern "C"

@@ -34,17 +34,18 @@ struct ConvGeometry {
   int64_t inSize = 1, outSize = 1, kernelSize = 1;
 };
 
-/// Reads ints {n, group, strides[n], pads[2n], dilations[n]}; `in`, `out`
-/// and `w` give the sizes.
-bool readGeometry(const int64_t *ints, const CleaveTensor &in,
+/// Reads the window of conv or conv_transpose; `in`, `out` and `w` give
+/// the sizes.
+template <typename Args>
+bool readGeometry(const Args &args, const CleaveTensor &in,
                   const CleaveTensor &out, const CleaveTensor &w,
                   ConvGeometry &g) {
-  g.n = static_cast<int>(ints[0]);
+  g.n = static_cast<int>(args.n());
   if (g.n < 1 || g.n > kMaxSpatial || in.rank != g.n + 2 ||
       out.rank != g.n + 2 || w.rank != g.n + 2)
     return false;
-  const int64_t *strides = ints + 2, *pads = ints + 2 + g.n,
-                *dilations = ints + 2 + 3 * g.n;
+  const int64_t *strides = args.strides().data(), *pads = args.pads().data(),
+                *dilations = args.dilations().data();
   for (int d = 0; d < g.n; ++d) {
     g.in[d] = in.shape[d + 2];
     g.out[d] = out.shape[d + 2];
@@ -342,22 +343,20 @@ bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
 
 } // namespace
 
-extern "C" int32_t cleave_cuda_conv(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *floats) {
-  const CleaveTensor &x = in[0], &w = in[1], &y = out[0];
+int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
+                                    const args::Conv &args) {
+  const CleaveTensor &x = args.x(), &w = args.w(), &y = args.y();
   CleaveTensor noBias{};
-  const CleaveTensor &bias = numIn > 2 && in[2].data ? in[2] : noBias;
+  const CleaveTensor &bias = args.bias() ? *args.bias() : noBias;
   if (x.dtype != w.dtype || x.dtype != y.dtype ||
       (bias.data && bias.dtype != x.dtype) || !gemmSupports(x.dtype) ||
       x.dtype == CLEAVE_F64)
     return fail(ctx, "conv", "unsupported element type %d", x.dtype);
   ConvGeometry g;
-  if (!readGeometry(ints, x, y, w, g))
+  if (!readGeometry(args, x, y, w, g))
     return fail(ctx, "conv", "bad geometry for %lld spatial dimensions",
-                (long long)ints[0]);
-  int64_t group = ints[1];
+                (long long)args.n());
+  int64_t group = args.group();
   if (group < 1 || x.shape[1] % group || y.shape[1] % group ||
       w.shape[1] * group != x.shape[1] || w.shape[0] != y.shape[1])
     return fail(ctx, "conv", "channels do not match group %lld",
@@ -366,7 +365,7 @@ extern "C" int32_t cleave_cuda_conv(CleaveContext *ctx, const CleaveTensor *in,
     return 0;
   int32_t status = 0;
 #ifdef CLEAVE_HAVE_CUDNN
-  if (!convCudnn(ctx, x, w, y, group, ints + 2 + g.n, g, status))
+  if (!convCudnn(ctx, x, w, y, group, args.pads().data(), g, status))
     status = convIm2col(ctx, x, w, y, group, g);
 #else
   status = convIm2col(ctx, x, w, y, group, g);
@@ -376,22 +375,21 @@ extern "C" int32_t cleave_cuda_conv(CleaveContext *ctx, const CleaveTensor *in,
   return addBias(ctx, "conv", y, bias);
 }
 
-extern "C" int32_t
-cleave_cuda_conv_transpose(CleaveContext *ctx, const CleaveTensor *in,
-                           int32_t numIn, CleaveTensor *out, int32_t numOut,
-                           const int64_t *ints, const double *floats) {
-  const CleaveTensor &x = in[0], &w = in[1], &y = out[0];
-  const CleaveTensor *bias = numIn > 2 && in[2].data ? &in[2] : nullptr;
+int32_t cleave::cuda::kernels::conv_transpose(CleaveContext *ctx,
+                                              const args::ConvTranspose &args) {
+  const CleaveTensor &x = args.x(), &w = args.w(), &y = args.y();
+  const CleaveTensor *bias = args.bias();
   if (x.dtype != w.dtype || x.dtype != y.dtype ||
       (bias && bias->dtype != x.dtype) || !gemmSupports(x.dtype) ||
       x.dtype == CLEAVE_F64)
     return fail(ctx, "conv_transpose", "unsupported element type %d", x.dtype);
   // The forward convolution this transposes maps y's geometry to x's.
   ConvGeometry g;
-  if (!readGeometry(ints, y, x, w, g))
+  if (!readGeometry(args, y, x, w, g))
     return fail(ctx, "conv_transpose",
-                "bad geometry for %lld spatial dimensions", (long long)ints[0]);
-  int64_t group = ints[1];
+                "bad geometry for %lld spatial dimensions",
+                (long long)args.n());
+  int64_t group = args.group();
   int64_t channels = x.shape[1], outChannels = y.shape[1];
   if (group < 1 || channels % group || w.shape[0] != channels ||
       w.shape[1] * group != outChannels)

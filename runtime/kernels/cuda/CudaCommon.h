@@ -1,7 +1,8 @@
 //===- CudaCommon.h - helpers shared by the CUDA kernels ---------*- C++
 //-*-===//
 //
-// Included by the .cu files of libcleave_rt_cuda only: launch helpers, the
+// Included by the .cu files of libcleave_rt_cuda only: the typed kernel
+// functions the C symbols call (KernelTable.cu), launch helpers, the
 // element-type dispatch, index arithmetic over shapes, and the device error
 // word through which kernels that cannot synchronise report bad data.
 //
@@ -12,6 +13,7 @@
 
 #include "DeviceError.h"
 #include "cleave/rt/Context.h"
+#include "cleave/rt/KernelArgs.h"
 #include "cleave/rt/Kernels.h"
 
 #include <cuda_bf16.h>
@@ -23,6 +25,18 @@
 #include <cstdio>
 
 namespace cleave::cuda {
+
+namespace args = cleave::rt::args;
+
+/// One function per KernelList.def entry, over the view of its signature;
+/// `cleave_cuda_<name>` binds the view and calls it. Each is defined with
+/// its qualified name, so that a definition of another signature does not
+/// compile.
+namespace kernels {
+#define CLEAVE_KERNEL(name, signature)                                         \
+  int32_t name(CleaveContext *ctx, const args::signature &args);
+#include "cleave/rt/KernelList.def"
+} // namespace kernels
 
 //===----------------------------------------------------------------------===//
 // Failing

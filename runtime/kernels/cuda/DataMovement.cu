@@ -257,17 +257,16 @@ int32_t cleave::cuda::broadcastInto(CleaveContext *ctx, const char *kernel,
 // Kernels
 //===----------------------------------------------------------------------===//
 
-extern "C" int32_t cleave_cuda_transpose(CleaveContext *ctx,
-                                         const CleaveTensor *in, int32_t numIn,
-                                         CleaveTensor *out, int32_t numOut,
-                                         const int64_t *ints,
-                                         const double *floats) {
-  const CleaveTensor &x = in[0];
-  const CleaveTensor &y = out[0];
+int32_t cleave::cuda::kernels::transpose(CleaveContext *ctx,
+                                         const args::Transpose &args) {
+  const CleaveTensor &x = args.x();
+  const CleaveTensor &y = args.y();
   Dims inDims = dimsOf(x);
   Dims map = dimsOf(y);
+  if (y.rank != x.rank)
+    return fail(ctx, "transpose", "input and output ranks differ");
   for (int d = 0; d < y.rank; ++d) {
-    int64_t p = ints[d];
+    int64_t p = args.perm()[d];
     if (p < 0 || p >= x.rank || x.shape[p] != y.shape[d])
       return fail(ctx, "transpose", "bad permutation entry %lld", (long long)p);
     map.stride[d] = inDims.stride[p];
@@ -275,13 +274,10 @@ extern "C" int32_t cleave_cuda_transpose(CleaveContext *ctx,
   return stridedGather(ctx, "transpose", x, y, map, Dims(), 0);
 }
 
-extern "C" int32_t cleave_cuda_concat(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints,
-                                      const double *floats) {
-  const CleaveTensor &y = out[0];
-  int axis = static_cast<int>(ints[0]);
+int32_t cleave::cuda::kernels::concat(CleaveContext *ctx,
+                                      const args::Concat &args) {
+  const CleaveTensor &y = args.y();
+  int axis = static_cast<int>(args.axis());
   if (axis < 0 || axis >= y.rank)
     return fail(ctx, "concat", "axis %d out of range", axis);
   size_t bytes = dtypeSize(y.dtype);
@@ -289,9 +285,9 @@ extern "C" int32_t cleave_cuda_concat(CleaveContext *ctx,
   int64_t inner = product(y.shape, axis + 1, y.rank);
   int64_t dstPitch = y.shape[axis] * inner;
   int64_t offset = 0;
-  for (int i = 0; i < numIn; ++i) {
-    int64_t cols = in[i].shape[axis] * inner;
-    if (int32_t status = copyRows(ctx, "concat", bytes, in[i].data, cols,
+  for (const CleaveTensor &part : args.inputs()) {
+    int64_t cols = part.shape[axis] * inner;
+    if (int32_t status = copyRows(ctx, "concat", bytes, part.data, cols,
                                   static_cast<char *>(y.data) + offset * bytes,
                                   dstPitch, outer, cols))
       return status;
@@ -300,12 +296,10 @@ extern "C" int32_t cleave_cuda_concat(CleaveContext *ctx,
   return 0;
 }
 
-extern "C" int32_t cleave_cuda_split(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *ints,
-                                     const double *floats) {
-  const CleaveTensor &x = in[0];
-  int axis = static_cast<int>(ints[0]);
+int32_t cleave::cuda::kernels::split(CleaveContext *ctx,
+                                     const args::Split &args) {
+  const CleaveTensor &x = args.x();
+  int axis = static_cast<int>(args.axis());
   if (axis < 0 || axis >= x.rank)
     return fail(ctx, "split", "axis %d out of range", axis);
   size_t bytes = dtypeSize(x.dtype);
@@ -313,27 +307,25 @@ extern "C" int32_t cleave_cuda_split(CleaveContext *ctx, const CleaveTensor *in,
   int64_t inner = product(x.shape, axis + 1, x.rank);
   int64_t srcPitch = x.shape[axis] * inner;
   int64_t offset = 0;
-  for (int i = 0; i < numOut; ++i) {
-    int64_t cols = out[i].shape[axis] * inner;
-    if (out[i].data)
+  for (CleaveTensor &part : args.outputs()) {
+    int64_t cols = part.shape[axis] * inner;
+    if (part.data)
       if (int32_t status =
               copyRows(ctx, "split", bytes,
                        static_cast<const char *>(x.data) + offset * bytes,
-                       srcPitch, out[i].data, cols, outer, cols))
+                       srcPitch, part.data, cols, outer, cols))
         return status;
     offset += cols;
   }
   return 0;
 }
 
-extern "C" int32_t cleave_cuda_slice(CleaveContext *ctx, const CleaveTensor *in,
-                                     int32_t numIn, CleaveTensor *out,
-                                     int32_t numOut, const int64_t *ints,
-                                     const double *floats) {
-  const CleaveTensor &x = in[0];
-  const CleaveTensor &y = out[0];
+int32_t cleave::cuda::kernels::slice(CleaveContext *ctx,
+                                     const args::Slice &args) {
+  const CleaveTensor &x = args.x();
+  const CleaveTensor &y = args.y();
   int rank = x.rank;
-  const int64_t *starts = ints, *steps = ints + 2 * rank;
+  const int64_t *starts = args.starts().data(), *steps = args.steps().data();
   Dims inDims = dimsOf(x);
   Dims map = dimsOf(y);
   int64_t offset = 0;
@@ -344,12 +336,10 @@ extern "C" int32_t cleave_cuda_slice(CleaveContext *ctx, const CleaveTensor *in,
   return stridedGather(ctx, "slice", x, y, map, Dims(), offset);
 }
 
-extern "C" int32_t cleave_cuda_tile(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *floats) {
-  const CleaveTensor &x = in[0];
-  const CleaveTensor &y = out[0];
+int32_t cleave::cuda::kernels::tile(CleaveContext *ctx,
+                                    const args::Unary &args) {
+  const CleaveTensor &x = args.x();
+  const CleaveTensor &y = args.y();
   if (x.rank != y.rank)
     return fail(ctx, "tile", "input and output ranks differ");
   Dims inDims = dimsOf(x);
@@ -359,37 +349,31 @@ extern "C" int32_t cleave_cuda_tile(CleaveContext *ctx, const CleaveTensor *in,
   return stridedGather(ctx, "tile", x, y, map, inDims, 0);
 }
 
-extern "C" int32_t cleave_cuda_expand(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints,
-                                      const double *floats) {
-  return broadcastInto(ctx, "expand", in[0], out[0]);
+int32_t cleave::cuda::kernels::expand(CleaveContext *ctx,
+                                      const args::Unary &args) {
+  return broadcastInto(ctx, "expand", args.x(), args.y());
 }
 
-extern "C" int32_t cleave_cuda_copy(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *floats) {
-  size_t bytes = numElements(in[0]) * dtypeSize(in[0].dtype);
-  if (bytes == 0 || in[0].data == out[0].data)
+int32_t cleave::cuda::kernels::copy(CleaveContext *ctx,
+                                    const args::Unary &args) {
+  const CleaveTensor &x = args.x();
+  CleaveTensor &y = args.y();
+  size_t bytes = numElements(x) * dtypeSize(x.dtype);
+  if (bytes == 0 || x.data == y.data)
     return 0;
-  cudaError_t status = cudaMemcpyAsync(out[0].data, in[0].data, bytes,
+  cudaError_t status = cudaMemcpyAsync(y.data, x.data, bytes,
                                        cudaMemcpyDeviceToDevice, streamOf(ctx));
   if (status != cudaSuccess)
     return fail(ctx, "copy", "%s", cudaGetErrorString(status));
   return 0;
 }
 
-extern "C" int32_t cleave_cuda_gather(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints,
-                                      const double *floats) {
-  const CleaveTensor &data = in[0];
-  const CleaveTensor &indices = in[1];
-  const CleaveTensor &y = out[0];
-  int axis = static_cast<int>(ints[0]);
+int32_t cleave::cuda::kernels::gather(CleaveContext *ctx,
+                                      const args::Gather &args) {
+  const CleaveTensor &data = args.data();
+  const CleaveTensor &indices = args.indices();
+  const CleaveTensor &y = args.y();
+  int axis = static_cast<int>(args.axis());
   if (axis < 0 || axis >= data.rank)
     return fail(ctx, "gather", "axis %d out of range", axis);
   int64_t n = numElements(y);
@@ -423,14 +407,11 @@ extern "C" int32_t cleave_cuda_gather(CleaveContext *ctx,
   return checkLaunch(ctx, "gather");
 }
 
-extern "C" int32_t cleave_cuda_pad(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *floats) {
-  const CleaveTensor &x = in[0];
-  const CleaveTensor &y = out[0];
+int32_t cleave::cuda::kernels::pad(CleaveContext *ctx, const args::Pad &args) {
+  const CleaveTensor &x = args.x();
+  const CleaveTensor &y = args.y();
   int rank = x.rank;
-  int mode = static_cast<int>(ints[2 * rank]);
+  int mode = static_cast<int>(args.mode());
   if (mode < CLEAVE_PAD_CONSTANT || mode > CLEAVE_PAD_WRAP)
     return fail(ctx, "pad", "unknown mode %d", mode);
   int64_t n = numElements(y);
@@ -441,9 +422,9 @@ extern "C" int32_t cleave_cuda_pad(CleaveContext *ctx, const CleaveTensor *in,
   Dims begins;
   begins.rank = rank;
   for (int d = 0; d < rank; ++d)
-    begins.size[d] = ints[d];
+    begins.size[d] = args.pads()[d];
   uint64_t bits;
-  if (!encodeValue(floats[0], x.dtype, bits))
+  if (!encodeValue(args.value(), x.dtype, bits))
     return fail(ctx, "pad", "unsupported element type %d", x.dtype);
   cudaStream_t stream = streamOf(ctx);
   dispatchBytes(dtypeSize(x.dtype), [&](auto t) {

@@ -132,10 +132,11 @@ int32_t launchRowNorm(CleaveContext *ctx, const char *kernel,
 }
 
 /// Channel-wise groups (instance norm: one channel per group).
-int32_t groupNorm(CleaveContext *ctx, const char *kernel,
-                  const CleaveTensor *in, CleaveTensor *out, int64_t groups,
-                  double epsilon) {
-  const CleaveTensor &x = in[0], &y = out[0];
+/// Instance or group normalisation of x with one scale and bias per
+/// channel.
+int32_t groupNorm(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
+                  const CleaveTensor &scale, const CleaveTensor &bias,
+                  const CleaveTensor &y, int64_t groups, double epsilon) {
   if (x.rank < 2 || x.dtype != y.dtype)
     return fail(ctx, kernel, "input must be N x C x ...");
   int64_t channels = x.shape[1];
@@ -145,10 +146,10 @@ int32_t groupNorm(CleaveContext *ctx, const char *kernel,
   int64_t spatial = product(x.shape, 2, x.rank);
   int64_t length = channels / groups * spatial;
   int64_t rows = x.shape[0] * groups;
-  const CleaveTensor *bias = in[2].data ? &in[2] : nullptr;
+  const CleaveTensor *presentBias = bias.data ? &bias : nullptr;
   int32_t status = dispatchFloat(x.dtype, [&](auto t) {
     using T = decltype(t);
-    return launchRowNorm<T>(ctx, kernel, x, y, in[1], bias, rows, length,
+    return launchRowNorm<T>(ctx, kernel, x, y, scale, presentBias, rows, length,
                             static_cast<float>(epsilon), true, groups, spatial,
                             Broadcast(), Broadcast());
   });
@@ -223,12 +224,11 @@ __global__ void softmaxColumnKernel(const T *x, T *y, int64_t outer,
 }
 
 template <bool Log>
-int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
-                CleaveTensor *out, const int64_t *ints, bool nanToZero) {
-  const CleaveTensor &x = in[0], &y = out[0];
-  int axis = static_cast<int>(ints[0]);
-  if (axis < 0 || axis >= x.rank)
-    return fail(ctx, kernel, "axis %d out of range", axis);
+int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
+                const CleaveTensor &y, int64_t axisIndex, bool nanToZero) {
+  if (axisIndex < 0 || axisIndex >= x.rank)
+    return fail(ctx, kernel, "axis %lld out of range", (long long)axisIndex);
+  int axis = static_cast<int>(axisIndex);
   if (x.dtype != y.dtype)
     return fail(ctx, kernel, "input and output element types differ");
   int64_t outer = product(x.shape, 0, axis);
@@ -259,31 +259,33 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
 
 } // namespace
 
-extern "C" int32_t cleave_cuda_batch_norm(CleaveContext *ctx,
-                                          const CleaveTensor *in, int32_t numIn,
-                                          CleaveTensor *out, int32_t numOut,
-                                          const int64_t *ints,
-                                          const double *floats) {
-  const CleaveTensor &x = in[0], &y = out[0];
+int32_t cleave::cuda::kernels::batch_norm(CleaveContext *ctx,
+                                          const args::BatchNorm &args) {
+  const CleaveTensor &x = args.x(), &y = args.y();
   if (x.rank < 2 || x.dtype != y.dtype)
     return fail(ctx, "batch_norm", "input must be N x C x ...");
-  for (int i = 1; i < 5; ++i)
-    if (in[i].dtype != x.dtype || numElements(in[i]) != x.shape[1])
+  const CleaveTensor *params[] = {&args.scale(), &args.bias(), &args.mean(),
+                                  &args.variance()};
+  for (int i = 0; i < 4; ++i)
+    if (params[i]->dtype != x.dtype || numElements(*params[i]) != x.shape[1])
       return fail(ctx, "batch_norm",
-                  "parameter %d must have C elements of the input's type", i);
+                  "parameter %d must have C elements of the input's type",
+                  i + 1);
   int64_t total = numElements(x);
   if (total == 0)
     return 0;
   int64_t spatial = product(x.shape, 2, x.rank);
-  float epsilon = static_cast<float>(floats[0]);
+  float epsilon = static_cast<float>(args.epsilon());
   cudaStream_t stream = streamOf(ctx);
   int32_t status = dispatchFloat(x.dtype, [&](auto t) {
     using T = decltype(t);
     batchNormKernel<T><<<blocksFor(total), kThreads, 0, stream>>>(
         static_cast<const T *>(x.data), static_cast<T *>(y.data),
-        static_cast<const T *>(in[1].data), static_cast<const T *>(in[2].data),
-        static_cast<const T *>(in[3].data), static_cast<const T *>(in[4].data),
-        x.shape[1], spatial, total, epsilon);
+        static_cast<const T *>(args.scale().data),
+        static_cast<const T *>(args.bias().data),
+        static_cast<const T *>(args.mean().data),
+        static_cast<const T *>(args.variance().data), x.shape[1], spatial,
+        total, epsilon);
     return 0;
   });
   if (status)
@@ -291,35 +293,29 @@ extern "C" int32_t cleave_cuda_batch_norm(CleaveContext *ctx,
   return checkLaunch(ctx, "batch_norm");
 }
 
-extern "C" int32_t
-cleave_cuda_instance_norm(CleaveContext *ctx, const CleaveTensor *in,
-                          int32_t numIn, CleaveTensor *out, int32_t numOut,
-                          const int64_t *ints, const double *floats) {
-  if (in[0].rank < 2)
+int32_t cleave::cuda::kernels::instance_norm(CleaveContext *ctx,
+                                             const args::InstanceNorm &args) {
+  if (args.x().rank < 2)
     return fail(ctx, "instance_norm", "input must be N x C x ...");
-  return groupNorm(ctx, "instance_norm", in, out, in[0].shape[1], floats[0]);
+  return groupNorm(ctx, "instance_norm", args.x(), args.scale(), args.bias(),
+                   args.y(), args.x().shape[1], args.epsilon());
 }
 
-extern "C" int32_t cleave_cuda_group_norm(CleaveContext *ctx,
-                                          const CleaveTensor *in, int32_t numIn,
-                                          CleaveTensor *out, int32_t numOut,
-                                          const int64_t *ints,
-                                          const double *floats) {
-  return groupNorm(ctx, "group_norm", in, out, ints[0], floats[0]);
+int32_t cleave::cuda::kernels::group_norm(CleaveContext *ctx,
+                                          const args::GroupNorm &args) {
+  return groupNorm(ctx, "group_norm", args.x(), args.scale(), args.bias(),
+                   args.y(), args.numGroups(), args.epsilon());
 }
 
-extern "C" int32_t cleave_cuda_layer_norm(CleaveContext *ctx,
-                                          const CleaveTensor *in, int32_t numIn,
-                                          CleaveTensor *out, int32_t numOut,
-                                          const int64_t *ints,
-                                          const double *floats) {
-  const CleaveTensor &x = in[0], &y = out[0];
-  int axis = static_cast<int>(ints[0]);
+int32_t cleave::cuda::kernels::layer_norm(CleaveContext *ctx,
+                                          const args::LayerNorm &args) {
+  const CleaveTensor &x = args.x(), &y = args.y();
+  int axis = static_cast<int>(args.axis());
   if (axis < 0 || axis >= x.rank || x.dtype != y.dtype)
     return fail(ctx, "layer_norm", "axis %d out of range", axis);
-  const CleaveTensor *bias = numIn > 2 && in[2].data ? &in[2] : nullptr;
+  const CleaveTensor *bias = args.bias();
   Broadcast scaleMap, biasMap;
-  if (!broadcastOf(in[1], x, axis, scaleMap) ||
+  if (!broadcastOf(args.scale(), x, axis, scaleMap) ||
       (bias && !broadcastOf(*bias, x, axis, biasMap)))
     return fail(ctx, "layer_norm",
                 "scale or bias does not broadcast to the normalised shape");
@@ -327,27 +323,23 @@ extern "C" int32_t cleave_cuda_layer_norm(CleaveContext *ctx,
   int64_t length = product(x.shape, axis, x.rank);
   int32_t status = dispatchFloat(x.dtype, [&](auto t) {
     using T = decltype(t);
-    return launchRowNorm<T>(ctx, "layer_norm", x, y, in[1], bias, rows, length,
-                            static_cast<float>(floats[0]), false, 1, 1,
-                            scaleMap, biasMap);
+    return launchRowNorm<T>(ctx, "layer_norm", x, y, args.scale(), bias, rows,
+                            length, static_cast<float>(args.epsilon()), false,
+                            1, 1, scaleMap, biasMap);
   });
   if (status < 0)
     return fail(ctx, "layer_norm", "unsupported element type %d", x.dtype);
   return status;
 }
 
-extern "C" int32_t cleave_cuda_softmax(CleaveContext *ctx,
-                                       const CleaveTensor *in, int32_t numIn,
-                                       CleaveTensor *out, int32_t numOut,
-                                       const int64_t *ints,
-                                       const double *floats) {
-  return softmax<false>(ctx, "softmax", in, out, ints, ints[1] != 0);
+int32_t cleave::cuda::kernels::softmax(CleaveContext *ctx,
+                                       const args::Softmax &args) {
+  return ::softmax<false>(ctx, "softmax", args.x(), args.y(), args.axis(),
+                          args.nanToZero() != 0);
 }
 
-extern "C" int32_t cleave_cuda_log_softmax(CleaveContext *ctx,
-                                           const CleaveTensor *in,
-                                           int32_t numIn, CleaveTensor *out,
-                                           int32_t numOut, const int64_t *ints,
-                                           const double *floats) {
-  return softmax<true>(ctx, "log_softmax", in, out, ints, false);
+int32_t cleave::cuda::kernels::log_softmax(CleaveContext *ctx,
+                                           const args::LogSoftmax &args) {
+  return ::softmax<true>(ctx, "log_softmax", args.x(), args.y(), args.axis(),
+                         false);
 }

@@ -10,6 +10,8 @@
 
 #include "CudaCommon.h"
 
+#include <type_traits>
+
 using namespace cleave::cuda;
 
 namespace {
@@ -25,14 +27,16 @@ struct PoolGeometry {
   bool countIncludePad = false;
 };
 
-/// Reads ints {n, kernel[n], strides[n], pads[2n], dilations[n], ...}.
-bool readGeometry(const int64_t *ints, const CleaveTensor &x,
+/// Reads the window of max_pool or average_pool.
+template <typename Args>
+bool readGeometry(const Args &args, const CleaveTensor &x,
                   const CleaveTensor &y, PoolGeometry &g) {
-  g.n = static_cast<int>(ints[0]);
+  g.n = static_cast<int>(args.n());
   if (g.n < 1 || g.n > kMaxSpatial || x.rank != g.n + 2 || y.rank != g.n + 2)
     return false;
-  const int64_t *kernel = ints + 1, *strides = ints + 1 + g.n,
-                *pads = ints + 1 + 2 * g.n, *dilations = ints + 1 + 4 * g.n;
+  const int64_t *kernel = args.kernelShape().data(),
+                *strides = args.strides().data(), *pads = args.pads().data(),
+                *dilations = args.dilations().data();
   for (int d = 0; d < g.n; ++d) {
     g.in[d] = x.shape[d + 2];
     g.out[d] = y.shape[d + 2];
@@ -92,17 +96,18 @@ __global__ void poolKernel(const T *x, T *y, int64_t planes, PoolGeometry g) {
   }
 }
 
-template <bool IsMax>
-int32_t pool(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
-             CleaveTensor *out, const int64_t *ints) {
-  const CleaveTensor &x = in[0], &y = out[0];
+/// max_pool (args::MaxPool) or average_pool (args::AveragePool).
+template <typename Args>
+int32_t pool(CleaveContext *ctx, const char *kernel, const Args &args) {
+  constexpr bool IsMax = std::is_same_v<Args, args::MaxPool>;
+  const CleaveTensor &x = args.x(), &y = args.y();
   PoolGeometry g;
-  if (!readGeometry(ints, x, y, g))
+  if (!readGeometry(args, x, y, g))
     return fail(ctx, kernel, "bad geometry for %lld spatial dimensions",
-                (long long)ints[0]);
-  // ints[1 + 5n] is ceil_mode: the output shape already says it.
-  if (!IsMax)
-    g.countIncludePad = ints[2 + 5 * g.n] != 0;
+                (long long)args.n());
+  // ceil_mode is not read: the output shape already says it.
+  if constexpr (!IsMax)
+    g.countIncludePad = args.countIncludePad() != 0;
   if (x.dtype != y.dtype)
     return fail(ctx, kernel, "input and output element types differ");
   int64_t planes = x.shape[0] * x.shape[1];
@@ -122,45 +127,34 @@ int32_t pool(CleaveContext *ctx, const char *kernel, const CleaveTensor *in,
 }
 
 int32_t globalPool(CleaveContext *ctx, const char *kernel,
-                   const CleaveTensor *in, CleaveTensor *out, ReduceOp op) {
-  const CleaveTensor &x = in[0];
+                   const args::Unary &args, ReduceOp op) {
+  const CleaveTensor &x = args.x();
   if (x.rank < 2)
     return fail(ctx, kernel, "input must be N x C x ...");
   uint32_t axes = 0;
   for (int d = 2; d < x.rank; ++d)
     axes |= 1u << d;
-  return reduceOver(ctx, kernel, x, out[0], axes, op);
+  return reduceOver(ctx, kernel, x, args.y(), axes, op);
 }
 
 } // namespace
 
-extern "C" int32_t cleave_cuda_max_pool(CleaveContext *ctx,
-                                        const CleaveTensor *in, int32_t numIn,
-                                        CleaveTensor *out, int32_t numOut,
-                                        const int64_t *ints,
-                                        const double *floats) {
-  return pool<true>(ctx, "max_pool", in, out, ints);
+int32_t cleave::cuda::kernels::max_pool(CleaveContext *ctx,
+                                        const args::MaxPool &args) {
+  return pool(ctx, "max_pool", args);
 }
 
-extern "C" int32_t cleave_cuda_average_pool(CleaveContext *ctx,
-                                            const CleaveTensor *in,
-                                            int32_t numIn, CleaveTensor *out,
-                                            int32_t numOut, const int64_t *ints,
-                                            const double *floats) {
-  return pool<false>(ctx, "average_pool", in, out, ints);
+int32_t cleave::cuda::kernels::average_pool(CleaveContext *ctx,
+                                            const args::AveragePool &args) {
+  return pool(ctx, "average_pool", args);
 }
 
-extern "C" int32_t
-cleave_cuda_global_average_pool(CleaveContext *ctx, const CleaveTensor *in,
-                                int32_t numIn, CleaveTensor *out,
-                                int32_t numOut, const int64_t *ints,
-                                const double *floats) {
-  return globalPool(ctx, "global_average_pool", in, out, ReduceOp::Mean);
+int32_t cleave::cuda::kernels::global_average_pool(CleaveContext *ctx,
+                                                   const args::Unary &args) {
+  return globalPool(ctx, "global_average_pool", args, ReduceOp::Mean);
 }
 
-extern "C" int32_t
-cleave_cuda_global_max_pool(CleaveContext *ctx, const CleaveTensor *in,
-                            int32_t numIn, CleaveTensor *out, int32_t numOut,
-                            const int64_t *ints, const double *floats) {
-  return globalPool(ctx, "global_max_pool", in, out, ReduceOp::Max);
+int32_t cleave::cuda::kernels::global_max_pool(CleaveContext *ctx,
+                                               const args::Unary &args) {
+  return globalPool(ctx, "global_max_pool", args, ReduceOp::Max);
 }

@@ -15,6 +15,8 @@
 
 #include "cleave/rt/Scalar.h"
 
+#include <type_traits>
+
 using namespace cleave::cuda;
 
 namespace {
@@ -157,26 +159,29 @@ __global__ void gruOutputKernel(Step s, const float *gates, const float *rh) {
 
 enum class Cell { Rnn, Gru, Lstm };
 
+/// RNN and GRU (args::Recurrent) or LSTM (args::Lstm).
+template <typename Args>
 int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
-                  const CleaveTensor *in, int32_t numIn, CleaveTensor *out,
-                  int32_t numOut, const int64_t *ints, const double *floats) {
+                  const Args &args) {
   const int gates = cell == Cell::Rnn ? 1 : (cell == Cell::Gru ? 3 : 4);
   const int perDirection = cell == Cell::Rnn ? 1 : (cell == Cell::Gru ? 2 : 3);
-  const CleaveTensor &x = in[0], &w = in[1], &r = in[2];
-  auto optional = [&](int i) -> const CleaveTensor * {
-    return i < numIn && in[i].data ? &in[i] : nullptr;
-  };
-  const CleaveTensor *b = optional(3), *h0 = optional(4);
-  const CleaveTensor *c0 = cell == Cell::Lstm ? optional(5) : nullptr;
-  const CleaveTensor *peep = cell == Cell::Lstm ? optional(6) : nullptr;
+  const CleaveTensor &x = args.x(), &w = args.w(), &r = args.r();
+  const CleaveTensor *b = args.b(), *h0 = args.initialH();
+  const CleaveTensor *c0 = nullptr, *peep = nullptr;
+  float *yc = nullptr;
+  if constexpr (std::is_same_v<Args, args::Lstm>) {
+    c0 = args.initialC();
+    peep = args.p();
+    yc = static_cast<float *>(args.yC().data);
+  }
   for (const CleaveTensor *t : {&x, &w, &r, b, h0, c0, peep})
     if (t && t->dtype != CLEAVE_F32)
       return fail(ctx, kernel, "only f32 is supported");
-  int direction = static_cast<int>(ints[0]);
-  int64_t H = ints[1];
-  bool variant = ints[2] != 0;
-  int64_t numActivations = ints[3];
-  const int64_t *activations = ints + 4;
+  int direction = static_cast<int>(args.direction());
+  int64_t H = args.hiddenSize();
+  bool variant = args.variant() != 0;
+  int64_t numActivations = args.activations().size();
+  const int64_t *activations = args.activations().data();
   if (direction < CLEAVE_RNN_FORWARD || direction > CLEAVE_RNN_BIDIRECTIONAL)
     return fail(ctx, kernel, "unknown direction %d", direction);
   int dirs = direction == CLEAVE_RNN_BIDIRECTIONAL ? 2 : 1;
@@ -188,7 +193,7 @@ int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
       r.shape[1] != gates * H || r.shape[2] != H)
     return fail(ctx, kernel, "W or R does not match hidden_size %lld",
                 (long long)H);
-  float clip = static_cast<float>(floats[0]);
+  float clip = static_cast<float>(args.clip());
 
   const int64_t GH = gates * H, BH = batch * H;
   // Scratch: projections of all steps, one step's recurrent product, two
@@ -204,9 +209,8 @@ int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
   float *gateBuf = cBuf[1] + BH, *resetBuf = gateBuf + BH,
         *rhBuf = resetBuf + BH;
   cudaStream_t stream = streamOf(ctx);
-  float *y = numOut > 0 ? static_cast<float *>(out[0].data) : nullptr;
-  float *yh = numOut > 1 ? static_cast<float *>(out[1].data) : nullptr;
-  float *yc = numOut > 2 ? static_cast<float *>(out[2].data) : nullptr;
+  float *y = static_cast<float *>(args.y().data);
+  float *yh = static_cast<float *>(args.yH().data);
 
   for (int d = 0; d < dirs; ++d) {
     const float *wd = static_cast<const float *>(w.data) + d * GH * inputSize;
@@ -333,24 +337,17 @@ int32_t recurrent(CleaveContext *ctx, const char *kernel, Cell cell,
 
 } // namespace
 
-extern "C" int32_t cleave_cuda_rnn(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *floats) {
-  return recurrent(ctx, "rnn", Cell::Rnn, in, numIn, out, numOut, ints, floats);
+int32_t cleave::cuda::kernels::rnn(CleaveContext *ctx,
+                                   const args::Recurrent &args) {
+  return recurrent(ctx, "rnn", Cell::Rnn, args);
 }
 
-extern "C" int32_t cleave_cuda_gru(CleaveContext *ctx, const CleaveTensor *in,
-                                   int32_t numIn, CleaveTensor *out,
-                                   int32_t numOut, const int64_t *ints,
-                                   const double *floats) {
-  return recurrent(ctx, "gru", Cell::Gru, in, numIn, out, numOut, ints, floats);
+int32_t cleave::cuda::kernels::gru(CleaveContext *ctx,
+                                   const args::Recurrent &args) {
+  return recurrent(ctx, "gru", Cell::Gru, args);
 }
 
-extern "C" int32_t cleave_cuda_lstm(CleaveContext *ctx, const CleaveTensor *in,
-                                    int32_t numIn, CleaveTensor *out,
-                                    int32_t numOut, const int64_t *ints,
-                                    const double *floats) {
-  return recurrent(ctx, "lstm", Cell::Lstm, in, numIn, out, numOut, ints,
-                   floats);
+int32_t cleave::cuda::kernels::lstm(CleaveContext *ctx,
+                                    const args::Lstm &args) {
+  return recurrent(ctx, "lstm", Cell::Lstm, args);
 }

@@ -115,13 +115,11 @@ void launchReduce(const CleaveTensor &x, const CleaveTensor &y,
 }
 
 int32_t reduceKernelEntry(CleaveContext *ctx, const char *kernel,
-                          const CleaveTensor *in, CleaveTensor *out,
-                          const int64_t *ints, ReduceOp op) {
-  const CleaveTensor &x = in[0], &y = out[0];
-  int64_t naxes = ints[0];
+                          const args::Reduce &args, ReduceOp op) {
+  const CleaveTensor &x = args.x(), &y = args.y();
+  int64_t naxes = args.numAxes();
   uint32_t axes = 0;
-  for (int64_t i = 0; i < naxes; ++i) {
-    int64_t axis = ints[1 + i];
+  for (int64_t axis : args.axes()) {
     if (axis < 0 || axis >= x.rank)
       return fail(ctx, kernel, "axis %lld out of range", (long long)axis);
     axes |= 1u << axis;
@@ -177,11 +175,9 @@ int32_t cleave::cuda::reduceOver(CleaveContext *ctx, const char *kernel,
 }
 
 #define CLEAVE_REDUCE(name, op)                                                \
-  extern "C" int32_t cleave_cuda_##name(                                       \
-      CleaveContext *ctx, const CleaveTensor *in, int32_t numIn,               \
-      CleaveTensor *out, int32_t numOut, const int64_t *ints,                  \
-      const double *floats) {                                                  \
-    return reduceKernelEntry(ctx, #name, in, out, ints, op);                   \
+  int32_t cleave::cuda::kernels::name(CleaveContext *ctx,                      \
+                                      const args::Reduce &args) {              \
+    return reduceKernelEntry(ctx, #name, args, op);                            \
   }
 
 CLEAVE_REDUCE(reduce_sum, ReduceOp::Sum)

@@ -156,20 +156,17 @@ __global__ void resizeKernel(const T *x, T *y, int64_t n, ResizeParams p) {
 
 } // namespace
 
-extern "C" int32_t cleave_cuda_resize(CleaveContext *ctx,
-                                      const CleaveTensor *in, int32_t numIn,
-                                      CleaveTensor *out, int32_t numOut,
-                                      const int64_t *ints,
-                                      const double *floats) {
-  const CleaveTensor &x = in[0], &y = out[0];
+int32_t cleave::cuda::kernels::resize(CleaveContext *ctx,
+                                      const args::Resize &args) {
+  const CleaveTensor &x = args.x(), &y = args.y();
   if (x.rank != y.rank || x.dtype != y.dtype || x.rank < 1)
     return fail(ctx, "resize", "input and output differ in rank or type");
   ResizeParams p;
   p.rank = x.rank;
-  p.mode = static_cast<int>(ints[0]);
-  p.transform = static_cast<int>(ints[1]);
-  p.nearestMode = static_cast<int>(ints[2]);
-  p.excludeOutside = ints[3] != 0;
+  p.mode = static_cast<int>(args.mode());
+  p.transform = static_cast<int>(args.coordinates());
+  p.nearestMode = static_cast<int>(args.nearest());
+  p.excludeOutside = args.excludeOutside() != 0;
   if (p.mode < 0 || p.mode > 2)
     return fail(ctx, "resize", "unknown mode %d", p.mode);
   if (p.transform < 0 || p.transform > 4)
@@ -180,11 +177,11 @@ extern "C" int32_t cleave_cuda_resize(CleaveContext *ctx,
   for (int d = 0; d < x.rank; ++d) {
     p.in[d] = x.shape[d];
     p.out[d] = y.shape[d];
-    p.scale[d] = static_cast<float>(floats[d]);
+    p.scale[d] = static_cast<float>(args.scales()[d]);
     if (!(p.scale[d] > 0.f))
       return fail(ctx, "resize", "scale %d is not positive", d);
   }
-  p.cubicA = static_cast<float>(floats[x.rank]);
+  p.cubicA = static_cast<float>(args.cubicCoeffA());
   int64_t n = numElements(y);
   if (n == 0)
     return 0;

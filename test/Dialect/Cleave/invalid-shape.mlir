@@ -194,6 +194,15 @@ func.func @flatten_c1(%x: tensor<1x64x1x1xf32>) {
 
 // -----
 
+func.func @flatten_c2(%x: tensor<4294967296x4294967296xf32>) {
+  // expected-error @+2 {{flattening 'tensor<4294967296x4294967296xf32>' gives a dimension of more elements than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.flatten %x {axis = 0 : i64} : (tensor<4294967296x4294967296xf32>) -> tensor<1x1xf32>
+  return
+}
+
+// -----
+
 func.func @transpose_c1(%x: tensor<2x3x4xf32>) {
   // expected-error @+2 {{'perm' has 2 entries but the input has rank 3}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -322,6 +331,15 @@ func.func @tile_c2(%x: tensor<3x4xf32>) {
   // expected-error @+2 {{'repeats' entry 1 is -1; repeats must be non-negative}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = cleave.tile %x {repeats = array<i64: 2, -1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
+  return
+}
+
+// -----
+
+func.func @tile_c3(%x: tensor<3x4xf32>) {
+  // expected-error @+2 {{repeating dimension 1 of size 4 4611686018427387905 times gives more elements than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.tile %x {repeats = array<i64: 1, 4611686018427387905>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
   return
 }
 

@@ -73,6 +73,16 @@
 # RUN: not cleave-translate --import-onnx %t/resize-crop.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_CROP
 # RESIZE_CROP: resize-crop.onnx:0:0: error: node 'Resize_0' (Resize): coordinate_transformation_mode 'tf_crop_and_resize' (with a region of interest) is not supported
 #
+# Scales whose output dimension no tensor can have, or that are not finite.
+# RUN: not cleave-translate --import-onnx %t/reshape-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESHAPE_HUGE
+# RESHAPE_HUGE: reshape-huge.onnx:0:0: error: node 'Reshape_0' (Reshape): cannot reshape 2x3 to [-1, 7277816997830721539, 7562350]: reshape target has more elements than a tensor can hold
+# RUN: not cleave-translate --import-onnx %t/resize-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_HUGE
+# RESIZE_HUGE: resize-huge.onnx:0:0: error: node 'Resize_0' (Resize): resizing dimension 1 of size 3 gives 3.000000e+30 elements, more than a dimension can hold
+# RUN: not cleave-translate --import-onnx %t/resize-nan.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_NAN
+# RESIZE_NAN: resize-nan.onnx:0:0: error: node 'Resize_0' (Resize): scales must be positive, not nan
+# RUN: not cleave-translate --import-onnx %t/resize-sizes-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_SIZES_HUGE
+# RESIZE_SIZES_HUGE: resize-sizes-huge.onnx:0:0: error: node 'Resize_0' (Resize): resizing dimension 0 of size 2 gives {{.*}} elements, more than a dimension can hold
+#
 # RUN: not cleave-translate --import-onnx %t/rnn-activation.onnx 2>&1 | FileCheck %s --check-prefix=RNN_ACTIVATION
 # RNN_ACTIVATION: rnn-activation.onnx:0:0: error: node 'rnn' (RNN): activation 'LeakyRelu' is not supported (Tanh, Relu and Sigmoid are)
 #
@@ -152,10 +162,17 @@ model("expand", lambda g, x: g.node("Expand", [x, g.const(ints(4, 3, 5))]), x=[2
 model("non-constant", lambda g, x, t: g.node("Reshape", [x, g.node("Cast", [t], ["target"], to=7)],
                                              name="reshape"), x=[2, 3], t=[2])
 model("reshape-target", lambda g, x: g.node("Reshape", [x, g.const(ints(-1, -1))]), x=[2, 3])
+model("reshape-huge", lambda g, x: g.node("Reshape", [x, g.const(ints(-1, 7277816997830721539, 7562350))]),
+      x=[2, 3])
 model("resize-crop", lambda g, x: g.node("Resize", [x, g.const(np.float32([0, 0, 1, 1])),
                                                     g.const(np.float32([1, 2]))],
                                          coordinate_transformation_mode="tf_crop_and_resize"),
       x=[2, 3])
+model("resize-huge", lambda g, x: g.node("Resize", [x, "", g.const(np.float32([1, 1e30]))]), x=[2, 3])
+model("resize-nan", lambda g, x: g.node("Resize", [x, "", g.const(np.float32([1, np.nan]))]), x=[2, 3])
+model("resize-sizes-huge", lambda g, x: g.node("Resize", [x, "", "", g.const(ints(2**63 - 1, 3))],
+                                               keep_aspect_ratio_policy="not_smaller"),
+      opset=18, x=[2, 3])
 model("slice-step", lambda g, x: g.node("Slice", [x, g.const(ints(0)), g.const(ints(2)),
                                                   g.const(ints(0)), g.const(ints(0))]), x=[2, 3])
 model("split-uneven", lambda g, x: g.node("Split", [x], outputs=2, axis=1), x=[2, 5])

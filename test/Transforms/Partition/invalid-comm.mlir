@@ -78,7 +78,7 @@ func.func @collective_c1_axes(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32
 // -----
 
 func.func @collective_c2(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{[collective_c2] unknown reduction "mean"; expected sum, product, max, min or average}}
+  // expected-error @+1 {{[collective_c2] unknown reduction "mean"; expected sum, product, max, min, average}}
   %y = cleave.all_reduce %x {axis = "tp", group_size = 2 : i64, reduction = "mean"} : tensor<4xf32>
   return %y : tensor<4xf32>
 }

@@ -7,11 +7,14 @@
 
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/rt/Kernels.h"
 #include "cleave/rt/Mesh.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <type_traits>
 
 using namespace mlir;
 using namespace cleave;
@@ -71,13 +74,26 @@ static LogicalResult verifyGroup(Operation *op, StringRef axis,
   return success();
 }
 
+/// The reductions the runtime's collectives implement (KernelEnums.def).
+static constexpr const char *kReductions[] = {
+#define CLEAVE_ENUM_BEGIN(type)
+#define CLEAVE_ENUM_VALUE(type, enumerator, code, spelling)                    \
+  std::is_same_v<type, CleaveReduction> ? spelling : nullptr,
+#define CLEAVE_ENUM_END(type)
+#include "cleave/rt/KernelEnums.def"
+};
+
 static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
-  if (!llvm::is_contained({"sum", "product", "max", "min", "average"},
-                          reduction))
-    return op->emitOpError()
-           << "[collective_c2] unknown reduction \"" << reduction
-           << "\"; expected sum, product, max, min or average";
-  return success();
+  auto known = llvm::make_filter_range(
+      kReductions, [](const char *name) { return name != nullptr; });
+  if (llvm::is_contained(known, reduction))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "[collective_c2] unknown reduction \""
+                            << reduction << "\"; expected ";
+  llvm::interleave(
+      known, [&](const char *name) { diag << name; }, [&] { diag << ", "; });
+  return diag;
 }
 
 static LogicalResult verifyDim(Operation *op, IntegerAttr dim, int64_t rank,

@@ -31,11 +31,15 @@ static constexpr int64_t kMaxFoldedElements = 4096;
 // The error for a range that does not fold (DeviceProgram.cpp) names this.
 static constexpr int64_t kMaxFoldedRangeElements = 65536;
 
-/// The product of two dimensions, dynamic when either is.
-static int64_t mulDims(int64_t lhs, int64_t rhs) {
+/// The product of two dimensions, dynamic when either is; nullopt when it
+/// does not fit a dimension.
+static std::optional<int64_t> mulDims(int64_t lhs, int64_t rhs) {
   if (ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs))
     return ShapedType::kDynamic;
-  return lhs * rhs;
+  int64_t product;
+  if (llvm::MulOverflow(lhs, rhs, product) || ShapedType::isDynamic(product))
+    return std::nullopt;
+  return product;
 }
 
 /// The sum of two dimensions, dynamic when either is.
@@ -213,7 +217,10 @@ cleave::resolveReshape(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> target,
   for (auto [i, dim] : llvm::enumerate(result)) {
     if (inferredIndex && i == *inferredIndex)
       continue;
-    knownCount *= dim;
+    if (llvm::MulOverflow(knownCount, dim, knownCount)) {
+      os << "reshape target has more elements than a tensor can hold";
+      return failure();
+    }
   }
 
   if (inferredIndex) {
@@ -527,7 +534,13 @@ FlattenOp::inferReturnTypes(MLIRContext *context,
   int64_t outer = 1, inner = 1;
   for (auto [i, dim] : llvm::enumerate(inputType.getShape())) {
     int64_t &side = static_cast<int64_t>(i) < axis ? outer : inner;
-    side = mulDims(side, dim);
+    std::optional<int64_t> product = mulDims(side, dim);
+    // flatten_c2.
+    if (!product)
+      return emitOptionalError(location, "flattening ", inputType,
+                               " gives a dimension of more elements than "
+                               "a dimension can hold");
+    side = *product;
   }
   inferredReturnTypes.push_back(
       RankedTensorType::get({outer, inner}, inputType.getElementType()));
@@ -749,7 +762,14 @@ TileOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
     if (repeat < 0)
       return emitOptionalError(location, "'repeats' entry ", i, " is ", repeat,
                                "; repeats must be non-negative");
-    shape.push_back(mulDims(dim, repeat));
+    std::optional<int64_t> size = mulDims(dim, repeat);
+    // tile_c3.
+    if (!size)
+      return emitOptionalError(location, "repeating dimension ", i, " of size ",
+                               dim, " ", repeat,
+                               " times gives more elements than a dimension "
+                               "can hold");
+    shape.push_back(*size);
   }
   inferredReturnTypes.push_back(
       RankedTensorType::get(shape, inputType.getElementType()));

@@ -28,8 +28,14 @@
 namespace cleave::rt {
 
 /// The reductions of all_reduce and reduce_scatter; the values are the
-/// CommList.def attribute's.
-enum class Reduction { Sum = 0, Product = 1, Max = 2, Min = 3, Average = 4 };
+/// CommList.def attribute's (CleaveReduction, KernelEnums.def).
+enum class Reduction {
+  Sum = CLEAVE_REDUCTION_SUM,
+  Product = CLEAVE_REDUCTION_PRODUCT,
+  Max = CLEAVE_REDUCTION_MAX,
+  Min = CLEAVE_REDUCTION_MIN,
+  Average = CLEAVE_REDUCTION_AVERAGE,
+};
 
 /// `acc` combined with `x` by `reduction`, as the host's and the CUDA
 /// device's reductions over blocks both do: booleans (`boolean`) sum as

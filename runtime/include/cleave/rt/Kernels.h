@@ -8,8 +8,9 @@
 // A kernel takes its inputs and outputs as tensor descriptors over memory
 // the program owns (arena, persistent memory, weights, graph inputs and
 // outputs), plus integer and float attributes whose order KernelList.def
-// gives. It returns 0, or non-zero after calling cleave_rt_fail with a
-// message.
+// and CommList.def give, as typed signatures (KernelArgs.h is the typed
+// view kernels read them through). It returns 0, or non-zero after calling
+// cleave_rt_fail with a message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,23 +155,27 @@ static inline size_t cleave_dtype_size(int32_t dtype) {
 // The kernel libraries
 //===----------------------------------------------------------------------===//
 
-#define CLEAVE_COMM(name) CLEAVE_KERNEL(name)
-#define CLEAVE_KERNEL(name)                                                    \
+#define CLEAVE_KERNEL(name, signature)                                         \
   int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
                             int32_t numIn, CleaveTensor *out, int32_t numOut,  \
                             const int64_t *ints, const double *floats);
 #include "cleave/rt/KernelList.def"
+#define CLEAVE_COMM(name, signature)                                           \
+  int32_t cleave_cpu_##name(CleaveContext *ctx, const CleaveTensor *in,        \
+                            int32_t numIn, CleaveTensor *out, int32_t numOut,  \
+                            const int64_t *ints, const double *floats);
 #include "cleave/rt/CommList.def"
-#undef CLEAVE_KERNEL
 
-#define CLEAVE_KERNEL(name)                                                    \
+#define CLEAVE_KERNEL(name, signature)                                         \
   int32_t cleave_cuda_##name(CleaveContext *ctx, const CleaveTensor *in,       \
                              int32_t numIn, CleaveTensor *out, int32_t numOut, \
                              const int64_t *ints, const double *floats);
 #include "cleave/rt/KernelList.def"
+#define CLEAVE_COMM(name, signature)                                           \
+  int32_t cleave_cuda_##name(CleaveContext *ctx, const CleaveTensor *in,       \
+                             int32_t numIn, CleaveTensor *out, int32_t numOut, \
+                             const int64_t *ints, const double *floats);
 #include "cleave/rt/CommList.def"
-#undef CLEAVE_KERNEL
-#undef CLEAVE_COMM
 
 #ifdef __cplusplus
 } // extern "C"

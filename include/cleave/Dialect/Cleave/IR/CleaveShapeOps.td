@@ -159,7 +159,8 @@ def Cleave_FlattenOp : Cleave_InferredOp<"flatten"> {
   let summary = "flatten to 2-D around an axis";
   let description = [{
     `d0 x ... x dn -> (d0 * ... * d(axis-1)) x (d(axis) * ... * dn)`, with a
-    non-negative `axis` no larger than the rank (`flatten_c1`).
+    non-negative `axis` no larger than the rank (`flatten_c1`); each product
+    fits an `int64_t` (`flatten_c2`).
 
     ```mlir
     %y = cleave.flatten %x {axis = 1 : i64} : (tensor<1x64x1x1xf32>) -> tensor<1x64xf32>
@@ -255,7 +256,7 @@ def Cleave_TileOp : Cleave_InferredOp<"tile"> {
     Dimension `i` of the result is `repeats[i]` copies of dimension `i`.
 
     Verifier labels: `tile_c1` (one entry per dimension), `tile_c2` (repeats
-    are non-negative).
+    are non-negative), `tile_c3` (each result dimension fits an `int64_t`).
 
     ```mlir
     %y = cleave.tile %x {repeats = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
