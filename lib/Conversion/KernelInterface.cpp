@@ -98,6 +98,32 @@ struct GeluModel : KernelInterface::ExternalModel<GeluModel, GeluOp> {
   }
 };
 
+/// IsInf tests for the infinities its attributes select.
+struct IsInfModel : KernelInterface::ExternalModel<IsInfModel, IsInfOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    auto isInf = cast<IsInfOp>(op);
+    Type type = getResultElementType(op);
+    bool positive = isInf.getDetectPositive();
+    bool negative = isInf.getDetectNegative();
+    if (!positive && !negative)
+      return builder.literal(0, type);
+    StringRef function = !negative   ? "is_pos_inf"
+                         : !positive ? "is_neg_inf"
+                                     : "is_inf";
+    return builder.call(function, operands, type);
+  }
+};
+
+/// Mod takes the divisor's sign (`mod`) or, with `fmod`, the dividend's.
+struct ModModel : KernelInterface::ExternalModel<ModModel, ModOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    StringRef function = cast<ModOp>(op).getFmod() ? "fmod" : "mod";
+    return builder.call(function, operands, getResultElementType(op));
+  }
+};
+
 /// Clip with an absent bound is a single min or max.
 struct ClipModel : KernelInterface::ExternalModel<ClipModel, ClipOp> {
   FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
@@ -295,15 +321,25 @@ template <typename Op> static int64_t getAxis(Op op, Value value) {
   return axis < 0 ? axis + rank : axis;
 }
 
-template <typename Op, const kernels::Kernel<kernels::Softmax> &Kernel>
-struct SoftmaxModel
-    : KernelInterface::ExternalModel<SoftmaxModel<Op, Kernel>, Op> {
+struct SoftmaxModel : KernelInterface::ExternalModel<SoftmaxModel, SoftmaxOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    auto softmax = cast<Op>(op);
+    auto softmax = cast<SoftmaxOp>(op);
     kernels::Softmax args;
     args.x = softmax.getInput();
     args.axis = getAxis(softmax, softmax.getInput());
-    return kernels::buildCall(op, Kernel, args, call);
+    args.nanToZero = softmax.getNanToZero();
+    return kernels::buildCall(op, kernels::softmax, args, call);
+  }
+};
+
+struct LogSoftmaxModel
+    : KernelInterface::ExternalModel<LogSoftmaxModel, LogSoftmaxOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto softmax = cast<LogSoftmaxOp>(op);
+    kernels::LogSoftmax args;
+    args.x = softmax.getInput();
+    args.axis = getAxis(softmax, softmax.getInput());
+    return kernels::buildCall(op, kernels::log_softmax, args, call);
   }
 };
 
@@ -754,6 +790,9 @@ CLEAVE_NAME(kSin, "sin")
 CLEAVE_NAME(kCos, "cos")
 CLEAVE_NAME(kFloor, "floor")
 CLEAVE_NAME(kCeil, "ceil")
+CLEAVE_NAME(kRound, "round")
+CLEAVE_NAME(kSign, "sign")
+CLEAVE_NAME(kIsNaN, "is_nan")
 CLEAVE_NAME(kSoftplus, "softplus")
 CLEAVE_NAME(kHardSwish, "hard_swish")
 CLEAVE_NAME(kRelu, "relu")
@@ -795,6 +834,11 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     CosOp::attachInterface<ScalarFunctionModel<CosOp, kCos>>(*context);
     FloorOp::attachInterface<ScalarFunctionModel<FloorOp, kFloor>>(*context);
     CeilOp::attachInterface<ScalarFunctionModel<CeilOp, kCeil>>(*context);
+    RoundOp::attachInterface<ScalarFunctionModel<RoundOp, kRound>>(*context);
+    SignOp::attachInterface<ScalarFunctionModel<SignOp, kSign>>(*context);
+    IsNaNOp::attachInterface<ScalarFunctionModel<IsNaNOp, kIsNaN>>(*context);
+    IsInfOp::attachInterface<IsInfModel>(*context);
+    ModOp::attachInterface<ModModel>(*context);
     SoftplusOp::attachInterface<ScalarFunctionModel<SoftplusOp, kSoftplus>>(
         *context);
     HardSwishOp::attachInterface<ScalarFunctionModel<HardSwishOp, kHardSwish>>(
@@ -839,10 +883,8 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     InstanceNormOp::attachInterface<InstanceNormModel>(*context);
     LayerNormOp::attachInterface<LayerNormModel>(*context);
     GroupNormOp::attachInterface<GroupNormModel>(*context);
-    SoftmaxOp::attachInterface<SoftmaxModel<SoftmaxOp, kernels::softmax>>(
-        *context);
-    LogSoftmaxOp::attachInterface<
-        SoftmaxModel<LogSoftmaxOp, kernels::log_softmax>>(*context);
+    SoftmaxOp::attachInterface<SoftmaxModel>(*context);
+    LogSoftmaxOp::attachInterface<LogSoftmaxModel>(*context);
     ConcatOp::attachInterface<ConcatModel>(*context);
     SplitOp::attachInterface<SplitModel>(*context);
     GatherOp::attachInterface<GatherModel>(*context);

@@ -461,11 +461,12 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     // Elementwise, by operations per element in the op's formula.
     attachElementwise<0, CastOp>(context);
     attachElementwise<1, SqrtOp, ReciprocalOp, ExpOp, LogOp, ErfOp, TanhOp,
-                      SinOp, CosOp, FloorOp, CeilOp, ReluOp, NegOp, AbsOp,
-                      NotOp>(context);
+                      SinOp, CosOp, FloorOp, CeilOp, RoundOp, SignOp, ReluOp,
+                      NegOp, AbsOp, NotOp, IsNaNOp, IsInfOp>(context);
     attachElementwise<1, AddOp, SubOp, MulOp, DivOp, PowOp, MinOp, MaxOp,
                       EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
                       AndOp, OrOp, WhereOp>(context);
+    attachElementwise<2, ModOp>(context); // remainder, sign correction
     attachElementwise<2, LeakyReluOp>(context);      // compare, multiply
     attachElementwise<3, SoftplusOp>(context);       // exp, add, log
     attachElementwise<4, SigmoidOp, EluOp>(context); // neg/exp/add/div

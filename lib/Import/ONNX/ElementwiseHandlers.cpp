@@ -147,6 +147,42 @@ LogicalResult importClip(NodeBinder &b) {
   return b.replaceWith<ClipOp>({x}, attrs);
 }
 
+/// Reads the ONNX integer attribute `name` that holds a boolean (0 or 1).
+static LogicalResult flagAttr(NodeBinder &b, StringRef name, bool &value,
+                              bool defaultValue) {
+  int64_t flag;
+  if (failed(b.intAttr(name, flag, defaultValue)))
+    return failure();
+  if (flag != 0 && flag != 1)
+    return b.emitError() << "attribute '" << name << "' is " << flag
+                         << "; expected 0 or 1";
+  value = flag;
+  return success();
+}
+
+LogicalResult importIsInf(NodeBinder &b) {
+  Value x;
+  bool positive, negative;
+  if (failed(b.input(0, x)) ||
+      failed(flagAttr(b, "detect_positive", positive, true)) ||
+      failed(flagAttr(b, "detect_negative", negative, true)))
+    return failure();
+  OpBuilder &builder = b.getBuilder();
+  return b.replaceWith<IsInfOp>(
+      {x}, {b.named("detect_positive", builder.getBoolAttr(positive)),
+            b.named("detect_negative", builder.getBoolAttr(negative))});
+}
+
+LogicalResult importMod(NodeBinder &b) {
+  Value lhs, rhs;
+  bool fmod;
+  if (failed(b.input(0, lhs)) || failed(b.input(1, rhs)) ||
+      failed(flagAttr(b, "fmod", fmod, false)))
+    return failure();
+  return b.replaceWith<ModOp>(
+      {lhs, rhs}, {b.named("fmod", b.getBuilder().getBoolAttr(fmod))});
+}
+
 LogicalResult importWhere(NodeBinder &b) {
   Value condition, trueValue, falseValue;
   if (failed(b.input(0, condition)) || failed(b.input(1, trueValue)) ||
@@ -195,6 +231,8 @@ const OpHandler elementwiseHandlers[] = {
      kBroadcast},
     {"HardSigmoid", 11, importHardSigmoid, "cleave.hard_sigmoid", ""},
     {"HardSwish", 14, importUnary<HardSwishOp>, "cleave.hard_swish", ""},
+    {"IsInf", 11, importIsInf, "cleave.is_inf", ""},
+    {"IsNaN", 11, importUnary<IsNaNOp>, "cleave.is_nan", ""},
     {"LeakyRelu", 11, importLeakyRelu, "cleave.leaky_relu", ""},
     {"Less", 11, importBinary<LessOp>, "cleave.less", kBroadcast},
     {"LessOrEqual", 12, importBinary<LessEqualOp>, "cleave.less_equal",
@@ -204,6 +242,9 @@ const OpHandler elementwiseHandlers[] = {
     {"Mean", 11, importMean, "cleave.add cleave.div",
      "variadic: sum chained, then divided by the input count"},
     {"Min", 11, importVariadic<MinOp>, "cleave.min", kChain},
+    {"Mod", 11, importMod, "cleave.mod",
+     "numpy broadcasting; `fmod` 0 takes the divisor's sign, floats "
+     "included"},
     {"Mul", 11, importBinary<MulOp>, "cleave.mul", kBroadcast},
     {"Neg", 11, importUnary<NegOp>, "cleave.neg", ""},
     {"Not", 11, importUnary<NotOp>, "cleave.not", ""},
@@ -212,7 +253,9 @@ const OpHandler elementwiseHandlers[] = {
      "an exponent of another element type is cast to the base's"},
     {"Reciprocal", 11, importUnary<ReciprocalOp>, "cleave.reciprocal", ""},
     {"Relu", 11, importUnary<ReluOp>, "cleave.relu", ""},
+    {"Round", 11, importUnary<RoundOp>, "cleave.round", "halves to even"},
     {"Sigmoid", 11, importUnary<SigmoidOp>, "cleave.sigmoid", ""},
+    {"Sign", 11, importUnary<SignOp>, "cleave.sign", ""},
     {"Sin", 11, importUnary<SinOp>, "cleave.sin", ""},
     {"Softplus", 11, importUnary<SoftplusOp>, "cleave.softplus", ""},
     {"Sqrt", 11, importUnary<SqrtOp>, "cleave.sqrt", ""},

@@ -1353,6 +1353,7 @@ void cleave::registerShardingInterfaceExternalModels(
         NotOp, LeakyReluOp, EluOp, GeluOp, HardSigmoidOp, ClipOp, CastOp, AddOp,
         SubOp, MulOp, DivOp, PowOp, MinOp, MaxOp, EqualOp, LessOp, LessEqualOp,
         GreaterOp, GreaterEqualOp, AndOp, OrOp, WhereOp, ExpandOp>(ctx);
+    attachBroadcasting<RoundOp, SignOp, IsNaNOp, IsInfOp, ModOp>(ctx);
     attach<MatMulOp, MatMulSpace>(ctx);
     attach<GemmOp, GemmSpace>(ctx);
     attach<TransposeOp, TransposeSpace>(ctx);

@@ -3,7 +3,8 @@
 // The input is viewed as outer x axis x inner. Each (outer, inner) line is
 // shifted by its maximum before exponentiation so that large logits do not
 // overflow. The last axis (inner == 1) is the common case and runs over
-// contiguous lines.
+// contiguous lines. With nan_to_zero every NaN of the result becomes 0 (a
+// line of -inf, the fully masked row of an attention, gives zeros).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,13 +40,18 @@ void softmaxLine(const float *line, float *result, int64_t length, bool log) {
     result[i] *= inv;
 }
 
-int32_t softmax(CleaveContext *ctx, const char *kernel,
-                const args::Softmax &args, bool log) {
-  const CleaveTensor &x = args.x();
-  CleaveTensor &y = args.y();
+/// Replaces each NaN of `values[i * stride]`, i < count, by 0.
+void zeroNaNs(float *values, int64_t count, int64_t stride) {
+  for (int64_t i = 0; i < count; ++i)
+    if (std::isnan(values[i * stride]))
+      values[i * stride] = 0.0f;
+}
+
+/// Softmax (or log-softmax) of `x` along `axis` into `y`.
+int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
+                CleaveTensor &y, int64_t axis, bool log, bool nanToZero) {
   if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
     return 1;
-  const int64_t axis = args.axis();
   if (axis < 0 || axis >= x.rank)
     return fail(ctx, kernel, "axis %lld is out of range for rank %d",
                 (long long)axis, x.rank);
@@ -61,8 +67,11 @@ int32_t softmax(CleaveContext *ctx, const char *kernel,
   if (inner == 1) {
 #pragma omp parallel for num_threads(threads) if (lines * length >             \
                                                   kParallelGrain)
-    for (int64_t l = 0; l < lines; ++l)
+    for (int64_t l = 0; l < lines; ++l) {
       softmaxLine(src + l * length, dst + l * length, length, log);
+      if (nanToZero)
+        zeroNaNs(dst + l * length, length, 1);
+    }
     return 0;
   }
   // Lines along another axis are strided: a block of neighbouring lines is
@@ -106,6 +115,9 @@ int32_t softmax(CleaveContext *ctx, const char *kernel,
         for (int64_t j = 0; j < width; ++j)
           b[i * inner + j] *= sum[j];
     }
+    if (nanToZero)
+      for (int64_t i = 0; i < length; ++i)
+        zeroNaNs(b + i * inner, width, 1);
   }
   return 0;
 }
@@ -114,10 +126,12 @@ int32_t softmax(CleaveContext *ctx, const char *kernel,
 
 int32_t cleave::cpu::kernels::softmax(CleaveContext *ctx,
                                       const args::Softmax &args) {
-  return ::softmax(ctx, "softmax", args, false);
+  return ::softmax(ctx, "softmax", args.x(), args.y(), args.axis(), false,
+                   args.nanToZero() != 0);
 }
 
 int32_t cleave::cpu::kernels::log_softmax(CleaveContext *ctx,
-                                          const args::Softmax &args) {
-  return ::softmax(ctx, "log_softmax", args, true);
+                                          const args::LogSoftmax &args) {
+  return ::softmax(ctx, "log_softmax", args.x(), args.y(), args.axis(), true,
+                   false);
 }

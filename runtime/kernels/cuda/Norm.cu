@@ -4,7 +4,8 @@
 // trailing dimensions, an instance's or a group's elements, a softmax over
 // the last axis), with two passes (mean, then the centred sum of squares)
 // in fp32 for accuracy. A softmax over an inner axis uses one thread per
-// column instead, which keeps its reads coalesced.
+// column instead, which keeps its reads coalesced. A softmax with
+// nan_to_zero writes 0 for each NaN (a line of -inf gives zeros).
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,9 +171,15 @@ __global__ void batchNormKernel(const T *x, T *y, const T *scale, const T *bias,
   }
 }
 
+/// A softmax result, 0 in place of NaN when `nanToZero`.
+__device__ __forceinline__ float softmaxResult(float value, bool nanToZero) {
+  return nanToZero && isnan(value) ? 0.f : value;
+}
+
 /// Softmax over a contiguous last axis: one block per row.
 template <typename T, bool Log>
-__global__ void softmaxRowKernel(const T *x, T *y, int64_t length) {
+__global__ void softmaxRowKernel(const T *x, T *y, int64_t length,
+                                 bool nanToZero) {
   __shared__ float shared[32];
   const T *xr = x + blockIdx.x * length;
   T *yr = y + blockIdx.x * length;
@@ -187,14 +194,16 @@ __global__ void softmaxRowKernel(const T *x, T *y, int64_t length) {
   float logSum = logf(sum);
   for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
     float v = toFloat(xr[j]) - m;
-    yr[j] = fromFloat<T>(Log ? v - logSum : expf(v) / sum);
+    yr[j] = fromFloat<T>(
+        softmaxResult(Log ? v - logSum : expf(v) / sum, nanToZero));
   }
 }
 
 /// Softmax over an inner axis: one thread per (outer, inner) column.
 template <typename T, bool Log>
 __global__ void softmaxColumnKernel(const T *x, T *y, int64_t outer,
-                                    int64_t length, int64_t inner) {
+                                    int64_t length, int64_t inner,
+                                    bool nanToZero) {
   CLEAVE_GRID_LOOP(i, outer * inner) {
     int64_t o = i / inner, q = i % inner;
     const T *xc = x + o * length * inner + q;
@@ -208,18 +217,18 @@ __global__ void softmaxColumnKernel(const T *x, T *y, int64_t outer,
     float logSum = logf(sum);
     for (int64_t j = 0; j < length; ++j) {
       float v = toFloat(xc[j * inner]) - m;
-      yc[j * inner] = fromFloat<T>(Log ? v - logSum : expf(v) / sum);
+      yc[j * inner] = fromFloat<T>(
+          softmaxResult(Log ? v - logSum : expf(v) / sum, nanToZero));
     }
   }
 }
 
 template <bool Log>
-int32_t softmax(CleaveContext *ctx, const char *kernel,
-                const args::Softmax &args) {
-  const CleaveTensor &x = args.x(), &y = args.y();
-  int axis = static_cast<int>(args.axis());
-  if (axis < 0 || axis >= x.rank)
-    return fail(ctx, kernel, "axis %d out of range", axis);
+int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
+                const CleaveTensor &y, int64_t axisIndex, bool nanToZero) {
+  if (axisIndex < 0 || axisIndex >= x.rank)
+    return fail(ctx, kernel, "axis %lld out of range", (long long)axisIndex);
+  int axis = static_cast<int>(axisIndex);
   if (x.dtype != y.dtype)
     return fail(ctx, kernel, "input and output element types differ");
   int64_t outer = product(x.shape, 0, axis);
@@ -235,11 +244,11 @@ int32_t softmax(CleaveContext *ctx, const char *kernel,
     if (inner == 1 && outer <= INT32_MAX) {
       int threads = length >= 1024 ? 512 : (length >= 256 ? 256 : 128);
       softmaxRowKernel<T, Log>
-          <<<unsigned(outer), threads, 0, stream>>>(xs, ys, length);
+          <<<unsigned(outer), threads, 0, stream>>>(xs, ys, length, nanToZero);
     } else {
       softmaxColumnKernel<T, Log>
-          <<<blocksFor(outer * inner), kThreads, 0, stream>>>(xs, ys, outer,
-                                                              length, inner);
+          <<<blocksFor(outer * inner), kThreads, 0, stream>>>(
+              xs, ys, outer, length, inner, nanToZero);
     }
     return 0;
   });
@@ -325,10 +334,12 @@ int32_t cleave::cuda::kernels::layer_norm(CleaveContext *ctx,
 
 int32_t cleave::cuda::kernels::softmax(CleaveContext *ctx,
                                        const args::Softmax &args) {
-  return ::softmax<false>(ctx, "softmax", args);
+  return ::softmax<false>(ctx, "softmax", args.x(), args.y(), args.axis(),
+                          args.nanToZero() != 0);
 }
 
 int32_t cleave::cuda::kernels::log_softmax(CleaveContext *ctx,
-                                           const args::Softmax &args) {
-  return ::softmax<true>(ctx, "log_softmax", args);
+                                           const args::LogSoftmax &args) {
+  return ::softmax<true>(ctx, "log_softmax", args.x(), args.y(), args.axis(),
+                         false);
 }

@@ -58,6 +58,34 @@ func.func @integer_unary(%x: tensor<4xi64>, %b: tensor<4xi1>) -> (tensor<4xi64>,
   return %2, %3 : tensor<4xi64>, tensor<4xi1>
 }
 
+// CHECK-LABEL: func.func @rounding_and_sign
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf16>, %[[I:.+]]: tensor<4xi8>)
+func.func @rounding_and_sign(%x: tensor<4xf16>, %i: tensor<4xi8>) -> (tensor<4xf16>, tensor<4xi8>) {
+  // CHECK: %[[ROUND:.+]] = cleave.round %[[X]] : tensor<4xf16>
+  %0 = cleave.round %x : tensor<4xf16>
+  // CHECK: %[[SIGN:.+]] = cleave.sign %[[ROUND]] : tensor<4xf16>
+  %1 = cleave.sign %0 : tensor<4xf16>
+  // CHECK: %[[ISIGN:.+]] = cleave.sign %[[I]] : tensor<4xi8>
+  %2 = cleave.sign %i : tensor<4xi8>
+  // CHECK: return %[[SIGN]], %[[ISIGN]]
+  return %1, %2 : tensor<4xf16>, tensor<4xi8>
+}
+
+// The classifications give booleans of the input's shape. IsInf's default
+// flags (both infinities) are not printed.
+// CHECK-LABEL: func.func @float_class
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xbf16>)
+func.func @float_class(%x: tensor<2x3xbf16>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>) {
+  // CHECK: %[[NAN:.+]] = cleave.is_nan %[[X]] : tensor<2x3xbf16> -> tensor<2x3xi1>
+  %0 = cleave.is_nan %x : tensor<2x3xbf16> -> tensor<2x3xi1>
+  // CHECK: %[[INF:.+]] = cleave.is_inf %[[X]] : tensor<2x3xbf16> -> tensor<2x3xi1>
+  %1 = cleave.is_inf %x {detect_positive = true} : tensor<2x3xbf16> -> tensor<2x3xi1>
+  // CHECK: %[[NEGINF:.+]] = cleave.is_inf %[[X]] {detect_positive = false} : tensor<2x3xbf16> -> tensor<2x3xi1>
+  %2 = cleave.is_inf %x {detect_positive = false} : tensor<2x3xbf16> -> tensor<2x3xi1>
+  // CHECK: return %[[NAN]], %[[INF]], %[[NEGINF]]
+  return %0, %1, %2 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>
+}
+
 // CHECK-LABEL: func.func @parameterised_unary
 // CHECK-SAME: (%[[X:.+]]: tensor<8xf32>)
 func.func @parameterised_unary(%x: tensor<8xf32>) -> tensor<8xf32> {
@@ -119,6 +147,18 @@ func.func @arithmetic(%a: tensor<2x8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32>
   %6 = cleave.max %5, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   // CHECK: return %[[MAX]]
   return %6 : tensor<2x8xf32>
+}
+
+// Mod broadcasts like the arithmetic ops; `fmod = false` is the default.
+// CHECK-LABEL: func.func @mod
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4xi32>, %[[B:.+]]: tensor<4xi32>, %[[X:.+]]: tensor<3xf64>, %[[Y:.+]]: tensor<f64>)
+func.func @mod(%a: tensor<2x4xi32>, %b: tensor<4xi32>, %x: tensor<3xf64>, %y: tensor<f64>) -> (tensor<2x4xi32>, tensor<3xf64>) {
+  // CHECK: %[[M:.+]] = cleave.mod %[[A]], %[[B]] : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+  %0 = cleave.mod %a, %b {fmod = false} : (tensor<2x4xi32>, tensor<4xi32>) -> tensor<2x4xi32>
+  // CHECK: %[[F:.+]] = cleave.mod %[[X]], %[[Y]] {fmod = true} : (tensor<3xf64>, tensor<f64>) -> tensor<3xf64>
+  %1 = cleave.mod %x, %y {fmod = true} : (tensor<3xf64>, tensor<f64>) -> tensor<3xf64>
+  // CHECK: return %[[M]], %[[F]]
+  return %0, %1 : tensor<2x4xi32>, tensor<3xf64>
 }
 
 // Both operands broadcast into a shape neither has.

@@ -507,3 +507,179 @@ func.func @large_non_splat() -> tensor<4096x2xi64> {
   %0 = cleave.add %a, %b : (tensor<2xi64>, tensor<4096x2xi64>) -> tensor<4096x2xi64>
   return %0 : tensor<4096x2xi64>
 }
+
+//===----------------------------------------------------------------------===//
+// Roots, rounding, sign and classification
+//===----------------------------------------------------------------------===//
+
+// sqrt(2 / pi), as exporters write GELU's constant: correctly rounded (as
+// numpy.sqrt of the float32 0.636619746). The root of a negative number is a
+// NaN of either sign.
+// CHECK-LABEL: func.func @sqrt_float
+// CHECK-NEXT: %[[C:.+]] = cleave.constant dense<[0.797884523, 0x{{[7F]}}FC00000, -0.000000e+00, 0x7F800000]> : tensor<4xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @sqrt_float() -> tensor<4xf32> {
+  %a = cleave.constant dense<[0.636619746, -1.0, -0.0, 0x7F800000]> : tensor<4xf32>
+  %0 = cleave.sqrt %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// Halves round to even; NaN, infinities and signed zeros stay.
+// CHECK-LABEL: func.func @round_half_to_even
+// CHECK-NEXT: %[[C:.+]] = cleave.constant dense<[2.000000e+00, 2.000000e+00, -2.000000e+00, -0.000000e+00, 0.000000e+00, 4.000000e+00, 0x7FC00000, 0xFF800000]> : tensor<8xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @round_half_to_even() -> tensor<8xf32> {
+  %a = cleave.constant dense<[2.5, 1.5, -2.5, -0.5, 0.5, 3.7, 0x7FC00000, 0xFF800000]> : tensor<8xf32>
+  %0 = cleave.round %a : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @floor_ceil
+// CHECK-DAG: %[[FLOOR:.+]] = cleave.constant dense<[-3.000000e+00, 2.000000e+00, -0.000000e+00]> : tensor<3xf64>
+// CHECK-DAG: %[[CEIL:.+]] = cleave.constant dense<[-2.000000e+00, 3.000000e+00, -0.000000e+00]> : tensor<3xf64>
+// CHECK: return %[[FLOOR]], %[[CEIL]]
+func.func @floor_ceil() -> (tensor<3xf64>, tensor<3xf64>) {
+  %a = cleave.constant dense<[-2.5, 2.5, -0.0]> : tensor<3xf64>
+  %0 = cleave.floor %a : tensor<3xf64>
+  %1 = cleave.ceil %a : tensor<3xf64>
+  return %0, %1 : tensor<3xf64>, tensor<3xf64>
+}
+
+// Both zeros give +0 and NaN stays NaN, as numpy.sign.
+// CHECK-LABEL: func.func @sign_float
+// CHECK-NEXT: %[[C:.+]] = cleave.constant dense<[-1.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00, 0x7FC00000, -1.000000e+00]> : tensor<6xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @sign_float() -> tensor<6xf32> {
+  %a = cleave.constant dense<[-2.5, -0.0, 0.0, 1.0e-30, 0x7FC00000, 0xFF800000]> : tensor<6xf32>
+  %0 = cleave.sign %a : tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// CHECK-LABEL: func.func @sign_integer
+// CHECK-DAG: %[[S:.+]] = cleave.constant dense<[-1, 0, 1]> : tensor<3xi8>
+// CHECK-DAG: %[[U:.+]] = cleave.constant dense<[1, 0, 1]> : tensor<3xui8>
+// CHECK: return %[[S]], %[[U]]
+func.func @sign_integer() -> (tensor<3xi8>, tensor<3xui8>) {
+  %a = cleave.constant dense<[-128, 0, 127]> : tensor<3xi8>
+  %b = cleave.constant dense<[200, 0, 1]> : tensor<3xui8>
+  %0 = cleave.sign %a : tensor<3xi8>
+  %1 = cleave.sign %b : tensor<3xui8>
+  return %0, %1 : tensor<3xi8>, tensor<3xui8>
+}
+
+// CHECK-LABEL: func.func @float_class
+// CHECK-DAG: %[[NAN:.+]] = cleave.constant dense<[true, true, false, false, false]> : tensor<5xi1>
+// CHECK-DAG: %[[INF:.+]] = cleave.constant dense<[false, false, true, true, false]> : tensor<5xi1>
+// CHECK-DAG: %[[POS:.+]] = cleave.constant dense<[false, false, true, false, false]> : tensor<5xi1>
+// CHECK-DAG: %[[NEG:.+]] = cleave.constant dense<[false, false, false, true, false]> : tensor<5xi1>
+// CHECK: return %[[NAN]], %[[INF]], %[[POS]], %[[NEG]]
+func.func @float_class() -> (tensor<5xi1>, tensor<5xi1>, tensor<5xi1>, tensor<5xi1>) {
+  %a = cleave.constant dense<[0x7FC00000, 0xFFC00000, 0x7F800000, 0xFF800000, 3.4e38]> : tensor<5xf32>
+  %0 = cleave.is_nan %a : tensor<5xf32> -> tensor<5xi1>
+  %1 = cleave.is_inf %a : tensor<5xf32> -> tensor<5xi1>
+  %2 = cleave.is_inf %a {detect_negative = false} : tensor<5xf32> -> tensor<5xi1>
+  %3 = cleave.is_inf %a {detect_positive = false} : tensor<5xf32> -> tensor<5xi1>
+  return %0, %1, %2, %3 : tensor<5xi1>, tensor<5xi1>, tensor<5xi1>, tensor<5xi1>
+}
+
+// Detecting neither infinity is false whatever the input.
+// CHECK-LABEL: func.func @is_inf_detects_nothing
+// CHECK-NEXT: %[[C:.+]] = cleave.constant dense<false> : tensor<2x3xi1>
+// CHECK-NEXT: return %[[C]]
+func.func @is_inf_detects_nothing(%x: tensor<2x3xf32>) -> tensor<2x3xi1> {
+  %0 = cleave.is_inf %x {detect_positive = false, detect_negative = false} : tensor<2x3xf32> -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+//===----------------------------------------------------------------------===//
+// Remainders
+//===----------------------------------------------------------------------===//
+
+// Without fmod the remainder takes the divisor's sign (Python); with fmod the
+// dividend's (C). x mod 0 and MIN mod -1 are 0, as the kernels define them.
+// CHECK-LABEL: func.func @mod_integer
+// CHECK-DAG: %[[MOD:.+]] = cleave.constant dense<[2, 1, -1, -2, 0, 0, 0]> : tensor<7xi32>
+// CHECK-DAG: %[[FMOD:.+]] = cleave.constant dense<[2, -2, 2, -2, 0, 0, 0]> : tensor<7xi32>
+// CHECK: return %[[MOD]], %[[FMOD]]
+func.func @mod_integer() -> (tensor<7xi32>, tensor<7xi32>) {
+  %a = cleave.constant dense<[5, -5, 5, -5, 6, 7, -2147483648]> : tensor<7xi32>
+  %b = cleave.constant dense<[3, 3, -3, -3, 3, 0, -1]> : tensor<7xi32>
+  %0 = cleave.mod %a, %b : (tensor<7xi32>, tensor<7xi32>) -> tensor<7xi32>
+  %1 = cleave.mod %a, %b {fmod = true} : (tensor<7xi32>, tensor<7xi32>) -> tensor<7xi32>
+  return %0, %1 : tensor<7xi32>, tensor<7xi32>
+}
+
+// Unsigned operands are read as unsigned: 250 mod 7, not -6 mod 7.
+// CHECK-LABEL: func.func @mod_unsigned
+// CHECK-NEXT: %[[C:.+]] = cleave.constant dense<[5, 0]> : tensor<2xui8>
+func.func @mod_unsigned() -> tensor<2xui8> {
+  %a = cleave.constant dense<[250, 9]> : tensor<2xui8>
+  %b = cleave.constant dense<[7, 0]> : tensor<2xui8>
+  %0 = cleave.mod %a, %b : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  return %0 : tensor<2xui8>
+}
+
+// Float remainders as numpy.mod and numpy.fmod: a zero remainder takes the
+// divisor's sign (mod) or the dividend's (fmod), x mod 0 and inf mod y are
+// NaN, x fmod inf is x and -5 mod inf is inf.
+// CHECK-LABEL: func.func @mod_float
+// CHECK-DAG: %[[MOD:.+]] = cleave.constant dense<[2.000000e+00, 1.000000e+00, -1.000000e+00, 0.000000e+00, -0.000000e+00, 0x7FC00000, 0x7FC00000, 5.000000e+00, 0x7F800000]> : tensor<9xf32>
+// CHECK-DAG: %[[FMOD:.+]] = cleave.constant dense<[2.000000e+00, -2.000000e+00, 2.000000e+00, -0.000000e+00, 0.000000e+00, 0x7FC00000, 0x7FC00000, 5.000000e+00, -5.000000e+00]> : tensor<9xf32>
+// CHECK: return %[[MOD]], %[[FMOD]]
+func.func @mod_float() -> (tensor<9xf32>, tensor<9xf32>) {
+  %a = cleave.constant dense<[5.0, -5.0, 5.0, -0.0, 0.0, 5.0, 0x7F800000, 5.0, -5.0]> : tensor<9xf32>
+  %b = cleave.constant dense<[3.0, 3.0, -3.0, 3.0, -3.0, 0.0, 2.0, 0x7F800000, 0x7F800000]> : tensor<9xf32>
+  %0 = cleave.mod %a, %b : (tensor<9xf32>, tensor<9xf32>) -> tensor<9xf32>
+  %1 = cleave.mod %a, %b {fmod = true} : (tensor<9xf32>, tensor<9xf32>) -> tensor<9xf32>
+  return %0, %1 : tensor<9xf32>, tensor<9xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// The NaN guard of a masked softmax
+//===----------------------------------------------------------------------===//
+
+// where(is_nan(s), 0, s) of a softmax is the softmax with nan_to_zero.
+// CHECK-LABEL: func.func @softmax_nan_guard
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[S:.+]] = cleave.softmax %[[X]] {axis = 2 : i64, nan_to_zero} : tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @softmax_nan_guard(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = cleave.constant dense<0.0> : tensor<f32>
+  %s = cleave.softmax %x {axis = 2 : i64} : tensor<2x4x8xf32>
+  %nan = cleave.is_nan %s : tensor<2x4x8xf32> -> tensor<2x4x8xi1>
+  %0 = cleave.where %nan, %zero, %s : (tensor<2x4x8xi1>, tensor<f32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// A softmax that is also used unguarded keeps its NaNs: no fold.
+// CHECK-LABEL: func.func @softmax_nan_guard_other_user
+// CHECK: %[[S:.+]] = cleave.softmax %{{.+}} {axis = 1 : i64} : tensor<4x8xf32>
+// CHECK: cleave.is_nan %[[S]]
+// CHECK: cleave.where
+func.func @softmax_nan_guard_other_user(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = cleave.constant dense<0.0> : tensor<f32>
+  %s = cleave.softmax %x {axis = 1 : i64} : tensor<4x8xf32>
+  %nan = cleave.is_nan %s : tensor<4x8xf32> -> tensor<4x8xi1>
+  %0 = cleave.where %nan, %zero, %s : (tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0, %s : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// NaNs replaced by something other than +0 (here -0), a guard that selects
+// the other way round, or a guard of another op: no fold.
+// CHECK-LABEL: func.func @softmax_nan_guard_mismatch
+// CHECK-COUNT-3: cleave.where
+// CHECK-NOT: nan_to_zero
+func.func @softmax_nan_guard_mismatch(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %negzero = cleave.constant dense<-0.0> : tensor<f32>
+  %zero = cleave.constant dense<0.0> : tensor<f32>
+  %s = cleave.softmax %x {axis = 1 : i64} : tensor<4x8xf32>
+  %nan = cleave.is_nan %s : tensor<4x8xf32> -> tensor<4x8xi1>
+  %0 = cleave.where %nan, %negzero, %s : (tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t = cleave.softmax %x {axis = 0 : i64} : tensor<4x8xf32>
+  %tnan = cleave.is_nan %t : tensor<4x8xf32> -> tensor<4x8xi1>
+  %1 = cleave.where %tnan, %t, %zero : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %l = cleave.log_softmax %x {axis = 1 : i64} : tensor<4x8xf32>
+  %lnan = cleave.is_nan %l : tensor<4x8xf32> -> tensor<4x8xi1>
+  %2 = cleave.where %lnan, %zero, %l : (tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -144,3 +144,61 @@ func.func @cast_shape_changes(%x: tensor<4xi64>) -> tensor<2xf32> {
   %0 = cleave.cast %x : tensor<4xi64> to tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// mod_c1
+func.func @mod_c1_boolean(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{'cleave.mod' op operands must be numeric, got 'i1'}}
+  %0 = cleave.mod %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @mod_element_types_differ(%a: tensor<4xi32>, %b: tensor<4xi64>) -> tensor<4xi32> {
+  // expected-error @+2 {{operands must have the same element type, got 'i32' and 'i64'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.mod %a, %b : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @mod_fmod_not_bool(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cleave.mod' op attribute 'fmod' failed to satisfy constraint: bool attribute}}
+  %0 = cleave.mod %a, %a {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @is_nan_of_integers(%x: tensor<4xi32>) -> tensor<4xi1> {
+  // expected-error @+1 {{'cleave.is_nan' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = cleave.is_nan %x : tensor<4xi32> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @is_inf_wrong_result_shape(%x: tensor<4xf32>) -> tensor<2xi1> {
+  // expected-error @+1 {{'cleave.is_inf' op all non-scalar operands/results must have the same shape and base type}}
+  %0 = cleave.is_inf %x : tensor<4xf32> -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+
+// -----
+
+func.func @is_inf_flag_not_bool(%x: tensor<4xf32>) -> tensor<4xi1> {
+  // expected-error @+1 {{'cleave.is_inf' op attribute 'detect_negative' failed to satisfy constraint: bool attribute}}
+  %0 = cleave.is_inf %x {detect_negative = 0 : i64} : tensor<4xf32> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @round_of_integers(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{'cleave.round' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi64>'}}
+  %0 = cleave.round %x : tensor<4xi64>
+  return %0 : tensor<4xi64>
+}

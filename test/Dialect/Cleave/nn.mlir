@@ -429,6 +429,13 @@ func.func @softmax(%a0: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
   return %0 : tensor<2x4x16x16xf32>
 }
 
+// CHECK-LABEL: func.func @softmax_nan_to_zero(
+// CHECK:         cleave.softmax %{{.+}} {axis = 1 : i64, nan_to_zero} : tensor<4x10xf32>
+func.func @softmax_nan_to_zero(%a0: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %0 = cleave.softmax %a0 {axis = 1 : i64, nan_to_zero} : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
 // CHECK-LABEL: func.func @softmax_first_axis_dynamic(
 // CHECK-SAME:    %[[A0:[^:]+]]: tensor<?x10xf32>)
 // CHECK:         %[[R:[^ ,]+]] = cleave.softmax %[[A0]] {axis = 0 : i64} : tensor<?x10xf32>

@@ -1,13 +1,15 @@
 # Elementwise ONNX operators: activations with their default attributes,
 # broadcasting arithmetic, comparisons, logic, Clip bounds moved from inputs
-# to attributes, Pow's exponent cast, Cast, and the variadic operators
-# chained into binary ops.
+# to attributes, Pow's exponent cast, Cast, the variadic operators chained
+# into binary ops, and the float tests, rounding, sign and remainders that
+# torch 2 exports write.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s %t
 # RUN: cleave-translate --import-onnx %t/unary.onnx | FileCheck %s --check-prefix=UNARY
 # RUN: cleave-translate --import-onnx %t/binary.onnx | FileCheck %s --check-prefix=BINARY
 # RUN: cleave-translate --import-onnx %t/variadic.onnx | FileCheck %s --check-prefix=VARIADIC
 # RUN: cleave-translate --import-onnx %t/cast.onnx | FileCheck %s --check-prefix=CAST
+# RUN: cleave-translate --import-onnx %t/numeric.onnx | FileCheck %s --check-prefix=NUMERIC
 
 import sys
 
@@ -152,3 +154,35 @@ v = g.node("Cast", [v], to=9)  # BOOL
 v = g.node("Cast", [v], to=9)
 g.output(v, [2], np.bool_)
 g.save(f"{out}/cast.onnx")
+
+# NUMERIC-LABEL: func.func @main
+# NUMERIC-SAME: (%[[X:[^:]+]]: tensor<2x3xf32> {cleave.name = "x"}, %[[I:[^:]+]]: tensor<3xi64> {cleave.name = "i"})
+# NUMERIC: %[[NAN:.+]] = cleave.is_nan %[[X]] : tensor<2x3xf32> -> tensor<2x3xi1>
+# NUMERIC: %[[INF:.+]] = cleave.is_inf %[[X]] : tensor<2x3xf32> -> tensor<2x3xi1>
+# NUMERIC: %[[NEGINF:.+]] = cleave.is_inf %[[X]] {detect_positive = false} : tensor<2x3xf32> -> tensor<2x3xi1>
+# NUMERIC: %[[ROUND:.+]] = cleave.round %[[X]] : tensor<2x3xf32>
+# NUMERIC: %[[SIGN:.+]] = cleave.sign %[[ROUND]] : tensor<2x3xf32>
+# NUMERIC: %[[FMOD:.+]] = cleave.mod %[[SIGN]], %[[X]] {fmod = true} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+# NUMERIC: %[[IMOD:.+]] = cleave.mod %[[I]], %{{.+}} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+# NUMERIC: %[[ISIGN:.+]] = cleave.sign %[[IMOD]] : tensor<3xi64>
+# The remainder of constants folds at import: 7 mod -3 is -2.
+# NUMERIC: %[[FOLDED:.+]] = cleave.constant dense<-2> : tensor<i64>
+# NUMERIC: return %[[NAN]], %[[INF]], %[[NEGINF]], %[[FMOD]], %[[ISIGN]], %[[FOLDED]]
+g = GraphBuilder(opset=17)
+x = g.input("x", [2, 3])
+i = g.input("i", [3], np.int64)
+nan = g.node("IsNaN", [x])
+inf = g.node("IsInf", [x])
+neg_inf = g.node("IsInf", [x], detect_positive=0)
+v = g.node("Round", [x])
+v = g.node("Sign", [v])
+v = g.node("Mod", [v, x], fmod=1)
+k = g.node("Mod", [i, g.const(np.int64(4))])
+k = g.node("Sign", [k])
+folded = g.node("Mod", [g.const(np.int64(7)), g.const(np.int64(-3))], fmod=0)
+for b in (nan, inf, neg_inf):
+    g.output(b, [2, 3], np.bool_)
+g.output(v, [2, 3])
+g.output(k, [3], np.int64)
+g.output(folded, [], np.int64)
+g.save(f"{out}/numeric.onnx")

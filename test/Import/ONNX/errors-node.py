@@ -37,6 +37,21 @@
 # RUN: not cleave-translate --import-onnx %t/expand.onnx 2>&1 | FileCheck %s --check-prefix=EXPAND
 # EXPAND: expand.onnx:0:0: error: node 'Expand_0' (Expand): cannot expand 2x3 to 4x3x5
 #
+# RUN: not cleave-translate --import-onnx %t/isinf-flag.onnx 2>&1 | FileCheck %s --check-prefix=ISINF_FLAG
+# ISINF_FLAG: isinf-flag.onnx:0:0: error: node 'inf' (IsInf): attribute 'detect_negative' is 2; expected 0 or 1
+#
+# RUN: not cleave-translate --import-onnx %t/mod-fmod.onnx 2>&1 | FileCheck %s --check-prefix=MOD_FMOD
+# MOD_FMOD: mod-fmod.onnx:0:0: error: node 'mod' (Mod): attribute 'fmod' is -1; expected 0 or 1
+#
+# RUN: not cleave-translate --import-onnx %t/mod-types.onnx 2>&1 | FileCheck %s --check-prefix=MOD_TYPES
+# MOD_TYPES: mod-types.onnx:0:0: error: node 'mod' (Mod): operands must have the same element type, got 'i32' and 'i64'
+#
+# RUN: not cleave-translate --import-onnx %t/mod-bool.onnx 2>&1 | FileCheck %s --check-prefix=MOD_BOOL
+# MOD_BOOL: mod-bool.onnx:0:0: error: node 'mod' (Mod): 'cleave.mod' op operands must be numeric, got 'i1'
+#
+# RUN: not cleave-translate --import-onnx %t/isnan-int.onnx 2>&1 | FileCheck %s --check-prefix=ISNAN_INT
+# ISNAN_INT: isnan-int.onnx:0:0: error: node 'nan' (IsNaN): 'cleave.is_nan' op operand #0 must be ranked tensor of {{.*}}float{{.*}}, but got 'tensor<4xi32>'
+#
 # RUN: not cleave-translate --import-onnx %t/input-missing.onnx 2>&1 | FileCheck %s --check-prefix=INPUT_MISSING
 # INPUT_MISSING: input-missing.onnx:0:0: error: node 'mm' (MatMul): input 1 is required but missing
 #
@@ -189,3 +204,20 @@ g = GraphBuilder(opset=17)
 x = g.input("x", [2, 3])
 g.output(g.node("Reshape", [x, g.initializer("target", ints(3, 2))]))
 g.save(f"{out}/weight-as-shape.onnx")
+model("isinf-flag", lambda g, x: g.node("IsInf", [x], name="inf", detect_negative=2), x=[4])
+model("mod-fmod", lambda g, x: g.node("Mod", [x, x], name="mod", fmod=-1), x=[4])
+
+
+def typed_model(name, build, **inputs):
+    g = GraphBuilder(opset=17)
+    values = [g.input(n, shape, dtype) for n, (shape, dtype) in inputs.items()]
+    g.output(build(g, *values))
+    g.save(f"{out}/{name}.onnx")
+
+
+typed_model("mod-types", lambda g, a, b: g.node("Mod", [a, b], name="mod"),
+            a=([4], np.int32), b=([4], np.int64))
+typed_model("mod-bool", lambda g, a: g.node("Mod", [a, a], name="mod"),
+            a=([4], np.bool_))
+typed_model("isnan-int", lambda g, a: g.node("IsNaN", [a], name="nan"),
+            a=([4], np.int32))

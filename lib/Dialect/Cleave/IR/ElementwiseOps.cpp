@@ -114,6 +114,7 @@ CLEAVE_INFER_BINARY(SubOp, false)
 CLEAVE_INFER_BINARY(MulOp, false)
 CLEAVE_INFER_BINARY(DivOp, false)
 CLEAVE_INFER_BINARY(PowOp, false)
+CLEAVE_INFER_BINARY(ModOp, false)
 CLEAVE_INFER_BINARY(MinOp, false)
 CLEAVE_INFER_BINARY(MaxOp, false)
 CLEAVE_INFER_BINARY(AndOp, false)
@@ -125,6 +126,35 @@ CLEAVE_INFER_BINARY(GreaterOp, true)
 CLEAVE_INFER_BINARY(GreaterEqualOp, true)
 
 #undef CLEAVE_INFER_BINARY
+
+/// A float classification has a boolean result of its input's shape.
+static LogicalResult inferFloatClass(MLIRContext *context,
+                                     std::optional<Location> location,
+                                     Value input,
+                                     SmallVectorImpl<Type> &inferred) {
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (!type)
+    return emitOptionalError(location, "expected a ranked tensor operand, got ",
+                             input.getType());
+  inferred.push_back(type.clone(IntegerType::get(context, 1)));
+  return success();
+}
+
+LogicalResult
+IsNaNOp::inferReturnTypes(MLIRContext *context,
+                          std::optional<Location> location, Adaptor adaptor,
+                          SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferFloatClass(context, location, adaptor.getInput(),
+                         inferredReturnTypes);
+}
+
+LogicalResult
+IsInfOp::inferReturnTypes(MLIRContext *context,
+                          std::optional<Location> location, Adaptor adaptor,
+                          SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferFloatClass(context, location, adaptor.getInput(),
+                         inferredReturnTypes);
+}
 
 LogicalResult
 WhereOp::inferReturnTypes(MLIRContext *context,
@@ -175,6 +205,14 @@ LogicalResult ClipOp::verify() {
       if (bound && !bound->isInteger())
         return emitOpError("bounds of an integer clip must be integral, got ")
                << bound->convertToDouble();
+  return success();
+}
+
+LogicalResult ModOp::verify() {
+  // mod_c1: a remainder of booleans means nothing.
+  Type element = getType().getElementType();
+  if (element.isInteger(1))
+    return emitOpError("operands must be numeric, got ") << element;
   return success();
 }
 
@@ -432,6 +470,52 @@ OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+/// The remainder of integers `a` and `b` with the sign of the dividend
+/// (`floorSign` false) or of the divisor. x mod 0 and MIN mod -1 are 0, as
+/// rt/Scalar.h `cl::fmod` and `cl::mod` define them.
+static APInt integerRemainder(const APInt &a, const APInt &b, bool isUnsigned,
+                              bool floorSign) {
+  if (b.isZero())
+    return APInt::getZero(a.getBitWidth());
+  if (isUnsigned)
+    return a.urem(b);
+  if (b.isAllOnes())
+    return APInt::getZero(a.getBitWidth());
+  APInt remainder = a.srem(b);
+  if (floorSign && !remainder.isZero() &&
+      remainder.isNegative() != b.isNegative())
+    remainder += b;
+  return remainder;
+}
+
+/// The float remainder with the sign of the dividend (C's fmod) or, as
+/// numpy.mod, of the divisor, in the operands' precision.
+static APFloat floatRemainder(const APFloat &a, const APFloat &b,
+                              bool floorSign) {
+  APFloat remainder = a;
+  remainder.mod(b);
+  if (!floorSign)
+    return remainder;
+  if (remainder.isZero())
+    return APFloat::getZero(b.getSemantics(), b.isNegative());
+  if (!remainder.isNaN() && remainder.isNegative() != b.isNegative())
+    remainder.add(b, APFloat::rmNearestTiesToEven);
+  return remainder;
+}
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  bool floorSign = !getFmod();
+  return foldArithmetic(
+      getType(), adaptor.getLhs(), adaptor.getRhs(),
+      [&](const APInt &a, const APInt &b,
+          bool isUnsigned) -> std::optional<APInt> {
+        return integerRemainder(a, b, isUnsigned, floorSign);
+      },
+      [&](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
+        return floatRemainder(a, b, floorSign);
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // Comparison and logical folders
 //===----------------------------------------------------------------------===//
@@ -524,6 +608,118 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (!folded)
     return {};
   return folded;
+}
+
+/// Folds a unary float op whose operand is a dense constant.
+static OpFoldResult
+foldFloatUnary(ShapedType type, Attribute input,
+               llvm::function_ref<APFloat(const APFloat &)> fn) {
+  auto attr = dyn_cast_if_present<DenseElementsAttr>(input);
+  if (!attr || !isa<FloatType>(attr.getElementType()))
+    return {};
+  DenseElementsAttr folded = evaluateElementwise<APFloat, APFloat>(
+      {attr}, type,
+      [&](ArrayRef<APFloat> v) -> std::optional<APFloat> { return fn(v[0]); });
+  if (!folded)
+    return {};
+  return folded;
+}
+
+static APFloat roundToIntegral(const APFloat &value,
+                               APFloat::roundingMode mode) {
+  APFloat result = value;
+  result.roundToIntegral(mode);
+  return result;
+}
+
+OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
+  // The square root of a double rounded to a narrower type is the correctly
+  // rounded square root in that type.
+  return foldFloatUnary(getType(), adaptor.getInput(), [](const APFloat &x) {
+    return roundTo(std::sqrt(x.convertToDouble()), x.getSemantics());
+  });
+}
+
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(getType(), adaptor.getInput(), [](const APFloat &x) {
+    return roundToIntegral(x, APFloat::rmTowardNegative);
+  });
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(getType(), adaptor.getInput(), [](const APFloat &x) {
+    return roundToIntegral(x, APFloat::rmTowardPositive);
+  });
+}
+
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  return foldFloatUnary(getType(), adaptor.getInput(), [](const APFloat &x) {
+    return roundToIntegral(x, APFloat::rmNearestTiesToEven);
+  });
+}
+
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  auto input = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!input)
+    return {};
+  DenseElementsAttr folded;
+  if (auto intType = dyn_cast<IntegerType>(input.getElementType())) {
+    bool isUnsigned = isUnsignedElement(intType);
+    folded = evaluateElementwise<APInt, APInt>(
+        {input}, getType(), [&](ArrayRef<APInt> v) -> std::optional<APInt> {
+          const APInt &x = v[0];
+          if (x.isZero())
+            return x;
+          if (!isUnsigned && x.isNegative())
+            return APInt::getAllOnes(x.getBitWidth());
+          return APInt(x.getBitWidth(), 1);
+        });
+  } else if (isa<FloatType>(input.getElementType())) {
+    folded = evaluateElementwise<APFloat, APFloat>(
+        {input}, getType(), [](ArrayRef<APFloat> v) -> std::optional<APFloat> {
+          const APFloat &x = v[0];
+          if (x.isNaN())
+            return x;
+          if (x.isZero())
+            return APFloat::getZero(x.getSemantics());
+          return APFloat::getOne(x.getSemantics(), x.isNegative());
+        });
+  }
+  if (!folded)
+    return {};
+  return folded;
+}
+
+/// Folds a float classification of a dense constant; `test` says which
+/// elements are true.
+static OpFoldResult
+foldFloatClass(ShapedType type, Attribute input,
+               llvm::function_ref<bool(const APFloat &)> test) {
+  auto attr = dyn_cast_if_present<DenseElementsAttr>(input);
+  if (!attr || !isa<FloatType>(attr.getElementType()))
+    return {};
+  DenseElementsAttr folded = evaluateElementwise<APFloat, APInt>(
+      {attr}, type, [&](ArrayRef<APFloat> v) -> std::optional<APInt> {
+        return APInt(1, test(v[0]));
+      });
+  if (!folded)
+    return {};
+  return folded;
+}
+
+OpFoldResult IsNaNOp::fold(FoldAdaptor adaptor) {
+  return foldFloatClass(getType(), adaptor.getInput(),
+                        [](const APFloat &x) { return x.isNaN(); });
+}
+
+OpFoldResult IsInfOp::fold(FoldAdaptor adaptor) {
+  bool positive = getDetectPositive(), negative = getDetectNegative();
+  // Detecting neither infinity is false everywhere, whatever the input.
+  if (!positive && !negative && getType().hasStaticShape())
+    return DenseElementsAttr::get(getType(), false);
+  return foldFloatClass(getType(), adaptor.getInput(), [&](const APFloat &x) {
+    return x.isInfinity() && (x.isNegative() ? negative : positive);
+  });
 }
 
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
@@ -688,4 +884,43 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   if (!folded)
     return {};
   return folded;
+}
+
+namespace {
+
+/// `where(is_nan(s), 0, s)` for `s = cleave.softmax(x)` is that softmax with
+/// `nan_to_zero`. The softmax is changed in place, so it may have no users
+/// but the guard.
+struct FoldNaNGuardedSoftmax : public OpRewritePattern<WhereOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(WhereOp where,
+                                PatternRewriter &rewriter) const override {
+    auto softmax = where.getFalseValue().getDefiningOp<SoftmaxOp>();
+    auto isNaN = where.getCondition().getDefiningOp<IsNaNOp>();
+    if (!softmax || !isNaN || isNaN.getInput() != softmax.getResult())
+      return rewriter.notifyMatchFailure(where, "not where(is_nan(s), _, s)");
+    if (where.getType() != softmax.getType())
+      return rewriter.notifyMatchFailure(where, "the guard broadcasts");
+    DenseElementsAttr zero;
+    if (!matchPattern(where.getTrueValue(), m_Constant(&zero)) ||
+        !zero.isSplat() || !isa<FloatType>(zero.getElementType()) ||
+        !zero.getSplatValue<APFloat>().isPosZero())
+      return rewriter.notifyMatchFailure(where, "NaNs are not replaced by 0");
+    if (!isNaN->hasOneUse() ||
+        llvm::any_of(softmax->getUsers(), [&](Operation *user) {
+          return user != isNaN && user != where;
+        }))
+      return rewriter.notifyMatchFailure(where, "the softmax has other users");
+    rewriter.modifyOpInPlace(softmax, [&] { softmax.setNanToZero(true); });
+    rewriter.replaceOp(where, softmax.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+void WhereOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<FoldNaNGuardedSoftmax>(context);
 }

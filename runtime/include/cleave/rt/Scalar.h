@@ -45,6 +45,12 @@ CLEAVE_HD float pow_(float x, float y) { return powf(x, y); }
 CLEAVE_HD double pow_(double x, double y) { return ::pow(x, y); }
 CLEAVE_HD float log1p_(float x) { return log1pf(x); }
 CLEAVE_HD double log1p_(double x) { return ::log1p(x); }
+CLEAVE_HD float rint_(float x) { return rintf(x); }
+CLEAVE_HD double rint_(double x) { return ::rint(x); }
+CLEAVE_HD float fmod_(float x, float y) { return fmodf(x, y); }
+CLEAVE_HD double fmod_(double x, double y) { return ::fmod(x, y); }
+CLEAVE_HD float copysign_(float x, float y) { return copysignf(x, y); }
+CLEAVE_HD double copysign_(double x, double y) { return ::copysign(x, y); }
 
 template <typename T> CLEAVE_HD T neg(T x) { return -x; }
 template <typename T> CLEAVE_HD T abs(T x) { return x < T(0) ? -x : x; }
@@ -66,6 +72,48 @@ template <typename T> CLEAVE_HD T div(T a, T b) {
   if (T(-1) < T(0) && b == T(-1))
     return a == minimum ? a : T(-a);
   return a / b;
+}
+/// Integer remainder with the sign of the dividend (C's `%`), defined as
+/// cl::div defines the quotient: x mod 0 is 0, and MIN mod -1 (which traps
+/// on x86) is 0, as every x mod -1 is.
+template <typename T> CLEAVE_HD T fmod(T a, T b) {
+  if (b == T(0) || (T(-1) < T(0) && b == T(-1)))
+    return T(0);
+  return T(a % b);
+}
+CLEAVE_HD float fmod(float a, float b) { return fmod_(a, b); }
+CLEAVE_HD double fmod(double a, double b) { return fmod_(a, b); }
+/// Remainder with the sign of the divisor (Python's `%`, numpy.mod).
+template <typename T> CLEAVE_HD T mod(T a, T b) {
+  T r = fmod(a, b);
+  return r != T(0) && (r < T(0)) != (b < T(0)) ? T(r + b) : r;
+}
+/// numpy.mod of floats: a zero remainder takes the divisor's sign; a NaN
+/// remainder (x mod 0, inf mod y) stays NaN.
+template <typename T> CLEAVE_HD T float_mod(T a, T b) {
+  T r = fmod_(a, b);
+  if (r == T(0))
+    return copysign_(T(0), b);
+  return (r < T(0)) != (b < T(0)) ? r + b : r;
+}
+CLEAVE_HD float mod(float a, float b) { return float_mod(a, b); }
+CLEAVE_HD double mod(double a, double b) { return float_mod(a, b); }
+template <typename T> CLEAVE_HD T sign(T x) {
+  // NaN stays NaN; both zeros give +0.
+  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x));
+}
+/// Rounds halfway cases to even (the default rounding mode, which emitted
+/// programs never change).
+template <typename T> CLEAVE_HD T round(T x) { return rint_(x); }
+template <typename T> CLEAVE_HD bool is_nan(T x) { return x != x; }
+template <typename T> CLEAVE_HD bool is_pos_inf(T x) {
+  return x == T(INFINITY);
+}
+template <typename T> CLEAVE_HD bool is_neg_inf(T x) {
+  return x == -T(INFINITY);
+}
+template <typename T> CLEAVE_HD bool is_inf(T x) {
+  return is_pos_inf(x) || is_neg_inf(x);
 }
 template <typename T> CLEAVE_HD T sqrt(T x) { return sqrt_(x); }
 template <typename T> CLEAVE_HD T reciprocal(T x) { return T(1) / x; }

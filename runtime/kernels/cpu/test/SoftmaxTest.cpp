@@ -29,7 +29,7 @@ TEST_P(SoftmaxTest, MatchesDefinition) {
   // Wide inner dimensions cover the blocked path of non-last axes.
   Tensor x = Tensor::random({3, 5, 300}, 61, -4, 4);
   Tensor y({3, 5, 300}), z({3, 5, 300});
-  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {axis}), 0);
+  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {axis, 0}), 0);
   ASSERT_EQ(run(cleave_cpu_log_softmax, {x.desc()}, {z.desc()}, {axis}), 0);
   expectClose(y.vec(), naiveSoftmax(x, axis, false), 1e-6f, 1e-5f);
   expectClose(z.vec(), naiveSoftmax(x, axis, true), 1e-5f, 1e-5f);
@@ -40,14 +40,33 @@ INSTANTIATE_TEST_SUITE_P(Axes, SoftmaxTest, ::testing::Values(0, 1, 2));
 TEST_F(SoftmaxTest, LargeLogitsDoNotOverflow) {
   Tensor x = Tensor::f32({1, 3}, {1000, 1000, 1000});
   Tensor y({1, 3});
-  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {1}), 0);
+  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {1, 0}), 0);
   expectClose(y.vec(), {1.0f / 3, 1.0f / 3, 1.0f / 3}, 1e-6f, 0);
+}
+
+/// A line of -inf (a fully masked attention row) is NaN, or zeros with
+/// nan_to_zero; other lines are unchanged. Both the contiguous and the
+/// blocked (inner axis) paths.
+TEST_F(SoftmaxTest, NanToZeroZeroesMaskedLines) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = Tensor::f32({2, 3}, {-inf, -inf, -inf, 0, -inf, 0});
+  Tensor y({2, 3}), z({2, 3});
+  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {1, 0}), 0);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  expectClose(y.vec(), {nan, nan, nan, 0.5f, 0, 0.5f}, 1e-6f, 0);
+  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {z.desc()}, {1, 1}), 0);
+  expectClose(z.vec(), {0, 0, 0, 0.5f, 0, 0.5f}, 1e-6f, 0);
+
+  // Along axis 0 the lines are the columns: the second is all -inf.
+  Tensor c({2, 3});
+  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {c.desc()}, {0, 1}), 0);
+  expectClose(c.vec(), {0, 0, 0, 1, 0, 1}, 1e-6f, 0);
 }
 
 TEST_F(SoftmaxTest, RejectsBadArguments) {
   Tensor x = Tensor::random({2, 3}, 1), y({2, 3});
-  expectFailure(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {2}), "softmax",
-                "axis 2 is out of range");
+  expectFailure(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {2, 0}),
+                "softmax", "axis 2 is out of range");
   Tensor xi({2, 3}, CLEAVE_I64);
   expectFailure(run(cleave_cpu_log_softmax, {xi.desc()}, {y.desc()}, {1}),
                 "log_softmax", "only float32");

@@ -650,7 +650,7 @@ TEST_F(CudaKernelTest, SoftmaxAndLogSoftmax) {
         auto x = roundTrip(randomValues(count(xs), 110, -4.f, 4.f), dtype);
         Buffer &y = output(xs, dtype);
         ASSERT_EQ(run(log ? cleave_cuda_log_softmax : cleave_cuda_softmax,
-                      {&input(xs, x, dtype)}, {&y}, {axis}),
+                      {&input(xs, x, dtype)}, {&y}, {axis, 0}),
                   0);
         int64_t outer = axis == 1 ? 3 : 15, len = xs[axis],
                 inner = axis == 1 ? 40 : 1;
@@ -670,6 +670,23 @@ TEST_F(CudaKernelTest, SoftmaxAndLogSoftmax) {
           }
         expectNear(e, y, dtype == CLEAVE_F32 ? 1e-4 : 2e-2);
       }
+}
+
+/// With nan_to_zero a line of -inf (a fully masked attention row) gives
+/// zeros instead of NaN, along the last axis (row kernel) and an inner one
+/// (column kernel).
+TEST_F(CudaKernelTest, SoftmaxNanToZero) {
+  const float inf = INFINITY;
+  std::vector<float> x = {-inf, -inf, -inf, 0, -inf, 0};
+  Buffer &rows = output({2, 3});
+  ASSERT_EQ(run(cleave_cuda_softmax, {&input({2, 3}, x)}, {&rows}, {1, 1}), 0)
+      << ctx->error;
+  expectNear({0, 0, 0, 0.5f, 0, 0.5f}, rows);
+  Buffer &columns = output({2, 3});
+  ASSERT_EQ(run(cleave_cuda_softmax, {&input({2, 3}, x)}, {&columns}, {0, 1}),
+            0)
+      << ctx->error;
+  expectNear({0, 0, 0, 1, 0, 1}, columns);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1411,7 +1428,7 @@ TEST_F(CudaKernelTest, CumSumOfInt64Wraps) {
 TEST_F(CudaKernelTest, UnsupportedTypesFail) {
   Buffer &x = bytesBuffer({4}, CLEAVE_I8, std::vector<uint8_t>(4));
   Buffer &y = bytesBuffer({4}, CLEAVE_I8, std::vector<uint8_t>(4));
-  EXPECT_NE(run(cleave_cuda_softmax, {&x}, {&y}, {0}), 0);
+  EXPECT_NE(run(cleave_cuda_softmax, {&x}, {&y}, {0, 0}), 0);
   EXPECT_EQ(ctx->failedKernel, "softmax");
   EXPECT_NE(ctx->error.find("unsupported element type"), std::string::npos)
       << ctx->error;

@@ -21,7 +21,9 @@ class Cleave_FloatUnaryOp<string mnemonic, string formula>
       # " %x : tensor<4x8xf32>\n```";
 }
 
-def Cleave_SqrtOp : Cleave_FloatUnaryOp<"sqrt", "y = sqrt(x)">;
+def Cleave_SqrtOp : Cleave_FloatUnaryOp<"sqrt", "y = sqrt(x)"> {
+  let hasFolder = 1;
+}
 def Cleave_ReciprocalOp : Cleave_FloatUnaryOp<"reciprocal", "y = 1 / x">;
 def Cleave_ExpOp : Cleave_FloatUnaryOp<"exp", "y = exp(x)">;
 def Cleave_LogOp : Cleave_FloatUnaryOp<"log", "y = log(x)">;
@@ -30,11 +32,44 @@ def Cleave_TanhOp : Cleave_FloatUnaryOp<"tanh", "y = tanh(x)">;
 def Cleave_SigmoidOp : Cleave_FloatUnaryOp<"sigmoid", "y = 1 / (1 + exp(-x))">;
 def Cleave_SinOp : Cleave_FloatUnaryOp<"sin", "y = sin(x)">;
 def Cleave_CosOp : Cleave_FloatUnaryOp<"cos", "y = cos(x)">;
-def Cleave_FloorOp : Cleave_FloatUnaryOp<"floor", "y = floor(x)">;
-def Cleave_CeilOp : Cleave_FloatUnaryOp<"ceil", "y = ceil(x)">;
+def Cleave_FloorOp : Cleave_FloatUnaryOp<"floor", "y = floor(x)"> {
+  let hasFolder = 1;
+}
+def Cleave_CeilOp : Cleave_FloatUnaryOp<"ceil", "y = ceil(x)"> {
+  let hasFolder = 1;
+}
 def Cleave_SoftplusOp : Cleave_FloatUnaryOp<"softplus", "y = log(1 + exp(x))">;
 def Cleave_HardSwishOp
     : Cleave_FloatUnaryOp<"hard_swish", "y = x * max(0, min(1, x / 6 + 1 / 2))">;
+
+def Cleave_RoundOp : Cleave_UnaryOp<"round", Cleave_FloatTensor> {
+  let summary = "elementwise rounding to the nearest integer, halves to even";
+  let description = [{
+    `y` is the integer nearest to `x`; a value halfway between two integers
+    goes to the even one (`round(2.5) = 2`, `round(-0.5) = -0.0`), as ONNX
+    `Round` and `numpy.round` define it. NaN, infinities and signed zeros are
+    returned as they are. Folds on constants.
+
+    ```mlir
+    %y = cleave.round %x : tensor<4xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Cleave_SignOp : Cleave_UnaryOp<"sign"> {
+  let summary = "elementwise sign";
+  let description = [{
+    `y = -1, 0 or 1` as `x` is negative, zero or positive, in the element
+    type of `x`. Both zeros give `+0.0` and NaN gives NaN, as `numpy.sign`.
+    Folds on constants.
+
+    ```mlir
+    %y = cleave.sign %x : tensor<4xi32>
+    ```
+  }];
+  let hasFolder = 1;
+}
 
 def Cleave_ReluOp : Cleave_UnaryOp<"relu"> {
   let summary = "elementwise max(x, 0)";
@@ -80,6 +115,48 @@ def Cleave_NotOp : Cleave_UnaryOp<"not", Cleave_BoolTensor> {
     ```
   }];
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Float classification
+//===----------------------------------------------------------------------===//
+
+/// A test of each float element whose result is a boolean tensor of the
+/// input's shape.
+class Cleave_FloatClassOp<string mnemonic>
+    : Cleave_InferredOp<mnemonic, [Elementwise, SameOperandsAndResultShape]> {
+  let results = (outs Cleave_BoolTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Cleave_IsNaNOp : Cleave_FloatClassOp<"is_nan"> {
+  let summary = "elementwise test for NaN";
+  let description = [{
+    `y = isnan(x)`: true where the element is NaN, of either sign. Folds on
+    constants.
+
+    ```mlir
+    %y = cleave.is_nan %x : tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input);
+}
+
+def Cleave_IsInfOp : Cleave_FloatClassOp<"is_inf"> {
+  let summary = "elementwise test for infinity";
+  let description = [{
+    True where the element is `+inf` and `detect_positive` is set, or `-inf`
+    and `detect_negative` is set (ONNX `IsInf`; both are set by default).
+    With neither set the result is false everywhere. Folds on constants.
+
+    ```mlir
+    %y = cleave.is_inf %x {detect_negative = false} : tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input,
+                   DefaultValuedAttr<BoolAttr, "true">:$detect_positive,
+                   DefaultValuedAttr<BoolAttr, "true">:$detect_negative);
 }
 
 //===----------------------------------------------------------------------===//
@@ -197,6 +274,35 @@ def Cleave_DivOp : Cleave_ArithOp<"div", "lhs / rhs",
     # "division by zero gives 0 (as NumPy's), and the signed overflow "
     # "`MIN / -1` gives `MIN`.">;
 def Cleave_PowOp : Cleave_ArithOp<"pow", "lhs ^ rhs">;
+
+def Cleave_ModOp : Cleave_BroadcastBinaryOp<"mod"> {
+  let summary = "elementwise remainder with broadcasting";
+  let description = [{
+    The remainder of `lhs / rhs` after ONNX multidirectional broadcasting of
+    the operands, which must have the same numeric (not boolean) element
+    type. With `fmod` false the remainder takes the sign of the divisor, as
+    Python's `%` and `numpy.mod` (a zero remainder of floats has the sign of
+    the divisor); with `fmod` true it takes the sign of the dividend, as C's
+    `fmod` and `numpy.fmod`. ONNX `Mod` before opset 28 requires `fmod` for
+    floats; cleave computes both forms for every numeric type.
+
+    Where ONNX leaves integer remainders undefined cleave defines them, the
+    same when folding and on every target, as it defines `cleave.div`: a
+    remainder by zero is 0 (as NumPy's), and `MIN mod -1` is 0. A float
+    remainder by zero is NaN. Folds when both operands are constants.
+
+    Verifier label: `mod_c1` (the element type is numeric).
+
+    ```mlir
+    %z = cleave.mod %x, %y {fmod = true} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_Tensor:$lhs, Cleave_Tensor:$rhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$fmod);
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
 def Cleave_MinOp : Cleave_ArithOp<"min", "min(lhs, rhs)">;
 def Cleave_MaxOp : Cleave_ArithOp<"max", "max(lhs, rhs)">;
 
@@ -235,7 +341,9 @@ def Cleave_WhereOp : Cleave_InferredOp<"where"> {
   let description = [{
     `output = condition ? true_value : false_value`, broadcasting all three
     operands together. Folds when all operands are constants, and to one of
-    the values when the condition is a splat.
+    the values when the condition is a splat. Canonicalizes the guard that
+    exporters write around a masked softmax, `where(is_nan(s), 0, s)` for
+    `s = cleave.softmax`, into that softmax with `nan_to_zero`.
 
     ```mlir
     %z = cleave.where %c, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
@@ -249,6 +357,7 @@ def Cleave_WhereOp : Cleave_InferredOp<"where"> {
     functional-type(operands, results)
   }];
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVEELEMENTWISEOPS_TD

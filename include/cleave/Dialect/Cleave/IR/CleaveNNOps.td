@@ -304,11 +304,19 @@ def Cleave_SoftmaxOp : Cleave_Op<"softmax", [Pure, SameOperandsAndResultType,
     flatten to 2-D at the axis; the importer rewrites those into a reshape
     around a softmax on the last axis.
 
+    With `nan_to_zero` every element that would be NaN is 0 instead: a line
+    whose inputs are all `-inf` (a fully masked row of attention) gives
+    zeros. This is `where(is_nan(s), 0, s)`, the guard that torch's
+    exporters write after the softmax of a scaled dot-product attention with
+    a boolean mask, which the canonicalizer folds into the op.
+
     ```mlir
     %y = cleave.softmax %x {axis = 3 : i64} : tensor<2x4x16x16xf32>
+    %z = cleave.softmax %x {axis = 3 : i64, nan_to_zero} : tensor<2x4x16x16xf32>
     ```
   }];
-  let arguments = (ins Cleave_FloatTensor:$input, I64Attr:$axis);
+  let arguments = (ins Cleave_FloatTensor:$input, I64Attr:$axis,
+                   UnitAttr:$nan_to_zero);
   let results = (outs Cleave_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
