@@ -16,8 +16,14 @@ predicted throughput of three naive plans planned with the same cost model:
 A naive plan that cannot run says why (``no fit``: some device overflows;
 ``invalid``: e.g. the batch does not divide over the replicas).
 
+With ``--train`` every plan is of a training step (``cleave plan --train``:
+AdamW with fp32 master weights over the fp16 weights, the ZeRO stage and
+recomputation searched, 1F1B), and the table adds the ZeRO stage, the
+segments that recompute and the planner's CPU seconds (user + system).
+
     python bench/planner_scaling.py [--cleave build/bin/cleave]
         [--layers 12 24 48 96] [--devices 8 64 512 1024 4096] [--batch 512]
+        [--train]
 """
 
 from __future__ import annotations
@@ -52,11 +58,12 @@ def generate(path: Path, layers: int, args: argparse.Namespace) -> None:
 
 
 def run_plan(cleave: Path, model: Path, devices: int, args: argparse.Namespace,
-             extra: list[str]) -> tuple[dict | None, str, float, float]:
-    """Runs one `cleave plan`; returns (plan or None, error, seconds, peak MiB)."""
+             extra: list[str]) -> tuple[dict | None, str, float, float, float]:
+    """Runs one `cleave plan`; returns (plan or None, error, seconds, peak MiB,
+    CPU seconds)."""
     command = [str(cleave), "plan", str(model), "--target", args.target,
                "--devices", str(devices), "--batch", str(args.batch),
-               "--format", "json"] + extra
+               "--format", "json"] + (["--train"] if args.train else []) + extra
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err)
@@ -65,18 +72,20 @@ def run_plan(cleave: Path, model: Path, devices: int, args: argparse.Namespace,
         seconds = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         peak_mib = usage.ru_maxrss / 1024.0
+        cpu = usage.ru_utime + usage.ru_stime
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     if process.returncode != 0:
         lines = stderr.decode(errors="replace").strip().splitlines()
-        return None, lines[0] if lines else f"exit {process.returncode}", seconds, peak_mib
-    return json.loads(stdout), "", seconds, peak_mib
+        return (None, lines[0] if lines else f"exit {process.returncode}", seconds, peak_mib,
+                cpu)
+    return json.loads(stdout), "", seconds, peak_mib, cpu
 
 
 def naive(cleave: Path, model: Path, devices: int, args: argparse.Namespace,
           extra: list[str]) -> str:
-    plan, error, _, _ = run_plan(cleave, model, devices, args, extra)
+    plan, error, _, _, _ = run_plan(cleave, model, devices, args, extra)
     if plan is not None:
         return f"{plan['predicted']['throughput_samples_per_s']:.1f}"
     if "does not fit" in error:
@@ -95,6 +104,7 @@ def main() -> int:
     parser.add_argument("--heads", type=int, default=96)
     parser.add_argument("--seq", type=int, default=2048)
     parser.add_argument("--no-naive", action="store_true", help="skip the naive plans")
+    parser.add_argument("--train", action="store_true", help="plan training steps (cleave plan --train)")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     cleave = args.cleave or find_cleave()
@@ -102,9 +112,12 @@ def main() -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"cleave: {cleave}\ntarget: {args.target}, global batch {args.batch}, "
-          f"hidden {args.hidden}, heads {args.heads}, seq {args.seq}\n")
+          f"hidden {args.hidden}, heads {args.heads}, seq {args.seq}"
+          f"{', training steps' if args.train else ''}\n")
     header = (f"{'layers':>6} {'devices':>7} {'plan s':>7} {'peak MiB':>8}  "
               f"{'mesh (pp tp dp m)':<20} {'samples/s':>10}")
+    if args.train:
+        header += f" {'cpu s':>6} {'zero':>4} {'recompute':>9}"
     if not args.no_naive:
         header += f" {'uniform':>9} {'pure tp':>9} {'pure dp':>9}"
     print(header)
@@ -113,7 +126,7 @@ def main() -> int:
         if not model.exists():
             generate(model, layers, args)
         for devices in args.devices:
-            plan, error, seconds, peak = run_plan(cleave, model, devices, args, [])
+            plan, error, seconds, peak, cpu = run_plan(cleave, model, devices, args, [])
             if plan is None:
                 print(f"{layers:>6} {devices:>7} {seconds:>7.2f} {peak:>8.0f}  {error}")
                 continue
@@ -121,6 +134,10 @@ def main() -> int:
             chosen = f"{mesh['pp']} {mesh['tp']} {mesh['dp']} {plan['microbatches']}"
             row = (f"{layers:>6} {devices:>7} {seconds:>7.2f} {peak:>8.0f}  {chosen:<20} "
                    f"{plan['predicted']['throughput_samples_per_s']:>10.1f}")
+            if args.train:
+                training = plan["training"]
+                row += (f" {cpu:>6.2f} {training['zero']['stage']:>4} "
+                        f"{training['recompute']['segments']:>9}")
             if not args.no_naive:
                 row += f" {naive(cleave, model, devices, args, ['--tp', '1', '--uniform-stages']):>9}"
                 row += f" {naive(cleave, model, devices, args, ['--tp', str(devices), '--pp', '1']):>9}"

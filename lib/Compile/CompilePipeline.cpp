@@ -43,10 +43,10 @@ llvm::Error CompileOptions::validate() const {
 
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
                                             llvm::StringRef prefix) {
-  if (options.schedule.virtualStages <= 1)
+  if (options.getSchedule().virtualStages <= 1)
     return llvm::Error::success();
   return llvm::createStringError(
-      prefix + "schedule=" + options.schedule.str() +
+      prefix + "schedule=" + options.getSchedule().str() +
       ": the interleaved schedule cannot be compiled yet: it runs several "
       "model chunks on each device, and a device program holds one; `cleave "
       "plan` predicts it, `cleave compile` takes gpipe or 1f1b");
@@ -208,7 +208,7 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     // The device runs the whole batch at once: one microbatch on one stage,
     // in the schedule asked for.
     PipelineScheduleOptions schedule;
-    schedule.choice = cantFail(options.plan.get()).schedule;
+    schedule.choice = cantFail(options.plan.get()).getSchedule();
     contents.schedule = cantFail(PipelineSchedule::create(schedule));
     return success();
   }

@@ -34,12 +34,89 @@ static void writeRanks(llvm::json::OStream &json, llvm::StringRef name,
   });
 }
 
-static void writeMemory(llvm::json::OStream &json, const DeviceMemory &memory) {
+/// A training plan also names the gradients and the optimizer state.
+static void writeMemory(llvm::json::OStream &json, const DeviceMemory &memory,
+                        bool training) {
   json.attributeObject("memory_bytes", [&] {
     json.attribute("weights", memory.weights);
+    if (training) {
+      json.attribute("gradients", memory.gradients);
+      json.attribute("optimizer_state", memory.optimizerState);
+    }
     json.attribute("activations", memory.activations);
     json.attribute("communication", memory.communication);
     json.attribute("total", memory.total());
+  });
+}
+
+/// `model` for the model's own element types, else as `--precision` spells
+/// it.
+static std::string getPrecisionName(const PlanTraining &training) {
+  return training.precision
+             ? stringifyTrainingPrecision(*training.precision).str()
+             : std::string("model");
+}
+
+static void writeTraining(llvm::json::OStream &json,
+                          const PlanTraining &training) {
+  json.attributeObject("training", [&] {
+    json.attribute("optimizer", stringifyOptimizer(training.optimizer));
+    json.attribute("precision", getPrecisionName(training));
+    json.attributeObject("zero", [&] {
+      json.attribute("stage", static_cast<int64_t>(training.zero));
+      json.attribute("searched", training.zeroSearched);
+    });
+    json.attributeObject("recompute", [&] {
+      json.attribute("segments", training.recomputedSegments);
+      json.attribute("searched", training.recomputeSearched);
+    });
+    json.attributeObject("flops", [&] {
+      json.attribute("forward", training.forwardFlops);
+      json.attribute("backward", training.backwardFlops);
+      json.attribute("recompute", training.recomputeFlops);
+      json.attribute("total", training.totalFlops());
+    });
+  });
+}
+
+/// A stage's phases and update in a training plan.
+static void writeStageTraining(llvm::json::OStream &json,
+                               const PlanStage &stage) {
+  const PlanStageUpdate &update = stage.update;
+  json.attributeObject("training", [&] {
+    json.attribute("recomputed_segments", stage.recomputedSegments);
+    json.attributeObject("phase_time_s", [&] {
+      PhaseTimes times = stage.phaseTimes();
+      for (PipelinePhase phase :
+           {PipelinePhase::Forward, PipelinePhase::Recompute,
+            PipelinePhase::Backward, PipelinePhase::Update})
+        json.attribute(stringifyPipelinePhase(phase), times[phase]);
+    });
+    json.attributeObject("backward_time_s", [&] {
+      json.attribute("compute", stage.backwardComputeTime);
+      json.attribute("collectives", stage.backwardCollectiveTime);
+      json.attribute("send", stage.backwardSendTime);
+      json.attribute("total", stage.backwardTime());
+    });
+    json.attributeObject("update", [&] {
+      json.attribute("trainable_parameters", update.trainable.elements);
+      json.attribute("gradient_bytes", update.trainable.bytes);
+      json.attributeObject("gradient_reduction", [&] {
+        json.attribute("kind", stringifyCollectiveKind(update.reductionKind));
+        json.attributeArray("group", [&] {
+          for (int64_t rank : update.group)
+            json.value(rank);
+        });
+        json.attribute("link",
+                       update.crossesNodes ? "inter_node" : "intra_node");
+        json.attribute("buckets", update.reduction.buckets);
+        json.attribute("time_s", update.reduction.totalTime);
+        json.attribute("exposed_s", update.reduction.exposedTime);
+      });
+      json.attribute("optimizer_s", update.cost.optimizer);
+      json.attribute("weight_gather_s", update.cost.weightGather);
+      json.attribute("total_s", update.cost.total());
+    });
   });
 }
 
@@ -83,7 +160,7 @@ void cleave::writeTrivialPlanJSON(llvm::StringRef functionName,
 static std::vector<PhaseTimes> getStageTimes(const Plan &plan) {
   std::vector<PhaseTimes> times;
   for (const PlanStage &stage : plan.stages)
-    times.push_back(PhaseTimes::forward(stage.time()));
+    times.push_back(stage.phaseTimes());
   return times;
 }
 
@@ -129,6 +206,8 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
     json.attribute("schedule", stringifyScheduleKind(plan.schedule.getKind()));
     json.attribute("virtual_stages", plan.schedule.getNumChunks());
     json.attribute("sequence_parallel", plan.sequenceParallel);
+    if (plan.training)
+      writeTraining(json, *plan.training);
     json.attributeObject("model", [&] {
       json.attribute("ops", plan.numOps);
       json.attribute("segments", plan.numSegments);
@@ -165,7 +244,9 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
             json.attribute("send", stage.sendTime);
             json.attribute("total", stage.time());
           });
-          writeMemory(json, stage.memory);
+          writeMemory(json, stage.memory, plan.training.has_value());
+          if (plan.training)
+            writeStageTraining(json, stage);
           json.attributeArray("schedule", [&] {
             for (const PlanStageEvent &event : stage.schedule)
               json.object([&] {
@@ -195,6 +276,13 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
             json.attribute("compute", segment.computeTime);
             json.attribute("collectives", segment.collectiveTime);
           });
+          if (plan.training) {
+            json.attribute("recompute", segment.recompute);
+            json.attributeObject("backward_time_s", [&] {
+              json.attribute("compute", segment.backwardComputeTime);
+              json.attribute("collectives", segment.backwardCollectiveTime);
+            });
+          }
         });
     });
 
@@ -235,6 +323,9 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
           json.attribute("time_s", communication.time);
           json.attribute("link", communication.crossesNodes ? "inter_node"
                                                             : "intra_node");
+          if (plan.training)
+            json.attribute("phase",
+                           stringifyPipelinePhase(communication.phase));
         });
     });
 
@@ -354,7 +445,96 @@ private:
 };
 } // namespace
 
-void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
+/// FLOPs in a short human form.
+static std::string formatFlops(double flops) {
+  if (flops == 0)
+    return "0";
+  const char *units[] = {"FLOP",  "kFLOP", "MFLOP", "GFLOP",
+                         "TFLOP", "PFLOP", "EFLOP"};
+  int unit = 0;
+  while (flops >= 1000 && unit < 6) {
+    flops /= 1000;
+    ++unit;
+  }
+  return llvm::formatv("{0:f2} {1}", flops, units[unit]).str();
+}
+
+/// The optimizer, precision, ZeRO stage, recomputation and FLOPs of a
+/// training plan.
+static void printTrainingHeader(const Plan &plan, llvm::raw_ostream &os) {
+  const PlanTraining &training = *plan.training;
+  bool masters = llvm::any_of(plan.stages, [](const PlanStage &stage) {
+    return stage.update.trainable.masterBytes > 0;
+  });
+  auto searched = [](bool value) { return value ? " (searched)" : ""; };
+  os << "  training      " << stringifyOptimizer(training.optimizer) << ", "
+     << (training.precision ? stringifyTrainingPrecision(*training.precision)
+                            : llvm::StringRef("the model's precision"))
+     << (masters ? " with fp32 master weights" : "") << ", ZeRO "
+     << stringifyZeroStage(training.zero) << searched(training.zeroSearched)
+     << ", " << training.recomputedSegments << " of " << plan.numSegments
+     << " segments recompute" << searched(training.recomputeSearched) << "\n";
+  os << "  step FLOPs    " << formatFlops(training.totalFlops()) << " (forward "
+     << formatFlops(training.forwardFlops) << ", backward "
+     << formatFlops(training.backwardFlops) << ", recompute "
+     << formatFlops(training.recomputeFlops) << ")\n";
+}
+
+/// Per stage of a training plan: the phases' times and the memory terms.
+static void printTrainingStages(const Plan &plan, llvm::raw_ostream &os) {
+  os << "\nstages (forward, recompute and backward per microbatch, update per "
+        "step; memory per device)\n";
+  TextTable stages({"stage", "ranks", "first op", "last op", "ops", "forward",
+                    "recompute", "backward", "update", "weights", "gradients",
+                    "optimizer", "activations", "communication", "total"});
+  for (const PlanStage &stage : plan.stages) {
+    PhaseTimes times = stage.phaseTimes();
+    stages.add({std::to_string(stage.index), formatRanks(stage.ranks),
+                stage.firstOpName, stage.lastOpName,
+                std::to_string(stage.lastOp - stage.firstOp + 1),
+                formatSeconds(times[PipelinePhase::Forward]),
+                formatSeconds(times[PipelinePhase::Recompute]),
+                formatSeconds(times[PipelinePhase::Backward]),
+                formatSeconds(times[PipelinePhase::Update]),
+                formatBytes(stage.memory.weights),
+                formatBytes(stage.memory.gradients),
+                formatBytes(stage.memory.optimizerState),
+                formatBytes(stage.memory.activations),
+                formatBytes(stage.memory.communication),
+                formatBytes(stage.memory.total())});
+  }
+  stages.print(os);
+}
+
+/// Per stage of a training plan: the update phase.
+static void printUpdates(const Plan &plan, llvm::raw_ostream &os) {
+  os << "\nupdate per step (gradient reduction over the data-parallel group, "
+        "what the backward does not hide of it, optimizer, weight gather)\n";
+  TextTable updates({"stage", "parameters", "gradients", "reduction", "buckets",
+                     "time", "exposed", "optimizer", "gather", "group",
+                     "link"});
+  for (const PlanStage &stage : plan.stages) {
+    const PlanStageUpdate &update = stage.update;
+    bool reduces = update.group.size() > 1;
+    updates.add(
+        {std::to_string(stage.index),
+         llvm::formatv("{0:f3} M", update.trainable.elements / 1e6).str(),
+         formatBytes(update.trainable.bytes),
+         reduces ? stringifyCollectiveKind(update.reductionKind).str() : "-",
+         std::to_string(update.reduction.buckets),
+         formatSeconds(update.reduction.totalTime),
+         formatSeconds(update.cost.exposedReduction),
+         formatSeconds(update.cost.optimizer),
+         formatSeconds(update.cost.weightGather), formatRanks(update.group),
+         !reduces              ? "-"
+         : update.crossesNodes ? "inter-node"
+                               : "intra-node"});
+  }
+  updates.print(os);
+}
+
+/// The mesh, the predictions, the schedule and the model.
+static void printHeader(const Plan &plan, llvm::raw_ostream &os) {
   const DeviceMesh &mesh = plan.mesh;
   os << "plan for @" << plan.functionName << " on " << plan.numDevices << " x "
      << plan.targetName << " (" << plan.devicesPerNode << " per node)\n";
@@ -366,6 +546,8 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
                       plan.microbatchSize == 1 ? "" : "s", plan.globalBatch);
   os << "  objective     " << stringifyPlanObjective(plan.objective)
      << (plan.sequenceParallel ? ", sequence parallel" : "") << "\n";
+  if (plan.training)
+    printTrainingHeader(plan, os);
   os << llvm::formatv("  predicted     {0:f2} samples/s, step {1}, "
                       "microbatch latency {2}, bubble {3:f1}%\n",
                       plan.throughput, formatSeconds(plan.stepTime),
@@ -384,7 +566,12 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
   os << "  model         " << plan.numOps << " ops in " << plan.numSegments
      << " segments, " << plan.numDistinctSegments << " distinct"
      << (plan.shardingExact ? "" : " (sharding search bounded)") << "\n";
+}
 
+/// Per stage: times per microbatch and memory per device.
+static void printStages(const Plan &plan, llvm::raw_ostream &os) {
+  if (plan.training)
+    return printTrainingStages(plan, os);
   os << "\nstages (times per microbatch, memory per device)\n";
   TextTable stages({"stage", "ranks", "first op", "last op", "ops", "compute",
                     "collectives", "send", "weights", "activations", "total"});
@@ -398,35 +585,54 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
          formatBytes(stage.memory.activations),
          formatBytes(stage.memory.total())});
   stages.print(os);
+}
 
+/// Collectives of one kind, size, group and phase, counted together (the
+/// phase is a column of training plans only).
+static void printCommunication(const Plan &plan, llvm::raw_ostream &os) {
   os << "\ncommunication per microbatch\n";
   if (plan.communications.empty()) {
     os << "  none\n";
-  } else {
-    // Collectives of one kind, size and group, counted together.
-    using Key = std::tuple<int64_t, int, int64_t, bool, std::string>;
-    std::map<Key, std::pair<int64_t, double>> groups;
-    for (const PlanCommunication &communication : plan.communications) {
-      Key key{communication.stage, static_cast<int>(communication.kind),
-              communication.bytes, communication.crossesNodes,
-              formatRanks(communication.group)};
-      groups[key].first += 1;
-      groups[key].second += communication.time;
-    }
-    TextTable table(
-        {"stage", "kind", "count", "bytes", "time", "group", "link"});
-    for (const auto &[key, value] : groups) {
-      auto [stage, kind, bytes, crosses, group] = key;
-      table.add(
-          {std::to_string(stage),
-           stringifyCollectiveKind(static_cast<CollectiveKind>(kind)).str(),
-           std::to_string(value.first), formatBytes(bytes),
-           formatSeconds(value.second), group,
-           crosses ? "inter-node" : "intra-node"});
-    }
-    table.print(os);
+    return;
   }
+  using Key = std::tuple<int64_t, int, int, int64_t, bool, std::string>;
+  std::map<Key, std::pair<int64_t, double>> groups;
+  for (const PlanCommunication &communication : plan.communications) {
+    Key key{communication.stage,
+            static_cast<int>(communication.phase),
+            static_cast<int>(communication.kind),
+            communication.bytes,
+            communication.crossesNodes,
+            formatRanks(communication.group)};
+    groups[key].first += 1;
+    groups[key].second += communication.time;
+  }
+  std::vector<std::string> header = {"stage", "kind",  "count", "bytes",
+                                     "time",  "group", "link"};
+  if (plan.training)
+    header.insert(header.begin() + 1, "phase");
+  TextTable table(header);
+  for (const auto &[key, value] : groups) {
+    auto [stage, phase, kind, bytes, crosses, group] = key;
+    std::vector<std::string> row = {
+        std::to_string(stage),
+        stringifyCollectiveKind(static_cast<CollectiveKind>(kind)).str(),
+        std::to_string(value.first),
+        formatBytes(bytes),
+        formatSeconds(value.second),
+        group,
+        crosses ? "inter-node" : "intra-node"};
+    if (plan.training)
+      row.insert(
+          row.begin() + 1,
+          stringifyPipelinePhase(static_cast<PipelinePhase>(phase)).str());
+    table.add(std::move(row));
+  }
+  table.print(os);
+}
 
+/// The layout of the weights of the first instance of each distinct segment.
+static void printWeights(const Plan &plan, llvm::raw_ostream &os) {
   os << "\nweights (one instance of each distinct segment)\n";
   llvm::DenseMap<int64_t, int64_t> firstSegmentOfClass;
   llvm::DenseMap<int64_t, int64_t> instances;
@@ -460,7 +666,9 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
     weights.print(os);
   else
     os << "  none\n";
+}
 
+static void printAlternatives(const Plan &plan, llvm::raw_ostream &os) {
   os << "\nalternatives\n";
   TextTable alternatives({"pp", "tp", "dp", "mb", "throughput", "step",
                           "latency", "peak memory", "verdict"});
@@ -488,6 +696,16 @@ void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
        << " more in plan.json\n";
 }
 
+void cleave::printPlanTable(const Plan &plan, llvm::raw_ostream &os) {
+  printHeader(plan, os);
+  printStages(plan, os);
+  if (plan.training)
+    printUpdates(plan, os);
+  printCommunication(plan, os);
+  printWeights(plan, os);
+  printAlternatives(plan, os);
+}
+
 //===----------------------------------------------------------------------===//
 // Chrome trace
 //===----------------------------------------------------------------------===//
@@ -497,6 +715,29 @@ static std::string getTraceName(const PlanStageEvent &event) {
   if (event.kind != PlanStageEvent::Kind::Collective)
     return event.name;
   return (stringifyCollectiveKind(event.collective) + " " + event.name).str();
+}
+
+/// A step of a training phase other than the forward, as one event on the
+/// compute track: the trace does not split a backward, a recompute or an
+/// update into its parts.
+static void writePhaseEvent(llvm::json::OStream &json, const PipelineStep &step,
+                            const ScheduleTimeline::Interval &interval,
+                            int64_t rank, int64_t stage, bool namesStage) {
+  json.object([&] {
+    json.attribute("ph", "X");
+    json.attribute("name", stringifyPipelinePhase(step.phase));
+    json.attribute("cat", "compute");
+    json.attribute("pid", rank);
+    json.attribute("tid", 0);
+    json.attribute("ts", interval.start * 1e6);
+    json.attribute("dur", (interval.end - interval.start) * 1e6);
+    json.attributeObject("args", [&] {
+      json.attribute("microbatch", step.microbatch);
+      json.attribute("phase", stringifyPipelinePhase(step.phase));
+      if (namesStage)
+        json.attribute("stage", stage);
+    });
+  });
 }
 
 void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
@@ -555,6 +796,11 @@ void cleave::writePlanTrace(const Plan &plan, llvm::raw_ostream &os) {
                                                  timeline.intervals[device])) {
             const PlanStage &stage =
                 plan.stages[schedule.getVirtualStage(device, step.chunk)];
+            if (step.phase != PipelinePhase::Forward) {
+              writePhaseEvent(json, step, interval, rank, stage.index,
+                              schedule.getNumChunks() > 1);
+              continue;
+            }
             double now = interval.start;
             for (const PlanStageEvent &event : stage.schedule) {
               bool isCompute = event.kind == PlanStageEvent::Kind::Compute;

@@ -31,9 +31,10 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
       {PlanObjective::Throughput, PlanObjective::Latency},
       stringifyPlanObjective, "What to optimise");
   binder.text<ScheduleChoice>(
-      "schedule", schedule, ScheduleChoice::parse,
+      "schedule", schedule, ScheduleChoice::parse, "auto",
       "Pipeline schedule: gpipe, 1f1b, interleaved or interleaved:V (V model "
-      "chunks per device, 2 by default)");
+      "chunks per device, 2 by default); auto is gpipe for inference and "
+      "1f1b for training");
   binder.flag("sequence-parallel", sequenceParallel,
               "Allow reduce-scatter of partial sums into splits");
   binder.flag("uniform-stages", uniformStages,
@@ -43,6 +44,41 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
                   "Share of device memory the plan may use");
   binder.flag("allow-tf32", costOptions.allowTF32,
               "Let f32 contractions run in TF32");
+  if (set != PlanOptionSet::Planning)
+    return;
+  binder.flag("train", training.enabled,
+              "Plan a training step (forward, backward and optimizer "
+              "update) instead of inference");
+  binder.choice<Optimizer>(
+      "optimizer", training.optimizer,
+      {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW},
+      stringifyOptimizer, "Optimizer of the training step");
+  binder.choice<Precision>(
+      "precision", costOptions.computePrecision,
+      {Precision::F32, Precision::BF16, Precision::F16},
+      stringifyTrainingPrecision, "model",
+      "Precision the training step computes and holds floating-point "
+      "tensors in, with fp32 master weights for the half precisions (model: "
+      "the model's own element types)");
+  binder.choice<ZeroStage>(
+      "zero", training.zero,
+      {ZeroStage::None, ZeroStage::OptimizerState, ZeroStage::Gradients},
+      stringifyZeroStage, "auto",
+      "ZeRO stage of a training step: 1 shards the optimizer state over the "
+      "data-parallel replicas, 2 the gradients too (auto: searched)");
+  binder.choice<RecomputePolicy>(
+      "recompute", training.recompute,
+      {RecomputePolicy::None, RecomputePolicy::Segments},
+      stringifyRecomputePolicy, "auto",
+      "Activation recomputation of a training step: none, or every segment "
+      "keeps only its outputs and recomputes the rest before its backward "
+      "(auto: chosen per segment, where memory needs it)");
+}
+
+ScheduleChoice PlanOptions::getSchedule() const {
+  if (schedule)
+    return *schedule;
+  return {training.enabled ? ScheduleKind::OneFOneB : ScheduleKind::GPipe, 1};
 }
 
 llvm::Error cleave::validatePlanOptions(const PlanOptions &options,
@@ -51,5 +87,22 @@ llvm::Error cleave::validatePlanOptions(const PlanOptions &options,
   PlanOptions copy = options;
   OptionChecker checker(prefix);
   copy.bindOptions(checker, PlanOptionSet::Planning);
-  return checker.takeError();
+  if (llvm::Error error = checker.takeError())
+    return error;
+  if (options.training.enabled) {
+    if (options.objective == PlanObjective::Latency)
+      return llvm::createStringError(
+          prefix + "objective=latency does not apply to " + prefix +
+          "train: a training step is planned for its time per sample");
+    return llvm::Error::success();
+  }
+  const char *trainingOnly = options.costOptions.computePrecision ? "precision"
+                             : options.training.zero              ? "zero"
+                             : options.training.recompute         ? "recompute"
+                                                                  : nullptr;
+  if (trainingOnly)
+    return llvm::createStringError(prefix + trainingOnly +
+                                   " applies to training plans only; add " +
+                                   prefix + "train");
+  return llvm::Error::success();
 }

@@ -84,12 +84,29 @@ struct ClassSharding {
   std::vector<SegmentCandidate> summaries;
 };
 
+/// A candidate of a segment class in a training step: one of its shardings,
+/// with or without recomputation.
+struct TrainingChoice {
+  int64_t sharding = 0;
+  bool recompute = false;
+};
+
+/// The candidates of a segment class in a training step at one (tp,
+/// microbatch size, data-parallel setting): non-recomputing ones first,
+/// fastest first.
+struct ClassTrainingCandidates {
+  std::vector<TrainingChoice> choices;
+  std::vector<SegmentCandidate> summaries;
+};
+
 /// One (mesh, microbatch count) as costed.
 struct Evaluation {
   DeviceMesh mesh;
   int64_t microbatches = 0;
   int64_t microbatchSize = 0;
   PipelineSchedule schedule;
+  /// In a training step, how ZeRO shards the state.
+  ZeroStage zero = ZeroStage::None;
   /// Why the mesh cannot run at all; empty when it can.
   std::string invalidReason;
   bool feasible = false;
@@ -113,7 +130,8 @@ class AutoParallelPlanner {
 public:
   AutoParallelPlanner(SegmentedModel &model, const TargetDescription &target,
                       const PlanOptions &options)
-      : model(model), target(target), options(options) {}
+      : model(model), target(target), options(options),
+        scheduleChoice(options.getSchedule()) {}
 
   LogicalResult initialize();
   FailureOr<Plan> run();
@@ -135,13 +153,36 @@ private:
   /// Why the batch cannot be split (`model.batchSplittable` is false).
   std::string describeBatchBarrier() const;
   Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
-  Evaluation evaluate(const DeviceMesh &mesh, PipelineSchedule schedule);
+  /// Costs `mesh` under `schedule`; `explainOverflow`: when nothing fits,
+  /// find the split of least memory and by how much it overflows.
+  Evaluation evaluate(const DeviceMesh &mesh, PipelineSchedule schedule,
+                      ZeroStage zero = ZeroStage::None,
+                      bool explainOverflow = true);
+  /// A bound below the step time of a training step on `mesh` under
+  /// `schedule`, whatever the split (see the definition).
+  double getStepLowerBound(const DeviceMesh &mesh,
+                           const PipelineSchedule &schedule);
+  /// A feasible ZeRO 2 evaluation as ZeRO 1 (unsharded gradients), when its
+  /// split still fits.
+  std::optional<Evaluation>
+  withWholeGradients(const Evaluation &evaluation) const;
   bool isBetter(const Evaluation &a, const Evaluation &b) const;
 
   const ClassSharding &getClassSharding(int64_t segmentClass, int64_t tp,
                                         int64_t microbatchSize);
   ShardingContext makeContext(int64_t tp, int64_t microbatchSize) const;
-  StageSplitProblem buildProblem(int64_t tp, int64_t microbatchSize);
+  /// The problem of the stage split; in a training step, with the
+  /// candidates of `training`.
+  StageSplitProblem buildProblem(int64_t tp, int64_t microbatchSize,
+                                 const TrainingStepCost *training = nullptr);
+  const ClassTrainingCandidates &
+  getTrainingCandidates(int64_t segmentClass, int64_t tp,
+                        int64_t microbatchSize,
+                        const TrainingStepCost &training);
+  /// The data-parallel group of `mesh` on the target's nodes.
+  DataParallelGroup getDataParallelGroup(const DeviceMesh &mesh) const;
+  /// The ZeRO stages the search weighs on `mesh`.
+  llvm::SmallVector<ZeroStage, 3> getZeroStages(const DeviceMesh &mesh) const;
   /// The schedule of `mesh` with `microbatches`, or an error saying why the
   /// chosen schedule cannot run them.
   llvm::Expected<PipelineSchedule> buildSchedule(const DeviceMesh &mesh,
@@ -154,7 +195,7 @@ private:
     return stage % mesh.pp;
   }
   int64_t getNumVirtualStages(const DeviceMesh &mesh) const {
-    return mesh.pp * options.schedule.virtualStages;
+    return mesh.pp * scheduleChoice.virtualStages;
   }
   double boundarySendTime(int64_t bytes, bool crossesNodes, int64_t tp,
                           bool *scatterGather = nullptr) const;
@@ -173,14 +214,26 @@ private:
                  const std::vector<Evaluation> &evaluations,
                  int64_t numDevices);
   void addStage(Plan &plan, const Evaluation &best, int64_t stage);
+  /// The training step's cost model of `evaluation`; none for inference.
+  std::optional<TrainingStepCost>
+  makeTrainingCost(const Evaluation &evaluation) const;
+  PlanStageUpdate describeUpdate(const Evaluation &best, int64_t stage,
+                                 const TrainingStepCost &training) const;
+  PlanTraining describeTraining(const Plan &plan, const Evaluation &best);
 
   SegmentedModel &model;
   const TargetDescription &target;
   const PlanOptions &options;
+  /// The schedule the options ask for.
+  ScheduleChoice scheduleChoice;
   int64_t globalBatch = 1;
   int64_t usableMemory = 0;
   std::vector<SegmentShardingModel> classModels;
   std::map<std::tuple<int64_t, int64_t, int64_t>, ClassSharding> classCache;
+  /// Per (class, tp, microbatch size, ZeRO stage, dp).
+  std::map<std::tuple<int64_t, int64_t, int64_t, int, int64_t>,
+           ClassTrainingCandidates>
+      trainingCache;
   std::vector<std::string> opNames;
   /// Weights (name, window, layout, stage) already in the plan.
   llvm::StringSet<> weightKeys;
@@ -214,6 +267,7 @@ ShardingContext AutoParallelPlanner::makeContext(int64_t tp,
   context.batchScale = batchScale(microbatchSize);
   context.sequenceParallel = options.sequenceParallel;
   context.collectivePenalty = options.collectivePenalty;
+  context.training = options.training.enabled;
   return context;
 }
 
@@ -245,7 +299,8 @@ AutoParallelPlanner::getClassSharding(int64_t segmentClass, int64_t tp,
 
 int64_t AutoParallelPlanner::scaledBytes(Value value,
                                          int64_t microbatchSize) const {
-  double bytes = static_cast<double>(getTensorBytes(value.getType()));
+  double bytes = static_cast<double>(
+      getHeldTensorBytes(value.getType(), options.costOptions));
   if (model.getBatchDim(value) >= 0)
     bytes *= batchScale(microbatchSize);
   return static_cast<int64_t>(std::llround(bytes));
@@ -274,14 +329,93 @@ double AutoParallelPlanner::boundarySendTime(int64_t bytes, bool crossesNodes,
   return direct;
 }
 
-StageSplitProblem AutoParallelPlanner::buildProblem(int64_t tp,
-                                                    int64_t microbatchSize) {
+const ClassTrainingCandidates &
+AutoParallelPlanner::getTrainingCandidates(int64_t segmentClass, int64_t tp,
+                                           int64_t microbatchSize,
+                                           const TrainingStepCost &training) {
+  auto key = std::make_tuple(segmentClass, tp, microbatchSize,
+                             static_cast<int>(training.getZeroStage()),
+                             training.getGroup().size);
+  auto it = trainingCache.find(key);
+  if (it != trainingCache.end())
+    return it->second;
+  const ClassSharding &sharding =
+      getClassSharding(segmentClass, tp, microbatchSize);
+  std::optional<RecomputePolicy> policy = options.training.recompute;
+  ClassTrainingCandidates result;
+  for (bool recompute : {false, true}) {
+    if (policy && (*policy == RecomputePolicy::Segments) != recompute)
+      continue;
+    for (auto [index, candidate] : llvm::enumerate(sharding.candidates)) {
+      const SegmentCost &cost = candidate.cost;
+      int64_t dropped =
+          cost.definedActivationBytes - cost.outputActivationBytes;
+      // Searched, recomputing what takes no memory only costs time.
+      if (recompute && !policy && dropped <= 0)
+        continue;
+      SegmentCandidate summary;
+      SegmentTrainingCost &step = summary.training;
+      step.recomputes = recompute;
+      step.recomputeTime = recompute ? cost.time() : 0.0;
+      step.backwardTime = cost.backwardTime();
+      summary.time = cost.time() + step.recomputeTime + step.backwardTime;
+      summary.weightBytes = cost.weightBytes;
+      // The backward of a recomputing segment holds what it recomputed.
+      summary.peakActivationBytes =
+          cost.peakActivationBytes + (recompute ? dropped : 0);
+      summary.largestMessageBytes = cost.largestMessageBytes;
+      step.savedActivationBytes =
+          recompute ? cost.outputActivationBytes : cost.definedActivationBytes;
+      step.trainable = cost.trainable;
+      TrainingStateBytes state = training.getStateBytes(cost.trainable);
+      step.gradientBytes = state.gradients;
+      step.optimizerStateBytes = state.optimizerState;
+      result.choices.push_back({static_cast<int64_t>(index), recompute});
+      result.summaries.push_back(summary);
+    }
+  }
+  return trainingCache.emplace(key, std::move(result)).first->second;
+}
+
+DataParallelGroup
+AutoParallelPlanner::getDataParallelGroup(const DeviceMesh &mesh) const {
+  DataParallelGroup group;
+  group.size = mesh.dp;
+  int64_t node = mesh.rank(0, 0, 0) / target.devicesPerNode;
+  int64_t perNode = 0;
+  for (int64_t replica = 0; replica < mesh.dp; ++replica)
+    perNode += mesh.rank(0, replica, 0) / target.devicesPerNode == node;
+  // Replicas spread unevenly over nodes run at the inter-node speed.
+  group.perNode = mesh.dp % perNode == 0 ? perNode : 1;
+  return group;
+}
+
+llvm::SmallVector<ZeroStage, 3>
+AutoParallelPlanner::getZeroStages(const DeviceMesh &mesh) const {
+  if (options.training.zero)
+    return {*options.training.zero};
+  // Inference has no training state, and without replicas there is nothing
+  // to shard. ZeRO 1 comes from ZeRO 2 (`withWholeGradients`); the leanest
+  // first, which fits soonest.
+  if (!options.training.enabled || mesh.dp == 1)
+    return {ZeroStage::None};
+  return {ZeroStage::Gradients, ZeroStage::None};
+}
+
+StageSplitProblem
+AutoParallelPlanner::buildProblem(int64_t tp, int64_t microbatchSize,
+                                  const TrainingStepCost *training) {
   StageSplitProblem problem;
   for (const ModelSegment &segment : model.segments) {
-    const ClassSharding &sharding =
-        getClassSharding(segment.segmentClass, tp, microbatchSize);
     problem.segmentClass.push_back(segment.segmentClass);
-    problem.candidates.push_back(sharding.summaries);
+    if (training)
+      problem.candidates.push_back(getTrainingCandidates(segment.segmentClass,
+                                                         tp, microbatchSize,
+                                                         *training)
+                                       .summaries);
+    else
+      problem.candidates.push_back(
+          getClassSharding(segment.segmentClass, tp, microbatchSize).summaries);
     int64_t bytes = 0;
     for (Value output : segment.outputs)
       bytes += scaledBytes(output, microbatchSize);
@@ -299,9 +433,17 @@ llvm::Expected<PipelineSchedule>
 AutoParallelPlanner::buildSchedule(const DeviceMesh &mesh,
                                    int64_t microbatches) const {
   PipelineScheduleOptions schedule;
-  schedule.choice = options.schedule;
+  schedule.choice = scheduleChoice;
   schedule.numStages = mesh.pp;
   schedule.numMicrobatches = microbatches;
+  if (options.training.enabled) {
+    // Recomputation is a phase of its own; a plan in which no segment
+    // recomputes drops it again (`evaluate`).
+    if (options.training.recompute != RecomputePolicy::None)
+      schedule.phases.push_back(PipelinePhase::Recompute);
+    schedule.phases.push_back(PipelinePhase::Backward);
+    schedule.phases.push_back(PipelinePhase::Update);
+  }
   return PipelineSchedule::create(schedule);
 }
 
@@ -312,6 +454,13 @@ AutoParallelPlanner::buildSplitOptions(const DeviceMesh &mesh,
   split.numStages = schedule.getNumVirtualStages();
   split.schedule = schedule;
   split.inFlightMicrobatches = schedule.maxActivationsHeld();
+  // A training step keeps each microbatch's activations until its backward:
+  // as many as the schedule holds on the stage's device (each chunk of an
+  // interleaved device is charged the device's count).
+  if (options.training.enabled)
+    for (int64_t stage = 0; stage < split.numStages; ++stage)
+      split.heldMicrobatches.push_back(
+          schedule.activationsHeld(getDeviceStage(mesh, stage)));
   // A device holds all its chunks; each may take its share.
   split.memoryLimitBytes = usableMemory / schedule.getNumChunks();
   split.objective = options.objective;
@@ -330,19 +479,73 @@ AutoParallelPlanner::buildSplitOptions(const DeviceMesh &mesh,
   return split;
 }
 
+double
+AutoParallelPlanner::getStepLowerBound(const DeviceMesh &mesh,
+                                       const PipelineSchedule &schedule) {
+  // T: every segment's forward and backward of one microbatch at their
+  // fastest, sends and update left out.
+  auto m = static_cast<double>(schedule.getNumMicrobatches());
+  int64_t microbatchSize =
+      globalBatch / (mesh.dp * schedule.getNumMicrobatches());
+  double total = 0;
+  for (const ModelSegment &segment : model.segments)
+    total += getClassSharding(segment.segmentClass, mesh.tp, microbatchSize)
+                 .candidates.front()
+                 .cost.searchedTime();
+  auto p = static_cast<double>(schedule.getNumStages());
+  // Interleaved: the devices share the work m T.
+  if (schedule.getNumChunks() > 1)
+    return m * total / p;
+  // One chunk per device: stage j starts after the stages before it have
+  // run the first microbatch forward, runs m forwards and backwards, and
+  // the stages before it run the last one's backward after it, so the step
+  // takes max_j (t_0 + ... + t_{j-1} + m t_j) for stage times t_j adding up
+  // to T. No split does better than all those equal: T / (1 - (1 - 1/m)^p).
+  return total / (1.0 - std::pow(1.0 - 1.0 / m, p));
+}
+
+std::optional<Evaluation>
+AutoParallelPlanner::withWholeGradients(const Evaluation &evaluation) const {
+  if (!evaluation.feasible)
+    return std::nullopt;
+  Evaluation result = evaluation;
+  result.zero = ZeroStage::OptimizerState;
+  int64_t limit = usableMemory / result.schedule.getNumChunks();
+  std::vector<int64_t> deviceMemory(result.mesh.pp, 0);
+  for (auto [index, stage] : llvm::enumerate(result.split.stages)) {
+    stage.memory.gradients = stage.trainable.bytes;
+    if (stage.memory.total() > limit)
+      return std::nullopt;
+    deviceMemory[getDeviceStage(result.mesh, index)] += stage.memory.total();
+  }
+  result.peakMemory =
+      *std::max_element(deviceMemory.begin(), deviceMemory.end());
+  return result;
+}
+
 Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
-                                         PipelineSchedule schedule) {
+                                         PipelineSchedule schedule,
+                                         ZeroStage zero, bool explainOverflow) {
   Evaluation evaluation;
   evaluation.mesh = mesh;
   evaluation.microbatches = schedule.getNumMicrobatches();
   evaluation.microbatchSize = globalBatch / (mesh.dp * evaluation.microbatches);
   evaluation.schedule = std::move(schedule);
+  evaluation.zero = zero;
 
-  StageSplitProblem problem = buildProblem(mesh.tp, evaluation.microbatchSize);
+  std::optional<TrainingStepCost> training;
+  if (options.training.enabled)
+    training.emplace(target, options.training.optimizer, zero,
+                     getDataParallelGroup(mesh));
+  StageSplitProblem problem = buildProblem(mesh.tp, evaluation.microbatchSize,
+                                           training ? &*training : nullptr);
   StageSplitOptions split = buildSplitOptions(mesh, evaluation.schedule);
+  split.training = training ? &*training : nullptr;
   int64_t chunks = evaluation.schedule.getNumChunks();
   std::optional<StageSplit> stages = splitStages(problem, split);
   if (!stages) {
+    if (!explainOverflow)
+      return evaluation;
     evaluation.memorySplit = splitStagesForMemory(problem, split);
     if (evaluation.memorySplit) {
       const StageRange &largest =
@@ -354,6 +557,19 @@ Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
   }
   evaluation.feasible = true;
   evaluation.split = std::move(*stages);
+  bool recomputes =
+      llvm::any_of(evaluation.split.stages, [](const StageRange &stage) {
+        return stage.numRecomputed > 0;
+      });
+  if (evaluation.schedule.hasPhase(PipelinePhase::Recompute) && !recomputes) {
+    PipelineScheduleOptions plain;
+    plain.choice = evaluation.schedule.getChoice();
+    plain.numStages = evaluation.schedule.getNumStages();
+    plain.numMicrobatches = evaluation.microbatches;
+    plain.phases = {PipelinePhase::Forward, PipelinePhase::Backward,
+                    PipelinePhase::Update};
+    evaluation.schedule = cantFail(PipelineSchedule::create(plain));
+  }
   evaluation.latency = evaluation.split.sumStageTime();
   evaluation.stepTime =
       evaluation.schedule.stepTime(getStageTimes(evaluation.split));
@@ -384,8 +600,10 @@ bool AutoParallelPlanner::isBetter(const Evaluation &a,
   if (std::abs(scoreA - scoreB) > tolerance)
     return scoreA < scoreB;
   // Equal predictions: the simpler configuration.
-  return std::make_tuple(a.mesh.pp, a.mesh.tp, a.microbatches) <
-         std::make_tuple(b.mesh.pp, b.mesh.tp, b.microbatches);
+  return std::make_tuple(a.mesh.pp, a.mesh.tp, a.microbatches,
+                         static_cast<int>(a.zero)) <
+         std::make_tuple(b.mesh.pp, b.mesh.tp, b.microbatches,
+                         static_cast<int>(b.zero));
 }
 
 std::string AutoParallelPlanner::describeBatchBarrier() const {
@@ -407,7 +625,7 @@ std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
   if (getNumVirtualStages(mesh) > numSegments)
     return llvm::formatv("pp={0} with {1} model chunks per device needs {2} "
                          "segments, but the model cuts into {3}",
-                         mesh.pp, options.schedule.virtualStages,
+                         mesh.pp, scheduleChoice.virtualStages,
                          getNumVirtualStages(mesh), numSegments);
   if (globalBatch % mesh.dp != 0)
     return llvm::formatv("dp={0} does not divide the global batch {1}", mesh.dp,
@@ -448,7 +666,7 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
   if (!best.invalidReason.empty())
     return best;
   int64_t replicaBatch = globalBatch / mesh.dp;
-  bool first = true;
+  SmallVector<int64_t> counts;
   for (int64_t microbatches = 1;
        microbatches <= std::min(replicaBatch, options.maxMicrobatches);
        ++microbatches) {
@@ -457,6 +675,14 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       continue;
     if (microbatches > 1 && !model.batchSplittable)
       break;
+    counts.push_back(microbatches);
+  }
+  // A training step tries the most microbatches (the smallest bubble) first,
+  // so that the counts that cannot beat it are bounded out unevaluated.
+  if (options.training.enabled)
+    std::reverse(counts.begin(), counts.end());
+  bool first = true;
+  for (int64_t microbatches : counts) {
     // Counts the schedule cannot run (interleaved: not a multiple of pp)
     // are not tried.
     llvm::Expected<PipelineSchedule> schedule =
@@ -465,14 +691,32 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       llvm::consumeError(schedule.takeError());
       continue;
     }
-    Evaluation evaluation = evaluate(mesh, std::move(*schedule));
-    if (first || isBetter(evaluation, best))
-      best = std::move(evaluation);
-    first = false;
+    if (options.training.enabled && best.feasible &&
+        getStepLowerBound(mesh, *schedule) > best.stepTime * (1 + 1e-9))
+      continue;
+    auto consider = [&](Evaluation evaluation) {
+      if (first || isBetter(evaluation, best))
+        best = std::move(evaluation);
+      first = false;
+    };
+    for (ZeroStage zero : getZeroStages(mesh)) {
+      // Once the mesh runs, what does not fit loses whatever it overflows
+      // by: a training search does not work out by how much.
+      bool explain = !options.training.enabled || !best.feasible;
+      Evaluation evaluation = evaluate(mesh, *schedule, zero, explain);
+      // ZeRO 1 costs what ZeRO 2 does and holds more: the split ZeRO 2
+      // finds is ZeRO 1's too when it fits with whole gradients.
+      std::optional<Evaluation> wholeGradients;
+      if (zero == ZeroStage::Gradients && !options.training.zero)
+        wholeGradients = withWholeGradients(evaluation);
+      consider(std::move(evaluation));
+      if (wholeGradients)
+        consider(std::move(*wholeGradients));
+    }
   }
   if (first)
     best.invalidReason =
-        options.schedule.kind == ScheduleKind::Interleaved
+        scheduleChoice.kind == ScheduleKind::Interleaved
             ? llvm::formatv("no multiple of pp={0} microbatches (the "
                             "interleaved schedule's groups) divides the "
                             "replica batch {1}",
@@ -544,17 +788,16 @@ LogicalResult AutoParallelPlanner::checkPins(int64_t numDevices) {
     return emitError() << "--pp=" << *options.pipelineStages << " exceeds the "
                        << numSegments << " segments the model cuts into";
   if (options.pipelineStages &&
-      *options.pipelineStages * options.schedule.virtualStages > numSegments)
-    return emitError() << "--schedule=" << options.schedule.str()
+      *options.pipelineStages * scheduleChoice.virtualStages > numSegments)
+    return emitError() << "--schedule=" << scheduleChoice.str()
                        << " with --pp=" << *options.pipelineStages << " needs "
-                       << *options.pipelineStages *
-                              options.schedule.virtualStages
+                       << *options.pipelineStages * scheduleChoice.virtualStages
                        << " segments, but the model cuts into " << numSegments;
   if (options.pipelineStages && options.microbatches)
     if (llvm::Expected<PipelineSchedule> schedule = buildSchedule(
             {*options.pipelineStages, 1, 1}, *options.microbatches);
         !schedule)
-      return emitError() << "--schedule=" << options.schedule.str() << ": "
+      return emitError() << "--schedule=" << scheduleChoice.str() << ": "
                          << llvm::toString(schedule.takeError());
   return success();
 }
@@ -593,18 +836,30 @@ void AutoParallelPlanner::emitCannotFit(
              << " of " << target.name
              << ": with the least memory per device (pp=" << closest->mesh.pp
              << ", tp=" << closest->mesh.tp << ", dp=" << closest->mesh.dp
-             << ", microbatches=" << closest->microbatches << "), stage "
-             << stage << " (rank" << (ranks.size() > 1 ? "s " : " ")
-             << formatRanks(ranks) << ") needs " << needed << " bytes ("
-             << formatBytes(needed) << ") per device, "
-             << closest->overflowBytes << " bytes ("
+             << ", microbatches=" << closest->microbatches
+             << (options.training.enabled
+                     ? (", zero=" + stringifyZeroStage(closest->zero)).str()
+                     : std::string())
+             << "), stage " << stage << " (rank"
+             << (ranks.size() > 1 ? "s " : " ") << formatRanks(ranks)
+             << ") needs " << needed << " bytes (" << formatBytes(needed)
+             << ") per device, " << closest->overflowBytes << " bytes ("
              << formatBytes(closest->overflowBytes) << ") over the "
              << usableMemory << " usable (" << formatBytes(usableMemory) << ")";
 
-  auto describe = [](const Evaluation &evaluation) {
-    return llvm::formatv("pp={0}, tp={1}, dp={2}", evaluation.mesh.pp,
-                         evaluation.mesh.tp, evaluation.mesh.dp)
-        .str();
+  auto describe = [&](const Evaluation &evaluation) {
+    std::string text =
+        llvm::formatv("pp={0}, tp={1}, dp={2}", evaluation.mesh.pp,
+                      evaluation.mesh.tp, evaluation.mesh.dp);
+    if (!options.training.enabled)
+      return text;
+    int64_t recomputed = 0;
+    for (const StageRange &stage : evaluation.split.stages)
+      recomputed += stage.numRecomputed;
+    return text + llvm::formatv(", zero={0}, {1} of {2} segments recompute",
+                                stringifyZeroStage(evaluation.zero), recomputed,
+                                model.segments.size())
+                      .str();
   };
   auto bestOf =
       [&](const std::vector<Evaluation> &candidates) -> const Evaluation * {
@@ -616,6 +871,26 @@ void AutoParallelPlanner::emitCannotFit(
   };
   bool pinned = options.pipelineStages || options.tensorParallel ||
                 options.dataParallel || options.microbatches;
+  if (options.training.zero || options.training.recompute) {
+    // The same mesh pins, with the ZeRO stage and recomputation left to the
+    // search.
+    PlanOptions relaxed = options;
+    relaxed.training.zero.reset();
+    relaxed.training.recompute.reset();
+    relaxed.progress = nullptr;
+    AutoParallelPlanner planner(model, target, relaxed);
+    if (succeeded(planner.initialize())) {
+      std::vector<Evaluation> searched = planner.searchConfigurations(
+          numDevices, {options.pipelineStages, options.tensorParallel,
+                       options.dataParallel, options.microbatches});
+      if (const Evaluation *fit = bestOf(searched)) {
+        diagnostic << "; with the ZeRO stage and recomputation searched it "
+                      "fits as "
+                   << describe(*fit);
+        return;
+      }
+    }
+  }
   if (pinned) {
     std::vector<Evaluation> free = searchConfigurations(numDevices, {});
     if (const Evaluation *fit = bestOf(free)) {
@@ -686,7 +961,8 @@ FailureOr<Plan> AutoParallelPlanner::run() {
 
 /// The weight (or window of a weight) an operand reads, without its layout;
 /// none for constants and computed values.
-static std::optional<PlanWeight> describeWeight(Value operand) {
+static std::optional<PlanWeight>
+describeWeight(Value operand, const CostOptions &costOptions) {
   Operation *def = getBufferRoot(operand).getDefiningOp();
   PlanWeight entry;
   if (auto weight = dyn_cast_or_null<WeightOp>(def)) {
@@ -700,8 +976,67 @@ static std::optional<PlanWeight> describeWeight(Value operand) {
   }
   auto type = cast<RankedTensorType>(operand.getType());
   entry.shape.assign(type.getShape().begin(), type.getShape().end());
-  entry.bytes = getTensorBytes(type);
+  entry.bytes = getHeldTensorBytes(type, costOptions);
   return entry;
+}
+
+std::optional<TrainingStepCost>
+AutoParallelPlanner::makeTrainingCost(const Evaluation &evaluation) const {
+  if (!options.training.enabled)
+    return std::nullopt;
+  return TrainingStepCost(target, options.training.optimizer, evaluation.zero,
+                          getDataParallelGroup(evaluation.mesh));
+}
+
+PlanStageUpdate
+AutoParallelPlanner::describeUpdate(const Evaluation &best, int64_t stageIndex,
+                                    const TrainingStepCost &training) const {
+  const StageRange &range = best.split.stages[stageIndex];
+  const DeviceMesh &mesh = best.mesh;
+  PlanStageUpdate update;
+  update.trainable = range.trainable;
+  update.reductionKind = best.zero == ZeroStage::None
+                             ? CollectiveKind::AllReduce
+                             : CollectiveKind::ReduceScatter;
+  for (int64_t replica = 0; replica < mesh.dp; ++replica)
+    update.group.push_back(
+        mesh.rank(getDeviceStage(mesh, stageIndex), replica, 0));
+  update.crossesNodes = training.getGroup().perNode < mesh.dp;
+  update.reduction = reduceGradients(range.trainable.bytes, range.backwardTime,
+                                     best.zero, training.getGroup(), target);
+  update.cost = range.update;
+  return update;
+}
+
+PlanTraining AutoParallelPlanner::describeTraining(const Plan &plan,
+                                                   const Evaluation &best) {
+  PlanTraining training;
+  training.optimizer = options.training.optimizer;
+  training.precision = options.costOptions.computePrecision;
+  training.zero = best.zero;
+  training.zeroSearched = !options.training.zero;
+  training.recomputeSearched = !options.training.recompute;
+  // The model's arithmetic per microbatch, replicated ops once, times the
+  // microbatches of every replica.
+  double scale = static_cast<double>(best.microbatches * best.mesh.dp);
+  for (const PlanSegment &segment : plan.segments) {
+    const SegmentShardingModel &classModel = classModels[segment.segmentClass];
+    double forward = 0, backward = 0;
+    for (const SegmentOp &op : classModel.ops) {
+      double flops =
+          static_cast<double>(op.cost.flops) *
+          (op.scalesWithBatch ? batchScale(best.microbatchSize) : 1.0);
+      forward += flops;
+      backward += flops * getBackwardFactors(op.usesMatrixUnits).flops;
+    }
+    training.forwardFlops += scale * forward;
+    training.backwardFlops += scale * backward;
+    if (segment.recompute) {
+      training.recomputeFlops += scale * forward;
+      ++training.recomputedSegments;
+    }
+  }
+  return training;
 }
 
 void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
@@ -720,9 +1055,16 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
   int64_t nextDevice = getDeviceStage(mesh, stageIndex + 1);
   for (int64_t shard = 0; shard < mesh.tp; ++shard)
     stage.ranks.push_back(mesh.rank(device, 0, shard));
-  stage.sendTime = range.sendTime;
+  stage.sendTime = range.sendTime - range.backwardSendTime;
   stage.memory = range.memory;
   stage.leanSegments = range.numLean();
+  std::optional<TrainingStepCost> training = makeTrainingCost(best);
+  if (training) {
+    stage.leanSegments = 0;
+    stage.backwardSendTime = range.backwardSendTime;
+    stage.recomputedSegments = range.numRecomputed;
+    stage.update = describeUpdate(best, stageIndex, *training);
+  }
 
   bool tpCrosses = tpGroupCrossesNodes(mesh.tp);
   for (int64_t segmentIndex = range.firstSegment;
@@ -730,13 +1072,23 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     const ModelSegment &segment = model.segments[segmentIndex];
     const ClassSharding &classSharding =
         getClassSharding(segment.segmentClass, mesh.tp, best.microbatchSize);
-    const SegmentSharding &sharding =
-        classSharding
-            .candidates[range.level[segmentIndex - range.firstSegment]];
+    int64_t level = range.level[segmentIndex - range.firstSegment];
+    TrainingChoice choice{level, false};
+    if (training)
+      choice = getTrainingCandidates(segment.segmentClass, mesh.tp,
+                                     best.microbatchSize, *training)
+                   .choices[level];
+    const SegmentSharding &sharding = classSharding.candidates[choice.sharding];
     const SegmentShardingModel &classModel = classModels[segment.segmentClass];
     stage.computeTime += sharding.cost.computeTime;
     stage.collectiveTime += sharding.cost.collectiveTime;
     plan.shardingExact &= sharding.exact;
+    if (training) {
+      stage.leanSegments += choice.sharding > 0;
+      stage.recomputeTime += choice.recompute ? sharding.cost.time() : 0.0;
+      stage.backwardComputeTime += sharding.cost.backwardComputeTime;
+      stage.backwardCollectiveTime += sharding.cost.backwardCollectiveTime;
+    }
 
     PlanSegment summary;
     summary.index = segmentIndex;
@@ -746,9 +1098,12 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     summary.lastOp = segment.lastOp;
     summary.firstOpName = opNames[segment.firstOp];
     summary.lastOpName = opNames[segment.lastOp];
-    summary.lean = range.level[segmentIndex - range.firstSegment] > 0;
+    summary.lean = choice.sharding > 0;
     summary.computeTime = sharding.cost.computeTime;
     summary.collectiveTime = sharding.cost.collectiveTime;
+    summary.recompute = choice.recompute;
+    summary.backwardComputeTime = sharding.cost.backwardComputeTime;
+    summary.backwardCollectiveTime = sharding.cost.backwardCollectiveTime;
 
     // Per op: stage, loop and weights.
     for (int64_t step = 0; step < segment.numOps(); ++step) {
@@ -761,7 +1116,8 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
         ++summary.splitOps;
       Operation *op = model.ops[opIndex];
       for (auto [operandIndex, operand] : llvm::enumerate(op->getOperands())) {
-        std::optional<PlanWeight> entry = describeWeight(operand);
+        std::optional<PlanWeight> entry =
+            describeWeight(operand, options.costOptions);
         if (!entry)
           continue;
         const ValueSharding &layout = strategy.operands[operandIndex];
@@ -819,6 +1175,14 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
         communication.time = collective.time;
         communication.crossesNodes = tpCrosses;
         plan.communications.push_back(communication);
+        if (training) {
+          // The backward answers it with its conjugate.
+          communication.kind = getConjugateCollective(collective.kind);
+          communication.time = collectiveTime(
+              communication.kind, collective.bytes, mesh.tp, tpCrosses, target);
+          communication.phase = PipelinePhase::Backward;
+          plan.communications.push_back(communication);
+        }
         PlanStageEvent event;
         event.kind = PlanStageEvent::Kind::Collective;
         event.collective = collective.kind;
@@ -867,15 +1231,30 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
         gather.group.push_back(mesh.rank(nextDevice, 0, shard));
       gather.instances = mesh.dp;
       gather.bytes = bytes;
-      gather.time = range.sendTime - send.time;
+      gather.time = stage.sendTime - send.time;
       gather.crossesNodes = tpCrosses;
       plan.communications.push_back(gather);
+      if (training) {
+        // The gradients come back the same way.
+        gather.phase = PipelinePhase::Backward;
+        gather.stage = stageIndex;
+        gather.op = stage.lastOpName;
+        gather.group = stage.ranks;
+        plan.communications.push_back(gather);
+      }
+    }
+    if (training) {
+      send.phase = PipelinePhase::Backward;
+      send.stage = stageIndex + 1;
+      send.op = opNames[model.segments[range.lastSegment + 1].firstOp];
+      std::swap(send.group[0], send.group[1]);
+      plan.communications.push_back(send);
     }
     PlanStageEvent event;
     event.kind = PlanStageEvent::Kind::Send;
     event.name = "send to stage " + std::to_string(stageIndex + 1) +
                  (scatterGather ? " (sliced, then all-gathered)" : "");
-    event.duration = range.sendTime;
+    event.duration = stage.sendTime;
     stage.schedule.push_back(event);
   }
   plan.stages.push_back(std::move(stage));
@@ -915,8 +1294,10 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
 
   std::vector<PhaseTimes> times;
   for (const PlanStage &stage : plan.stages)
-    times.push_back(PhaseTimes::forward(stage.time()));
+    times.push_back(stage.phaseTimes());
   plan.bubbleFraction = plan.schedule.bubbleFraction(times, plan.stepTime);
+  if (options.training.enabled)
+    plan.training = describeTraining(plan, best);
 
   for (const Evaluation &evaluation : evaluations) {
     PlanAlternative alternative;

@@ -10,6 +10,7 @@
 #include "cleave/Plan/ShardingSearch.h"
 
 #include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 
 using namespace mlir;
 using namespace cleave;
@@ -103,6 +105,21 @@ static void markResidualStream(SegmentShardingModel &model) {
   }
 }
 
+/// A parameter as a segment holds it.
+static SegmentParameter describeParameter(Value value, ArrayRef<int64_t> shape,
+                                          const CostOptions &costOptions) {
+  SegmentParameter parameter;
+  parameter.value = value;
+  parameter.shape.assign(shape.begin(), shape.end());
+  parameter.bytes = getHeldTensorBytes(value.getType(), costOptions);
+  parameter.elements = getNumElements(value.getType());
+  Operation *root = getBufferRoot(value).getDefiningOp();
+  parameter.trainable =
+      isa_and_nonnull<WeightOp, WeightSliceOp>(root) &&
+      isa<FloatType>(cast<RankedTensorType>(value.getType()).getElementType());
+  return parameter;
+}
+
 FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     const SegmentedModel &model, int64_t segmentIndex,
     const TargetDescription &target, const CostOptions &costOptions) {
@@ -120,7 +137,7 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     SegmentValue info;
     info.value = value;
     info.shape = *shape;
-    info.bytes = getTensorBytes(value.getType());
+    info.bytes = getHeldTensorBytes(value.getType(), costOptions);
     info.batchDim = model.getBatchDim(value);
     info.definition = definition;
     info.lastUse = definition;
@@ -143,7 +160,10 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     SegmentOp info;
     info.op = op;
     info.cost = *cost;
-    info.readsWholeOperands = cost->bytesRead == detail::defaultBytesRead(op);
+    auto costInterface = cast<CostInterface>(op);
+    info.readsWholeOperands =
+        costInterface.getBytesRead() == detail::defaultBytesRead(op);
+    info.usesMatrixUnits = costInterface.usesMatrixUnits();
     for (Value operand : op->getOperands()) {
       SegmentOperand use;
       if (auto it = valueIndex.find(operand); it != valueIndex.end()) {
@@ -161,7 +181,7 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
             parameterIndex.try_emplace(operand, result.parameters.size());
         if (inserted)
           result.parameters.push_back(
-              {operand, *shape, getTensorBytes(operand.getType())});
+              describeParameter(operand, *shape, costOptions));
         use.kind = SegmentOperand::Kind::Parameter;
         use.index = it->second;
       }
@@ -271,13 +291,27 @@ public:
         dying[std::max<int64_t>(value.lastUse, 0)].push_back(
             static_cast<int64_t>(index));
     opTimes.resize(model.numOps());
+    if (context.training)
+      backwardOpTimes.resize(model.numOps());
     for (int64_t op = 0; op < model.numOps(); ++op)
       for (int64_t strategy = 0,
                    e = static_cast<int64_t>(model.ops[op].strategies.size());
-           strategy < e; ++strategy)
-        opTimes[op].push_back(isStrategyValid(model, op, strategy, context)
-                                  ? computeOpTime(op, strategy)
-                                  : std::numeric_limits<double>::infinity());
+           strategy < e; ++strategy) {
+        if (!isStrategyValid(model, op, strategy, context)) {
+          opTimes[op].push_back(std::numeric_limits<double>::infinity());
+          if (context.training)
+            backwardOpTimes[op].push_back(0);
+          continue;
+        }
+        OpWork work = getOpWork(op, strategy);
+        opTimes[op].push_back(work.time(1, 1));
+        if (context.training) {
+          BackwardFactors factors =
+              getBackwardFactors(model.ops[op].usesMatrixUnits);
+          backwardOpTimes[op].push_back(
+              work.time(factors.flops, factors.bytes));
+        }
+      }
   }
 
   /// The state before the first op: inputs replicated, everything else not
@@ -304,6 +338,8 @@ public:
     double time = opTimes[op][strategy];
     if (record)
       record->opTimes.push_back(time);
+    if (context.training)
+      time += backwardOpTimes[op][strategy];
     for (auto [index, use] : llvm::enumerate(info.operands)) {
       const ValueSharding &required = chosen.operands[index];
       if (use.kind == SegmentOperand::Kind::Parameter) {
@@ -344,6 +380,18 @@ public:
 
   double opTime(int64_t op, int64_t strategy) const {
     return opTimes[op][strategy];
+  }
+
+  /// The op's backward, in a training context (0 otherwise).
+  double backwardOpTime(int64_t op, int64_t strategy) const {
+    return context.training ? backwardOpTimes[op][strategy] : 0.0;
+  }
+
+  /// The backward pass's answer to a collective of the forward.
+  double conjugateTime(const SegmentCollective &collective) const {
+    return collectiveTime(getConjugateCollective(collective.kind),
+                          collective.bytes, context.tp, context.crossesNodes,
+                          *context.target);
   }
 
   /// Weight bytes per device the op's parameter operands take under
@@ -394,11 +442,15 @@ private:
     if (!reshardStep.collective)
       return 0;
     int64_t bytes = valueBytes(value, ValueSharding::replicated());
-    double time = collectiveTime(*reshardStep.collective, bytes, context.tp,
-                                 context.crossesNodes, *context.target);
+    SegmentCollective collective{*reshardStep.collective, step, value, bytes,
+                                 0};
+    collective.time = collectiveTime(collective.kind, bytes, context.tp,
+                                     context.crossesNodes, *context.target);
+    double time = collective.time;
+    if (context.training)
+      time += conjugateTime(collective);
     if (record) {
-      record->collectives.push_back(
-          {*reshardStep.collective, step, value, bytes, time});
+      record->collectives.push_back(collective);
       noteBytes(*record, value, reshardStep.result);
     }
     return time + context.collectivePenalty;
@@ -411,7 +463,22 @@ private:
     return layout.isSplit() ? factor / static_cast<double>(context.tp) : factor;
   }
 
-  double computeOpTime(int64_t op, int64_t strategy) const {
+  /// What one device of the group computes and moves for an op.
+  struct OpWork {
+    double flops = 0;
+    double bytes = 0;
+    Precision precision = Precision::F32;
+    const DeviceDescription *device = nullptr;
+
+    /// The roofline time of the work with its FLOPs and bytes scaled.
+    double time(double flopsFactor, double bytesFactor) const {
+      return getRoofline(flops * flopsFactor, bytes * bytesFactor, precision,
+                         *device)
+          .time();
+    }
+  };
+
+  OpWork getOpWork(int64_t op, int64_t strategy) const {
     const SegmentOp &info = model.ops[op];
     const ShardingStrategy &chosen = info.strategies[strategy];
     double flops = static_cast<double>(info.cost.flops);
@@ -448,16 +515,17 @@ private:
     }
     double bytes =
         read + static_cast<double>(info.cost.bytesWritten) * writeShare;
-    return getRoofline(flops, bytes, info.cost.precision,
-                       context.target->device)
-        .time();
+    return {flops, bytes, info.cost.precision, &context.target->device};
   }
 
   const SegmentShardingModel &model;
   const ShardingContext &context;
   /// Activations whose last read is each step.
   std::vector<llvm::SmallVector<int64_t, 2>> dying;
+  /// Per op and strategy: the forward's time, and in a training context the
+  /// backward's.
   std::vector<llvm::SmallVector<double, 4>> opTimes;
+  std::vector<llvm::SmallVector<double, 4>> backwardOpTimes;
 };
 
 } // namespace
@@ -535,6 +603,25 @@ static int64_t peakLiveBytes(const SegmentShardingModel &model,
   return peak;
 }
 
+/// Bytes of the buffers the segment's ops define, and of those that are
+/// its outputs, each at its largest per-device size.
+static std::pair<int64_t, int64_t>
+definedBytes(const SegmentShardingModel &model, ArrayRef<int64_t> valueBytes) {
+  SmallVector<int64_t> bytes(model.values.size(), 0);
+  for (auto [index, value] : llvm::enumerate(model.values))
+    bytes[value.bufferRoot] =
+        std::max(bytes[value.bufferRoot], valueBytes[index]);
+  int64_t defined = 0, outputs = 0;
+  for (auto [index, value] : llvm::enumerate(model.values)) {
+    if (value.bufferRoot != static_cast<int64_t>(index) || value.definition < 0)
+      continue;
+    defined += bytes[index];
+    if (value.isOutput)
+      outputs += bytes[index];
+  }
+  return {defined, outputs};
+}
+
 FailureOr<SegmentCost>
 cleave::evaluateSegmentSharding(const SegmentShardingModel &model,
                                 const SegmentAssignment &assignment,
@@ -559,20 +646,34 @@ cleave::evaluateSegmentSharding(const SegmentShardingModel &model,
       return failure();
     simulator.applyOp(state, op, assignment[op], objective, &record);
     cost.computeTime += simulator.opTime(op, assignment[op]);
+    cost.backwardComputeTime += simulator.backwardOpTime(op, assignment[op]);
   }
   simulator.finish(state, objective, &record);
-  for (const SegmentCollective &collective : record.collectives)
+  for (const SegmentCollective &collective : record.collectives) {
     cost.collectiveTime += collective.time;
+    if (context.training)
+      cost.backwardCollectiveTime += simulator.conjugateTime(collective);
+  }
 
-  for (const auto &[parameter, code] : record.weightLayouts)
-    cost.weightBytes +=
-        simulator.parameterBytes(model.parameters[parameter], decode(code));
+  for (const auto &[parameter, code] : record.weightLayouts) {
+    const SegmentParameter &info = model.parameters[parameter];
+    int64_t bytes = simulator.parameterBytes(info, decode(code));
+    cost.weightBytes += bytes;
+    if (!info.trainable)
+      continue;
+    int64_t elements =
+        decode(code).isSplit() ? info.elements / context.tp : info.elements;
+    cost.trainable +=
+        {elements, bytes, bytes < 4 * elements ? 4 * elements : 0};
+  }
   for (const SegmentCollective &collective : record.collectives)
     cost.largestMessageBytes =
         std::max(cost.largestMessageBytes, collective.bytes);
   cost.peakActivationBytes = peakLiveBytes(model, record.valueBytes);
+  std::tie(cost.definedActivationBytes, cost.outputActivationBytes) =
+      definedBytes(model, record.valueBytes);
   cost.objective =
-      cost.time() +
+      cost.searchedTime() +
       context.weightBytePenalty * static_cast<double>(cost.weightBytes) +
       context.collectivePenalty *
           static_cast<double>(record.collectives.size());
@@ -805,7 +906,7 @@ cleave::searchSegmentShardingFront(const SegmentShardingModel &model,
         *evaluateSegmentSharding(model, sharding.assignment, context);
     // Counting a weight once per layout (not per use) can reorder points.
     bool dominated = llvm::any_of(result, [&](const SegmentSharding &kept) {
-      return kept.cost.time() <= sharding.cost.time() &&
+      return kept.cost.searchedTime() <= sharding.cost.searchedTime() &&
              kept.cost.weightBytes <= sharding.cost.weightBytes;
     });
     if (!dominated)

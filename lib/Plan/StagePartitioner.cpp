@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 using namespace cleave;
 
@@ -37,10 +38,20 @@ double StageSplit::sumStageTime() const {
   return result;
 }
 
+PhaseTimes StageRange::phaseTimes() const {
+  PhaseTimes times;
+  times[PipelinePhase::Forward] = (segmentTime - recomputeTime - backwardTime) +
+                                  (sendTime - backwardSendTime);
+  times[PipelinePhase::Recompute] = recomputeTime;
+  times[PipelinePhase::Backward] = backwardTime + backwardSendTime;
+  times[PipelinePhase::Update] = update.total();
+  return times;
+}
+
 std::vector<PhaseTimes> cleave::getStageTimes(const StageSplit &split) {
   std::vector<PhaseTimes> times;
   for (const StageRange &stage : split.stages)
-    times.push_back(PhaseTimes::forward(stage.time()));
+    times.push_back(stage.phaseTimes());
   return times;
 }
 
@@ -54,11 +65,73 @@ int64_t StageSplit::largestStage() const {
 
 namespace {
 
+/// What the segments of a range add up to under one choice of candidates.
+struct CandidateSums {
+  /// Seconds per microbatch (with the sends when the caller starts from
+  /// them).
+  double time = 0;
+  double recomputeTime = 0;
+  double backwardTime = 0;
+  int64_t weights = 0;
+  int64_t gradients = 0;
+  int64_t optimizerState = 0;
+  int64_t saved = 0;
+  TrainableParameters trainable;
+  int64_t recomputed = 0;
+  /// Largest over the segments.
+  int64_t peak = 0;
+  int64_t message = 0;
+
+  /// Adds `n` segments taking `candidate`; the training terms only when
+  /// `training` (for inference they are zero).
+  void add(const SegmentCandidate &candidate, int64_t n, bool training) {
+    auto count = static_cast<double>(n);
+    time += count * candidate.time;
+    weights += n * candidate.weightBytes;
+    peak = std::max(peak, candidate.peakActivationBytes);
+    message = std::max(message, candidate.largestMessageBytes);
+    if (training)
+      addTraining(candidate.training, n);
+  }
+
+  void addTraining(const SegmentTrainingCost &training, int64_t n) {
+    auto count = static_cast<double>(n);
+    recomputeTime += count * training.recomputeTime;
+    backwardTime += count * training.backwardTime;
+    gradients += n * training.gradientBytes;
+    optimizerState += n * training.optimizerStateBytes;
+    saved += n * training.savedActivationBytes;
+    trainable += {n * training.trainable.elements, n * training.trainable.bytes,
+                  n * training.trainable.masterBytes};
+    recomputed += training.recomputes ? n : 0;
+  }
+
+  /// The sums of the segments past `before` (a prefix of this one), without
+  /// the maxima.
+  CandidateSums since(const CandidateSums &before) const {
+    CandidateSums result;
+    result.time = time - before.time;
+    result.recomputeTime = recomputeTime - before.recomputeTime;
+    result.backwardTime = backwardTime - before.backwardTime;
+    result.weights = weights - before.weights;
+    result.gradients = gradients - before.gradients;
+    result.optimizerState = optimizerState - before.optimizerState;
+    result.saved = saved - before.saved;
+    result.trainable = {trainable.elements - before.trainable.elements,
+                        trainable.bytes - before.trainable.bytes,
+                        trainable.masterBytes - before.trainable.masterBytes};
+    result.recomputed = recomputed - before.recomputed;
+    return result;
+  }
+};
+
 /// A range as the dynamic program sees it.
 struct RangeCost {
   bool fits = false;
   double time = 0;
   DeviceMemory memory;
+  /// The choice's sums (`sums.time` without the sends).
+  CandidateSums sums;
   /// Per class, how many of its segments in the range take each candidate.
   llvm::SmallVector<llvm::SmallVector<int64_t, 4>> levelCounts;
   /// Per segment of the range, its candidate, when chosen one by one (short
@@ -73,7 +146,9 @@ constexpr int64_t kExactCombinations = 1 << 14;
 
 /// Above this many distinct segments, ranges are first costed from prefix
 /// sums and range maxima over the segments (constant time per range), and
-/// per class only when the fastest choice does not fit.
+/// per class only when the fastest choice does not fit. A training step
+/// always is: the microbatches a stage holds differ from stage to stage, so
+/// a range is costed once per count, and most fit with the fastest choice.
 constexpr size_t kManyClasses = 256;
 
 /// The largest value over any range of a fixed array in constant time.
@@ -112,22 +187,23 @@ struct CandidateStep {
   double pricePerByte = 0;
 };
 
-/// The candidates (by index) on the lower convex hull of (weight, time),
-/// from the fastest to the leanest: stepping along them, each byte saved
-/// costs more time than the one before.
-llvm::SmallVector<int64_t>
-lowerHull(const std::vector<SegmentCandidate> &list) {
+/// The candidates (by index) on the lower convex hull of (footprint, time)
+/// with `held` microbatches held, from the fastest to the leanest: stepping
+/// along them, each byte saved costs more time than the one before.
+llvm::SmallVector<int64_t> lowerHull(const std::vector<SegmentCandidate> &list,
+                                     int64_t held) {
   llvm::SmallVector<int64_t> order;
   for (size_t i = 0; i < list.size(); ++i)
     order.push_back(static_cast<int64_t>(i));
   llvm::sort(order, [&](int64_t a, int64_t b) {
-    if (list[a].weightBytes != list[b].weightBytes)
-      return list[a].weightBytes > list[b].weightBytes;
+    if (list[a].footprint(held) != list[b].footprint(held))
+      return list[a].footprint(held) > list[b].footprint(held);
     return list[a].time < list[b].time;
   });
   auto price = [&](int64_t from, int64_t to) {
     return (list[to].time - list[from].time) /
-           static_cast<double>(list[from].weightBytes - list[to].weightBytes);
+           static_cast<double>(list[from].footprint(held) -
+                               list[to].footprint(held));
   };
   llvm::SmallVector<int64_t> hull;
   for (int64_t point : order) {
@@ -145,9 +221,12 @@ lowerHull(const std::vector<SegmentCandidate> &list) {
 /// Costs stage ranges from per-class prefix counts.
 class StageRangeEvaluator {
 public:
+  /// `leastMemory`: the dynamic program looks for the split of least
+  /// memory, and needs the memory of ranges that do not fit.
   StageRangeEvaluator(const StageSplitProblem &problem,
-                      const StageSplitOptions &options)
-      : problem(problem), options(options) {
+                      const StageSplitOptions &options,
+                      bool leastMemory = false)
+      : problem(problem), options(options), leastMemory(leastMemory) {
     int64_t numSegments = problem.numSegments();
     classOf.resize(numSegments);
     for (int64_t i = 0; i < numSegments; ++i)
@@ -165,26 +244,47 @@ public:
     for (int64_t c = 0; c < numClasses; ++c)
       if (representative[c] >= 0)
         classes.push_back(c);
-    // A stage that does not fit takes the steps that cost the least time
-    // per byte saved first; along a convex hull a class's steps come in
-    // order.
+    leastFixed.assign(numClasses, 0);
+    leastSaved.assign(numClasses, 0);
+    leastPeak.assign(numClasses, 0);
     for (int64_t c : classes) {
-      const auto &list = candidatesOf(c);
-      llvm::SmallVector<int64_t> hull = lowerHull(list);
-      for (size_t i = 0; i + 1 < hull.size(); ++i) {
-        const SegmentCandidate &from = list[hull[i]], &to = list[hull[i + 1]];
-        int64_t saved = from.weightBytes - to.weightBytes;
-        double price = (to.time - from.time) /
-                       static_cast<double>(std::max<int64_t>(saved, 1));
-        steps.push_back({c, hull[i], hull[i + 1], saved, price});
+      leastFixed[c] = leastSaved[c] = leastPeak[c] =
+          std::numeric_limits<int64_t>::max();
+      for (const SegmentCandidate &candidate : candidatesOf(c)) {
+        leastFixed[c] = std::min(leastFixed[c], candidate.footprint(0));
+        leastSaved[c] =
+            std::min(leastSaved[c], candidate.training.savedActivationBytes);
+        leastPeak[c] = std::min(leastPeak[c], candidate.peakActivationBytes);
       }
     }
-    std::stable_sort(steps.begin(), steps.end(),
+    if (classes.size() > kManyClasses || options.training)
+      buildPrefixes();
+  }
+
+  /// A stage that does not fit takes the steps that cost the least time
+  /// per byte saved first; along a convex hull a class's steps come in
+  /// order. What a step saves depends on the microbatches held.
+  const std::vector<CandidateStep> &getSteps(int64_t held) const {
+    auto [it, inserted] = steps.try_emplace(held);
+    if (!inserted)
+      return it->second;
+    std::vector<CandidateStep> &result = it->second;
+    for (int64_t c : classes) {
+      const auto &list = candidatesOf(c);
+      llvm::SmallVector<int64_t> hull = lowerHull(list, held);
+      for (size_t i = 0; i + 1 < hull.size(); ++i) {
+        const SegmentCandidate &from = list[hull[i]], &to = list[hull[i + 1]];
+        int64_t saved = from.footprint(held) - to.footprint(held);
+        double price = (to.time - from.time) /
+                       static_cast<double>(std::max<int64_t>(saved, 1));
+        result.push_back({c, hull[i], hull[i + 1], saved, price});
+      }
+    }
+    std::stable_sort(result.begin(), result.end(),
                      [](const CandidateStep &a, const CandidateStep &b) {
                        return a.pricePerByte < b.pricePerByte;
                      });
-    if (classes.size() > kManyClasses)
-      buildPrefixes();
+    return result;
   }
 
   /// Prefix sums and range maxima over the segments, for models of many
@@ -192,20 +292,26 @@ public:
   void buildPrefixes() {
     int64_t n = problem.numSegments();
     fastTimePrefix.assign(n + 1, 0);
-    fastWeightPrefix.assign(n + 1, 0);
-    leastWeightPrefix.assign(n + 1, 0);
+    fastPrefix.assign(n + 1, {});
+    leastFixedPrefix.assign(n + 1, 0);
+    leastSavedPrefix.assign(n + 1, 0);
     std::vector<int64_t> fastPeak(n), fastMessage(n), leastPeak(n);
     for (int64_t i = 0; i < n; ++i) {
       const std::vector<SegmentCandidate> &list = problem.candidates[i];
       fastTimePrefix[i + 1] = fastTimePrefix[i] + list.front().time;
-      fastWeightPrefix[i + 1] = fastWeightPrefix[i] + list.front().weightBytes;
-      int64_t leastWeight = std::numeric_limits<int64_t>::max();
+      fastPrefix[i + 1] = fastPrefix[i];
+      fastPrefix[i + 1].add(list.front(), 1, /*training=*/true);
+      int64_t leastFixed = std::numeric_limits<int64_t>::max();
+      int64_t leastSaved = std::numeric_limits<int64_t>::max();
       leastPeak[i] = std::numeric_limits<int64_t>::max();
       for (const SegmentCandidate &candidate : list) {
-        leastWeight = std::min(leastWeight, candidate.weightBytes);
+        leastFixed = std::min(leastFixed, candidate.footprint(0));
+        leastSaved =
+            std::min(leastSaved, candidate.training.savedActivationBytes);
         leastPeak[i] = std::min(leastPeak[i], candidate.peakActivationBytes);
       }
-      leastWeightPrefix[i + 1] = leastWeightPrefix[i] + leastWeight;
+      leastFixedPrefix[i + 1] = leastFixedPrefix[i] + leastFixed;
+      leastSavedPrefix[i + 1] = leastSavedPrefix[i] + leastSaved;
       fastPeak[i] = list.front().peakActivationBytes;
       fastMessage[i] = list.front().largestMessageBytes;
     }
@@ -220,6 +326,17 @@ public:
     return problem.candidates[representative[c]];
   }
 
+  /// The microbatches stage `stage` holds for their backward (or buffers
+  /// the inputs of).
+  int64_t getHeld(int64_t stage) const {
+    if (options.heldMicrobatches.empty())
+      return options.inFlightMicrobatches;
+    auto last = static_cast<int64_t>(options.heldMicrobatches.size()) - 1;
+    return options.heldMicrobatches[std::min(stage, last)];
+  }
+
+  /// Seconds to send the outputs of segment `last` on from stage `stage`;
+  /// none from the last stage (or from `numStages`: no stage).
   double sendTime(int64_t stage, int64_t last) const {
     if (stage + 1 >= options.numStages)
       return 0;
@@ -230,42 +347,50 @@ public:
                    : problem.sendTimeIntraNode[last];
   }
 
+  /// In a training step, seconds to send the gradients of stage `stage`'s
+  /// inputs (the outputs of segment `first - 1`) back to the stage before.
+  double backwardSendTime(int64_t stage, int64_t first) const {
+    if (!options.training || stage <= 0 || stage >= options.numStages)
+      return 0;
+    return sendTime(stage - 1, first - 1);
+  }
+
+  /// All the sends of stage `stage` running [first, last], per microbatch.
+  double stageSendTime(int64_t stage, int64_t first, int64_t last) const {
+    return sendTime(stage, last) + backwardSendTime(stage, first);
+  }
+
   int64_t count(int64_t c, int64_t first, int64_t last) const {
     const std::vector<int64_t> &at = positions[c];
     return std::upper_bound(at.begin(), at.end(), last) -
            std::lower_bound(at.begin(), at.end(), first);
   }
 
-  /// A lower bound on the memory of any choice over [first, last]: it only
-  /// grows as the range does.
-  int64_t memoryLowerBound(int64_t first, int64_t last) const {
+  /// A lower bound on the memory of any choice over [first, last] holding
+  /// `held` microbatches: it only grows as the range does.
+  int64_t memoryLowerBound(int64_t first, int64_t last, int64_t held) const {
     if (hasPrefixes())
-      return leastWeightPrefix[last + 1] - leastWeightPrefix[first] +
+      return leastFixedPrefix[last + 1] - leastFixedPrefix[first] +
+             held * (leastSavedPrefix[last + 1] - leastSavedPrefix[first]) +
              leastPeakMax.get(first, last);
-    int64_t weights = 0, peak = 0;
+    int64_t footprint = 0, peak = 0;
     for (int64_t c : classes) {
       int64_t n = count(c, first, last);
       if (n == 0)
         continue;
-      int64_t leastWeights = std::numeric_limits<int64_t>::max();
-      int64_t leastPeak = std::numeric_limits<int64_t>::max();
-      for (const SegmentCandidate &candidate : candidatesOf(c)) {
-        leastWeights = std::min(leastWeights, candidate.weightBytes);
-        leastPeak = std::min(leastPeak, candidate.peakActivationBytes);
-      }
-      weights += n * leastWeights;
-      peak = std::max(peak, leastPeak);
+      footprint += n * (leastFixed[c] + held * leastSaved[c]);
+      peak = std::max(peak, leastPeak[c]);
     }
-    return weights + peak;
+    return footprint + peak;
   }
 
   /// Time of the range with every segment fastest (a lower bound: later
   /// candidates are never faster).
   double fastTime(int64_t stage, int64_t first, int64_t last) const {
     if (hasPrefixes())
-      return sendTime(stage, last) + fastTimePrefix[last + 1] -
+      return stageSendTime(stage, first, last) + fastTimePrefix[last + 1] -
              fastTimePrefix[first];
-    double time = sendTime(stage, last);
+    double time = stageSendTime(stage, first, last);
     for (int64_t c : classes)
       if (int64_t n = count(c, first, last))
         time += static_cast<double>(n) * candidatesOf(c).front().time;
@@ -284,58 +409,97 @@ public:
   };
 
   RangeSummary summarize(int64_t stage, int64_t first, int64_t last) const {
-    auto [entry, inserted] = summaries.try_emplace({first, last});
-    if (inserted) {
-      // The segments' part (no stage sends past the last); the send depends
-      // on the stage.
-      double fast = fastTime(options.numStages, first, last);
-      int64_t lowerBound = memoryLowerBound(first, last);
-      std::optional<DeviceMemory> fastMemory;
-      if (hasPrefixes())
-        fastMemory = rangeMemory(
-            first, last, fastWeightPrefix[last + 1] - fastWeightPrefix[first],
-            fastPeakMax.get(first, last), fastMessageMax.get(first, last));
-      if (fastMemory && fastMemory->total() <= options.memoryLimitBytes) {
-        entry->second = {true, fast, fastMemory->total(), fast, lowerBound};
-      } else {
-        RangeCost cost = evaluate(options.numStages, first, last);
-        entry->second = {cost.fits, cost.time, cost.memory.total(), fast,
-                         lowerBound};
-      }
+    int64_t held = getHeld(stage);
+    RangeSummary summary;
+    // A training step holds a different count on each stage, so that a range
+    // is costed per count; when its fastest choice fits, that takes constant
+    // time and is not worth keeping.
+    if (!options.training || !summarizeFastest(first, last, held, summary)) {
+      auto [entry, inserted] = summaries.try_emplace(
+          {first * (problem.numSegments() + 1) + last, held});
+      if (inserted)
+        entry->second = summarizeRange(first, last, held);
+      summary = entry->second;
     }
-    RangeSummary summary = entry->second;
-    double send = sendTime(stage, last);
+    double send = stageSendTime(stage, first, last);
     summary.time += send;
     summary.fastTime += send;
     return summary;
   }
 
+  /// The segments' part of a range's summary (no stage sends past the
+  /// last); the send depends on the stage.
+  RangeSummary summarizeRange(int64_t first, int64_t last, int64_t held) const {
+    RangeSummary summary;
+    if (summarizeFastest(first, last, held, summary))
+      return summary;
+    double fast = fastTime(options.numStages, first, last);
+    int64_t lowerBound = memoryLowerBound(first, last, held);
+    // A range that cannot fit only stops the dynamic program, unless it
+    // looks for the least memory, fitting or not.
+    if (lowerBound > options.memoryLimitBytes && !leastMemory)
+      return {false, fast, lowerBound, fast, lowerBound};
+    RangeCost cost = evaluate(options.numStages, first, last, held);
+    return {cost.fits, cost.time, cost.memory.total(), fast, lowerBound};
+  }
+
+  /// With prefix sums: the summary of a range whose fastest choice fits, in
+  /// constant time; false when it does not fit or there are no prefixes.
+  bool summarizeFastest(int64_t first, int64_t last, int64_t held,
+                        RangeSummary &summary) const {
+    if (!hasPrefixes())
+      return false;
+    CandidateSums sums = fastPrefix[last + 1].since(fastPrefix[first]);
+    sums.peak = fastPeakMax.get(first, last);
+    sums.message = fastMessageMax.get(first, last);
+    int64_t memory = rangeMemory(first, last, sums, held).total();
+    if (memory > options.memoryLimitBytes)
+      return false;
+    double fast = fastTime(options.numStages, first, last);
+    summary = {true, fast, memory, fast, memoryLowerBound(first, last, held)};
+    return true;
+  }
+
   RangeCost evaluate(int64_t stage, int64_t first, int64_t last) const {
-    if (last - first + 1 <= kExactSegments) {
+    return evaluate(stage, first, last, getHeld(stage));
+  }
+
+  /// The range on stage `stage` (`numStages`: without sends) holding `held`
+  /// microbatches.
+  RangeCost evaluate(int64_t stage, int64_t first, int64_t last,
+                     int64_t held) const {
+    // A training step costs per class throughout: its segments have twice
+    // the candidates (with and without recomputation), and its ranges are
+    // costed once per count of microbatches held.
+    if (last - first + 1 <= kExactSegments && !options.training) {
       double combinations = 1;
       for (int64_t i = first; i <= last; ++i)
         combinations *= static_cast<double>(problem.candidates[i].size());
       if (combinations <= kExactCombinations)
-        return evaluateExactly(stage, first, last);
+        return evaluateExactly(stage, first, last, held);
     }
-    return evaluateByClass(stage, first, last);
+    return evaluateByClass(stage, first, last, held);
   }
 
   /// Every combination of the segments' candidates (without those another
   /// beats in time and every memory term): the fastest that fits, or the
   /// one of least memory when none does.
-  RangeCost evaluateExactly(int64_t stage, int64_t first, int64_t last) const {
-    auto key = std::make_pair(first, last);
+  RangeCost evaluateExactly(int64_t stage, int64_t first, int64_t last,
+                            int64_t held) const {
+    auto key = std::make_tuple(first, last, held);
     auto cached = exactCache.find(key);
     if (cached == exactCache.end()) {
       struct Combination {
-        double time = 0;
-        int64_t weights = 0, peak = 0, message = 0;
+        CandidateSums sums;
         llvm::SmallVector<int64_t, 8> levels;
       };
-      auto dominates = [](const Combination &a, const Combination &b) {
-        return a.time <= b.time && a.weights <= b.weights && a.peak <= b.peak &&
-               a.message <= b.message;
+      auto dominates = [&](const Combination &a, const Combination &b) {
+        return a.sums.time <= b.sums.time &&
+               a.sums.weights + a.sums.gradients + a.sums.optimizerState +
+                       held * a.sums.saved <=
+                   b.sums.weights + b.sums.gradients + b.sums.optimizerState +
+                       held * b.sums.saved &&
+               a.sums.peak <= b.sums.peak && a.sums.message <= b.sums.message;
       };
       std::vector<Combination> combinations(1);
       for (int64_t i = first; i <= last; ++i) {
@@ -344,12 +508,7 @@ public:
           for (auto [level, candidate] :
                llvm::enumerate(problem.candidates[i])) {
             Combination combined = partial;
-            combined.time += candidate.time;
-            combined.weights += candidate.weightBytes;
-            combined.peak =
-                std::max(combined.peak, candidate.peakActivationBytes);
-            combined.message =
-                std::max(combined.message, candidate.largestMessageBytes);
+            combined.sums.add(candidate, 1, options.training);
             combined.levels.push_back(static_cast<int64_t>(level));
             if (llvm::any_of(next, [&](const Combination &kept) {
                   return dominates(kept, combined);
@@ -365,9 +524,9 @@ public:
       std::vector<RangeCost> costs;
       for (const Combination &combination : combinations) {
         RangeCost cost;
-        cost.time = combination.time;
-        cost.memory = rangeMemory(first, last, combination.weights,
-                                  combination.peak, combination.message);
+        cost.time = combination.sums.time;
+        cost.sums = combination.sums;
+        cost.memory = rangeMemory(first, last, combination.sums, held);
         cost.fits = cost.memory.total() <= options.memoryLimitBytes;
         cost.segmentLevels = combination.levels;
         costs.push_back(std::move(cost));
@@ -385,50 +544,56 @@ public:
                    .first;
     }
     RangeCost cost = cached->second;
-    cost.time += sendTime(stage, last);
+    cost.time += stageSendTime(stage, first, last);
     return cost;
   }
 
-  DeviceMemory rangeMemory(int64_t first, int64_t last, int64_t weights,
-                           int64_t peak, int64_t message) const {
+  DeviceMemory rangeMemory(int64_t first, int64_t last,
+                           const CandidateSums &sums, int64_t held) const {
     int64_t input =
         first == 0 ? problem.inputBytes : problem.outputBytes[first - 1];
     bool sends = last + 1 < problem.numSegments();
     DeviceMemory memory;
-    memory.weights = weights;
-    memory.activations = peak + options.inFlightMicrobatches * input;
-    memory.communication = message + (sends ? problem.outputBytes[last] : 0);
+    memory.weights = sums.weights;
+    memory.gradients = sums.gradients;
+    memory.optimizerState = sums.optimizerState;
+    memory.activations = sums.peak + held * (input + sums.saved);
+    memory.communication =
+        sums.message + (sends ? problem.outputBytes[last] : 0) +
+        (options.training
+             ? options.training->getCommunicationBytes(sums.trainable)
+             : 0);
     return memory;
   }
 
   /// Per class: every segment fastest, then the cheapest hull steps until
   /// the range fits.
-  RangeCost evaluateByClass(int64_t stage, int64_t first, int64_t last) const {
+  RangeCost evaluateByClass(int64_t stage, int64_t first, int64_t last,
+                            int64_t held) const {
     RangeCost cost;
     cost.levelCounts.resize(representative.size());
     for (int64_t c : classes) {
       cost.levelCounts[c].assign(candidatesOf(c).size(), 0);
       cost.levelCounts[c][0] = count(c, first, last);
     }
-    auto compute = [&]() {
-      cost.time = sendTime(stage, last);
-      int64_t weights = 0, peak = 0, message = 0;
+    double send = stageSendTime(stage, first, last);
+    auto compute = [&](RangeCost &cost) {
+      CandidateSums sums;
+      sums.time = send;
       for (int64_t c : classes) {
         const auto &list = candidatesOf(c);
-        for (size_t level = 0; level < list.size(); ++level) {
-          int64_t n = cost.levelCounts[c][level];
-          if (n == 0)
-            continue;
-          cost.time += static_cast<double>(n) * list[level].time;
-          weights += n * list[level].weightBytes;
-          peak = std::max(peak, list[level].peakActivationBytes);
-          message = std::max(message, list[level].largestMessageBytes);
-        }
+        for (size_t level = 0; level < list.size(); ++level)
+          if (int64_t n = cost.levelCounts[c][level])
+            sums.add(list[level], n, options.training);
       }
-      cost.memory = rangeMemory(first, last, weights, peak, message);
+      cost.time = sums.time;
+      sums.time -= send;
+      cost.sums = sums;
+      cost.memory = rangeMemory(first, last, sums, held);
       cost.fits = cost.memory.total() <= options.memoryLimitBytes;
     };
-    compute();
+    compute(cost);
+    const std::vector<CandidateStep> &steps = getSteps(held);
     for (const CandidateStep &step : steps) {
       if (cost.fits)
         break;
@@ -443,11 +608,11 @@ public:
           std::min(from, (excess + step.savedBytes - 1) / step.savedBytes);
       from -= moved;
       to += moved;
-      compute();
+      compute(cost);
       if (!cost.fits && from > 0) {
         to += from;
         from = 0;
-        compute();
+        compute(cost);
       }
     }
     return cost;
@@ -458,9 +623,17 @@ public:
     StageRange range;
     range.firstSegment = first;
     range.lastSegment = last;
-    range.sendTime = sendTime(stage, last);
+    range.sendTime = stageSendTime(stage, first, last);
+    range.backwardSendTime = backwardSendTime(stage, first);
     range.segmentTime = cost.time - range.sendTime;
     range.memory = cost.memory;
+    range.recomputeTime = cost.sums.recomputeTime;
+    range.backwardTime = cost.sums.backwardTime;
+    range.trainable = cost.sums.trainable;
+    range.numRecomputed = cost.sums.recomputed;
+    if (options.training)
+      range.update = options.training->getUpdateCost(cost.sums.trainable,
+                                                     cost.sums.backwardTime);
     if (!cost.segmentLevels.empty()) {
       range.level.assign(cost.segmentLevels.begin(), cost.segmentLevels.end());
       return range;
@@ -482,6 +655,7 @@ public:
 private:
   const StageSplitProblem &problem;
   const StageSplitOptions &options;
+  bool leastMemory;
   std::vector<int64_t> classOf;
   /// First segment of each class (-1 for unused class numbers).
   std::vector<int64_t> representative;
@@ -489,17 +663,25 @@ private:
   /// segments however many classes there are).
   std::vector<std::vector<int64_t>> positions;
   std::vector<int64_t> classes;
-  std::vector<CandidateStep> steps;
-  /// With many classes: per segment boundary, sums of the fastest times and
-  /// weights and of the least weights; range maxima of the fastest peaks and
-  /// messages and of the least peaks. Empty otherwise.
+  /// Per class, the least of its candidates' footprints without saved
+  /// activations, saved activations and peaks (each on its own: together a
+  /// lower bound).
+  std::vector<int64_t> leastFixed, leastSaved, leastPeak;
+  /// The hull steps per count of microbatches held.
+  mutable std::map<int64_t, std::vector<CandidateStep>> steps;
+  /// With many classes or in a training step: per segment boundary, sums of
+  /// the fastest times and candidates, of the least footprints without the
+  /// saved activations and of the least saved activations; range maxima of
+  /// the fastest peaks and messages and of the least peaks. Empty otherwise.
   std::vector<double> fastTimePrefix;
-  std::vector<int64_t> fastWeightPrefix, leastWeightPrefix;
+  std::vector<CandidateSums> fastPrefix;
+  std::vector<int64_t> leastFixedPrefix, leastSavedPrefix;
   RangeMax fastPeakMax, fastMessageMax, leastPeakMax;
-  /// Exact costs of short ranges, without the send.
-  mutable std::map<std::pair<int64_t, int64_t>, RangeCost> exactCache;
-  /// Summaries of the ranges [first, last] the dynamic program visited,
-  /// without the send: as many as it visits, not every pair of segments.
+  /// Exact costs of short ranges per count held, without the send.
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t>, RangeCost> exactCache;
+  /// Summaries of the ranges [first, last] (keyed `first * (numSegments +
+  /// 1) + last`) per count held that the dynamic program visited, without
+  /// the send: as many as it visits, not every pair of segments.
   mutable llvm::DenseMap<std::pair<int64_t, int64_t>, RangeSummary> summaries;
 };
 
@@ -791,7 +973,7 @@ cleave::splitStagesForMemory(const StageSplitProblem &problem,
   int64_t numSegments = problem.numSegments();
   if (options.numStages < 1 || options.numStages > numSegments)
     return std::nullopt;
-  StageRangeEvaluator evaluator(problem, options);
+  StageRangeEvaluator evaluator(problem, options, /*leastMemory=*/true);
   if (options.numStages == 1) {
     StageSplit split =
         evaluateWholeModel(evaluator, numSegments, /*evenIfFull=*/true)

@@ -308,6 +308,97 @@ TEST_P(StageSplitOptimalityTest, MatchesBruteForce) {
   }
 }
 
+/// Segments of a training step: forward 1, backward 2; 100 bytes of
+/// weights, 100 of gradients, 200 of optimizer state; 10 bytes kept per
+/// microbatch for the backward, or 2 when recomputing (1 more second, and a
+/// backward that holds 8 bytes more).
+StageSplitProblem makeTrainingProblem(int64_t segments) {
+  StageSplitProblem problem;
+  for (int64_t i = 0; i < segments; ++i) {
+    SegmentCandidate keep;
+    keep.time = 3;
+    keep.weightBytes = 100;
+    keep.peakActivationBytes = 5;
+    keep.training.backwardTime = 2;
+    keep.training.gradientBytes = 100;
+    keep.training.optimizerStateBytes = 200;
+    keep.training.savedActivationBytes = 10;
+    keep.training.trainable = {25, 100, 0};
+    SegmentCandidate recompute = keep;
+    recompute.time = 4;
+    recompute.peakActivationBytes = 13;
+    recompute.training.recomputeTime = 1;
+    recompute.training.savedActivationBytes = 2;
+    recompute.training.recomputes = true;
+    problem.candidates.push_back({keep, recompute});
+    problem.segmentClass.push_back(0);
+    problem.outputBytes.push_back(4);
+    problem.sendTimeIntraNode.push_back(0);
+    problem.sendTimeInterNode.push_back(0);
+  }
+  problem.inputBytes = 4;
+  return problem;
+}
+
+TEST(StagePartitioner, TrainingStagesHoldTheirScheduleCount) {
+  StageSplitProblem problem = makeTrainingProblem(4);
+  TargetDescription target;
+  target.device.memoryBandwidth = 1e12;
+  target.device.setPeakFlops(Precision::F32, 1e12);
+  TrainingStepCost training(target, Optimizer::SGD, ZeroStage::None, {1, 1});
+  StageSplitOptions options;
+  options.numStages = 2;
+  PipelineScheduleOptions schedule;
+  schedule.choice = {ScheduleKind::OneFOneB, 1};
+  schedule.numStages = 2;
+  schedule.numMicrobatches = 4;
+  schedule.phases = {PipelinePhase::Forward, PipelinePhase::Recompute,
+                     PipelinePhase::Backward, PipelinePhase::Update};
+  options.schedule = llvm::cantFail(PipelineSchedule::create(schedule));
+  // 1F1B: stage 0 holds two microbatches, stage 1 one.
+  options.heldMicrobatches = {2, 1};
+  options.training = &training;
+  options.sendCrossesNodes = {false};
+  options.memoryLimitBytes = 1 << 20;
+
+  std::optional<StageSplit> split = splitStages(problem, options);
+  ASSERT_TRUE(split);
+  ASSERT_EQ(split->stages.size(), 2u);
+  const StageRange &first = split->stages[0], &last = split->stages[1];
+  EXPECT_EQ(first.lastSegment, 1);
+  // Weights, gradients and optimizer state of two segments; activations:
+  // the peak, and per microbatch held the input and what both segments
+  // keep; the send buffer.
+  EXPECT_EQ(first.memory.weights, 200);
+  EXPECT_EQ(first.memory.gradients, 200);
+  EXPECT_EQ(first.memory.optimizerState, 400);
+  EXPECT_EQ(first.memory.activations, 5 + 2 * (4 + 20));
+  EXPECT_EQ(first.memory.communication, 4);
+  EXPECT_EQ(first.memory.total(), 857);
+  EXPECT_EQ(last.memory.activations, 5 + 1 * (4 + 20));
+  EXPECT_EQ(last.memory.communication, 0);
+  // Phases: forward 2, backward 4 per microbatch; the update is SGD's pass
+  // over the two segments' 200 bytes of gradients and 2 x 200 of weights.
+  PhaseTimes times = first.phaseTimes();
+  EXPECT_DOUBLE_EQ(times[PipelinePhase::Forward], 2);
+  EXPECT_DOUBLE_EQ(times[PipelinePhase::Recompute], 0);
+  EXPECT_DOUBLE_EQ(times[PipelinePhase::Backward], 4);
+  EXPECT_DOUBLE_EQ(times[PipelinePhase::Update], 600 / 1e12);
+  EXPECT_EQ(first.numRecomputed, 0);
+
+  // 7 bytes short on stage 0: one of its segments recomputes (saving twice
+  // 8 bytes held, holding 8 more in its backward); stage 1, holding one
+  // microbatch, still fits as it is.
+  options.memoryLimitBytes = 850;
+  split = splitStages(problem, options);
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->stages[0].numRecomputed, 1);
+  EXPECT_EQ(split->stages[0].memory.total(), 849);
+  EXPECT_DOUBLE_EQ(split->stages[0].phaseTimes()[PipelinePhase::Recompute], 1);
+  EXPECT_EQ(split->stages[1].numRecomputed, 0);
+  EXPECT_EQ(split->stages[1].memory.total(), 829);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Random, StageSplitOptimalityTest,
     ::testing::Values(RandomCase{6, 2, PlanObjective::Throughput, 1, 1},

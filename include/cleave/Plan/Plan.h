@@ -15,6 +15,7 @@
 
 #include "cleave/Analysis/Cost/CostModel.h"
 #include "cleave/Plan/PipelineSchedule.h"
+#include "cleave/Plan/TrainingCost.h"
 #include "cleave/rt/Mesh.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -64,8 +65,11 @@ struct PlanOptions {
   std::optional<int64_t> globalBatch;
   PlanObjective objective = PlanObjective::Throughput;
   /// The pipeline schedule (`--schedule`); interleaved splits the model into
-  /// pp x chunks stages, `virtualStages` per device.
-  ScheduleChoice schedule;
+  /// pp x chunks stages, `virtualStages` per device. Unset: `getSchedule`.
+  std::optional<ScheduleChoice> schedule;
+  /// A training step instead of inference (`--train`, `--optimizer`,
+  /// `--zero`, `--recompute`; `--precision` is `costOptions`'s).
+  TrainingOptions training;
   /// Sequence parallelism (as Megatron-LM's `--sequence-parallel`): the
   /// tensor-parallel group may also split token dimensions (batch,
   /// sequence), and a partial sum may be reduce-scattered into a split
@@ -95,12 +99,17 @@ struct PlanOptions {
   /// Declares the options a user sets (see OptionBinder.h).
   void bindOptions(OptionBinder &binder,
                    PlanOptionSet set = PlanOptionSet::Planning);
+
+  /// The schedule asked for, or by default GPipe for inference and 1F1B for
+  /// training (which holds fewer microbatches' activations).
+  ScheduleChoice getSchedule() const;
 };
 
 /// Checks what can be checked of `options` without a model or a cluster
-/// (pins are positive, the memory fraction is a share); the error names the
-/// option as the user spelled it, `<prefix><flag>`. `planModel` checks the
-/// rest (pins that divide the devices and the batch).
+/// (pins are positive, the memory fraction is a share, the training options
+/// come with `train`); the error names the option as the user spelled it,
+/// `<prefix><flag>`. `planModel` checks the rest (pins that divide the
+/// devices and the batch).
 llvm::Error validatePlanOptions(const PlanOptions &options,
                                 llvm::StringRef prefix = "--");
 
@@ -163,6 +172,10 @@ struct PlanCommunication {
   double time = 0;
   /// The interconnect level it runs on.
   bool crossesNodes = false;
+  /// The phase that runs it: in a training step the backward answers each
+  /// collective of the forward with its conjugate and sends the gradients
+  /// back.
+  PipelinePhase phase = PipelinePhase::Forward;
 };
 
 /// One interval of a stage's work on one microbatch, in order.
@@ -198,6 +211,26 @@ struct PlanSegment {
   /// Seconds per microbatch on each device of its stage.
   double computeTime = 0;
   double collectiveTime = 0;
+  /// In a training step: whether it recomputes its activations before its
+  /// backward, and the backward's seconds per microbatch.
+  bool recompute = false;
+  double backwardComputeTime = 0;
+  double backwardCollectiveTime = 0;
+};
+
+/// A stage's update phase in a training step: the data-parallel gradient
+/// reduction, the optimizer and, under ZeRO, the gathering of the updated
+/// weights.
+struct PlanStageUpdate {
+  /// The weights its devices train, per device.
+  TrainableParameters trainable;
+  /// all_reduce, or reduce_scatter under ZeRO; over `group` (the
+  /// data-parallel group of its first rank).
+  CollectiveKind reductionKind = CollectiveKind::AllReduce;
+  llvm::SmallVector<int64_t> group;
+  bool crossesNodes = false;
+  GradientReduction reduction;
+  UpdateCost cost;
 };
 
 /// A contiguous range of the model on `tp` devices of each replica. Under
@@ -226,8 +259,30 @@ struct PlanStage {
   /// How many of its segments use the sharding of least weight memory
   /// rather than the fastest one (to fit).
   int64_t leanSegments = 0;
-  /// What each of its devices does per microbatch, in order.
+  /// What each of its devices does per microbatch, in order (the forward).
   std::vector<PlanStageEvent> schedule;
+
+  /// In a training step: per microbatch, the forward again for the segments
+  /// that recompute, and the backward (its sends: the gradients of the
+  /// stage's inputs, back to the stage before); per step, the update.
+  double recomputeTime = 0;
+  double backwardComputeTime = 0;
+  double backwardCollectiveTime = 0;
+  double backwardSendTime = 0;
+  int64_t recomputedSegments = 0;
+  PlanStageUpdate update;
+
+  double backwardTime() const {
+    return backwardComputeTime + backwardCollectiveTime + backwardSendTime;
+  }
+  /// Its phases as the schedule reads them (inference: the forward only).
+  PhaseTimes phaseTimes() const {
+    PhaseTimes times = PhaseTimes::forward(time());
+    times[PipelinePhase::Recompute] = recomputeTime;
+    times[PipelinePhase::Backward] = backwardTime();
+    times[PipelinePhase::Update] = update.cost.total();
+    return times;
+  }
 };
 
 /// A configuration the search weighed.
@@ -242,6 +297,30 @@ struct PlanAlternative {
   int64_t peakMemoryBytes = 0;
   /// `chosen`, or why it lost.
   std::string verdict;
+};
+
+/// What a training plan adds.
+struct PlanTraining {
+  Optimizer optimizer = Optimizer::AdamW;
+  /// The precision floating-point tensors are computed and held in; unset:
+  /// the model's own.
+  std::optional<Precision> precision;
+  ZeroStage zero = ZeroStage::None;
+  /// Whether the user fixed the ZeRO stage and the recomputation, or the
+  /// search chose them.
+  bool zeroSearched = true;
+  bool recomputeSearched = true;
+  int64_t recomputedSegments = 0;
+  /// The step's arithmetic, every sample once (an op replicated over a
+  /// tensor-parallel group counts once): the forward, the backward and the
+  /// recomputation.
+  double forwardFlops = 0;
+  double backwardFlops = 0;
+  double recomputeFlops = 0;
+
+  double totalFlops() const {
+    return forwardFlops + backwardFlops + recomputeFlops;
+  }
 };
 
 /// The planner's decision and its predictions.
@@ -262,6 +341,8 @@ struct Plan {
   /// The order each pipeline stage runs the microbatches in; `stages` holds
   /// one entry per virtual stage of it.
   PipelineSchedule schedule;
+  /// Set for a plan of a training step.
+  std::optional<PlanTraining> training;
 
   std::vector<PlanStage> stages;
   std::vector<PlanSegment> segments;

@@ -5,8 +5,10 @@
 // microbatch count that divides a replica's batch, the tensor-parallel layout
 // of each distinct segment (ShardingSearch.h) and the stage split
 // (StagePartitioner.h), and returns the best plan under the objective with
-// the alternatives it weighed. `annotateModule` writes the plan's contract
-// for the partitioner onto the IR.
+// the alternatives it weighed. With `PlanOptions::training` it plans a
+// training step (TrainingCost.h), searching the ZeRO stage and the
+// recomputation of each segment too. `annotateModule` writes the plan's
+// contract for the partitioner onto the IR.
 //
 //===----------------------------------------------------------------------===//
 

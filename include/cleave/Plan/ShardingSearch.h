@@ -14,7 +14,10 @@
 //   replicated -> split      free (each device keeps its slice)
 //   replicated -> partial    free (one device contributes the value)
 //
-// Split work costs 1/tp of the op's roofline time.
+// Split work costs 1/tp of the op's roofline time. In a training step each
+// op also runs its backward (TrainingCost.h's factors) and each collective
+// is answered by its conjugate in the backward; the search weighs both
+// passes.
 //
 // Tensor parallelism, as Megatron-LM defines it, splits the model's feature
 // dimensions between contractions and keeps the residual stream whole on
@@ -37,6 +40,7 @@
 
 #include "cleave/Analysis/Cost/CostModel.h"
 #include "cleave/Plan/Segmentation.h"
+#include "cleave/Plan/TrainingCost.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -91,7 +95,12 @@ struct SegmentValue {
 struct SegmentParameter {
   mlir::Value value;
   llvm::SmallVector<int64_t> shape;
+  /// As held (`getHeldTensorBytes`).
   int64_t bytes = 0;
+  int64_t elements = 0;
+  /// Whether a training step updates it: a floating-point weight (a
+  /// constant is not trained).
+  bool trainable = false;
 };
 
 /// One operand of a segment op: an activation, a parameter, or neither (a
@@ -124,6 +133,8 @@ struct SegmentOp {
   bool readsWholeOperands = true;
   /// Whether the work grows with the batch.
   bool scalesWithBatch = false;
+  /// Whether it runs on matrix units (`CostInterface::usesMatrixUnits`).
+  bool usesMatrixUnits = false;
   /// Whether it computes the residual stream: it has no reduction loop and
   /// no matrix units, and its result reaches a segment output through such
   /// ops only.
@@ -175,6 +186,10 @@ struct ShardingContext {
   /// equal time, the one with fewer collectives (fewer launches and
   /// synchronisations, which the α-β model does not price) wins.
   double collectivePenalty = 0;
+  /// A training step: each op also runs its backward (TrainingCost.h's
+  /// factors) and each collective its conjugate, and the search weighs
+  /// both passes.
+  bool training = false;
 };
 
 /// A reshard the assignment needs, per microbatch.
@@ -192,8 +207,12 @@ struct SegmentCollective {
 /// The predicted cost of a segment under one assignment, per microbatch and
 /// device.
 struct SegmentCost {
+  /// The forward pass.
   double computeTime = 0;
   double collectiveTime = 0;
+  /// The backward pass, in a training context (0 otherwise).
+  double backwardComputeTime = 0;
+  double backwardCollectiveTime = 0;
   /// Weight bytes each device holds (a parameter read in two layouts is held
   /// twice).
   int64_t weightBytes = 0;
@@ -201,13 +220,27 @@ struct SegmentCost {
   int64_t peakActivationBytes = 0;
   /// Bytes of the largest collective message.
   int64_t largestMessageBytes = 0;
-  /// `time() + weightBytePenalty * weightBytes + collectivePenalty *
+  /// The trainable weights it holds (as `weightBytes` counts them).
+  TrainableParameters trainable;
+  /// Bytes of the buffers its ops define (what its backward reads), and of
+  /// those among them that are its outputs (what it keeps when it
+  /// recomputes the rest).
+  int64_t definedActivationBytes = 0;
+  int64_t outputActivationBytes = 0;
+  /// `searchedTime() + weightBytePenalty * weightBytes + collectivePenalty *
   /// collectives.size()`.
   double objective = 0;
   llvm::SmallVector<double> opTimes;
   llvm::SmallVector<SegmentCollective> collectives;
 
+  /// The forward pass.
   double time() const { return computeTime + collectiveTime; }
+  double backwardTime() const {
+    return backwardComputeTime + backwardCollectiveTime;
+  }
+  /// What the search minimises: both passes (the backward is 0 outside
+  /// training).
+  double searchedTime() const { return time() + backwardTime(); }
 };
 
 /// The strategy index of every op of a segment.

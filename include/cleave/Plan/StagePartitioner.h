@@ -4,7 +4,10 @@
 // over the order: each stage is a contiguous range, the ranges may be
 // uneven, and every stage must fit in a device's memory. A stage's time per
 // microbatch is the time of its segments plus the send of its last
-// segment's outputs to the next stage.
+// segment's outputs to the next stage (in a training step, every phase of a
+// microbatch: the backward, with the gradients sent back, and the
+// recomputation too; the update, once per step, is costed for each split
+// but not balanced).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include "cleave/Analysis/Cost/CostModel.h"
 #include "cleave/Plan/PipelineSchedule.h"
 #include "cleave/Plan/Plan.h"
+#include "cleave/Plan/TrainingCost.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -22,22 +26,49 @@
 
 namespace cleave {
 
+/// What a segment adds to a training step besides its forward, per device
+/// (all zero for inference).
+struct SegmentTrainingCost {
+  /// Seconds per microbatch of the recompute and backward phases.
+  double recomputeTime = 0;
+  double backwardTime = 0;
+  /// Its gradients and optimizer state, as ZeRO shards them.
+  int64_t gradientBytes = 0;
+  int64_t optimizerStateBytes = 0;
+  /// What each microbatch keeps for the backward until it runs.
+  int64_t savedActivationBytes = 0;
+  TrainableParameters trainable;
+  /// Whether it recomputes its activations before its backward.
+  bool recomputes = false;
+};
+
 /// One segment under one sharding, per microbatch and device.
 struct SegmentCandidate {
+  /// Seconds per microbatch: the forward, and in a training step the
+  /// recompute and backward too.
   double time = 0;
   int64_t weightBytes = 0;
   int64_t peakActivationBytes = 0;
   int64_t largestMessageBytes = 0;
+  SegmentTrainingCost training;
+
+  /// Bytes it holds through a step when `held` microbatches wait for their
+  /// backward: what a leaner candidate saves.
+  int64_t footprint(int64_t held) const {
+    return weightBytes + training.gradientBytes + training.optimizerStateBytes +
+           held * training.savedActivationBytes;
+  }
 };
 
 /// What the stage split needs to know about the segments at one tensor-
 /// parallel degree and microbatch size.
 struct StageSplitProblem {
-  /// Per segment, its shardings from the fastest to the one of least weight
-  /// memory: the lower convex hull of (time, weight bytes), so that each
-  /// step saves bytes at a higher price in time than the one before. A
-  /// stage that does not fit with the fastest moves segments down the list,
-  /// the cheapest steps first.
+  /// Per segment, its shardings (in a training step, each with and without
+  /// recomputation) from the fastest to the one of least memory: the lower
+  /// convex hull of (time, footprint), so that each step saves bytes at a
+  /// higher price in time than the one before. A stage that does not fit
+  /// with the fastest moves segments down the list, the cheapest steps
+  /// first.
   std::vector<std::vector<SegmentCandidate>> candidates;
   /// Per segment, its class: segments of a class have equal candidates.
   /// Empty: every segment is its own class.
@@ -47,7 +78,8 @@ struct StageSplitProblem {
   /// Per-device bytes of the model's inputs (what stage 0 receives).
   int64_t inputBytes = 0;
   /// Per segment: seconds to send its outputs to the next stage inside a
-  /// node and across nodes.
+  /// node and across nodes (in a training step, also the seconds the next
+  /// stage takes to send their gradients back).
   std::vector<double> sendTimeIntraNode;
   std::vector<double> sendTimeInterNode;
 
@@ -68,6 +100,12 @@ struct StageSplitOptions {
   /// `maxActivationsHeld`: one bound for every stage keeps a range's cost
   /// independent of its stage).
   int64_t inFlightMicrobatches = 1;
+  /// Per stage, the microbatches whose activations it holds for their
+  /// backward (the schedule's `activationsHeld` of its device); empty:
+  /// `inFlightMicrobatches` for every stage.
+  std::vector<int64_t> heldMicrobatches;
+  /// A training step's gradients, optimizer and update; null for inference.
+  const TrainingStepCost *training = nullptr;
   /// Bytes a device may hold.
   int64_t memoryLimitBytes = 0;
   PlanObjective objective = PlanObjective::Throughput;
@@ -81,11 +119,26 @@ struct StageRange {
   int64_t lastSegment = 0;
   /// Per segment of the range, the index of its candidate.
   std::vector<int64_t> level;
+  /// Seconds per microbatch of its segments (all phases) and its sends (in a
+  /// training step, the gradients' too).
   double segmentTime = 0;
   double sendTime = 0;
   DeviceMemory memory;
+  /// In a training step: per microbatch, the part of `segmentTime` that
+  /// recomputes and the part that runs the backward, and the part of
+  /// `sendTime` that sends gradients back; per step, the update.
+  double recomputeTime = 0;
+  double backwardTime = 0;
+  double backwardSendTime = 0;
+  UpdateCost update;
+  TrainableParameters trainable;
+  /// Segments that recompute.
+  int64_t numRecomputed = 0;
 
   double time() const { return segmentTime + sendTime; }
+  /// The phases as the schedule reads them: the sends of each direction
+  /// belong to its phase.
+  PhaseTimes phaseTimes() const;
   /// Segments that do not take their fastest sharding.
   int64_t numLean() const {
     return static_cast<int64_t>(std::count_if(
@@ -112,7 +165,7 @@ StageRange evaluateStageRange(const StageSplitProblem &problem,
                               const StageSplitOptions &options, int64_t stage,
                               int64_t first, int64_t last, bool &fits);
 
-/// The stage times of `split` as the schedule reads them (forward only).
+/// The stage times of `split` as the schedule reads them.
 std::vector<PhaseTimes> getStageTimes(const StageSplit &split);
 
 /// The best split that fits, or none when no split fits or there are fewer

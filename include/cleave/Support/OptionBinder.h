@@ -77,6 +77,31 @@ public:
         [&value, copy](size_t index) { value = copy[index]; }, help);
   }
 
+  /// One of `values`, or unset (spelled `unsetName`, the default): the
+  /// library chooses.
+  template <typename Enum>
+  void choice(llvm::StringRef flag, std::optional<Enum> &value,
+              llvm::ArrayRef<Enum> values, llvm::StringRef (*name)(Enum),
+              llvm::StringRef unsetName, llvm::StringRef help) {
+    llvm::SmallVector<llvm::StringRef> names = {unsetName};
+    for (Enum candidate : values)
+      names.push_back(name(candidate));
+    std::vector<Enum> copy(values.begin(), values.end());
+    bindChoice(
+        flag, names,
+        [&value, copy] {
+          return value ? static_cast<size_t>(llvm::find(copy, *value) -
+                                             copy.begin()) +
+                             1
+                       : 0;
+        },
+        [&value, copy](size_t index) {
+          value =
+              index == 0 ? std::nullopt : std::optional<Enum>(copy[index - 1]);
+        },
+        help);
+  }
+
   /// A value with a spelling of its own (`interleaved:2`): `T` has
   /// `std::string str() const`, and `parse` fails saying what it accepts.
   template <typename T>
@@ -85,6 +110,29 @@ public:
     bindText(
         flag, [&value] { return value.str(); },
         [&value, parse](llvm::StringRef given) -> llvm::Error {
+          llvm::Expected<T> parsed = parse(given);
+          if (!parsed)
+            return parsed.takeError();
+          value = *parsed;
+          return llvm::Error::success();
+        },
+        help);
+  }
+
+  /// The same, or unset (spelled `unsetName`, the default): the library
+  /// chooses.
+  template <typename T>
+  void text(llvm::StringRef flag, std::optional<T> &value,
+            llvm::Expected<T> (*parse)(llvm::StringRef),
+            llvm::StringRef unsetName, llvm::StringRef help) {
+    std::string unset = unsetName.str();
+    bindText(
+        flag, [&value, unset] { return value ? value->str() : unset; },
+        [&value, parse, unset](llvm::StringRef given) -> llvm::Error {
+          if (given == unset) {
+            value.reset();
+            return llvm::Error::success();
+          }
           llvm::Expected<T> parsed = parse(given);
           if (!parsed)
             return parsed.takeError();

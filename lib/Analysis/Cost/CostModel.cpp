@@ -12,6 +12,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -31,6 +32,22 @@ Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
   return roofline;
 }
 
+/// Whether `options` hold elements of type `element` in their compute
+/// precision rather than their own.
+static bool isHeldInComputePrecision(Type element, const CostOptions &options) {
+  return options.computePrecision && element &&
+         (element.isF16() || element.isBF16() || element.isF32());
+}
+
+int64_t cleave::getHeldTensorBytes(Type type, const CostOptions &options) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      !isHeldInComputePrecision(tensor.getElementType(), options))
+    return getTensorBytes(type);
+  int64_t elementBytes = *options.computePrecision == Precision::F32 ? 4 : 2;
+  return tensor.getNumElements() * elementBytes;
+}
+
 Precision cleave::getComputePrecision(Operation *op,
                                       const CostOptions &options) {
   Type type;
@@ -45,6 +62,11 @@ Precision cleave::getComputePrecision(Operation *op,
   auto cost = dyn_cast<CostInterface>(op);
   if (!element || !cost || !cost.usesMatrixUnits())
     return Precision::F32;
+  if (isHeldInComputePrecision(element, options)) {
+    if (*options.computePrecision == Precision::F32)
+      return options.allowTF32 ? Precision::TF32 : Precision::F32;
+    return *options.computePrecision;
+  }
   if (element.isF16())
     return Precision::F16;
   if (element.isBF16())
@@ -87,6 +109,25 @@ FailureOr<OpCost> cleave::getOpCost(Operation *op,
   result.bytesRead = cost.getBytesRead();
   result.bytesWritten = cost.getBytesWritten();
   result.parameterBytes = cost.getParameterBytes();
+  if (options.computePrecision) {
+    // Whatever an op's formula counts of its tensors, it counts fewer bytes
+    // in the same proportion as they shrink.
+    auto scale = [&](int64_t bytes, TypeRange types) {
+      int64_t own = 0, held = 0;
+      for (Type type : types) {
+        own += getTensorBytes(type);
+        held += getHeldTensorBytes(type, options);
+      }
+      if (own == 0)
+        return bytes;
+      return static_cast<int64_t>(
+          std::llround(static_cast<double>(bytes) * static_cast<double>(held) /
+                       static_cast<double>(own)));
+    };
+    result.bytesRead = scale(result.bytesRead, op->getOperandTypes());
+    result.bytesWritten = scale(result.bytesWritten, op->getResultTypes());
+    result.parameterBytes = scale(result.parameterBytes, op->getOperandTypes());
+  }
   result.precision = getComputePrecision(op, options);
   result.roofline = getRoofline(static_cast<double>(result.flops),
                                 static_cast<double>(result.bytesMoved()),
@@ -198,6 +239,38 @@ double cleave::collectiveTime(CollectiveKind kind, int64_t bytes,
                               int64_t groupSize, bool crossesNodes,
                               const TargetDescription &target) {
   return bestCollective(kind, bytes, groupSize, target.link(crossesNodes)).time;
+}
+
+double cleave::hierarchicalCollectiveTime(CollectiveKind kind, int64_t bytes,
+                                          int64_t groupSize, int64_t perNode,
+                                          const TargetDescription &target) {
+  if (perNode >= groupSize)
+    return collectiveTime(kind, bytes, groupSize, false, target);
+  bool layered = kind == CollectiveKind::AllReduce ||
+                 kind == CollectiveKind::ReduceScatter ||
+                 kind == CollectiveKind::AllGather;
+  if (perNode <= 1 || !layered || groupSize % perNode != 0)
+    return collectiveTime(kind, bytes, groupSize, true, target);
+  int64_t nodes = groupSize / perNode;
+  int64_t slice = (bytes + perNode - 1) / perNode;
+  auto inNode = [&](CollectiveKind part) {
+    return collectiveTime(part, bytes, perNode, false, target);
+  };
+  auto acrossNodes = [&](CollectiveKind part) {
+    return collectiveTime(part, slice, nodes, true, target);
+  };
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return inNode(CollectiveKind::ReduceScatter) +
+           acrossNodes(CollectiveKind::AllReduce) +
+           inNode(CollectiveKind::AllGather);
+  case CollectiveKind::ReduceScatter:
+    return inNode(CollectiveKind::ReduceScatter) +
+           acrossNodes(CollectiveKind::ReduceScatter);
+  default:
+    return acrossNodes(CollectiveKind::AllGather) +
+           inNode(CollectiveKind::AllGather);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -32,6 +32,16 @@
     return unit === 0 ? bytes + " B" : value.toFixed(1) + " " + units[unit];
   }
 
+  function formatFlops(flops) {
+    const units = ["FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"];
+    let unit = 0;
+    while (flops >= 1000 && unit < units.length - 1) {
+      flops /= 1000;
+      unit += 1;
+    }
+    return flops.toFixed(2) + " " + units[unit];
+  }
+
   function formatRate(value) {
     if (value >= 100) return Math.round(value).toLocaleString("en-US");
     return value.toPrecision(3);
@@ -255,6 +265,19 @@
       plural(plan.model.segments, "segment") + ", " + plan.model.distinct_segments + " distinct" +
         (plan.model.sharding_search_exact ? "" : " (sharding search bounded)")
     );
+    const training = plan.training;
+    if (training) {
+      const searched = (choice) => (choice.searched ? " (searched)" : "");
+      card(
+        "Training step",
+        training.optimizer + ", ZeRO " + training.zero.stage,
+        (training.precision === "model" ? "the model's precision" : training.precision) + "; ZeRO stage" +
+          searched(training.zero) + "; " + training.recompute.segments + " of " +
+          plural(plan.model.segments, "segment") + " recompute" + searched(training.recompute) + "; " +
+          formatFlops(training.flops.total) + " per step (forward " + formatFlops(training.flops.forward) +
+          ", backward " + formatFlops(training.flops.backward) + ")"
+      );
+    }
   }
 
   //===------------------------------------------------------------------===//
@@ -418,10 +441,16 @@
     const usable = plan.target.usable_memory_bytes;
     // Every device of a stage holds the same; stages holding the same are
     // one bar.
-    const groups = groupStages(plan, null, (stage) => {
-      const m = stage.memory_bytes;
-      return [m.weights, m.activations, m.communication].join(",");
-    });
+    // A training plan also holds gradients and optimizer state.
+    const parts = [
+      ["weights", "#3f7fd9"],
+      ["gradients", "#8a63c9"],
+      ["optimizer_state", "#c9638a"],
+      ["activations", "#49a86b"],
+      ["communication", COLLECTIVE_COLORS.all_reduce],
+    ].filter(([part]) => plan.stages.length === 0 || part in plan.stages[0].memory_bytes);
+    const groups = groupStages(plan, null, (stage) =>
+      parts.map(([part]) => stage.memory_bytes[part]).join(","));
     const labelWidth = 250;
     const barHeight = groups.length > 40 ? 12 : 22;
     const gap = groups.length > 40 ? 3 : 8;
@@ -437,11 +466,6 @@
     const height = top + groups.length * (barHeight + gap) + axisHeight;
     const svg = figure("fig-memory", width, height);
     const xOf = (bytes) => labelWidth + (plotWidth * bytes) / max;
-    const parts = [
-      ["weights", "#3f7fd9"],
-      ["activations", "#49a86b"],
-      ["communication", COLLECTIVE_COLORS.all_reduce],
-    ];
     groups.forEach((group, row) => {
       const y = top + row * (barHeight + gap);
       const stage = plan.stages[group.first];
@@ -460,7 +484,7 @@
         formatBytes(stage.memory_bytes.total));
       tooltip(node, stageLabel(group) + " (ranks " + formatList(ranksOf(plan, group)) +
         (plan.mesh.dp > 1 ? ", in each of " + plan.mesh.dp + " replicas" : "") + ")\n" +
-        parts.map(([p]) => p + " " + formatBytes(stage.memory_bytes[p])).join(", "));
+        parts.map(([p]) => p.replace("_", " ") + " " + formatBytes(stage.memory_bytes[p])).join(", "));
     });
     const bottom = top + groups.length * (barHeight + gap);
     if (zoomed) {
@@ -488,7 +512,8 @@
         axis, formatBytes(value));
     }
     legend(document.getElementById("memory-legend"),
-      parts.map(([part, color]) => [color, part]).concat([["#c23b3b", "usable memory (dashed) and capacity"]]));
+      parts.map(([part, color]) => [color, part.replace("_", " ")])
+        .concat([["#c23b3b", "usable memory (dashed) and capacity"]]));
   }
 
   //===------------------------------------------------------------------===//
@@ -524,6 +549,10 @@
       for (const step of steps) {
         const stage = plan.stages[step.stage];
         const j = step.microbatch;
+        if (step.phase !== "forward") {
+          drawPhaseStep(row, step, y, rowHeight, xOf);
+          continue;
+        }
         const schedule = stage.schedule.length
           ? stage.schedule
           : [{ kind: "compute", name: stage.first_op, time_s: stage.time_s.total }];
@@ -581,8 +610,75 @@
     const entries = [[stageColor(0, 56), "compute (alternate microbatches lighter)"]];
     for (const kind of ["all_reduce", "all_gather", "reduce_scatter", "send"])
       if (kinds.has(kind)) entries.push([COLLECTIVE_COLORS[kind], kind === "send" ? "send to the next stage" : kind]);
+    const phases = new Set();
+    for (const steps of rows) for (const step of steps) phases.add(step.phase);
+    for (const phase of ["recompute", "backward", "update"])
+      if (phases.has(phase)) entries.push([PHASE_COLORS[phase], phase]);
     entries.push(["#f1f3f7", "idle (pipeline fill and drain)"]);
     legend(document.getElementById("timeline-legend"), entries);
+  }
+
+  // A training step's recompute, backward and update are drawn whole (the
+  // plan does not split them into their collectives).
+  const PHASE_COLORS = { recompute: "#b7a04a", backward: "#5a4fa3", update: "#7a7f8c" };
+
+  function drawPhaseStep(row, step, y, rowHeight, xOf) {
+    const x0 = xOf(step.start_s);
+    const x1 = xOf(step.end_s);
+    const rect = svgElement("rect", {
+      x: x0, y, width: Math.max(0.6, x1 - x0), height: rowHeight, fill: PHASE_COLORS[step.phase] || "#7a7f8c",
+    }, row);
+    tooltip(rect, "stage " + step.stage + ", " + step.phase +
+      (step.microbatch >= 0 ? " of microbatch " + step.microbatch : " of the step") + ": " +
+      formatSeconds(step.start_s) + " \u2192 " + formatSeconds(step.end_s));
+    if (step.microbatch >= 0 && x1 - x0 >= 16 && rowHeight >= 14)
+      svgElement("text", {
+        x: (x0 + x1) / 2, y: y + rowHeight / 2 + 4, "text-anchor": "middle", "font-size": 10,
+        "pointer-events": "none", fill: "#ffffff",
+      }, row, String(step.microbatch));
+  }
+
+  //===------------------------------------------------------------------===//
+  // Training step
+  //===------------------------------------------------------------------===//
+
+  // A training plan's phases and update per stage, in a section of its own
+  // before the communication.
+  function drawTraining(plan) {
+    if (!plan.training) return;
+    const anchor = document.getElementById("table-communication").previousElementSibling.previousElementSibling;
+    const heading = document.createElement("h2");
+    heading.textContent = "Training step per stage";
+    const caption = document.createElement("p");
+    caption.className = "caption";
+    caption.textContent = "Forward, recompute and backward per microbatch, the update once per step: the " +
+      "data-parallel gradient reduction the last backward does not hide, the optimizer and, under ZeRO, " +
+      "the gathering of the updated weights.";
+    const table = document.createElement("table");
+    table.id = "table-training";
+    for (const node of [heading, caption, table]) anchor.parentNode.insertBefore(node, anchor);
+    const body = tableOf("table-training", [
+      "stage", { label: "forward", num: true }, { label: "recompute", num: true },
+      { label: "backward", num: true }, { label: "update", num: true }, { label: "parameters", num: true },
+      "gradient reduction", { label: "exposed", num: true }, { label: "optimizer", num: true },
+      { label: "weight gather", num: true },
+    ]);
+    for (const stage of plan.stages) {
+      const t = stage.training;
+      const reduction = t.update.gradient_reduction;
+      row(body, [
+        String(stage.index), num(formatSeconds(t.phase_time_s.forward)), num(formatSeconds(t.phase_time_s.recompute)),
+        num(formatSeconds(t.phase_time_s.backward)), num(formatSeconds(t.phase_time_s.update)),
+        num((t.update.trainable_parameters / 1e6).toFixed(2) + " M"),
+        reduction.group.length > 1
+          ? reduction.kind + " of " + formatBytes(t.update.gradient_bytes) + " in " +
+            plural(reduction.buckets, "bucket") + " over " + formatList(reduction.group) + " (" +
+            reduction.link.replace("_", "-") + ")"
+          : "none (one replica)",
+        num(formatSeconds(reduction.exposed_s)), num(formatSeconds(t.update.optimizer_s)),
+        num(formatSeconds(t.update.weight_gather_s)),
+      ]);
+    }
   }
 
   //===------------------------------------------------------------------===//
@@ -617,14 +713,16 @@
     // Per stage: count of each (kind, bytes, link, time); then stages with
     // the same counts are one row.
     const perStage = new Map();
+    // A training plan's backward answers each collective of the forward.
+    const kindOf = (c) => (c.phase && c.phase !== "forward" ? c.phase + " " : "") + c.kind;
     for (const c of plan.communications) {
-      const key = [c.stage, c.kind, c.bytes, c.link, c.time_s, c.instances].join("|");
+      const key = [c.stage, kindOf(c), c.bytes, c.link, c.time_s, c.instances].join("|");
       if (!perStage.has(key)) perStage.set(key, { c, count: 0 });
       perStage.get(key).count += 1;
     }
     const merged = new Map();
     for (const { c, count } of perStage.values()) {
-      const key = [c.kind, c.bytes, c.link, c.time_s, c.instances, count].join("|");
+      const key = [kindOf(c), c.bytes, c.link, c.time_s, c.instances, count].join("|");
       if (!merged.has(key)) merged.set(key, { c, count, stages: [] });
       merged.get(key).stages.push(c.stage);
     }
@@ -636,7 +734,7 @@
     const rows = Array.from(merged.values()).sort((a, b) => Math.min(...a.stages) - Math.min(...b.stages));
     for (const { c, count, stages } of rows)
       row(body, [
-        c.kind, formatList(stages), num(count), num(formatBytes(c.bytes)), num(formatSeconds(c.time_s)),
+        kindOf(c), formatList(stages), num(count), num(formatBytes(c.bytes)), num(formatSeconds(c.time_s)),
         num(formatSeconds(count * c.time_s)), groupText(c.kind, c.group), c.link.replace("_", "-"),
         num(c.instances),
       ]);
@@ -652,7 +750,7 @@
       element("th", {}, head, h);
     const allBody = element("tbody", {}, table);
     plan.communications.slice(0, limit).forEach((c) =>
-      row(allBody, [c.stage, c.kind, c.producer, c.op, num(formatBytes(c.bytes)), num(formatSeconds(c.time_s)),
+      row(allBody, [c.stage, kindOf(c), c.producer, c.op, num(formatBytes(c.bytes)), num(formatSeconds(c.time_s)),
         groupText(c.kind, c.group), c.link.replace("_", "-")]));
   }
 
@@ -735,6 +833,7 @@
     drawDevices(plan);
     drawMemory(plan);
     drawTimeline(plan);
+    drawTraining(plan);
     drawCommunication(plan);
     drawAlternatives(plan);
     offerDownload(plan, text);

@@ -11,8 +11,8 @@ and fails (exit 1, one line per problem) on:
   reaching the end of its script (``body[data-rendered]``).
 
 Otherwise prints what it found (figures with their element counts, table
-rows, headline cards), for FileCheck. ``--screenshot FILE`` also writes a
-full-page PNG.
+rows, headline cards, the entries of each figure's legend), for FileCheck.
+``--screenshot FILE`` also writes a full-page PNG.
 
     check_report.py report.html [--screenshot out.png] [--width 1240]
 """
@@ -137,11 +137,15 @@ PROBE = """(() => {
   const tables = Array.from(document.querySelectorAll('table[id]')).map((table) => ({
     name: table.id, rows: table.querySelectorAll('tbody tr').length,
   }));
+  const legends = Array.from(document.querySelectorAll('[id$="-legend"]')).map((box) => ({
+    name: box.id.replace(/-legend$/, ''), entries: Array.from(box.querySelectorAll('.legend > *'))
+      .map((e) => e.textContent.trim()).filter((text) => text.length > 0),
+  }));
   return JSON.stringify({
     rendered: document.body.getAttribute('data-rendered'),
     title: document.title,
     cards: Array.from(document.querySelectorAll('#headline .card .label')).map((e) => e.textContent),
-    figures, tables,
+    figures, tables, legends,
     height: Math.ceil(document.documentElement.scrollHeight),
   });
 })()"""
@@ -218,6 +222,8 @@ def check(path: str, screenshot: str | None, width: int) -> int:
         print(f"figure {figure['name']} elements {figure['elements']}")
     for table in page["tables"]:
         print(f"table {table['name']} rows {table['rows']}")
+    for legend in page["legends"]:
+        print(f"legend {legend['name']}: " + ", ".join(legend["entries"]))
     return 0
 
 

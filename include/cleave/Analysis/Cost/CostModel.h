@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace cleave {
 
@@ -37,7 +38,17 @@ namespace cleave {
 struct CostOptions {
   /// Let f32 contractions run in TF32 on matrix units.
   bool allowTF32 = false;
+  /// Floating-point tensors (f16, bf16, f32) are held and computed in this
+  /// precision (`F32`, `BF16` or `F16`) instead of their own element type,
+  /// as a mixed-precision training step computes whatever the model was
+  /// exported in; unset, in their own.
+  std::optional<Precision> computePrecision;
 };
+
+/// Bytes of a statically shaped ranked tensor as `options` hold it: its
+/// floating-point elements in `computePrecision` when that is set
+/// (`getTensorBytes` otherwise).
+int64_t getHeldTensorBytes(mlir::Type type, const CostOptions &options);
 
 /// Time of some work under the roofline model.
 struct Roofline {
@@ -71,15 +82,18 @@ struct OpCost {
 };
 
 /// The precision an op computes in: contractions (`usesMatrixUnits`) run at
-/// the peak of their element type (f32 as TF32 when `options` allow); every
+/// the peak of their element type (`options.computePrecision` for a
+/// floating-point one when set; f32 as TF32 when `options` allow); every
 /// other op at the vector rate, which target files give as f32 (f64 for f64
 /// ops). Integer ops count at the f32 rate.
 Precision getComputePrecision(mlir::Operation *op,
                               const CostOptions &options = {});
 
-/// The cost of `op` on one device of `target`. Fails, with an error on the
-/// op, when it does not implement `CostInterface` or an operand or result is
-/// not a statically shaped ranked tensor.
+/// The cost of `op` on one device of `target`. With
+/// `options.computePrecision`, the bytes read and written scale as the
+/// operands' and results' bytes do when held in it. Fails, with an error on
+/// the op, when it does not implement `CostInterface` or an operand or result
+/// is not a statically shaped ranked tensor.
 mlir::FailureOr<OpCost> getOpCost(mlir::Operation *op,
                                   const TargetDescription &target,
                                   const CostOptions &options = {});
@@ -154,6 +168,20 @@ CollectiveCost bestCollective(CollectiveKind kind, int64_t bytes,
 double collectiveTime(CollectiveKind kind, int64_t bytes, int64_t groupSize,
                       bool crossesNodes, const TargetDescription &target);
 
+/// Time of `kind` over a group of `groupSize` devices, `perNode` of them on
+/// each node it spans (`perNode` divides `groupSize`), with each link level
+/// carrying its own part, as NCCL's hierarchical algorithms do. With `k =
+/// perNode` and `q = groupSize / k` nodes:
+///   all-reduce       reduce-scatter in the node (k, n), all-reduce across
+///                    nodes (q, n / k), all-gather in the node (k, n)
+///   reduce-scatter   in the node (k, n), then across nodes (q, n / k)
+///   all-gather       across nodes (q, n / k), then in the node (k, n)
+/// A group inside one node runs on the intra-node link; one device per node,
+/// or another kind of collective, on the inter-node link throughout.
+double hierarchicalCollectiveTime(CollectiveKind kind, int64_t bytes,
+                                  int64_t groupSize, int64_t perNode,
+                                  const TargetDescription &target);
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
@@ -176,8 +204,13 @@ struct DeviceMemory {
   int64_t weights = 0;
   int64_t activations = 0;
   int64_t communication = 0;
+  /// A training step's gradients and optimizer state (with master weights).
+  int64_t gradients = 0;
+  int64_t optimizerState = 0;
 
-  int64_t total() const { return weights + activations + communication; }
+  int64_t total() const {
+    return weights + activations + communication + gradients + optimizerState;
+  }
 };
 
 /// The peak memory of the device that runs `func`: its parameters, its peak
