@@ -21,15 +21,25 @@ namespace cleave::cpu {
 
 namespace args = cleave::rt::args;
 
+/// The kernel sources are compiled once per x86-64 level (CMakeLists.txt),
+/// each time into its own namespace: CLEAVE_CPU_LEVEL names it (x86_64,
+/// x86_64_v3, x86_64_v4) and defaults to the baseline. The namespace is
+/// inline, so the sources name their functions without it.
+#ifndef CLEAVE_CPU_LEVEL
+#define CLEAVE_CPU_LEVEL x86_64
+#endif
+
 /// One function per KernelList.def entry, over the view of its signature;
-/// `cleave_cpu_<name>` binds the view and calls it. Each is defined with
-/// its qualified name, so that a definition of another signature does not
-/// compile.
-namespace kernels {
+/// `cleave_cpu_<name>` binds the view and calls the variant of the level
+/// the context asks for. Each is defined with its qualified name, so that a
+/// definition of another signature does not compile.
 #define CLEAVE_KERNEL(name, signature)                                         \
   int32_t name(CleaveContext *ctx, const args::signature &args);
+inline namespace CLEAVE_CPU_LEVEL {
+namespace kernels {
 #include "cleave/rt/KernelList.def"
 } // namespace kernels
+} // namespace CLEAVE_CPU_LEVEL
 
 /// Product of the dimensions in [begin, end) (1 for an empty range).
 inline int64_t product(const int64_t *dims, int64_t begin, int64_t end) {
