@@ -13,6 +13,7 @@
 
 #include "cleave/rt/KernelArgs.h"
 #include "cleave/rt/Kernels.h"
+#include "cleave/rt/VectorMath.h"
 
 #include <cstddef>
 #include <cstdint>
