@@ -98,6 +98,13 @@ try:
 except OSError:
     pass
 
+# OpenBLAS's OpenMP flavour (libopenblas-openmp-dev), which the CPU kernels
+# link where it is installed.
+import glob
+
+if glob.glob("/usr/lib/*/openblas-openmp/libopenblas.so.0"):
+    config.available_features.add("openblas-openmp")
+
 # Tests of bundles for several devices declare `REQUIRES: mpi`: OpenMPI's
 # mpirun starts their ranks. %mpirun runs it on this machine's few cores
 # (and as root, where CI runs).

@@ -72,9 +72,10 @@ int numThreads(CleaveContext *ctx);
 
 /// Row-major C = alpha op(A) op(B) + beta C (cblas_sgemm's arguments),
 /// split into blocks of rows or columns over `threads` OpenMP threads, each
-/// running a single-threaded OpenBLAS sgemm. OpenBLAS's own thread pool
-/// stays unused: its threads spin after each call and would take the cores
-/// from the OpenMP threads of the next kernel (and the other way round).
+/// running a single-threaded OpenBLAS sgemm, so that the matrix products
+/// and the other kernels share one OpenMP team of the session's size.
+/// (OpenBLAS's pthread flavour, where it is the one linked, keeps a pool of
+/// its own, which stays idle.)
 void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
            int64_t k, float alpha, const float *a, int64_t lda, const float *b,
            int64_t ldb, float beta, float *c, int64_t ldc);
