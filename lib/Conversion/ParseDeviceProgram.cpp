@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
@@ -61,6 +62,29 @@ static std::optional<int64_t> getCheckedBytes(const ProgramTensor &tensor) {
     if (dim < 0 || __builtin_mul_overflow(bytes, dim, &bytes))
       return std::nullopt;
   return bytes;
+}
+
+/// Whether the emitters can write `value` as a literal of `type`: any
+/// number of a floating-point type (NaN and infinities included) or as a
+/// bool, and for an integer type a finite value inside int64_t.
+static bool isLiteralOf(double value, DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+  case DType::F64:
+  case DType::Bool:
+    return true;
+  default:
+    return std::isfinite(value) && value >= -0x1p63 && value < 0x1p63;
+  }
+}
+
+/// `value` as printf's %g writes it.
+static std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
 }
 
 static llvm::Error fail(const Twine &message) {
@@ -236,6 +260,9 @@ static llvm::Error verifyLoop(const DeviceProgram &program,
                     "', which is not a scalar function name");
       break;
     case ScalarNode::Kind::Literal:
+      if (!isLiteralOf(node.literal, node.dtype))
+        return fail(where + " has a literal " + formatNumber(node.literal) +
+                    " that is not a value of " + getDTypeName(node.dtype));
       break;
     }
   }
@@ -268,6 +295,11 @@ static llvm::Error verifyLoop(const DeviceProgram &program,
       return fail(where + " reduces to " + Twine(kept) +
                   " elements into a tensor of " +
                   Twine(output.getNumElements()));
+    if (!isLiteralOf(loop.reduction->init, loop.nodes[loop.root].dtype))
+      return fail(where + " starts its reduction from " +
+                  formatNumber(loop.reduction->init) +
+                  ", which is not a value of " +
+                  getDTypeName(loop.nodes[loop.root].dtype));
     if (!isIdentifier(loop.reduction->combine))
       return fail(where + " combines with '" + loop.reduction->combine + "'");
   } else if (ArrayRef<int64_t>(loop.iterationShape) !=
