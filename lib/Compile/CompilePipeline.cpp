@@ -5,6 +5,7 @@
 #include "cleave/Analysis/Cost/Target.h"
 #include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Plan/Passes.h"
+#include "cleave/Transforms/Autodiff/Passes.h"
 #include "cleave/Transforms/Partition/Contract.h"
 #include "cleave/Transforms/Partition/Passes.h"
 
@@ -22,6 +23,16 @@ llvm::Error CompileOptions::validate() const {
   if (devices < 1)
     return llvm::createStringError("devices must be a positive integer, got " +
                                    std::to_string(devices));
+  if (gradients && loss.empty())
+    return llvm::createStringError(
+        "gradients needs loss=<name>, the graph output to differentiate");
+  if (!gradients && (!loss.empty() || !freeze.empty()))
+    return llvm::createStringError("loss and freeze apply only with gradients");
+  if (gradients && devices > 1)
+    return llvm::createStringError(
+        "gradients are compiled for one device so far (devices=" +
+        std::to_string(devices) +
+        "): partitioning does not yet place the backward ops");
   llvm::Expected<PlanOptions> options = plan.get();
   if (!options)
     return options.takeError();
@@ -54,6 +65,16 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   planPassOptions.planJson = options.planJsonFile;
 
   buildSimplifyPipeline(pm);
+  if (options.gradients) {
+    // Differentiated after simplification, the fused ops (gelu, layer_norm)
+    // have one rule each rather than their decompositions' chains.
+    AutodiffPassOptions autodiff;
+    autodiff.entry = options.entry;
+    autodiff.loss = options.loss;
+    autodiff.freeze = options.freeze;
+    pm.addPass(createAutodiffPass(autodiff));
+    buildSimplifyPipeline(pm);
+  }
   // One device runs the function as simplified: the plan is a report.
   if (options.devices == 1) {
     planPassOptions.annotate = false;
@@ -77,8 +98,9 @@ void cleave::registerCompilePipeline() {
   // validate is reported when the pipeline is parsed, naming the option.
   registerPassPipeline(
       "cleave-compile-pipeline",
-      "The passes of `cleave compile`: simplify, then plan (one device) or "
-      "split projections, plan and partition (several devices)",
+      "The passes of `cleave compile`: simplify (with gradients: "
+      "differentiate and simplify again), then plan (one device) or split "
+      "projections, plan and partition (several devices)",
       [](OpPassManager &pm, llvm::StringRef text,
          llvm::function_ref<LogicalResult(const llvm::Twine &)> errorHandler) {
         std::unique_ptr<CompileOptions> options =

@@ -338,6 +338,97 @@ struct GatherModel : KernelInterface::ExternalModel<GatherModel, GatherOp> {
   }
 };
 
+struct GatherElementsModel
+    : KernelInterface::ExternalModel<GatherElementsModel, GatherElementsOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto gather = cast<GatherElementsOp>(op);
+    kernels::Gather args;
+    args.data = gather.getData();
+    args.indices = gather.getIndices();
+    args.axis = gather.getAxis();
+    return kernels::buildCall(op, kernels::gather_elements, args, call);
+  }
+};
+
+struct GatherNDModel
+    : KernelInterface::ExternalModel<GatherNDModel, GatherNDOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto gather = cast<GatherNDOp>(op);
+    kernels::GatherND args;
+    args.data = gather.getData();
+    args.indices = gather.getIndices();
+    args.batchDims = gather.getBatchDims();
+    return kernels::buildCall(op, kernels::gather_nd, args, call);
+  }
+};
+
+/// The code of a scatter's `reduction`.
+static FailureOr<int64_t> getScatterReduction(Operation *op,
+                                              StringRef reduction) {
+  std::optional<CleaveScatterReduction> code =
+      parseKernelEnum<CleaveScatterReduction>(reduction);
+  if (!code)
+    return op->emitOpError("reduction '") << reduction << "' has no kernel";
+  return static_cast<int64_t>(*code);
+}
+
+struct ScatterNDModel
+    : KernelInterface::ExternalModel<ScatterNDModel, ScatterNDOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto scatter = cast<ScatterNDOp>(op);
+    FailureOr<int64_t> reduction =
+        getScatterReduction(op, scatter.getReduction());
+    if (failed(reduction))
+      return failure();
+    kernels::ScatterND args;
+    args.data = scatter.getData();
+    args.indices = scatter.getIndices();
+    args.updates = scatter.getUpdates();
+    args.reduction = *reduction;
+    return kernels::buildCall(op, kernels::scatter_nd, args, call);
+  }
+};
+
+struct ScatterElementsModel
+    : KernelInterface::ExternalModel<ScatterElementsModel, ScatterElementsOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto scatter = cast<ScatterElementsOp>(op);
+    FailureOr<int64_t> reduction =
+        getScatterReduction(op, scatter.getReduction());
+    if (failed(reduction))
+      return failure();
+    kernels::ScatterElements args;
+    args.data = scatter.getData();
+    args.indices = scatter.getIndices();
+    args.updates = scatter.getUpdates();
+    args.axis = scatter.getAxis();
+    args.reduction = *reduction;
+    return kernels::buildCall(op, kernels::scatter_elements, args, call);
+  }
+};
+
+struct OneHotModel : KernelInterface::ExternalModel<OneHotModel, OneHotOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto oneHot = cast<OneHotOp>(op);
+    kernels::OneHot args;
+    args.indices = oneHot.getIndices();
+    args.values = oneHot.getValues();
+    args.axis = oneHot.getAxis();
+    return kernels::buildCall(op, kernels::one_hot, args, call);
+  }
+};
+
+struct TriluModel : KernelInterface::ExternalModel<TriluModel, TriluOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto trilu = cast<TriluOp>(op);
+    kernels::Trilu args;
+    args.x = trilu.getInput();
+    args.k = trilu.getK();
+    args.upper = trilu.getUpper() ? 1 : 0;
+    return kernels::buildCall(op, kernels::trilu, args, call);
+  }
+};
+
 template <typename Op, const kernels::Kernel<kernels::Reduce> &Kernel>
 struct ReduceModel
     : KernelInterface::ExternalModel<ReduceModel<Op, Kernel>, Op> {
@@ -718,6 +809,12 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     ConcatOp::attachInterface<ConcatModel>(*context);
     SplitOp::attachInterface<SplitModel>(*context);
     GatherOp::attachInterface<GatherModel>(*context);
+    GatherElementsOp::attachInterface<GatherElementsModel>(*context);
+    GatherNDOp::attachInterface<GatherNDModel>(*context);
+    ScatterNDOp::attachInterface<ScatterNDModel>(*context);
+    ScatterElementsOp::attachInterface<ScatterElementsModel>(*context);
+    OneHotOp::attachInterface<OneHotModel>(*context);
+    TriluOp::attachInterface<TriluModel>(*context);
     ReduceSumOp::attachInterface<ReduceModel<ReduceSumOp, kernels::reduce_sum>>(
         *context);
     ReduceMeanOp::attachInterface<

@@ -12,6 +12,8 @@
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/Plan/Passes.h"
 #include "cleave/Target/ProgramEmitter.h"
+#include "cleave/Transforms/Autodiff/GradientInterface.h"
+#include "cleave/Transforms/Autodiff/Passes.h"
 #include "cleave/Transforms/Partition/Passes.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
@@ -27,6 +29,7 @@ void cleave::registerAllDialects(mlir::DialectRegistry &registry) {
   registerCostInterfaceExternalModels(registry);
   registerShardingInterfaceExternalModels(registry);
   registerKernelInterfaceExternalModels(registry);
+  registerGradientInterfaceExternalModels(registry);
 }
 
 void cleave::registerAllPasses() {
@@ -34,6 +37,7 @@ void cleave::registerAllPasses() {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::shard::registerShardPasses();
+  registerAutodiffPasses();
   registerCleavePasses();
   registerCleavePipelines();
   registerCompilePipeline();

@@ -66,6 +66,8 @@ def compile(
     devices: int = 1,
     input_shapes: Mapping[str, object] | None = None,
     *,
+    loss: str | None = None,
+    freeze: str | None = None,
     extra_args: Sequence[str] = (),
     cleave_bin: str | os.PathLike | None = None,
 ) -> Path:
@@ -78,6 +80,12 @@ def compile(
     as a sequence of ints or a ``"1x128"`` string. ``extra_args``: further
     ``cleave compile`` options. ``cleave_bin``: the executable to run (see
     ``find_cleave``).
+
+    ``loss``: the name of a float scalar graph output; the bundle then
+    computes the gradient of it with respect to every float initializer
+    (``--gradients``): its outputs are the loss and ``grad:<initializer>``
+    for each. ``freeze``: a regular expression of the initializers that are
+    not trained.
 
     Raises ``CompileError`` carrying the command's stderr when it fails.
     """
@@ -94,6 +102,10 @@ def compile(
             executable, "compile", model_path, "-o", os.fspath(output),
             "--target", target, "--devices", str(int(devices)),
         ]
+        if loss is not None:
+            command += ["--gradients", "--loss", loss]
+        if freeze is not None:
+            command += ["--freeze", freeze]
         for name, dims in (input_shapes or {}).items():
             command += ["--input-shape", f"{name}={_dims(dims)}"]
         command += [str(a) for a in extra_args]

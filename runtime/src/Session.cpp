@@ -21,7 +21,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <utility>
 
 namespace cleave::rt {
 
@@ -150,6 +152,9 @@ struct Session::Impl {
   std::vector<StepTime> steps;
   Clock::time_point runStart;
   Clock::time_point stepStart;
+  /// A device error that a profiled step's synchronisation found (and
+  /// cleared) while the program ran; thrown when it returns.
+  std::exception_ptr deferredFault;
 
   ~Impl() {
     watchdog.reset();
@@ -376,10 +381,12 @@ void Session::Impl::closeStep() {
 void Session::Impl::onStep(CleaveContext *ctx, int32_t step, const char *node) {
   auto *self = static_cast<Impl *>(ctx->onStepData);
   // Called from the program: nothing may unwind through it. A device error
-  // here shows again at the run's final synchronisation.
+  // found here is kept and thrown once the program has returned.
   try {
     self->closeStep();
   } catch (const std::exception &) {
+    if (!self->deferredFault)
+      self->deferredFault = std::current_exception();
   }
   self->stepStart = Clock::now();
   double start =
@@ -400,6 +407,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   ctx->step = -1;
   ctx->node = nullptr;
   impl->steps.clear();
+  impl->deferredFault = nullptr;
   ctx->onStep = impl->profiling ? &Impl::onStep : nullptr;
   ctx->onStepData = impl.get();
 
@@ -490,8 +498,17 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
         impl->closeStep();
       if (!device.isHost()) {
         watch.begin("step");
-        device.synchronize();
+        // A fault found during the run came first; what this
+        // synchronisation finds may be its consequence.
+        try {
+          device.synchronize();
+        } catch (const std::exception &) {
+          if (!impl->deferredFault)
+            throw;
+        }
       }
+      if (impl->deferredFault)
+        std::rethrow_exception(std::exchange(impl->deferredFault, nullptr));
     }
     if (status != 0)
       throw Error(impl->programPath + ": " +

@@ -9,6 +9,9 @@
 // RUN: not cleave-opt %s --cleave-compile-pipeline="target=no-such-target devices=2" 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not cleave-opt %s --cleave-compile-pipeline="schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not cleave-opt %s --cleave-compile-pipeline="devices=2 schedule=interleaved:2" 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: not cleave-opt %s --cleave-compile-pipeline="gradients=true" 2>&1 | FileCheck %s --check-prefix=GRADIENTS
+// RUN: not cleave-opt %s --cleave-compile-pipeline="loss=l" 2>&1 | FileCheck %s --check-prefix=LOSS
+// RUN: not cleave-opt %s --cleave-compile-pipeline="devices=2 gradients=true loss=l" 2>&1 | FileCheck %s --check-prefix=TRAIN-DEVICES
 
 // OBJECTIVE: error: cleave-compile-pipeline: objective must be 'throughput' or 'latency', got 'fastest'
 // PIN: error: cleave-compile-pipeline: pp must be a positive integer, got -1
@@ -20,6 +23,9 @@
 // TARGET: error: {{.*}}no-such-target
 // SCHEDULE: error: cleave-compile-pipeline: schedule: expected gpipe, 1f1b, interleaved or interleaved:V (V >= 2 model chunks per device), got 'zigzag'
 // INTERLEAVED: error: cleave-compile-pipeline: schedule=interleaved:2: the interleaved schedule cannot be compiled yet
+// GRADIENTS: error: cleave-compile-pipeline: gradients needs loss=<name>, the graph output to differentiate
+// LOSS: error: cleave-compile-pipeline: loss and freeze apply only with gradients
+// TRAIN-DEVICES: error: cleave-compile-pipeline: gradients are compiled for one device so far (devices=2): partitioning does not yet place the backward ops
 
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %y = cleave.relu %x : tensor<4x16xf32>

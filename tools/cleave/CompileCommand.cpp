@@ -35,6 +35,11 @@ int cleave::runCompileCommand(CompileCommand &command) {
     return fail(llvm::toString(std::move(error)));
   if (llvm::Error error = checkCompilableSchedule(*planOptions, "--"))
     return fail(llvm::toString(std::move(error)));
+  if (command.gradients && command.loss.empty())
+    return fail("--gradients needs --loss NAME, the graph output to "
+                "differentiate");
+  if (!command.gradients && (!command.loss.empty() || !command.freeze.empty()))
+    return fail("--loss and --freeze apply only with --gradients");
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)
@@ -42,6 +47,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
 
   ONNXImportOptions importOptions;
   importOptions.progress = &observer->getProgress();
+  importOptions.floatInitializersAsWeights = command.gradients;
   for (const std::string &text : command.inputShapes) {
     std::string error;
     if (!parseInputShapeOption(text, importOptions, error))
@@ -93,6 +99,9 @@ int cleave::runCompileCommand(CompileCommand &command) {
   options.targetsDir = command.targetsDir;
   options.devices = target->numDevices;
   options.entry = importOptions.functionName;
+  options.gradients = command.gradients;
+  options.loss = command.loss;
+  options.freeze = command.freeze;
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

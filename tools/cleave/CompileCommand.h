@@ -53,6 +53,23 @@ struct CompileCommand {
   /// but --batch (a bundle computes the model's batch).
   BoundOptions<PlanOptions, CommandLineOptionGroup> plan{
       command, PlanOptionSet::Compiling};
+  llvm::cl::opt<bool> gradients{
+      "gradients",
+      llvm::cl::desc("Compute the gradient of the loss with respect to every "
+                     "trainable parameter (every float initializer): the "
+                     "bundle's outputs are the loss and grad:<weight> per "
+                     "parameter"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> loss{
+      "loss",
+      llvm::cl::desc("With --gradients: the graph output to differentiate, a "
+                     "float scalar"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> freeze{
+      "freeze",
+      llvm::cl::desc("With --gradients: the weights whose names this regular "
+                     "expression matches are not trained"),
+      llvm::cl::value_desc("regex"), llvm::cl::sub(command)};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "

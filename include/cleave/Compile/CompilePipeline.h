@@ -3,6 +3,9 @@
 // `cleave compile` is this pipeline followed by lowering and bundle writing:
 //
 //   cleave-simplify                 fold, fuse, CSE the imported function
+//   with gradients:
+//     cleave-autodiff               the loss and its gradients (Autodiff)
+//     cleave-simplify               fold and CSE the backward ops
 //   one device:
 //     cleave-plan{annotate=false}   report the plan; the IR stays as it is
 //   several devices:
@@ -52,6 +55,19 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<std::string> planJsonFile{
       *this, "plan-json",
       llvm::cl::desc("Also write the plan as JSON to this file")};
+  Option<bool> gradients{
+      *this, "gradients",
+      llvm::cl::desc("Compute the gradient of the loss with respect to every "
+                     "trainable parameter (cleave-autodiff): the outputs are "
+                     "the loss and one gradient per parameter"),
+      llvm::cl::init(false)};
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("With gradients: the graph output to differentiate")};
+  Option<std::string> freeze{
+      *this, "freeze",
+      llvm::cl::desc("With gradients: regular expression of the weights that "
+                     "are not trained")};
   /// pp=, tp=, dp=, microbatches=, objective=, ... (PlanOptions::bindOptions;
   /// no batch=: a bundle computes the model's batch).
   BoundOptions<PlanOptions, PassOptionGroup> plan{*this,

@@ -324,16 +324,31 @@ struct SliceCostModel : CostInterface::ExternalModel<SliceCostModel, SliceOp> {
   }
 };
 
+/// Gathers (`gather`, `gather_nd`, `gather_elements`).
+template <typename OpT>
 struct GatherCostModel
-    : CostInterface::ExternalModel<GatherCostModel, GatherOp> {
+    : CostInterface::ExternalModel<GatherCostModel<OpT>, OpT> {
   int64_t getFlops(Operation *) const { return 0; }
   /// The indices and the gathered slices are read, not the whole table: an
   /// embedding lookup touches a few rows of a large weight (which still
   /// counts whole in the parameter bytes, as it stays resident).
   int64_t getBytesRead(Operation *op) const {
-    auto gather = cast<GatherOp>(op);
+    auto gather = cast<OpT>(op);
     return getTensorBytes(gather.getIndices().getType()) +
            getTensorBytes(gather.getOutput().getType());
+  }
+};
+
+/// Scatters copy `data` and apply the updates: a reduction is one
+/// operation per update element, a plain scatter only moves them.
+template <typename OpT>
+struct ScatterCostModel
+    : CostInterface::ExternalModel<ScatterCostModel<OpT>, OpT> {
+  int64_t getFlops(Operation *op) const {
+    auto scatter = cast<OpT>(op);
+    if (scatter.getReduction() == "none")
+      return 0;
+    return elementsOf(scatter.getUpdates());
   }
 };
 
@@ -505,7 +520,11 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     // Range writes start + i * delta: one multiply-add per element.
     attachElementwise<2, RangeOp>(context);
     SliceOp::attachInterface<SliceCostModel>(*context);
-    GatherOp::attachInterface<GatherCostModel>(*context);
+    attachAll<GatherCostModel, GatherOp, GatherNDOp, GatherElementsOp>(context);
+    attachAll<ScatterCostModel, ScatterNDOp, ScatterElementsOp>(context);
+    // One-hot compares each output position with its index and selects on
+    // or off; trilu compares each position with the diagonal and selects.
+    attachElementwise<2, OneHotOp, TriluOp>(context);
     ResizeOp::attachInterface<ResizeCostModel>(*context);
   });
 }

@@ -460,6 +460,30 @@ FailureOr<Value> GraphImporter::importAttributeTensor(
   return importTensor(tensor, payloads, valueName, "constant", loc);
 }
 
+bool GraphImporter::isInlined(RankedTensorType type, StringRef kind) const {
+  // For training, the float weights are exactly the parameters: the float
+  // initializers, and not the tensors of Constant nodes.
+  if (options.floatInitializersAsWeights &&
+      isa<FloatType>(type.getElementType()))
+    return kind != "initializer";
+  return type.getNumElements() <= options.maxInlineElements;
+}
+
+FailureOr<DenseElementsAttr> GraphImporter::readSmallWeight(WeightOp weight) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  if (type.getNumElements() > options.maxInlineElements)
+    return DenseElementsAttr();
+  auto buffer = llvm::MemoryBuffer::getFileSlice(
+      weight.getFile(), weight.getLength(), weight.getOffset(),
+      /*IsVolatile=*/false);
+  if (!buffer)
+    return emitError(weight.getLoc())
+           << "initializer '" << weight.getName() << "' cannot be read from '"
+           << weight.getFile() << "': " << buffer.getError().message();
+  ArrayRef<char> bytes((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+  return getElementsFromBytes(type, bytes);
+}
+
 Value GraphImporter::createWeight(RankedTensorType type, StringRef valueName,
                                   StringRef file, uint64_t offset,
                                   uint64_t length, Location loc) {
@@ -520,7 +544,7 @@ FailureOr<Value> GraphImporter::importTensor(const onnx::TensorProto &tensor,
                                                elementBytes, &overflow);
   if (overflow)
     return fail() << "has more bytes than cleave can count";
-  bool inlined = count <= options.maxInlineElements;
+  bool inlined = isInlined(type, kind);
 
   // The wire scan and the parser see the tensors in the same order; a name
   // that disagrees means the scan went astray, and its ranges are not used.
@@ -702,7 +726,7 @@ FailureOr<Value> GraphImporter::importExternalTensor(
                   << ") of external data file '" << path << "', which has only "
                   << *fileSize << " bytes";
 
-  if (type.getNumElements() > options.maxInlineElements)
+  if (!isInlined(type, kind))
     return createWeight(type, valueName, path, offset, byteSize, loc);
 
   // Small tensors (shape operands among them) are constants; reading their

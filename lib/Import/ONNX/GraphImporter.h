@@ -25,6 +25,10 @@
 
 #include <string>
 
+namespace cleave {
+class WeightOp;
+} // namespace cleave
+
 namespace cleave::onnx_import {
 
 /// The cleave element type of ONNX `TensorProto.DataType` `dataType`, or null
@@ -74,6 +78,10 @@ public:
   bool isConsumed(llvm::StringRef name) const {
     return consumed.contains(name);
   }
+  /// The value of `weight` when it is small enough to be a constant (a
+  /// float initializer imported as a weight for training that a node needs
+  /// as a constant), read from its file; null when it is larger.
+  mlir::FailureOr<mlir::DenseElementsAttr> readSmallWeight(WeightOp weight);
   /// Imports a tensor-valued attribute of node `nodeIndex`.
   mlir::FailureOr<mlir::Value>
   importAttributeTensor(const onnx::TensorProto &tensor, unsigned nodeIndex,
@@ -111,6 +119,9 @@ private:
                        mlir::RankedTensorType type, uint64_t byteSize,
                        llvm::StringRef valueName, llvm::StringRef kind,
                        mlir::Location loc);
+  /// Whether a tensor of `type` imported as `kind` ("initializer",
+  /// "constant") becomes a constant rather than a weight.
+  bool isInlined(mlir::RankedTensorType type, llvm::StringRef kind) const;
   mlir::Value createWeight(mlir::RankedTensorType type,
                            llvm::StringRef valueName, llvm::StringRef file,
                            uint64_t offset, uint64_t length,

@@ -77,6 +77,15 @@ LogicalResult NodeBinder::constantInput(unsigned index, StringRef role,
     return failure();
   if (matchPattern(operand, m_Constant(&value)))
     return success();
+  if (auto weight = operand.getDefiningOp<WeightOp>()) {
+    FailureOr<DenseElementsAttr> small = importer.readSmallWeight(weight);
+    if (failed(small))
+      return failure();
+    if (*small) {
+      value = *small;
+      return success();
+    }
+  }
   InFlightDiagnostic diag = emitError();
   diag << "input " << index << " ('" << role << "', value '"
        << node.input(index) << "') must be a constant";

@@ -178,6 +178,11 @@ void registerONNXImportTranslation() {
       llvm::cl::desc("--import-onnx: initializers with at most this many "
                      "elements become constants, larger ones weights"),
       llvm::cl::init(ONNXImportOptions().maxInlineElements));
+  static llvm::cl::opt<bool> floatWeights(
+      "onnx-float-weights",
+      llvm::cl::desc("--import-onnx: float initializers become weights "
+                     "whatever their size (the parameters training updates)"),
+      llvm::cl::init(false));
   static llvm::cl::opt<std::string> functionName(
       "onnx-function-name",
       llvm::cl::desc("--import-onnx: name of the imported function"),
@@ -191,6 +196,7 @@ void registerONNXImportTranslation() {
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
         ONNXImportOptions options;
         options.maxInlineElements = maxInlineElements;
+        options.floatInitializersAsWeights = floatWeights;
         options.functionName = functionName;
         for (const std::string &text : inputShapes) {
           std::string error;

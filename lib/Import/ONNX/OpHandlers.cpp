@@ -14,7 +14,7 @@ namespace cleave::onnx_import {
 OpHandlerTable::OpHandlerTable() {
   for (ArrayRef<OpHandler> family :
        {getElementwiseHandlers(), getNNHandlers(), getShapeHandlers(),
-        getRecurrentHandlers()})
+        getRecurrentHandlers(), getIndexHandlers()})
     for (const OpHandler &handler : family)
       byOpType[handler.opType].push_back(&handler);
   for (auto &entry : byOpType)

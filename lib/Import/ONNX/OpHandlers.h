@@ -49,6 +49,7 @@ llvm::ArrayRef<OpHandler> getElementwiseHandlers();
 llvm::ArrayRef<OpHandler> getNNHandlers();
 llvm::ArrayRef<OpHandler> getShapeHandlers();
 llvm::ArrayRef<OpHandler> getRecurrentHandlers();
+llvm::ArrayRef<OpHandler> getIndexHandlers();
 
 /// Every handler, indexed by op type and sorted by since-version.
 class OpHandlerTable {

@@ -472,6 +472,163 @@ struct GatherSpace {
   }
 };
 
+/// GatherND: loops are the result dimensions (the batch, the index
+/// positions, then the slice). The data dimensions the index tuples address
+/// and the tuple dimension of the indices are indexed by no loop.
+struct GatherNDSpace {
+  static FailureOr<LoopSpace> describe(GatherNDOp op) {
+    auto data = rankedShape(op.getData()),
+         indices = rankedShape(op.getIndices()),
+         result = rankedShape(op.getOutput());
+    if (failed(data) || failed(indices) || failed(result) || indices->empty())
+      return failure();
+    int64_t batchDims = op.getBatchDims();
+    int64_t positions = indices->size() - 1, tuple = indices->back();
+    LoopSpace space;
+    space.addParallelLoops(*result);
+    SmallVector<int64_t> dataDims;
+    for (int64_t d = 0, e = data->size(); d < e; ++d) {
+      if (d < batchDims)
+        dataDims.push_back(d);
+      else if (d < batchDims + tuple)
+        dataDims.push_back(kNoLoop);
+      else
+        dataDims.push_back(positions + d - batchDims - tuple);
+    }
+    SmallVector<int64_t> indexDims = identityDims(positions);
+    indexDims.push_back(kNoLoop);
+    space.operandDims = {dataDims, indexDims};
+    space.resultDims = {identityDims(result->size())};
+    space.affine = false;
+    return space;
+  }
+};
+
+/// ScatterND: loops are the data dimensions. The leading ones the index
+/// tuples address are not split (an update may land anywhere in them); the
+/// slice dimensions are, in data, updates and the result alike.
+struct ScatterNDSpace {
+  static FailureOr<LoopSpace> describe(ScatterNDOp op) {
+    auto data = rankedShape(op.getData()),
+         indices = rankedShape(op.getIndices()),
+         updates = rankedShape(op.getUpdates());
+    if (failed(data) || failed(indices) || failed(updates) || indices->empty())
+      return failure();
+    int64_t tuple = indices->back(), positions = indices->size() - 1;
+    LoopSpace space;
+    for (int64_t d = 0, e = data->size(); d < e; ++d)
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/d >= tuple);
+    SmallVector<int64_t> updateDims(positions, kNoLoop);
+    llvm::append_range(updateDims, identityDims(data->size() - tuple, tuple));
+    space.operandDims = {identityDims(data->size()),
+                         SmallVector<int64_t>(indices->size(), kNoLoop),
+                         updateDims};
+    space.resultDims = {identityDims(data->size())};
+    space.affine = false;
+    return space;
+  }
+};
+
+/// Whether dimension `d` of an element-wise indexing's index tensor pairs
+/// with the same dimension of its data (same static size, off the axis).
+static bool pairsWithData(ArrayRef<int64_t> data, ArrayRef<int64_t> indices,
+                          int64_t d, int64_t axis) {
+  return d != axis && !ShapedType::isDynamic(data[d]) && data[d] == indices[d];
+}
+
+/// GatherElements: loops are the result (= indices) dimensions. Off the
+/// axis a loop indexes data only where the two have the same size, and is
+/// not split otherwise; along the axis data is read whole.
+struct GatherElementsSpace {
+  static FailureOr<LoopSpace> describe(GatherElementsOp op) {
+    auto data = rankedShape(op.getData()),
+         indices = rankedShape(op.getIndices());
+    if (failed(data) || failed(indices) || data->size() != indices->size())
+      return failure();
+    int64_t axis = op.getAxis();
+    LoopSpace space;
+    SmallVector<int64_t> dataDims;
+    for (int64_t d = 0, e = indices->size(); d < e; ++d) {
+      bool pairs = pairsWithData(*data, *indices, d, axis);
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/pairs || d == axis);
+      dataDims.push_back(pairs ? d : kNoLoop);
+    }
+    space.operandDims = {dataDims, identityDims(indices->size())};
+    space.resultDims = {identityDims(indices->size())};
+    space.affine = false;
+    return space;
+  }
+};
+
+/// ScatterElements: loops are the data dimensions. The axis is not split
+/// (an update may land anywhere along it), nor a dimension in which the
+/// indices are smaller than data.
+struct ScatterElementsSpace {
+  static FailureOr<LoopSpace> describe(ScatterElementsOp op) {
+    auto data = rankedShape(op.getData()),
+         indices = rankedShape(op.getIndices());
+    if (failed(data) || failed(indices) || data->size() != indices->size())
+      return failure();
+    int64_t axis = op.getAxis();
+    LoopSpace space;
+    SmallVector<int64_t> indexDims;
+    for (int64_t d = 0, e = data->size(); d < e; ++d) {
+      bool pairs = pairsWithData(*data, *indices, d, axis);
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/pairs);
+      indexDims.push_back(pairs ? d : kNoLoop);
+    }
+    space.operandDims = {identityDims(data->size()), indexDims, indexDims};
+    space.resultDims = {identityDims(data->size())};
+    space.affine = false;
+    return space;
+  }
+};
+
+/// OneHot: loops are the result dimensions; the inserted depth dimension is
+/// not split (a block of it would compare indices with local positions).
+/// The two values are whole.
+struct OneHotSpace {
+  static FailureOr<LoopSpace> describe(OneHotOp op) {
+    auto result = rankedShape(op.getOutput());
+    if (failed(result))
+      return failure();
+    int64_t axis = op.getAxis();
+    LoopSpace space;
+    SmallVector<int64_t> indexDims;
+    for (int64_t d = 0, e = result->size(); d < e; ++d) {
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/d != axis);
+      if (d != axis)
+        indexDims.push_back(d);
+    }
+    space.operandDims = {indexDims, {kNoLoop}};
+    space.resultDims = {identityDims(result->size())};
+    space.affine = false;
+    return space;
+  }
+};
+
+/// Trilu: the matrices of the last two dimensions are whole (the mask
+/// depends on the global row and column); the dimensions before are split.
+struct TriluSpace {
+  static FailureOr<LoopSpace> describe(TriluOp op) {
+    auto input = rankedShape(op.getInput());
+    if (failed(input) || input->size() < 2)
+      return failure();
+    int64_t rank = input->size();
+    LoopSpace space;
+    for (int64_t d = 0; d < rank; ++d)
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/d < rank - 2);
+    space.operandDims = {identityDims(rank)};
+    space.resultDims = {identityDims(rank)};
+    return space;
+  }
+};
+
 /// Concat: loops are the result dimensions; the joined axis is not split.
 struct ConcatSpace {
   static FailureOr<LoopSpace> describe(ConcatOp op) {
@@ -1162,6 +1319,12 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<LayerNormOp, LayerNormSpace>(ctx);
     attach<BatchNormOp, BatchNormSpace>(ctx);
     attach<GatherOp, GatherSpace>(ctx);
+    attach<GatherNDOp, GatherNDSpace>(ctx);
+    attach<ScatterNDOp, ScatterNDSpace>(ctx);
+    attach<GatherElementsOp, GatherElementsSpace>(ctx);
+    attach<ScatterElementsOp, ScatterElementsSpace>(ctx);
+    attach<OneHotOp, OneHotSpace>(ctx);
+    attach<TriluOp, TriluSpace>(ctx);
     attach<ConcatOp, ConcatSpace>(ctx);
     attach<SplitOp, SplitSpace>(ctx);
     attach<SliceOp, SliceSpace>(ctx);

@@ -222,18 +222,39 @@ __device__ __forceinline__ float blockMax(float v, float *shared) {
 // Device-side errors
 //===----------------------------------------------------------------------===//
 
-/// Records the first failure of a kernel that cannot synchronise; a no-op
-/// when `word` is null (a context without a CudaDevice).
-__device__ __forceinline__ void recordError(DeviceErrorWord *word, int32_t code,
-                                            int64_t detail) {
-  if (!word)
+/// Records the first index out of range of any kernel since the last
+/// synchronisation: `index` addresses dimension `dim` of data, of size
+/// `bound`. A no-op when the site has no word (a context without a
+/// CudaDevice).
+__device__ __forceinline__ void recordIndexError(const DeviceErrorSite &site,
+                                                 int32_t code, int64_t index,
+                                                 int64_t bound, int dim) {
+  DeviceErrorWord *word = site.word;
+  if (!word || atomicCAS(&word->code, 0, code) != 0)
     return;
-  if (atomicCAS(&word->code, 0, code) == 0)
-    word->detail = detail;
+  word->step = site.step;
+  word->dim = dim;
+  word->index = index;
+  word->bound = bound;
+  word->node = site.node;
 }
 
 /// The error word of the CudaDevice behind `ctx`, or null.
 DeviceErrorWord *deviceErrorWord(CleaveContext *ctx);
+
+/// The site of a kernel `ctx` launches now: its device's word and the
+/// step being run.
+inline DeviceErrorSite deviceErrorSite(CleaveContext *ctx) {
+  return {deviceErrorWord(ctx), ctx->step, ctx->node};
+}
+
+/// `index` counted from the end when negative, or -1 outside
+/// [-size, size).
+__device__ __forceinline__ int64_t resolveIndex(int64_t index, int64_t size) {
+  if (index < -size || index >= size)
+    return -1;
+  return index < 0 ? index + size : index;
+}
 
 //===----------------------------------------------------------------------===//
 // Shared pieces used by several kernel files

@@ -109,15 +109,16 @@ int32_t copyRows(CleaveContext *ctx, const char *kernel, size_t bytes,
 template <typename T, typename I>
 __global__ void gatherKernel(const T *data, const I *indices, T *out,
                              int64_t numIndices, int64_t axisSize,
-                             int64_t inner, int64_t n, DeviceErrorWord *error) {
+                             int64_t inner, int64_t n, int axis,
+                             DeviceErrorSite site) {
   CLEAVE_GRID_LOOP(i, n) {
     int64_t q = i % inner;
     int64_t j = (i / inner) % numIndices;
     int64_t p = i / (inner * numIndices);
     int64_t index = static_cast<int64_t>(indices[j]);
-    int64_t k = index < 0 ? index + axisSize : index;
-    if (k < 0 || k >= axisSize) {
-      recordError(error, kGatherIndexOutOfRange, index);
+    int64_t k = resolveIndex(index, axisSize);
+    if (k < 0) {
+      recordIndexError(site, kGatherIndexOutOfRange, index, axisSize, axis);
       out[i] = T(0);
       continue;
     }
@@ -382,7 +383,7 @@ int32_t cleave::cuda::kernels::gather(CleaveContext *ctx,
   int64_t axisSize = data.shape[axis];
   int64_t inner = product(data.shape, axis + 1, data.rank);
   int64_t numIndices = numElements(indices);
-  DeviceErrorWord *error = deviceErrorWord(ctx);
+  DeviceErrorSite site = deviceErrorSite(ctx);
   cudaStream_t stream = streamOf(ctx);
   auto launch = [&](auto index) {
     using I = decltype(index);
@@ -391,7 +392,7 @@ int32_t cleave::cuda::kernels::gather(CleaveContext *ctx,
       gatherKernel<T, I><<<blocksFor(n), kThreads, 0, stream>>>(
           static_cast<const T *>(data.data),
           static_cast<const I *>(indices.data), static_cast<T *>(y.data),
-          numIndices, axisSize, inner, n, error);
+          numIndices, axisSize, inner, n, axis, site);
       return 0;
     });
   };

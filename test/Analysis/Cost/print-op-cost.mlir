@@ -30,6 +30,28 @@ func.func @mlp(%x: tensor<4x64xf32>) -> tensor<1x4x16xf32> {
 // A100: remark: total on a100-80gb: flops=165888
 // CPU: remark: total on cpu: flops=165888
 
+// Indexing: a gather reads its indices and the slices it copies, not the
+// whole table; a scatter copies data and counts one operation per update
+// under a reduction; one-hot and trilu compare and select per element.
+func.func @indexing(%d: tensor<2x5x8xf32>, %i: tensor<2x3x1xi64>, %x: tensor<4x6xf32>, %ti: tensor<3x1xi64>, %tu: tensor<3x6xf32>,
+                    %e: tensor<4x2xi64>, %es: tensor<4x6xi64>, %ids: tensor<2x3xi64>, %v: tensor<2xf32>, %m: tensor<2x4x4xf32>)
+    -> (tensor<2x3x8xf32>, tensor<4x6xf32>, tensor<4x2xf32>, tensor<4x6xf32>, tensor<2x10x3xf32>, tensor<2x4x4xf32>) {
+  // CHECK: print-op-cost.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=0 read=240 written=192 params=0
+  %0 = cleave.gather_nd %d, %i {batch_dims = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x3x1xi64>) -> tensor<2x3x8xf32>
+  // CHECK: print-op-cost.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=18 read=192 written=96 params=0
+  %1 = cleave.scatter_nd %x, %ti, %tu {reduction = "add"} : (tensor<4x6xf32>, tensor<3x1xi64>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  // CHECK: print-op-cost.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=0 read=96 written=32 params=0
+  %2 = cleave.gather_elements %x, %e {axis = 1 : i64} : (tensor<4x6xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  // CHECK: print-op-cost.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=0 read=288 written=96 params=0
+  %3 = cleave.scatter_elements %x, %es, %x {axis = 0 : i64} : (tensor<4x6xf32>, tensor<4x6xi64>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  // CHECK: print-op-cost.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=120 read=56 written=240 params=0
+  %4 = cleave.one_hot %ids, %v {depth = 10 : i64, axis = 1 : i64} : (tensor<2x3xi64>, tensor<2xf32>) -> tensor<2x10x3xf32>
+  // CHECK: print-op-cost.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=64 read=128 written=128 params=0
+  %5 = cleave.trilu %m {k = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x3x8xf32>, tensor<4x6xf32>, tensor<4x2xf32>, tensor<4x6xf32>, tensor<2x10x3xf32>, tensor<2x4x4xf32>
+}
+// CHECK: remark: total on h100-sxm: flops=202
+
 // A 256^3 f32 matmul (2^25 FLOPs, 768 KiB) is compute-bound on an H100 in
 // f32 but memory-bound once it may run in TF32 (494.7 TFLOP/s).
 func.func @square(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {

@@ -114,6 +114,20 @@ func.func @name(%x: tensor<4xf32>) -> (tensor<4xf32> {cleave.name = 3 : i64}) {
 
 // -----
 
+// expected-error @+1 {{`cleave.gradient_of` does not belong on a function argument}}
+func.func @gradient_of_on_arg(%x: tensor<4xf32> {cleave.gradient_of = "w"}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{`cleave.gradient_of` must be a string, got 1 : i64}}
+func.func @gradient_of(%x: tensor<4xf32>) -> (tensor<4xf32> {cleave.gradient_of = 1 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{`cleave.stage` does not belong on a function result}}
 func.func @stage_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {cleave.stage = 0 : i64}) {
   return %x : tensor<4xf32>
@@ -135,12 +149,12 @@ func.func @writable_value() -> tensor<4xf32> {
 // CHECK: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 2 : i64}, cleave.microbatches = 4 : i64, cleave.note = 1 : i64, cleave.schedule = "1f1b"}
 // CHECK-LABEL: func.func @well_formed
 // CHECK-SAME: {cleave.batch_dim = 0 : i64, cleave.input = 0 : i64, cleave.name = "x"}
-// CHECK-SAME: {cleave.output = 0 : i64}
+// CHECK-SAME: {cleave.output = 0 : i64}, tensor<4xf32> {cleave.gradient_of = "w", cleave.name = "grad:w"})
 // CHECK-SAME: attributes {cleave.stage = 1 : i64}
 // CHECK: cleave.relu %{{.*}} {cleave.stage = 1 : i64, cleave.tp_loop = 0 : i64}
 module attributes {cleave.mesh = {pp = 2 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 4 : i64, cleave.schedule = "1f1b", cleave.note = 1} {
-  func.func @well_formed(%x: tensor<4xf32> {cleave.name = "x", cleave.input = 0 : i64, cleave.batch_dim = 0 : i64}) -> (tensor<4xf32> {cleave.output = 0 : i64}) attributes {cleave.stage = 1 : i64} {
+  func.func @well_formed(%x: tensor<4xf32> {cleave.name = "x", cleave.input = 0 : i64, cleave.batch_dim = 0 : i64}) -> (tensor<4xf32> {cleave.output = 0 : i64}, tensor<4xf32> {cleave.name = "grad:w", cleave.gradient_of = "w"}) attributes {cleave.stage = 1 : i64} {
     %y = cleave.relu %x {cleave.stage = 1 : i64, cleave.tp_loop = 0 : i64} : tensor<4xf32>
-    return %y : tensor<4xf32>
+    return %y, %x : tensor<4xf32>, tensor<4xf32>
   }
 }

@@ -655,3 +655,40 @@ func.func @reduce_keepdims_false_result(%x: tensor<2x16x64xf32>) -> tensor<2x1x6
   %0 = cleave.reduce_l2 %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x16x64xf32>) -> tensor<2x1x64xf32>
   return %0 : tensor<2x1x64xf32>
 }
+
+// -----
+
+// Sizes, pads and dilations that do not fit int64_t are refused, not wrapped.
+func.func @conv_dilation_overflow(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{'cleave.conv' op spatial dimension 1: the padded input or the dilated kernel has more elements than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 6917529027641081856>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @max_pool_pads_overflow(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+2 {{'cleave.max_pool' op spatial dimension 0: the padded input or the dilated kernel has more elements than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.max_pool %x {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 9223372036854775807, 0, 1, 0>, dilations = array<i64: 1, 1>} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @conv_transpose_stride_overflow(%x: tensor<1x8x3xf32>, %w: tensor<8x4x2xf32>) -> tensor<1x4x4xf32> {
+  // expected-error @+2 {{'cleave.conv_transpose' op spatial dimension 0: the output has more elements than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.conv_transpose %x, %w {strides = array<i64: 6917529027641081856>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, output_padding = array<i64: 0>} : (tensor<1x8x3xf32>, tensor<8x4x2xf32>) -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @conv_group_overflow(%x: tensor<1x4x8xf32>, %w: tensor<4x2x3xf32>) -> tensor<1x4x6xf32> {
+  // expected-error @+2 {{'cleave.conv' op input channels (4) must equal weight dim 1 (2) times group (4611686018427387904)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.conv %x, %w {strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, group = 4611686018427387904 : i64} : (tensor<1x4x8xf32>, tensor<4x2x3xf32>) -> tensor<1x4x6xf32>
+  return %0 : tensor<1x4x6xf32>
+}

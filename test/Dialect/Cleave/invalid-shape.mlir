@@ -169,6 +169,29 @@ func.func @range_c4_float() {
 
 // -----
 
+// Lengths that do not fit are refused (limit - start overflows int64_t).
+func.func @range_c4_huge() {
+  %start = cleave.constant dense<-9223372036854775808> : tensor<i64>
+  %limit = cleave.constant dense<9223372036854775807> : tensor<i64>
+  %delta = cleave.constant dense<1> : tensor<i64>
+  // expected-error @+1 {{'start', 'limit' and 'delta' give more elements than a tensor can hold}}
+  %0 = cleave.range %start, %limit, %delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @range_c4_float_huge() {
+  %start = cleave.constant dense<0.0> : tensor<f32>
+  %limit = cleave.constant dense<0x7F800000> : tensor<f32>
+  %delta = cleave.constant dense<1.0> : tensor<f32>
+  // expected-error @+1 {{'start', 'limit' and 'delta' do not give a finite number of elements}}
+  %0 = cleave.range %start, %limit, %delta : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_c1(%x: tensor<2x16x64xf32>) {
   // expected-error @+1 {{cannot reshape 2048 elements ('tensor<2x16x64xf32>') into 1024 elements ('tensor<2x16x32xf32>')}}
   %0 = cleave.reshape %x : tensor<2x16x64xf32> -> tensor<2x16x32xf32>
@@ -577,5 +600,23 @@ func.func @resize_c6(%x: tensor<1x8x4x4xf32>) {
 func.func @resize_c7(%x: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{'nearest_mode' must be one of round_prefer_floor, round_prefer_ceil, floor, ceil; got "round"}}
   %0 = cleave.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, nearest_mode = "round"} : tensor<1x8x4x4xf32> -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @pad_c4(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{padding dimension 1 by 8391162080373601792 and 7135683346057950062 gives more elements than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.pad %x {pads = array<i64: 0, 8391162080373601792, 0, 7135683346057950062>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_c6(%a: tensor<4611686018427387904xi8>) {
+  // expected-error @+2 {{concatenating operand 1 gives more elements along axis 0 than a dimension can hold}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.concat %a, %a {axis = 0 : i64} : (tensor<4611686018427387904xi8>, tensor<4611686018427387904xi8>) -> tensor<1xi8>
   return
 }

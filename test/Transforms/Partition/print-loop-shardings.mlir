@@ -63,3 +63,26 @@ func.func @ops(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b3: tensor<2x4x16xf3
   return
 }
 
+
+// Indexing by tensors: dimensions that index tuples or an axis address are
+// never split (an index may point anywhere in them), nor a dimension in
+// which the indices are smaller than data (their positions are global); a
+// one-hot's depth and a trilu's matrices stay whole.
+func.func @index_ops(%d: tensor<2x5x8xf32>, %i: tensor<2x3x1xi64>, %x: tensor<4x6xf32>, %ti: tensor<3x1xi64>, %tu: tensor<3x6xf32>,
+                     %e: tensor<4x2xi64>, %es: tensor<2x6xi64>, %eu: tensor<2x6xf32>, %ids: tensor<2x3xi64>, %v: tensor<2xf32>, %m: tensor<2x4x4xf32>) {
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), split(0)] results [split(0)]; loop 2 (parallel, 8): operands [split(2), replicated] results [split(2)]}}
+  %0 = cleave.gather_nd %d, %i {batch_dims = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x3x1xi64>) -> tensor<2x3x8xf32>
+  // expected-remark @below {{loop 1 (parallel, 6): operands [split(1), replicated, split(1)] results [split(1)]}}
+  %1 = cleave.scatter_nd %x, %ti, %tu {reduction = "add"} : (tensor<4x6xf32>, tensor<3x1xi64>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  // expected-remark @below {{loop 0 (parallel, 4): operands [split(0), split(0)] results [split(0)]; loop 1 (parallel, 2): operands [replicated, split(1)] results [split(1)]}}
+  %2 = cleave.gather_elements %x, %e {axis = 1 : i64} : (tensor<4x6xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  // expected-remark @below {{loop 1 (parallel, 6): operands [replicated, split(1)] results [split(1)]}}
+  %3 = cleave.gather_elements %x, %es {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2x6xi64>) -> tensor<2x6xf32>
+  // expected-remark @below {{loop 1 (parallel, 6): operands [split(1), split(1), split(1)] results [split(1)]}}
+  %4 = cleave.scatter_elements %x, %es, %eu {axis = 0 : i64} : (tensor<4x6xf32>, tensor<2x6xi64>, tensor<2x6xf32>) -> tensor<4x6xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), replicated] results [split(0)]}}
+  %5 = cleave.one_hot %ids, %v {depth = 10 : i64, axis = 1 : i64} : (tensor<2x3xi64>, tensor<2xf32>) -> tensor<2x10x3xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0)] results [split(0)]}}
+  %6 = cleave.trilu %m {k = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return
+}

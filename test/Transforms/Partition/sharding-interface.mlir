@@ -115,3 +115,41 @@ func.func @reduce_mean(%x: tensor<4x16xf32>) -> tensor<4x1xf32> {
   %m = cleave.reduce_mean %xs {axes = array<i64: 1>, keepdims = true} : (tensor<4x16xf32>) -> tensor<4x1xf32>
   return %m : tensor<4x1xf32>
 }
+
+// -----
+
+// Expert selection by run-time indices (Mixtral's gather_nd of one expert's
+// weights) runs on the local block of weights split along their output
+// dimension: the tuple addresses the expert dimension, which stays whole,
+// so every index is checked against the full expert count.
+
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @expert_select
+// CHECK-SAME: (%[[E:.*]]: tensor<4x16x16xf32>, %[[IDS:.*]]: tensor<2x1xi64>)
+// CHECK: %[[W:.*]] = cleave.gather_nd %[[E]], %[[IDS]] : (tensor<4x16x16xf32>, tensor<2x1xi64>) -> tensor<2x16x16xf32>
+// CHECK: shard.all_gather %[[W]] on @grid grid_axes = [0] gather_axis = 2 : tensor<2x16x16xf32> -> tensor<2x16x32xf32>
+func.func @expert_select(%experts: tensor<4x16x32xf32>, %ids: tensor<2x1xi64>) -> tensor<2x16x32xf32> {
+  %s = shard.sharding @grid split_axes = [[], [], [0]] : !shard.sharding
+  %es = shard.shard %experts to %s : tensor<4x16x32xf32>
+  %w = cleave.gather_nd %es, %ids : (tensor<4x16x32xf32>, tensor<2x1xi64>) -> tensor<2x16x32xf32>
+  %p = cleave.softmax %w {axis = 2 : i64} : tensor<2x16x32xf32>
+  return %p : tensor<2x16x32xf32>
+}
+
+// -----
+
+// A scatter's axis is never split: data split along it is gathered first.
+
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @scatter_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<2x6xf32>
+// CHECK: shard.all_gather %[[X]] on @grid grid_axes = [0] gather_axis = 0 : tensor<2x6xf32> -> tensor<4x6xf32>
+// CHECK: cleave.scatter_elements %{{.*}} {axis = 0 : i64} : (tensor<4x6xf32>, tensor<4x6xi64>, tensor<4x6xf32>) -> tensor<4x6xf32>
+func.func @scatter_axis(%x: tensor<4x6xf32>, %ids: tensor<4x6xi64>, %u: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x6xf32>
+  %y = cleave.scatter_elements %xs, %ids, %u {axis = 0 : i64} : (tensor<4x6xf32>, tensor<4x6xi64>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}

@@ -34,6 +34,12 @@ struct ONNXImportOptions {
   /// (their values are needed to fold shape computations); larger ones are
   /// `cleave.weight` references.
   int64_t maxInlineElements = 64;
+  /// The float weights are the parameters training updates: float
+  /// initializers become `cleave.weight` whatever their size (when their
+  /// bytes lie in a file as they are), and float tensors of Constant nodes
+  /// become constants whatever theirs. A node that needs a small float
+  /// initializer as a constant (a Clip bound) reads its few bytes.
+  bool floatInitializersAsWeights = false;
   /// Name of the function that holds the imported graph.
   std::string functionName = "main";
   /// Where to show the progress of long imports; null shows nothing.

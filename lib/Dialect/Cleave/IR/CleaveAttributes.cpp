@@ -283,6 +283,17 @@ void cleave::setResultBatchDim(FunctionOpInterface func, unsigned index,
                      i64(func.getContext(), dim));
 }
 
+StringAttr cleave::getGradientOf(FunctionOpInterface func, unsigned index) {
+  return func.getResultAttrOfType<StringAttr>(
+      index, CleaveDialect::GradientOfAttrHelper::getNameStr());
+}
+
+void cleave::setGradientOf(FunctionOpInterface func, unsigned index,
+                           StringRef weight) {
+  func.setResultAttr(index, CleaveDialect::GradientOfAttrHelper::getNameStr(),
+                     StringAttr::get(func.getContext(), weight));
+}
+
 //===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//
@@ -327,7 +338,8 @@ public:
   }
 
   LogicalResult onPort(bool isResult) {
-    if (name == CleaveDialect::NameAttrHelper::getNameStr())
+    if (name == CleaveDialect::NameAttrHelper::getNameStr() ||
+        (isResult && name == CleaveDialect::GradientOfAttrHelper::getNameStr()))
       return verifyString();
     if (name == (isResult ? CleaveDialect::OutputAttrHelper::getNameStr()
                           : CleaveDialect::InputAttrHelper::getNameStr()) ||
@@ -346,7 +358,8 @@ private:
   bool isPortAttr() const {
     return isAnyOf<
         CleaveDialect::NameAttrHelper, CleaveDialect::InputAttrHelper,
-        CleaveDialect::OutputAttrHelper, CleaveDialect::BatchDimAttrHelper>();
+        CleaveDialect::OutputAttrHelper, CleaveDialect::BatchDimAttrHelper,
+        CleaveDialect::GradientOfAttrHelper>();
   }
   bool isKnown() const {
     return isAnyOf<

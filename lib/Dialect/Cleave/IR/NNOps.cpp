@@ -13,6 +13,7 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -147,17 +148,28 @@ FailureOr<int64_t> slidingWindowSize(std::optional<Location> loc,
   int64_t padBegin = attrs.pads[dim];
   int64_t padEnd = attrs.pads[spatialRank + dim];
   int64_t stride = attrs.strides[dim];
-  int64_t dilatedKernel = (kernelSize - 1) * attrs.dilations[dim] + 1;
-  int64_t span = inputSize + padBegin + padEnd - dilatedKernel;
+  // Sizes, pads and dilations come from the model: a window that does not
+  // fit int64_t is refused, not wrapped.
+  int64_t dilatedKernel, padded;
+  if (llvm::MulOverflow(kernelSize - 1, attrs.dilations[dim], dilatedKernel) ||
+      llvm::AddOverflow(dilatedKernel, int64_t(1), dilatedKernel) ||
+      llvm::AddOverflow(inputSize, padBegin, padded) ||
+      llvm::AddOverflow(padded, padEnd, padded))
+    return emitOpErrorAt<OpT>(loc, "spatial dimension ", dim,
+                              ": the padded input or the dilated kernel has "
+                              "more elements than a dimension can hold");
+  int64_t span = padded - dilatedKernel;
   if (span < 0)
     return emitOpErrorAt<OpT>(
-        loc, "spatial dimension ", dim, ": padded input size (",
-        inputSize + padBegin + padEnd,
+        loc, "spatial dimension ", dim, ": padded input size (", padded,
         ") is smaller than the dilated kernel size (", dilatedKernel, ")");
   if (!ceilMode)
     return span / stride + 1;
-  int64_t size = (span + stride - 1) / stride + 1;
-  if ((size - 1) * stride >= inputSize + padBegin)
+  int64_t size = span / stride + (span % stride != 0) + 1;
+  // inputSize + padBegin fits, as a part of `padded`.
+  int64_t lastStart;
+  if (!llvm::MulOverflow(size - 1, stride, lastStart) &&
+      lastStart >= inputSize + padBegin)
     --size;
   return size;
 }
@@ -460,9 +472,11 @@ ConvOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
   int64_t inChannels = inputType.getDimSize(1);
   int64_t outChannels = weightType.getDimSize(0);
   int64_t channelsPerGroup = weightType.getDimSize(1);
+  int64_t product;
   if (!ShapedType::isDynamic(inChannels) &&
       !ShapedType::isDynamic(channelsPerGroup) &&
-      inChannels != channelsPerGroup * group)
+      (llvm::MulOverflow(channelsPerGroup, group, product) ||
+       inChannels != product))
     return emitOpErrorAt<ConvOp>(
         location, "input channels (", inChannels, ") must equal weight dim 1 (",
         channelsPerGroup, ") times group (", group, ")");
@@ -556,8 +570,11 @@ LogicalResult ConvTransposeOp::inferReturnTypes(
     return emitOpErrorAt<OpT>(location, "input channels (", inChannels,
                               ") must be divisible by group (", group, ")");
   int64_t outChannels = weightType.getDimSize(1);
-  if (!ShapedType::isDynamic(outChannels))
-    outChannels *= group;
+  if (!ShapedType::isDynamic(outChannels) &&
+      llvm::MulOverflow(outChannels, group, outChannels))
+    return emitOpErrorAt<OpT>(
+        location, "weight dim 1 (", weightType.getDimSize(1), ") times group (",
+        group, ") is more channels than a dimension can hold");
   if (Value bias = adaptor.getBias()) {
     auto biasType = getRankedType<OpT>(location, bias, "bias");
     if (!biasType)
@@ -581,9 +598,19 @@ LogicalResult ConvTransposeOp::inferReturnTypes(
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
-    int64_t size = attrs.strides[i] * (in - 1) + outputPadding[i] +
-                   (kernel - 1) * attrs.dilations[i] + 1 - attrs.pads[i] -
-                   attrs.pads[spatialRank + i];
+    // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1
+    // - pads, refused when a step does not fit int64_t.
+    int64_t size, dilatedKernel;
+    if (llvm::MulOverflow(attrs.strides[i], in - 1, size) ||
+        llvm::AddOverflow(size, outputPadding[i], size) ||
+        llvm::MulOverflow(kernel - 1, attrs.dilations[i], dilatedKernel) ||
+        llvm::AddOverflow(size, dilatedKernel, size) ||
+        llvm::AddOverflow(size, int64_t(1), size) ||
+        llvm::SubOverflow(size, attrs.pads[i], size) ||
+        llvm::SubOverflow(size, attrs.pads[spatialRank + i], size))
+      return emitOpErrorAt<OpT>(location, "spatial dimension ", i,
+                                ": the output has more elements than a "
+                                "dimension can hold");
     if (size < 1)
       return emitOpErrorAt<OpT>(location, "spatial dimension ", i,
                                 ": pads remove the whole output (size ", size,

@@ -42,11 +42,15 @@ static std::optional<int64_t> mulDims(int64_t lhs, int64_t rhs) {
   return product;
 }
 
-/// The sum of two dimensions, dynamic when either is.
-static int64_t addDims(int64_t lhs, int64_t rhs) {
+/// The sum of two dimensions, dynamic when either is; nullopt when it does
+/// not fit a dimension.
+static std::optional<int64_t> addDims(int64_t lhs, int64_t rhs) {
   if (ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs))
     return ShapedType::kDynamic;
-  return lhs + rhs;
+  int64_t sum;
+  if (llvm::AddOverflow(lhs, rhs, sum) || ShapedType::isDynamic(sum))
+    return std::nullopt;
+  return sum;
 }
 
 /// Row-major strides of a static shape.
@@ -384,6 +388,9 @@ OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor adaptor) {
 
 /// The length of the range, when every operand is a constant. Fails, with a
 /// diagnostic on `op`, on a constant zero delta.
+/// The most elements a range may have: 2^62, like any tensor's bytes.
+static constexpr int64_t kMaxRangeLength = int64_t(1) << 62;
+
 static FailureOr<std::optional<int64_t>> getConstantRangeLength(RangeOp op) {
   Type elementType = op.getOutput().getType().getElementType();
   if (isa<FloatType>(elementType)) {
@@ -395,6 +402,12 @@ static FailureOr<std::optional<int64_t>> getConstantRangeLength(RangeOp op) {
     if (!start || !limit || !delta)
       return std::optional<int64_t>();
     double length = std::ceil((*limit - *start) / *delta);
+    if (!std::isfinite(length))
+      return op.emitOpError("'start', 'limit' and 'delta' do not give a "
+                            "finite number of elements");
+    if (length >= kMaxRangeLength)
+      return op.emitOpError("'start', 'limit' and 'delta' give more "
+                            "elements than a tensor can hold");
     return std::optional<int64_t>(length > 0 ? static_cast<int64_t>(length)
                                              : 0);
   }
@@ -405,8 +418,15 @@ static FailureOr<std::optional<int64_t>> getConstantRangeLength(RangeOp op) {
     return op.emitOpError("'delta' must be non-zero");
   if (!start || !limit || !delta)
     return std::optional<int64_t>();
-  int64_t length = llvm::divideCeilSigned(
-      limit->getSExtValue() - start->getSExtValue(), delta->getSExtValue());
+  // In 128 bits: limit - start, and its quotient by -1, may not fit 64.
+  __int128 span =
+      static_cast<__int128>(limit->getSExtValue()) - start->getSExtValue();
+  __int128 step = delta->getSExtValue();
+  __int128 length =
+      span / step + (span % step != 0 && (span < 0) == (step < 0));
+  if (length >= static_cast<__int128>(kMaxRangeLength))
+    return op.emitOpError("'start', 'limit' and 'delta' give more elements "
+                          "than a tensor can hold");
   return std::optional<int64_t>(std::max<int64_t>(length, 0));
 }
 
@@ -470,8 +490,12 @@ OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
   SmallVector<APInt> values;
   values.reserve(length);
   for (int64_t i = 0; i < length; ++i)
-    values.emplace_back(width, first + i * step, /*isSigned=*/true,
-                        /*implicitTrunc=*/true);
+    // Wraps as the element type does (in unsigned arithmetic: no UB).
+    values.emplace_back(width,
+                        static_cast<uint64_t>(first) +
+                            static_cast<uint64_t>(i) *
+                                static_cast<uint64_t>(step),
+                        /*isSigned=*/false, /*implicitTrunc=*/true);
   return DenseElementsAttr::get(type, values);
 }
 
@@ -812,7 +836,13 @@ ConcatOp::inferReturnTypes(MLIRContext *context,
     for (int64_t d = 0; d < rank; ++d) {
       int64_t dim = type.getDimSize(d);
       if (d == axis) {
-        shape[d] = addDims(shape[d], dim);
+        std::optional<int64_t> sum = addDims(shape[d], dim);
+        // concat_c6.
+        if (!sum)
+          return emitOptionalError(location, "concatenating operand ", i,
+                                   " gives more elements along axis ", axis,
+                                   " than a dimension can hold");
+        shape[d] = *sum;
         continue;
       }
       // concat_c5. A dynamic dimension takes the static size of another
@@ -1081,7 +1111,16 @@ PadOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
       return emitOptionalError(location, "'pads' of dimension ", d, " are ",
                                begin, " and ", end,
                                "; pads must be non-negative");
-    shape.push_back(addDims(inputType.getDimSize(d), begin + end));
+    std::optional<int64_t> padded = addDims(begin, end);
+    if (padded)
+      padded = addDims(inputType.getDimSize(d), *padded);
+    // pad_c4.
+    if (!padded)
+      return emitOptionalError(location, "padding dimension ", d, " by ", begin,
+                               " and ", end,
+                               " gives more elements than a dimension can "
+                               "hold");
+    shape.push_back(*padded);
   }
   inferredReturnTypes.push_back(
       RankedTensorType::get(shape, inputType.getElementType()));

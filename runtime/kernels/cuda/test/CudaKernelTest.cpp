@@ -820,7 +820,10 @@ TEST_F(CudaKernelTest, GatherIndicesAndRangeError) {
           e.push_back(x[(p * 5 + k) * 2 + q]);
     expectNear(e, y, 0);
   }
-  // An index out of range is reported by the next synchronisation.
+  // An index out of range is reported by the next synchronisation, naming
+  // the step that launched the kernel.
+  ctx->step = 3;
+  ctx->node = "embed";
   Buffer &bad = integers<int64_t>({1}, {5});
   Buffer &y = output({3, 1, 2});
   std::vector<CleaveTensor> in{input(xs, x).tensor(), bad.tensor()};
@@ -831,12 +834,185 @@ TEST_F(CudaKernelTest, GatherIndicesAndRangeError) {
     device->synchronize();
     ADD_FAILURE() << "synchronize() did not report the bad index";
   } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find("index 5 is out of range"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "step 3 (node 'embed'), kernel gather: index 5 is out of "
+                  "range [-5, 5) for dimension 1 of data"),
               std::string::npos)
         << e.what();
   }
   // Reported once.
   EXPECT_NO_THROW(device->synchronize());
+}
+
+/// Runs `kernel` on arguments with a bad index and expects the next
+/// synchronisation to report `message`, once.
+#define EXPECT_DEVICE_ERROR(call, message)                                     \
+  do {                                                                         \
+    EXPECT_EQ((call), 0);                                                      \
+    try {                                                                      \
+      device->synchronize();                                                   \
+      ADD_FAILURE() << "synchronize() did not report the bad index";           \
+    } catch (const std::exception &e) {                                        \
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)        \
+          << e.what();                                                         \
+    }                                                                          \
+    EXPECT_NO_THROW(device->synchronize());                                    \
+  } while (false)
+
+std::vector<float> iota(int64_t n) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(i);
+  return v;
+}
+
+TEST_F(CudaKernelTest, GatherNDSlicesElementsAndBatches) {
+  Buffer &data = input({2, 3, 4}, iota(24));
+  Buffer &rows = integers<int64_t>({2, 2}, {1, -1, 0, 1});
+  Buffer &y = output({2, 4});
+  ASSERT_EQ(run(cleave_cuda_gather_nd, {&data, &rows}, {&y}, {0}), 0);
+  expectNear({20, 21, 22, 23, 4, 5, 6, 7}, y, 0);
+  Buffer &elems = integers<int32_t>({3, 3}, {0, 0, 0, 1, 2, 3, -1, -3, -4});
+  Buffer &e = output({3});
+  ASSERT_EQ(run(cleave_cuda_gather_nd, {&data, &elems}, {&e}, {0}), 0);
+  expectNear({0, 23, 12}, e, 0);
+  Buffer &batched = input({2, 3, 2}, iota(12));
+  Buffer &idx = integers<int64_t>({2, 2, 1}, {2, 0, -1, 1});
+  Buffer &b = output({2, 2, 2});
+  ASSERT_EQ(run(cleave_cuda_gather_nd, {&batched, &idx}, {&b}, {1}), 0);
+  expectNear({4, 5, 0, 1, 10, 11, 8, 9}, b, 0);
+}
+
+TEST_F(CudaKernelTest, ScatterNDReductionsInOrder) {
+  Buffer &idx = integers<int64_t>({3, 1}, {1, -3, 3});
+  struct Case {
+    int64_t reduction;
+    std::vector<float> expected;
+  };
+  for (const Case &c :
+       std::vector<Case>{{CLEAVE_SCATTER_NONE, {2, 2, 3, 4, 2, 2, 5, 6}},
+                         {CLEAVE_SCATTER_ADD, {2, 2, 6, 8, 2, 2, 7, 8}},
+                         {CLEAVE_SCATTER_MUL, {2, 2, 6, 16, 2, 2, 10, 12}},
+                         {CLEAVE_SCATTER_MAX, {2, 2, 3, 4, 2, 2, 5, 6}},
+                         {CLEAVE_SCATTER_MIN, {2, 2, 1, 2, 2, 2, 2, 2}}}) {
+    for (int32_t dtype : {CLEAVE_F32, CLEAVE_F16, CLEAVE_BF16}) {
+      Buffer &data = input({4, 2}, std::vector<float>(8, 2), dtype);
+      Buffer &u = input({3, 2}, {1, 2, 3, 4, 5, 6}, dtype);
+      Buffer &y = output({4, 2}, dtype);
+      ASSERT_EQ(
+          run(cleave_cuda_scatter_nd, {&data, &idx, &u}, {&y}, {c.reduction}),
+          0);
+      expectNear(c.expected, y, 0);
+    }
+  }
+}
+
+TEST_F(CudaKernelTest, GatherAndScatterElements) {
+  Buffer &data = input({3, 3}, iota(9));
+  Buffer &cols = integers<int64_t>({2, 2}, {0, 0, 1, 0});
+  Buffer &y = output({2, 2});
+  ASSERT_EQ(run(cleave_cuda_gather_elements, {&data, &cols}, {&y}, {1}), 0);
+  expectNear({0, 0, 4, 3}, y, 0);
+  Buffer &rows = integers<int32_t>({2, 3}, {1, 2, 0, 2, 0, -3});
+  Buffer &r = output({2, 3});
+  ASSERT_EQ(run(cleave_cuda_gather_elements, {&data, &rows}, {&r}, {0}), 0);
+  expectNear({3, 7, 2, 6, 1, 2}, r, 0);
+
+  Buffer &ones = input({2, 3}, std::vector<float>(6, 1));
+  Buffer &idx = integers<int64_t>({2, 2}, {1, 1, -1, 0});
+  Buffer &upd = input({2, 2}, {2, 3, 4, 5});
+  struct Case {
+    int64_t reduction;
+    std::vector<float> expected;
+  };
+  for (const Case &c :
+       std::vector<Case>{{CLEAVE_SCATTER_NONE, {1, 3, 1, 5, 1, 4}},
+                         {CLEAVE_SCATTER_ADD, {1, 6, 1, 6, 1, 5}},
+                         {CLEAVE_SCATTER_MUL, {1, 6, 1, 5, 1, 4}},
+                         {CLEAVE_SCATTER_MAX, {1, 3, 1, 5, 1, 4}},
+                         {CLEAVE_SCATTER_MIN, {1, 1, 1, 1, 1, 1}}}) {
+    Buffer &s = output({2, 3});
+    ASSERT_EQ(run(cleave_cuda_scatter_elements, {&ones, &idx, &upd}, {&s},
+                  {1, c.reduction}),
+              0);
+    expectNear(c.expected, s, 0);
+  }
+}
+
+TEST_F(CudaKernelTest, OneHotAndTrilu) {
+  Buffer &idx = integers<int64_t>({4}, {0, -1, 3, -4});
+  Buffer &values = input({2}, {-1, 7});
+  Buffer &last = output({4, 3});
+  ASSERT_EQ(run(cleave_cuda_one_hot, {&idx, &values}, {&last}, {1}), 0);
+  expectNear({7, -1, -1, -1, -1, 7, -1, -1, -1, -1, -1, -1}, last, 0);
+  Buffer &first = output({3, 4});
+  ASSERT_EQ(run(cleave_cuda_one_hot, {&idx, &values}, {&first}, {0}), 0);
+  expectNear({7, -1, -1, -1, -1, -1, -1, -1, -1, 7, -1, -1}, first, 0);
+
+  Buffer &x = input({2, 3, 3}, iota(18));
+  Buffer &upper = output({2, 3, 3});
+  ASSERT_EQ(run(cleave_cuda_trilu, {&x}, {&upper}, {0, 1}), 0);
+  expectNear({0, 1, 2, 0, 4, 5, 0, 0, 8, 9, 10, 11, 0, 13, 14, 0, 0, 17}, upper,
+             0);
+  Buffer &lower = output({2, 3, 3});
+  ASSERT_EQ(run(cleave_cuda_trilu, {&x}, {&lower}, {-1, 0}), 0);
+  expectNear({0, 0, 0, 3, 0, 0, 6, 7, 0, 0, 0, 0, 12, 0, 0, 15, 16, 0}, lower,
+             0);
+}
+
+TEST_F(CudaKernelTest, IndexErrorsNameTheStep) {
+  // The site is the step being run when the kernel is launched.
+  ctx->step = 7;
+  ctx->node = "select_experts";
+  Buffer &data = input({2, 3, 4}, iota(24));
+  Buffer &bad = integers<int64_t>({2, 2}, {1, 2, 0, 3});
+  Buffer &y = output({2, 4});
+  std::vector<CleaveTensor> in{data.tensor(), bad.tensor()};
+  CleaveTensor out = y.tensor();
+  int64_t ints[] = {0, 0};
+  EXPECT_DEVICE_ERROR(
+      cleave_cuda_gather_nd(ctx, in.data(), 2, &out, 1, ints, nullptr),
+      "step 7 (node 'select_experts'), kernel gather_nd: index 3 is out of "
+      "range [-3, 3) for dimension 1 of data");
+  ctx->node = nullptr;
+
+  Buffer &square = input({3, 3}, iota(9));
+  Buffer &cols = integers<int64_t>({2, 2}, {0, 0, 1, -5});
+  Buffer &r = output({2, 2});
+  in = {square.tensor(), cols.tensor()};
+  out = r.tensor();
+  int64_t axis[] = {1, 0};
+  EXPECT_DEVICE_ERROR(
+      cleave_cuda_gather_elements(ctx, in.data(), 2, &out, 1, axis, nullptr),
+      "step 7, kernel gather_elements: index -5 is out of range [-3, 3) for "
+      "dimension 1 of data");
+
+  // A scatter skips the bad update and applies the others.
+  ctx->step = -1;
+  Buffer &target = input({4, 2}, std::vector<float>(8, 2));
+  Buffer &rows = integers<int32_t>({3, 1}, {0, 4, 3});
+  Buffer &upd = input({3, 2}, {1, 2, 3, 4, 5, 6});
+  Buffer &s = output({4, 2});
+  std::vector<CleaveTensor> sin{target.tensor(), rows.tensor(), upd.tensor()};
+  CleaveTensor sout = s.tensor();
+  int64_t add[] = {CLEAVE_SCATTER_ADD, 0};
+  EXPECT_DEVICE_ERROR(
+      cleave_cuda_scatter_nd(ctx, sin.data(), 3, &sout, 1, add, nullptr),
+      "kernel scatter_nd: index 4 is out of range [-4, 4)");
+  device->copyToHost(s.host.data(), s.device, s.host.size());
+  expectNear({3, 4, 2, 2, 2, 2, 7, 8}, s, 0);
+
+  Buffer &ones = input({2, 3}, std::vector<float>(6, 1));
+  Buffer &idx = integers<int64_t>({2, 2}, {1, 3, 0, 0});
+  Buffer &eupd = input({2, 2}, {2, 3, 4, 5});
+  Buffer &e = output({2, 3});
+  std::vector<CleaveTensor> ein{ones.tensor(), idx.tensor(), eupd.tensor()};
+  CleaveTensor eout = e.tensor();
+  int64_t eints[] = {1, CLEAVE_SCATTER_NONE, 0};
+  EXPECT_DEVICE_ERROR(cleave_cuda_scatter_elements(ctx, ein.data(), 3, &eout, 1,
+                                                   eints, nullptr),
+                      "kernel scatter_elements: index 3 is out of range "
+                      "[-3, 3) for dimension 1 of data");
 }
 
 TEST_F(CudaKernelTest, PadModes) {

@@ -127,6 +127,12 @@ void setArgBatchDim(mlir::FunctionOpInterface func, unsigned index,
 void setResultBatchDim(mlir::FunctionOpInterface func, unsigned index,
                        int64_t dim);
 
+/// `cleave.gradient_of`: the parameter (weight name) whose gradient a result
+/// is.
+mlir::StringAttr getGradientOf(mlir::FunctionOpInterface func, unsigned index);
+void setGradientOf(mlir::FunctionOpInterface func, unsigned index,
+                   llvm::StringRef weight);
+
 } // namespace cleave
 
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVEATTRIBUTES_H

@@ -54,7 +54,9 @@ def Cleave_Dialect : Dialect {
     - on function arguments and results: `cleave.name` (the ONNX port),
       `cleave.input = i : i64` / `cleave.output = j : i64` (the entry
       argument or result a stage port is), `cleave.batch_dim = d : i64` (the
-      dimension that holds the batch when it is cut).
+      dimension that holds the batch when it is cut), and on results
+      `cleave.gradient_of = "<weight name>"` (the result is the gradient of
+      the loss with respect to that parameter; set by `cleave-autodiff`).
 
     Stages, loops, ports and dimensions are non-negative; a malformed one is
     a verifier error naming the attribute.
@@ -80,6 +82,7 @@ def Cleave_Dialect : Dialect {
     "::mlir::IntegerAttr":$input,
     "::mlir::IntegerAttr":$output,
     "::mlir::IntegerAttr":$batch_dim,
+    "::mlir::StringAttr":$gradient_of,
     "::mlir::UnitAttr":$writable,
     "::mlir::UnitAttr":$stash
   );

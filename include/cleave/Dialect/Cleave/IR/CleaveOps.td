@@ -11,6 +11,7 @@
 include "cleave/Dialect/Cleave/IR/CleaveElementwiseOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveNNOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveShapeOps.td"
+include "cleave/Dialect/Cleave/IR/CleaveIndexOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveRecurrentOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveCommOps.td"
 

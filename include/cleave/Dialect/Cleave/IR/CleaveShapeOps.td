@@ -279,7 +279,8 @@ def Cleave_ConcatOp : Cleave_InferredOp<"concat"> {
 
     Verifier labels: `concat_c1` (at least one operand), `concat_c2` (`axis`
     in range), `concat_c3` (same rank), `concat_c4` (same element type),
-    `concat_c5` (other dimensions agree).
+    `concat_c5` (other dimensions agree), `concat_c6` (the concatenated
+    dimension fits an `int64_t`).
 
     ```mlir
     %y = cleave.concat %a, %b {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
@@ -369,7 +370,8 @@ def Cleave_PadOp : Cleave_InferredOp<"pad"> {
     (filled with `value`), `reflect`, `edge` or `wrap`.
 
     Verifier labels: `pad_c1` (`2 * rank` pads), `pad_c2` (pads are
-    non-negative), `pad_c3` (`mode` is known).
+    non-negative), `pad_c3` (`mode` is known), `pad_c4` (each padded
+    dimension fits an `int64_t`).
 
     ```mlir
     %y = cleave.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 0.000000e+00 : f64} : (tensor<2x8xf32>) -> tensor<2x10xf32>

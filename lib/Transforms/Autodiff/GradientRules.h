@@ -1,0 +1,26 @@
+//===- GradientRules.h - gradient external models by family -----*- C++ -*-===//
+//
+// Private to lib/Transforms/Autodiff: each op family's file attaches its
+// `GradientInterface` external models through one of these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_LIB_TRANSFORMS_AUTODIFF_GRADIENTRULES_H
+#define CLEAVE_LIB_TRANSFORMS_AUTODIFF_GRADIENTRULES_H
+
+#include "mlir/IR/MLIRContext.h"
+
+namespace cleave {
+namespace detail {
+
+/// Unary math, broadcasting arithmetic, selection and casts.
+void attachElementwiseGradients(mlir::MLIRContext *context);
+/// Contractions, reductions, softmax and normalisations.
+void attachNNGradients(mlir::MLIRContext *context);
+/// Reshapes, permutations, slicing, joining, gathering and padding.
+void attachShapeGradients(mlir::MLIRContext *context);
+
+} // namespace detail
+} // namespace cleave
+
+#endif // CLEAVE_LIB_TRANSFORMS_AUTODIFF_GRADIENTRULES_H

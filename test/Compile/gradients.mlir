@@ -1,0 +1,46 @@
+// RUN: cleave-opt %s --cleave-compile-pipeline="gradients=true loss=loss freeze=^frozen$" | FileCheck %s
+// RUN: cleave-opt %s --cleave-compile-pipeline="gradients=true loss=loss" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PASSES
+
+// With gradients the compile pipeline differentiates the simplified
+// function, so the exported GELU is fused before it is differentiated (one
+// gelu rule, whose erf is the only one left, not the decomposition's
+// chain), and then simplifies the backward ops: the cotangent of y * y
+// (twice 1 * y) folds to y + y. The frozen weight gets no gradient.
+
+// PASSES: cleave-fuse-patterns
+// PASSES: cleave-autodiff{entry=main freeze= loss=loss}
+// PASSES: cleave-fuse-patterns
+// PASSES: cse
+// PASSES: cleave-plan{{.*}}annotate=false
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: -> (tensor<f32> {cleave.name = "loss"}, tensor<8x16xf32> {cleave.gradient_of = "w", cleave.name = "grad:w"})
+// CHECK: %[[W:.*]] = cleave.weight "w"
+// CHECK: %[[FROZEN:.*]] = cleave.weight "frozen"
+// CHECK: %[[H:.*]] = cleave.matmul %{{.*}}, %[[W]]
+// CHECK-NEXT: %[[G:.*]] = cleave.gelu %[[H]]
+// CHECK-NEXT: %[[Y:.*]] = cleave.mul %[[G]], %[[FROZEN]]
+// CHECK-NOT: cleave.gelu
+// CHECK: %[[DY:.*]] = cleave.add %[[Y]], %[[Y]]
+// CHECK-NEXT: %[[DG:.*]] = cleave.mul %[[DY]], %[[FROZEN]]
+// CHECK: cleave.erf
+// CHECK-NOT: cleave.erf
+// CHECK: %[[DW:.*]] = cleave.matmul %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+// CHECK-NEXT: return %{{.*}}, %[[DW]]
+func.func @main(%x: tensor<4x8xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave.name = "loss"}) {
+  %w = cleave.weight "w" {file = "/m.bin", offset = 0 : i64, length = 512 : i64} : tensor<8x16xf32>
+  %s = cleave.weight "frozen" {file = "/m.bin", offset = 512 : i64, length = 64 : i64} : tensor<16xf32>
+  %h = cleave.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %c = cleave.constant dense<1.41421354> : tensor<f32>
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %half = cleave.constant dense<5.0e-01> : tensor<f32>
+  %0 = cleave.div %h, %c : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %1 = cleave.erf %0 : tensor<4x16xf32>
+  %2 = cleave.add %1, %one : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %3 = cleave.mul %h, %2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %4 = cleave.mul %3, %half : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %5 = cleave.mul %4, %s : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %6 = cleave.mul %5, %5 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %l = cleave.reduce_sum %6 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x16xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -1,0 +1,45 @@
+"""A linear regression with a mean squared error loss,
+loss = mean((x @ w + b - y)^2), for cleave-compile-gradients.test.
+
+    python linear_regression.py build DIR   # DIR/model.onnx, x.npy, y.npy
+    python linear_regression.py check DIR   # compares DIR/out/*.npy with
+                                            # the closed-form gradients
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from cleave.testing import GraphBuilder
+
+command, out = sys.argv[1], sys.argv[2]
+if command == "build":
+    rng = np.random.default_rng(0)
+    g = GraphBuilder(opset=17)
+    x = g.input("x", [4, 3])
+    y = g.input("y", [4, 2])
+    w = g.initializer("w", rng.standard_normal((3, 2)).astype(np.float32))
+    b = g.initializer("b", rng.standard_normal(2).astype(np.float32))
+    error = g.node("Sub", [g.node("Add", [g.node("MatMul", [x, w]), b]), y])
+    g.node("ReduceMean", [g.node("Mul", [error, error])], ["mse"], keepdims=0)
+    g.output("mse", [])
+    g.save(os.path.join(out, "model.onnx"))
+    for name, shape in [("x", (4, 3)), ("y", (4, 2))]:
+        np.save(os.path.join(out, f"{name}.npy"),
+                rng.standard_normal(shape).astype(np.float32))
+else:
+    model = onnx.load(os.path.join(out, "model.onnx"))
+    weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    x = np.load(os.path.join(out, "x.npy")).astype(np.float64)
+    y = np.load(os.path.join(out, "y.npy")).astype(np.float64)
+    e = x @ weights["w"] + weights["b"] - y
+    # d mean(e^2) / de = 2 e / n, n = 8 elements.
+    for name, reference in [("mse", (e * e).mean()), ("grad_w", 2 * x.T @ e / 8),
+                            ("grad_b", 2 * e.sum(0) / 8)]:
+        value = np.load(os.path.join(out, "out", f"{name}.npy"))
+        error = float(np.max(np.abs(value - reference)))
+        print(name, "ok" if error <= 1e-5 * np.max(np.abs(reference)) else
+              f"MISMATCH {error}")
