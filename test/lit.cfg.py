@@ -80,6 +80,31 @@ if shutil.which("chromium"):
 if shutil.which("script"):
     config.available_features.add("script")
 
+# The x86-64 levels this CPU has (cpu-x86-64-v3: AVX2, FMA; cpu-x86-64-v4:
+# AVX-512), for the tests of the CPU kernels' variants of each level.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = set()
+        for line in cpuinfo:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    v3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}
+    v4 = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+    if v3 <= flags:
+        config.available_features.add("cpu-x86-64-v3")
+        if v4 <= flags:
+            config.available_features.add("cpu-x86-64-v4")
+except OSError:
+    pass
+
+# OpenBLAS's OpenMP flavour (libopenblas-openmp-dev), which the CPU kernels
+# link where it is installed.
+import glob
+
+if glob.glob("/usr/lib/*/openblas-openmp/libopenblas.so.0"):
+    config.available_features.add("openblas-openmp")
+
 # Tests of bundles for several devices declare `REQUIRES: mpi`: OpenMPI's
 # mpirun starts their ranks. %mpirun runs it on this machine's few cores
 # (and as root, where CI runs).

@@ -6,6 +6,7 @@ first use, so the model generators and exporters import without a build.
 """
 
 import importlib
+import os
 import pkgutil
 
 # The compiled runtime module is built into <build>/python/cleave/; with
@@ -18,6 +19,28 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 from .compile import CompileError, compile  # noqa: E402
 
 __all__ = ["Session", "TensorInfo", "compile", "CompileError"]
+
+
+def _prefer_passive_openmp_waits():
+    """Makes OpenMP threads sleep, not spin, while they wait for work,
+    unless the user chose (OMP_WAIT_POLICY, GOMP_SPINCOUNT): libgomp's
+    default spinning takes the cores the next kernel needs wherever they
+    are busy. libgomp reads the policy once, when it loads, so this is done
+    when cleave is imported, and does nothing when another module (torch,
+    say) loaded libgomp first. `cleave run` and `cleave-worker` do the same
+    for their own processes."""
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return
+    try:
+        with open("/proc/self/maps") as maps:
+            if "libgomp" in maps.read():
+                return
+    except OSError:
+        pass
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+
+_prefer_passive_openmp_waits()
 
 
 def __getattr__(name):

@@ -110,6 +110,13 @@ class Session:
     def device(self) -> str:
         return self._session.device
 
+    @property
+    def kernel_isa(self) -> str:
+        """The instruction set of the CPU kernels this session runs
+        (``x86-64``, ``x86-64-v3``, ``x86-64-v4``): the highest the CPU
+        has, no higher than the bundle's ``cpu_isa``; empty on a GPU."""
+        return self._session.kernel_isa
+
     def get_inputs(self) -> list[TensorInfo]:
         return list(self._inputs)
 

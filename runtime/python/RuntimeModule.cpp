@@ -117,6 +117,9 @@ PYBIND11_MODULE(_runtime, m) {
                              })
       .def_property_readonly(
           "device", [](const PySession &s) { return s.session->deviceName(); })
+      .def_property_readonly(
+          "kernel_isa",
+          [](const PySession &s) { return s.session->kernelIsa(); })
       .def("run", &PySession::run, py::arg("feeds"))
       .def("profile", &PySession::profile);
 }

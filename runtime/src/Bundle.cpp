@@ -595,6 +595,18 @@ static bool cpuSupports(const std::string &level) {
   return true; // x86-64 itself, and native (nothing recorded to check)
 }
 
+int kernelCpuLevel(const std::string &cpuIsa) {
+  static const char *const levels[] = {"x86-64", "x86-64-v2", "x86-64-v3",
+                                       "x86-64-v4"};
+  int level = 1;
+  while (level < 4 && cpuSupports(levels[level]))
+    ++level;
+  for (int cap = 1; cap <= 4; ++cap)
+    if (cpuIsa == levels[cap - 1])
+      return std::min(level, cap);
+  return level;
+}
+
 /// A program built for instructions this CPU lacks would die of SIGILL in
 /// its first kernel; refuse it before loading, saying what to do.
 static void checkCpuIsa(const std::string &bundleDir,

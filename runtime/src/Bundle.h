@@ -93,6 +93,12 @@ struct Manifest {
   std::map<std::string, std::string> files;
 };
 
+/// The x86-64 level (1 to 4) whose CPU kernels run programs built for
+/// `cpuIsa` (a manifest's `cpu_isa`) on this CPU: the highest it has, no
+/// higher than `cpuIsa`'s, so that a bundle runs the same instructions on
+/// every node it was built for; "native" and "" take the CPU's own.
+int kernelCpuLevel(const std::string &cpuIsa);
+
 /// Reads `manifest.json` and checks its format, version and ABI.
 Manifest readManifest(const std::string &bundleDir);
 /// Reads and checks the text of a manifest; `path` names it in errors.

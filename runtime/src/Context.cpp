@@ -59,6 +59,7 @@ void *cleave_rt_scratch(CleaveContext *ctx, size_t bytes) {
 }
 
 int32_t cleave_rt_num_threads(CleaveContext *ctx) { return ctx->numThreads; }
+int32_t cleave_rt_cpu_level(CleaveContext *ctx) { return ctx->cpuLevel; }
 
 void *cleave_rt_cuda_stream(CleaveContext *ctx) { return ctx->cudaStream; }
 void *cleave_rt_cublas(CleaveContext *ctx) { return ctx->cublas; }

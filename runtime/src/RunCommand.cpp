@@ -24,9 +24,12 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -766,6 +769,38 @@ int runSingleProcess(const RunOptions &options, const Manifest &manifest) {
       });
 }
 
+/// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
+/// chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT). By
+/// default libgomp's idle threads spin for a while before they sleep, and
+/// on a machine whose cores are busy (several ranks, other processes) a
+/// spinning thread takes the core a working one needs, at every parallel
+/// region. libgomp reads the policy once, when it loads, hence the exec;
+/// where it fails, the run goes on with the default policy.
+void execWithPassiveWaits() {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+    return;
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = text.find('\0', begin);
+    if (end == std::string::npos)
+      end = text.size();
+    args.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  if (args.empty() || ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0) != 0)
+    return;
+  std::vector<char *> pointers;
+  for (std::string &arg : args)
+    pointers.push_back(arg.data());
+  pointers.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execv("/proc/self/exe", pointers.data());
+}
+
 } // namespace
 
 int runCommand(int argc, char **argv) {
@@ -775,6 +810,7 @@ int runCommand(int argc, char **argv) {
       std::fputs(usage, stdout);
       return 0;
     }
+    execWithPassiveWaits();
     Manifest manifest = readManifest(options.bundle);
     if (manifest.devices == 1)
       return run(options, manifest, nullptr);

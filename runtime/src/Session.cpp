@@ -252,6 +252,8 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
       createDevice(options.device, manifest.deviceKind, options, bundleDir);
   Device &device = *impl->device;
   CleaveContext *ctx = device.context();
+  if (device.isHost())
+    ctx->cpuLevel = kernelCpuLevel(manifest.cpuIsa);
   ctx->comm = comm;
   ctx->rank = rank.rank;
   ctx->stage = rank.stage;
@@ -299,6 +301,18 @@ const std::vector<TensorInfo> &Session::outputs() const {
   return impl->bundle->manifest().outputs;
 }
 std::string Session::deviceName() const { return impl->device->name(); }
+std::string Session::kernelIsa() const {
+  if (!impl->device->isHost())
+    return "";
+  switch (impl->device->context()->cpuLevel) {
+  case 4:
+    return "x86-64-v4";
+  case 3:
+    return "x86-64-v3";
+  default:
+    return "x86-64";
+  }
+}
 int Session::devices() const { return impl->bundle->manifest().devices; }
 DevicePlace Session::place() const { return impl->place; }
 

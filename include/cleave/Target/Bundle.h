@@ -76,8 +76,11 @@ struct BundleOptions {
   std::string runtimeLibraryDir;
   /// Compilers and their flags.
   std::string cxx = "c++";
-  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3",   "-fopenmp",
-                                       "-fPIC",      "-shared"};
+  /// -fno-math-errno: the programs never read errno, and GCC vectorises a
+  /// loop calling exp or erf (rt/VectorMath.h) only without it.
+  std::vector<std::string> cxxFlags = {"-std=c++17", "-O3",   "-fno-math-errno",
+                                       "-fopenmp",   "-fPIC", "-shared"};
+
   /// The instruction set of cpu programs (`-march`), recorded in the
   /// manifest as `cpu_isa` so that the runtime refuses a CPU without it.
   std::string cpuIsa = "native";

@@ -167,46 +167,119 @@ void col2im(const WindowGeometry &g, int64_t channels, const float *col,
   }
 }
 
-/// Convolution with one input channel per group: each output channel is a
-/// sum over kernel taps of shifted input planes.
+/// The columns of one output row of a depthwise convolution: the row's
+/// width, the input line's, and the kernel's along the row, with the
+/// interior [lo, hi) where every tap falls inside the input line.
+struct DepthwiseRow {
+  int64_t out, in, kernel, stride, dilation, pad;
+  int64_t lo, hi;
+};
+
+/// Adds the taps `w[0..row.kernel)` over the input `line` to the output
+/// row `out`. The interior columns, most of a row, run without bounds
+/// checks and vectorise along the row; `Kernel` and `Stride` are the
+/// common widths and strides as constants (0: read from `row`), so that
+/// the taps unroll and each output is loaded and stored once.
+template <int Kernel, int Stride>
+void depthwiseRow(const float *__restrict line, const float *__restrict w,
+                  float *__restrict out, const DepthwiseRow &row) {
+  const int64_t kernel = Kernel ? Kernel : row.kernel;
+  const int64_t stride = Stride ? Stride : row.stride;
+  const int64_t dilation = row.dilation;
+  auto border = [&](int64_t begin, int64_t end) {
+    for (int64_t ow = begin; ow < end; ++ow) {
+      float sum = out[ow];
+      int64_t iw = ow * stride - row.pad;
+      for (int64_t k = 0; k < kernel; ++k, iw += dilation)
+        if (iw >= 0 && iw < row.in)
+          sum += w[k] * line[iw];
+      out[ow] = sum;
+    }
+  };
+  border(0, row.lo);
+  const float *base = line - row.pad;
+  if (Kernel) {
+#pragma omp simd
+    for (int64_t ow = row.lo; ow < row.hi; ++ow) {
+      float sum = out[ow];
+      for (int64_t k = 0; k < Kernel; ++k)
+        sum += w[k] * base[ow * stride + k * dilation];
+      out[ow] = sum;
+    }
+  } else {
+    for (int64_t k = 0; k < kernel; ++k) {
+      const float weight = w[k];
+      const float *tap = base + k * dilation;
+#pragma omp simd
+      for (int64_t ow = row.lo; ow < row.hi; ++ow)
+        out[ow] += weight * tap[ow * stride];
+    }
+  }
+  border(row.hi, row.out);
+}
+
+using DepthwiseRowFn = void (*)(const float *, const float *, float *,
+                                const DepthwiseRow &);
+
+DepthwiseRowFn selectDepthwiseRow(int64_t kernel, int64_t stride) {
+  if (stride == 1 || stride == 2) {
+    bool unit = stride == 1;
+    switch (kernel) {
+    case 3:
+      return unit ? depthwiseRow<3, 1> : depthwiseRow<3, 2>;
+    case 5:
+      return unit ? depthwiseRow<5, 1> : depthwiseRow<5, 2>;
+    case 7:
+      return unit ? depthwiseRow<7, 1> : depthwiseRow<7, 2>;
+    }
+  }
+  return depthwiseRow<0, 0>;
+}
+
+/// Convolution with one input channel per group (and `outChannels /
+/// group` outputs per channel). Each output row is computed in one pass,
+/// starting from the bias, with the kernel's taps inside: the rows of taps
+/// that fall in the padding are skipped, and along the row the interior
+/// runs unchecked (depthwiseRow). Every division is per call or per plane.
 void depthwiseConv(const ConvShape &shape, const float *x, const float *w,
-                   float *y, int threads) {
+                   const float *bias, float *y, int threads) {
   const WindowGeometry &g = shape.window;
-  const int64_t planes = g.batch * shape.outChannels;
-  const int64_t perGroup = shape.outChannels / shape.group;
+  const int64_t channels = shape.outChannels;
+  const int64_t planes = g.batch * channels;
+  const int64_t perGroup = channels / shape.group;
   const int64_t kernelSize = g.kernelSize();
+  DepthwiseRow row{g.out[2],      g.in[2],       g.kernel[2], g.stride[2],
+                   g.dilation[2], g.padBegin[2], 0,           0};
+  // Interior: ow * stride - pad + k * dilation in [0, in) for every k.
+  const int64_t interior = g.in[2] - (g.kernel[2] - 1) * g.dilation[2];
+  if (interior > 0)
+    validRange(-row.pad, row.stride, interior, row.out, row.lo, row.hi);
+  const DepthwiseRowFn convolveRow = selectDepthwiseRow(row.kernel, row.stride);
 #pragma omp parallel for num_threads(                                          \
     threads) if (planes * g.outSize() * kernelSize > kParallelGrain)
   for (int64_t p = 0; p < planes; ++p) {
-    int64_t n = p / shape.outChannels, m = p % shape.outChannels;
+    const int64_t n = p / channels, m = p % channels;
     const float *src = x + (n * g.channels + m / perGroup) * g.inSize();
     const float *taps = w + m * kernelSize;
     float *dst = y + p * g.outSize();
-    std::memset(dst, 0, sizeof(float) * g.outSize());
-    for (int64_t tap = 0; tap < kernelSize; ++tap) {
-      int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
-              kd = tap / (g.kernel[2] * g.kernel[1]);
-      int64_t offD = kd * g.dilation[0] - g.padBegin[0];
-      int64_t offH = kh * g.dilation[1] - g.padBegin[1];
-      int64_t offW = kw * g.dilation[2] - g.padBegin[2];
-      int64_t loD, hiD, loH, hiH, loW, hiW;
-      validRange(offD, g.stride[0], g.in[0], g.out[0], loD, hiD);
-      validRange(offH, g.stride[1], g.in[1], g.out[1], loH, hiH);
-      validRange(offW, g.stride[2], g.in[2], g.out[2], loW, hiW);
-      const float weight = taps[tap];
-      const int64_t sw = g.stride[2];
-      for (int64_t od = loD; od < hiD; ++od) {
-        int64_t id = od * g.stride[0] + offD;
-        for (int64_t oh = loH; oh < hiH; ++oh) {
-          int64_t ih = oh * g.stride[1] + offH;
-          const float *line = src + (id * g.in[1] + ih) * g.in[2] + offW;
-          float *out = dst + (od * g.out[1] + oh) * g.out[2];
-          if (sw == 1) {
-            for (int64_t ow = loW; ow < hiW; ++ow)
-              out[ow] += weight * line[ow];
-          } else {
-            for (int64_t ow = loW; ow < hiW; ++ow)
-              out[ow] += weight * line[ow * sw];
+    const float start = bias ? bias[m] : 0.0f;
+    for (int64_t od = 0; od < g.out[0]; ++od) {
+      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+        float *out = dst + (od * g.out[1] + oh) * g.out[2];
+        for (int64_t ow = 0; ow < g.out[2]; ++ow)
+          out[ow] = start;
+        for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+          const int64_t id =
+              od * g.stride[0] - g.padBegin[0] + kd * g.dilation[0];
+          if (id < 0 || id >= g.in[0])
+            continue;
+          for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+            const int64_t ih =
+                oh * g.stride[1] - g.padBegin[1] + kh * g.dilation[1];
+            if (ih < 0 || ih >= g.in[1])
+              continue;
+            convolveRow(src + (id * g.in[1] + ih) * g.in[2],
+                        taps + (kd * g.kernel[1] + kh) * g.kernel[2], out, row);
           }
         }
       }
@@ -263,36 +336,39 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   if (g.batch * shape.outChannels * outSize == 0)
     return 0;
 
+  const CleaveTensor *bias = args.bias();
   if (cg == 1 && shape.group > 1) {
-    depthwiseConv(shape, x, w, y, threads);
-  } else {
-    bool pointwise = true;
-    for (int i = 0; i < kMaxSpatial; ++i)
-      pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
-                   g.padEnd[i] == 0;
-    float *col = nullptr;
-    if (!pointwise) {
-      col = static_cast<float *>(
-          cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
-      if (!col)
-        return 1;
-    }
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t grp = 0; grp < shape.group; ++grp) {
-        const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
-        const float *wg = w + grp * mg * cg * kernelSize;
-        float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
-        const float *rhs = xg;
-        if (!pointwise) {
-          im2col(g, cg, xg, col, threads);
-          rhs = col;
-        }
-        sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
-              cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
+    depthwiseConv(shape, x, w,
+                  bias ? static_cast<const float *>(bias->data) : nullptr, y,
+                  threads);
+    return 0;
+  }
+  bool pointwise = true;
+  for (int i = 0; i < kMaxSpatial; ++i)
+    pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
+                 g.padEnd[i] == 0;
+  float *col = nullptr;
+  if (!pointwise) {
+    col = static_cast<float *>(
+        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
+    if (!col)
+      return 1;
+  }
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < shape.group; ++grp) {
+      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
+      const float *wg = w + grp * mg * cg * kernelSize;
+      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
+      const float *rhs = xg;
+      if (!pointwise) {
+        im2col(g, cg, xg, col, threads);
+        rhs = col;
       }
+      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
+            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
     }
   }
-  if (const CleaveTensor *bias = args.bias())
+  if (bias)
     addBias(static_cast<const float *>(bias->data), y, g.batch,
             shape.outChannels, outSize, threads);
   return 0;

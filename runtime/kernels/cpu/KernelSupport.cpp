@@ -53,8 +53,13 @@ int numThreads(CleaveContext *ctx) {
 
 void useSingleThreadedBlas() {
   static std::atomic<bool> done{false};
-  if (!done.exchange(true))
-    openblas_set_num_threads(1);
+  if (done.exchange(true))
+    return;
+  // OpenBLAS's OpenMP flavour sets the calling thread's default team size
+  // along with its own; keep the caller's.
+  int teamSize = omp_get_max_threads();
+  openblas_set_num_threads(1);
+  omp_set_num_threads(teamSize);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include "cleave/rt/KernelArgs.h"
 #include "cleave/rt/Kernels.h"
+#include "cleave/rt/VectorMath.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -21,15 +22,25 @@ namespace cleave::cpu {
 
 namespace args = cleave::rt::args;
 
+/// The kernel sources are compiled once per x86-64 level (CMakeLists.txt),
+/// each time into its own namespace: CLEAVE_CPU_LEVEL names it (x86_64,
+/// x86_64_v3, x86_64_v4) and defaults to the baseline. The namespace is
+/// inline, so the sources name their functions without it.
+#ifndef CLEAVE_CPU_LEVEL
+#define CLEAVE_CPU_LEVEL x86_64
+#endif
+
 /// One function per KernelList.def entry, over the view of its signature;
-/// `cleave_cpu_<name>` binds the view and calls it. Each is defined with
-/// its qualified name, so that a definition of another signature does not
-/// compile.
-namespace kernels {
+/// `cleave_cpu_<name>` binds the view and calls the variant of the level
+/// the context asks for. Each is defined with its qualified name, so that a
+/// definition of another signature does not compile.
 #define CLEAVE_KERNEL(name, signature)                                         \
   int32_t name(CleaveContext *ctx, const args::signature &args);
+inline namespace CLEAVE_CPU_LEVEL {
+namespace kernels {
 #include "cleave/rt/KernelList.def"
 } // namespace kernels
+} // namespace CLEAVE_CPU_LEVEL
 
 /// Product of the dimensions in [begin, end) (1 for an empty range).
 inline int64_t product(const int64_t *dims, int64_t begin, int64_t end) {
@@ -61,9 +72,10 @@ int numThreads(CleaveContext *ctx);
 
 /// Row-major C = alpha op(A) op(B) + beta C (cblas_sgemm's arguments),
 /// split into blocks of rows or columns over `threads` OpenMP threads, each
-/// running a single-threaded OpenBLAS sgemm. OpenBLAS's own thread pool
-/// stays unused: its threads spin after each call and would take the cores
-/// from the OpenMP threads of the next kernel (and the other way round).
+/// running a single-threaded OpenBLAS sgemm, so that the matrix products
+/// and the other kernels share one OpenMP team of the session's size.
+/// (OpenBLAS's pthread flavour, where it is the one linked, keeps a pool of
+/// its own, which stays idle.)
 void sgemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
            int64_t k, float alpha, const float *a, int64_t lda, const float *b,
            int64_t ldb, float beta, float *c, int64_t ldc);

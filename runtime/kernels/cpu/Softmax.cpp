@@ -17,13 +17,18 @@ using namespace cleave::cpu;
 
 namespace {
 
-/// Softmax (or log-softmax) of the contiguous `line` into `result`.
+/// Softmax (or log-softmax) of the contiguous `line` into `result`. The
+/// reductions are `omp simd` so that they vectorise (in lanes, which
+/// reorders the sum), and the exponentials call the vector math library
+/// (rt/VectorMath.h).
 void softmaxLine(const float *line, float *result, int64_t length, bool log) {
   float max = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : max)
   for (int64_t i = 0; i < length; ++i)
     max = line[i] > max ? line[i] : max;
   float sum = 0.0f;
   if (log) {
+#pragma omp simd reduction(+ : sum)
     for (int64_t i = 0; i < length; ++i)
       sum += std::exp(line[i] - max);
     const float shift = max + std::log(sum);
@@ -31,10 +36,11 @@ void softmaxLine(const float *line, float *result, int64_t length, bool log) {
       result[i] = line[i] - shift;
     return;
   }
-  for (int64_t i = 0; i < length; ++i) {
+  for (int64_t i = 0; i < length; ++i)
     result[i] = std::exp(line[i] - max);
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < length; ++i)
     sum += result[i];
-  }
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < length; ++i)
     result[i] *= inv;

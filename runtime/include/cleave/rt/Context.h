@@ -24,6 +24,8 @@ class Watchdog;
 struct CleaveContext {
   cleave::rt::Device *device = nullptr;
   int32_t numThreads = 1;
+  /// The x86-64 level of the CPU kernels (cleave_rt_cpu_level).
+  int32_t cpuLevel = 1;
 
   /// The first failure of the run: the kernel and the message.
   std::string error;

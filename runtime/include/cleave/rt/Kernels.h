@@ -128,6 +128,10 @@ int32_t cleave_rt_fail(CleaveContext *ctx, const char *kernel,
 void *cleave_rt_scratch(CleaveContext *ctx, size_t bytes);
 /// The number of threads CPU kernels may use.
 int32_t cleave_rt_num_threads(CleaveContext *ctx);
+/// The x86-64 level (1 to 4: baseline, v2, v3 = AVX2 and FMA, v4 =
+/// AVX-512) whose variant of the CPU kernels runs: the highest the CPU has,
+/// but no higher than the one the bundle's programs were built for.
+int32_t cleave_rt_cpu_level(CleaveContext *ctx);
 /// CUDA only: the stream and the cuBLAS / cuBLASLt / cuDNN handles, as
 /// opaque pointers (cudaStream_t, cublasHandle_t, cublasLtHandle_t,
 /// cudnnHandle_t).

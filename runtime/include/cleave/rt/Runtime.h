@@ -146,6 +146,9 @@ public:
   const std::vector<TensorInfo> &outputs() const;
   /// The device the session runs on ("cpu", "cuda:0").
   std::string deviceName() const;
+  /// The instruction set the CPU kernels run with ("x86-64", "x86-64-v3",
+  /// "x86-64-v4"; the baseline stands for v2 too), empty on a GPU.
+  std::string kernelIsa() const;
   /// The number of devices of the bundle, and this session's place.
   int devices() const;
   DevicePlace place() const;

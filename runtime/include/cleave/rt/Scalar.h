@@ -10,6 +10,8 @@
 #ifndef CLEAVE_RT_SCALAR_H
 #define CLEAVE_RT_SCALAR_H
 
+#include "cleave/rt/VectorMath.h"
+
 #include <math.h>
 #include <stdint.h>
 

@@ -193,6 +193,63 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  true}));
 
+/// Depthwise convolutions over the kernel widths the kernel specialises
+/// (3, 5, 7 at strides 1 and 2) and others, dilations, symmetric and
+/// asymmetric pads, maps narrower than the kernel (1x1, 2x2: only border
+/// columns) and rows long enough to vectorise with a remainder, in 1-D,
+/// 2-D and 3-D, with and without a channel multiplier and a bias.
+TEST_F(ConvTest, DepthwiseSweep) {
+  std::vector<ConvCase> cases;
+  for (int64_t k : {1, 2, 3, 5, 7})
+    for (int64_t stride : {1, 2, 3})
+      for (int64_t dilation : {1, 2})
+        for (Shape pads : {Shape{0, 0, 0, 0}, Shape{k / 2, k / 2, k / 2, k / 2},
+                           Shape{1, 0, 0, 2}})
+          for (Shape map : {Shape{1, 1}, Shape{2, 2}, Shape{5, 37}}) {
+            int64_t spanned = (k - 1) * dilation + 1;
+            if (map[0] + pads[0] + pads[2] < spanned ||
+                map[1] + pads[1] + pads[3] < spanned)
+              continue;
+            bool multiplier = (k + stride) % 2 == 0;
+            int64_t channels = 3, out = multiplier ? 6 : 3;
+            cases.push_back(ConvCase{{2, channels, map[0], map[1]},
+                                     {out, 1, k, k},
+                                     channels,
+                                     {stride, stride},
+                                     pads,
+                                     {dilation, dilation},
+                                     {},
+                                     dilation == 1});
+          }
+  cases.push_back(ConvCase{{1, 4, 29}, {4, 1, 5}, 4, {1}, {2, 2}, {1}, {}, 1});
+  cases.push_back(ConvCase{{1, 2, 3, 6, 20},
+                           {2, 1, 3, 3, 3},
+                           2,
+                           {1, 2, 1},
+                           {1, 0, 1, 1, 1, 1},
+                           {2, 1, 1},
+                           {},
+                           true});
+  ASSERT_GT(cases.size(), 100u);
+  for (const ConvCase &c : cases) {
+    Tensor x = Tensor::random(c.x, 31), w = Tensor::random(c.w, 32);
+    Tensor b = Tensor::random({c.w[0]}, 33);
+    Shape ys = convOutput(c, false);
+    Tensor y(ys);
+    ASSERT_EQ(run(cleave_cpu_conv,
+                  {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                  {y.desc()}, convInts(c, false)),
+              0)
+        << ctx.error;
+    SCOPED_TRACE("kernel " + std::to_string(c.w.back()) + ", stride " +
+                 std::to_string(c.strides.back()) + ", dilation " +
+                 std::to_string(c.dilations.back()) + ", input width " +
+                 std::to_string(c.x.back()));
+    expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
+                1e-4f, 1e-4f);
+  }
+}
+
 class ConvTransposeShapes : public ConvTest,
                             public ::testing::WithParamInterface<ConvCase> {};
 

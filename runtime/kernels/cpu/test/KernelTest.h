@@ -110,7 +110,13 @@ inline CleaveTensor absent() {
 
 class KernelTest : public ::testing::Test {
 protected:
-  KernelTest() { ctx.numThreads = 2; }
+  KernelTest() {
+    ctx.numThreads = 2;
+    // The variant of the kernels under test (cleave_rt_cpu_level); the
+    // baseline unless the test run names another level.
+    if (const char *level = std::getenv("CLEAVE_TEST_CPU_LEVEL"))
+      ctx.cpuLevel = std::atoi(level);
+  }
   ~KernelTest() override { std::free(ctx.scratch); }
 
   /// Runs `kernel` on descriptors of the given tensors.

@@ -35,6 +35,10 @@ extern "C" int32_t cleave_rt_num_threads(CleaveContext *ctx) {
   return ctx->numThreads;
 }
 
+extern "C" int32_t cleave_rt_cpu_level(CleaveContext *ctx) {
+  return ctx->cpuLevel;
+}
+
 extern "C" void *cleave_rt_cuda_stream(CleaveContext *ctx) {
   return ctx->cudaStream;
 }
