@@ -11,7 +11,6 @@
 
 #include "cleave/Plan/StagePartitioner.h"
 
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -20,7 +19,9 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 using namespace cleave;
 
@@ -244,6 +245,15 @@ public:
     for (int64_t c = 0; c < numClasses; ++c)
       if (representative[c] >= 0)
         classes.push_back(c);
+    if (classes.size() <= kManyClasses) {
+      prefixCounts.assign(numClasses, {});
+      for (int64_t c : classes) {
+        std::vector<int64_t> &prefix = prefixCounts[c];
+        prefix.assign(numSegments + 1, 0);
+        for (int64_t i = 0; i < numSegments; ++i)
+          prefix[i + 1] = prefix[i] + (classOf[i] == c ? 1 : 0);
+      }
+    }
     leastFixed.assign(numClasses, 0);
     leastSaved.assign(numClasses, 0);
     leastPeak.assign(numClasses, 0);
@@ -260,6 +270,9 @@ public:
     if (classes.size() > kManyClasses || options.training)
       buildPrefixes();
   }
+  // The summary cache points into itself.
+  StageRangeEvaluator(const StageRangeEvaluator &) = delete;
+  StageRangeEvaluator &operator=(const StageRangeEvaluator &) = delete;
 
   /// A stage that does not fit takes the steps that cost the least time
   /// per byte saved first; along a convex hull a class's steps come in
@@ -361,6 +374,8 @@ public:
   }
 
   int64_t count(int64_t c, int64_t first, int64_t last) const {
+    if (!prefixCounts.empty())
+      return prefixCounts[c][last + 1] - prefixCounts[c][first];
     const std::vector<int64_t> &at = positions[c];
     return std::upper_bound(at.begin(), at.end(), last) -
            std::lower_bound(at.begin(), at.end(), first);
@@ -415,16 +430,35 @@ public:
     // is costed per count; when its fastest choice fits, that takes constant
     // time and is not worth keeping.
     if (!options.training || !summarizeFastest(first, last, held, summary)) {
-      auto [entry, inserted] = summaries.try_emplace(
-          {first * (problem.numSegments() + 1) + last, held});
-      if (inserted)
-        entry->second = summarizeRange(first, last, held);
-      summary = entry->second;
+      std::optional<RangeSummary> &entry = summaryEntry(first, last, held);
+      if (!entry)
+        entry = summarizeRange(first, last, held);
+      summary = *entry;
     }
     double send = stageSendTime(stage, first, last);
     summary.time += send;
     summary.fastTime += send;
     return summary;
+  }
+
+  /// Where the summary of [first, last] holding `held` is kept. The dynamic
+  /// program grows ranges leftwards from their last segment, so each last
+  /// segment keeps a column of the ranges it has been looked at with, by
+  /// length: a lookup is two indexings, and the table holds as many entries
+  /// as the program visits, not every pair of segments.
+  std::optional<RangeSummary> &summaryEntry(int64_t first, int64_t last,
+                                            int64_t held) const {
+    if (!summaryColumns || summaryHeld != held) {
+      summaryColumns = &summaries[held];
+      summaryHeld = held;
+      if (summaryColumns->empty())
+        summaryColumns->resize(problem.numSegments());
+    }
+    std::vector<std::optional<RangeSummary>> &column = (*summaryColumns)[last];
+    auto length = static_cast<size_t>(last - first);
+    if (column.size() <= length)
+      column.resize(length + 1);
+    return column[length];
   }
 
   /// The segments' part of a range's summary (no stage sends past the
@@ -662,6 +696,10 @@ private:
   /// positions[c]: the segments of class c, in order (memory linear in the
   /// segments however many classes there are).
   std::vector<std::vector<int64_t>> positions;
+  /// With at most `kManyClasses` classes, prefixCounts[c][i]: the segments
+  /// of class c before segment i, so that a count is two reads (the
+  /// memory, classes x segments, stays small); empty otherwise.
+  std::vector<std::vector<int64_t>> prefixCounts;
   std::vector<int64_t> classes;
   /// Per class, the least of its candidates' footprints without saved
   /// activations, saved activations and peaks (each on its own: together a
@@ -679,10 +717,13 @@ private:
   RangeMax fastPeakMax, fastMessageMax, leastPeakMax;
   /// Exact costs of short ranges per count held, without the send.
   mutable std::map<std::tuple<int64_t, int64_t, int64_t>, RangeCost> exactCache;
-  /// Summaries of the ranges [first, last] (keyed `first * (numSegments +
-  /// 1) + last`) per count held that the dynamic program visited, without
-  /// the send: as many as it visits, not every pair of segments.
-  mutable llvm::DenseMap<std::pair<int64_t, int64_t>, RangeSummary> summaries;
+  /// Summaries of the ranges the dynamic program visited, without the send:
+  /// per count held, per last segment, by length minus one
+  /// (`summaryEntry`); the columns of the count last asked for.
+  using SummaryColumns = std::vector<std::vector<std::optional<RangeSummary>>>;
+  mutable std::map<int64_t, SummaryColumns> summaries;
+  mutable SummaryColumns *summaryColumns = nullptr;
+  mutable int64_t summaryHeld = 0;
 };
 
 /// A (primary, secondary) cost compared lexicographically.
