@@ -23,7 +23,14 @@ segments that recompute and the planner's CPU seconds (user + system).
 
     python bench/planner_scaling.py [--cleave build/bin/cleave]
         [--layers 12 24 48 96] [--devices 8 64 512 1024 4096] [--batch 512]
-        [--train]
+        [--train] [--peer OTHER_CLEAVE --repeat 5]
+
+With ``--peer`` the table compares this build with another ``cleave``
+(e.g. one built from an older commit) on the same cases instead: each case
+is planned ``--repeat`` times by each binary, alternating so that both see
+the same machine load, and the row shows the median wall and CPU seconds
+of both, the ratio of the CPU medians (this / peer) and whether the two
+chose the same plan (mesh, microbatches and predicted throughput).
 """
 
 from __future__ import annotations
@@ -93,6 +100,41 @@ def naive(cleave: Path, model: Path, devices: int, args: argparse.Namespace,
     return "invalid"
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def plan_key(plan: dict) -> tuple:
+    mesh = plan["mesh"]
+    return (mesh["pp"], mesh["tp"], mesh["dp"], plan["microbatches"],
+            round(plan["predicted"]["throughput_samples_per_s"], 3))
+
+
+def compare_with_peer(cleave: Path, peer: Path, model: Path, layers: int, devices: int,
+                      args: argparse.Namespace) -> None:
+    walls: dict[Path, list[float]] = {cleave: [], peer: []}
+    cpus: dict[Path, list[float]] = {cleave: [], peer: []}
+    keys: dict[Path, set] = {cleave: set(), peer: set()}
+    for _ in range(args.repeat):
+        for binary in (cleave, peer):
+            plan, error, seconds, _, cpu = run_plan(binary, model, devices, args, [])
+            if plan is None:
+                print(f"{layers:>6} {devices:>7}  {binary}: {error}")
+                return
+            walls[binary].append(seconds)
+            cpus[binary].append(cpu)
+            keys[binary].add(plan_key(plan))
+    same = "yes" if keys[cleave] == keys[peer] and len(keys[cleave]) == 1 else "NO"
+    ratio = median(cpus[cleave]) / max(median(cpus[peer]), 1e-9)
+    print(f"{layers:>6} {devices:>7} {median(walls[cleave]):>7.2f} {median(cpus[cleave]):>6.2f} "
+          f"{median(walls[peer]):>9.2f} {median(cpus[peer]):>8.2f} {ratio:>9.2f}  {same}",
+          flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cleave", type=Path, default=None)
@@ -106,14 +148,33 @@ def main() -> int:
     parser.add_argument("--no-naive", action="store_true", help="skip the naive plans")
     parser.add_argument("--train", action="store_true", help="plan training steps (cleave plan --train)")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--peer", type=Path, default=None,
+                        help="another cleave binary to compare planning time with")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="plans per case and binary with --peer")
     args = parser.parse_args()
     cleave = args.cleave or find_cleave()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.peer is not None and not os.access(args.peer, os.X_OK):
+        parser.error(f"--peer {args.peer}: not an executable file")
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"cleave: {cleave}\ntarget: {args.target}, global batch {args.batch}, "
           f"hidden {args.hidden}, heads {args.heads}, seq {args.seq}"
           f"{', training steps' if args.train else ''}\n")
+    if args.peer is not None:
+        print(f"peer: {args.peer}, {args.repeat} plans per case and binary, alternating\n")
+        print(f"{'layers':>6} {'devices':>7} {'wall s':>7} {'cpu s':>6} {'peer wall':>9} "
+              f"{'peer cpu':>8} {'cpu ratio':>9}  same plan")
+        for layers in args.layers:
+            model = workdir / f"gpt-{layers}l.onnx"
+            if not model.exists():
+                generate(model, layers, args)
+            for devices in args.devices:
+                compare_with_peer(cleave, args.peer, model, layers, devices, args)
+        return 0
     header = (f"{'layers':>6} {'devices':>7} {'plan s':>7} {'peak MiB':>8}  "
               f"{'mesh (pp tp dp m)':<20} {'samples/s':>10}")
     if args.train:
