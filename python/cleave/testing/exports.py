@@ -22,7 +22,8 @@ SET/known-failures.txt lists the exports that are expected to fail, one
 `NAME CONFIG: MESSAGE` a line: such an export must still fail, and its
 error must contain MESSAGE. An export that fails otherwise, or a known
 failure that passes, is printed as `FAIL` or `UNEXPECTED PASS` with the
-error, and the exit status is 1.
+error, and the exit status is 1; the whole output of a run that failed is
+kept in WORKDIR/NAME-CONFIG.cleave.log.
 """
 
 from __future__ import annotations
