@@ -3,9 +3,8 @@
 For every model of `cleave.exports.models` and each of its exporters, this
 exports the model with torch 2 (`torch.onnx.export`, `dynamo=True` with its
 default opset or at opset 23, or `dynamo=False` at opset 17 for the
-TorchScript exporter),
-runs the file in onnxruntime on CPU, checks that onnxruntime agrees with
-torch, and writes an ONNX backend-test folder:
+TorchScript exporter), runs the file in onnxruntime on CPU, checks that
+onnxruntime agrees with torch, and writes an ONNX backend-test folder:
 
     DIR/<model>-<exporter>/model.onnx      (exporter: dynamo, dynamo-opset23,
                                             torchscript)
@@ -57,9 +56,9 @@ def _export(example, exporter: str, path: str) -> None:
                 output_names=outputs)
 
 
-def _write_test_data(example, model_path: str, folder: str) -> list[str]:
+def _write_test_data(example, model_path: str, folder: str) -> str:
     """Runs the model in onnxruntime, checks it against torch and writes the
-    backend-test data set; returns one line describing the outputs."""
+    backend-test data set; returns a line describing the model."""
     import numpy as np
     import onnx
     import onnxruntime
@@ -102,8 +101,8 @@ def _write_test_data(example, model_path: str, folder: str) -> list[str]:
         with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
             f.write(tensor.SerializeToString())
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
-    return [f"opset {opset}, {len(model.graph.node)} nodes, inputs "
-            + ", ".join(f"{n}{list(feeds[n].shape)}" for n in graph_inputs)]
+    return (f"opset {opset}, {len(model.graph.node)} nodes, inputs "
+            + ", ".join(f"{n}{list(feeds[n].shape)}" for n in graph_inputs))
 
 
 def _versions() -> str:
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             shutil.rmtree(folder, ignore_errors=True)
             os.rename(staging, folder)
-            print(f"{tag}: {summary[0]}")
+            print(f"{tag}: {summary}")
     with open(os.path.join(args.out, "VERSIONS"), "w") as f:
         f.write(_versions())
     return 1 if failed else 0
