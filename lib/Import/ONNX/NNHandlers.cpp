@@ -326,15 +326,21 @@ LogicalResult importInstanceNorm(NodeBinder &b) {
 LogicalResult importLayerNorm(NodeBinder &b) {
   Value x, scale, bias;
   float epsilon;
-  int64_t axis;
+  int64_t axis, stashType;
   if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
       failed(b.optionalInput(2, bias)) ||
       failed(b.floatAttr("epsilon", epsilon, 1e-5f)) ||
       failed(b.intAttr("axis", axis, -1)) ||
+      failed(b.intAttr("stash_type", stashType, onnx::TensorProto::FLOAT)) ||
       failed(b.rejectUsedOutputs(1, "LayerNormalization's Mean and "
                                     "InvStdDev outputs")) ||
       failed(b.normalizeAxis(axis, NodeBinder::getType(x).getRank(), "axis")))
     return failure();
+  // The type of the mean and variance; torch's exporter writes the default,
+  // float, explicitly.
+  if (stashType != onnx::TensorProto::FLOAT)
+    return b.emitError() << "stash_type " << stashType
+                         << " is not supported (only 1, float)";
   OpBuilder &builder = b.getBuilder();
   SmallVector<Value> operands = {x, scale};
   if (bias)
@@ -520,7 +526,8 @@ const OpHandler nnHandlers[] = {
     {"InstanceNormalization", 11, importInstanceNorm, "cleave.instance_norm",
      ""},
     {"LayerNormalization", 17, importLayerNorm, "cleave.layer_norm",
-     "negative axis normalised; Mean/InvStdDev outputs must be unused"},
+     "negative axis normalised; stash_type 1 (float) only; Mean/InvStdDev "
+     "outputs must be unused"},
     {"LogSoftmax", 11, importSoftmaxCoerced<LogSoftmaxOp>,
      "cleave.log_softmax cleave.reshape",
      "coerced to 2-D at `axis` (default 1): reshape around a last-axis op"},

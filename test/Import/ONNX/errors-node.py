@@ -58,6 +58,9 @@
 # RUN: not cleave-translate --import-onnx %t/layernorm-mean.onnx 2>&1 | FileCheck %s --check-prefix=LAYERNORM_MEAN
 # LAYERNORM_MEAN: layernorm-mean.onnx:0:0: error: node 'ln' (LayerNormalization): output 1 ('mean') is used, but cleave does not represent LayerNormalization's Mean and InvStdDev outputs
 #
+# RUN: not cleave-translate --import-onnx %t/layernorm-stash.onnx 2>&1 | FileCheck %s --check-prefix=LAYERNORM_STASH
+# LAYERNORM_STASH: layernorm-stash.onnx:0:0: error: node 'ln' (LayerNormalization): stash_type 16 is not supported (only 1, float)
+#
 # RUN: not cleave-translate --import-onnx %t/matmul.onnx 2>&1 | FileCheck %s --check-prefix=MATMUL
 # MATMUL: matmul.onnx:0:0: error: node 'mm' (MatMul): {{.*}}matmul_c1{{.*}}
 #
@@ -158,6 +161,8 @@ model("maxpool-indices", lambda g, x: [g.node("MaxPool", [x], ["y", "indices"], 
                                               kernel_shape=[2])[1]], x=[1, 1, 4])
 model("layernorm-mean", lambda g, x: [g.node("LayerNormalization", [x, g.const(np.ones(4, np.float32))],
                                              ["y", "mean"], name="ln")[1]], x=[2, 4])
+model("layernorm-stash", lambda g, x: g.node("LayerNormalization", [x, g.const(np.ones(4, np.float32))],
+                                            name="ln", stash_type=onnx.TensorProto.BFLOAT16), x=[2, 4])
 model("expand", lambda g, x: g.node("Expand", [x, g.const(ints(4, 3, 5))]), x=[2, 3])
 model("non-constant", lambda g, x, t: g.node("Reshape", [x, g.node("Cast", [t], ["target"], to=7)],
                                              name="reshape"), x=[2, 3], t=[2])

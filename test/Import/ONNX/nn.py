@@ -20,6 +20,7 @@
 import sys
 
 import numpy as np
+import onnx
 
 from cleave.testing import GraphBuilder
 
@@ -124,6 +125,8 @@ g.save(f"{out}/pool.onnx")
 # NORM: cleave.layer_norm %[[X]], %{{[^,]+}}, %{{[^ ]+}} {axis = 2 : i64} : (tensor<2x4x6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x4x6xf32>
 # Without a bias.
 # NORM: cleave.layer_norm %[[X]], %{{[^ ]+}} {axis = 1 : i64} : (tensor<2x4x6xf32>, tensor<4x6xf32>) -> tensor<2x4x6xf32>
+# The default stash_type, float, given explicitly (as torch's exporter does).
+# NORM: cleave.layer_norm %[[X]], %{{[^,]+}}, %{{[^ ]+}} {axis = 2 : i64} : (tensor<2x4x6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x4x6xf32>
 g = GraphBuilder(opset=17)
 x = g.input("x", [2, 4, 6])
 c4 = [g.const(np.abs(weight(4)) + 0.5) for _ in range(4)]
@@ -131,6 +134,8 @@ g.output(g.node("BatchNormalization", [x] + c4, epsilon=1e-3))
 g.output(g.node("InstanceNormalization", [x, c4[0], c4[1]]))
 g.output(g.node("LayerNormalization", [x, g.const(weight(6)), g.const(weight(6))], axis=-1))
 g.output(g.node("LayerNormalization", [x, g.const(weight(4, 6))], axis=1))
+g.output(g.node("LayerNormalization", [x, g.const(weight(6)), g.const(weight(6))], axis=-1,
+                stash_type=onnx.TensorProto.FLOAT))
 g.declare_reference_shapes()
 g.save(f"{out}/norm.onnx")
 
