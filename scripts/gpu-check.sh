@@ -5,8 +5,11 @@
 # and 2x2, and three cut by batch (2 replicas of 2 stages, 2 microbatches),
 # every rank a thread of one process on the one GPU.
 #
-#   scripts/gpu-check.sh prepare   on a build machine (no GPU needed): build,
-#                                  export, compile, pack into gpu-check/
+#   scripts/gpu-check.sh prepare [models|exports]
+#                                  on a build machine (no GPU needed): build,
+#                                  export, compile, pack into gpu-check/;
+#                                  `exports` packs the checked-in torch
+#                                  exports (test/e2e/exports) instead
 #   scripts/gpu-check.sh run       on the GPU machine, from a copy of the
 #                                  repository with gpu-check/ carried in it;
 #                                  writes $OUT/gpu-check.md and gpu-check.log
@@ -36,6 +39,12 @@ MESH_MODELS=(gpt bert vit mobilenet_v2 mobilenet_v3_small wav2vec2 deepspeech
 # run as 2 replicas of 2 pipeline stages fed 2 microbatches each, 4 ranks.
 BATCH=4
 BATCH_MODELS=(gpt bert vit)
+# The checked-in exports (`prepare exports`): every one that compiles for
+# one device (test/e2e/exports/known-failures.txt names those that do not),
+# and these also over 2 pipeline stages x 2 tensor-parallel devices.
+EXPORTS_DIR="$ROOT/test/e2e/exports"
+EXPORT_MESH_MODELS=(llama-dynamo mixtral-dynamo bert-dynamo
+  whisper-encoder-dynamo convnext-dynamo)
 # The machine is lent for minutes: whatever hangs is cut off, and models
 # still waiting when the budget is spent are reported as not run.
 KERNEL_TESTS_TIMEOUT=180
@@ -43,7 +52,7 @@ MODEL_TIMEOUT=45
 RUN_BUDGET_S=420
 
 usage() {
-  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -99,6 +108,14 @@ collect_libraries() {
 }
 
 prepare() {
+  local set="${1:-models}"
+  case "$set" in
+  models | exports) ;;
+  *)
+    echo "error: prepare takes 'models' or 'exports', not '$set'" >&2
+    exit 2
+    ;;
+  esac
   local build="${CLEAVE_BUILD_DIR:-$ROOT/build}"
   local stage="$build/gpu-check"
   local python="$ROOT/.venv/bin/python"
@@ -113,7 +130,86 @@ prepare() {
 
   rm -rf "$stage"
   mkdir -p "$stage"/{bin,lib,lib-fallback,models,onnx}
+  # One row of the run's table per line: model, label, bundle folder and
+  # cleave-worker's extra options, tab-separated.
+  : >"$stage/rows.tsv"
+  add_row() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$stage/rows.tsv"; }
+  # compile_mesh LABEL MODEL BUNDLE FLAGS...: a bundle for several devices;
+  # one that does not compile is recorded in it, and `run` reports it as
+  # the row's failure.
+  compile_mesh() {
+    local label=$1 model=$2 bundle=$3 start=$SECONDS
+    shift 3
+    if "$build/bin/cleave" compile "$stage/onnx/$model.onnx" --quiet \
+      --target "$TARGET" "$@" -o "$bundle" 2>"$stage/compile-error.txt"; then
+      echo "$label: $(du -sh "$bundle" | cut -f1) in $((SECONDS - start)) s"
+    else
+      rm -rf "$bundle" && mkdir -p "$bundle"
+      head -c 300 "$stage/compile-error.txt" >"$bundle/COMPILE-FAILED"
+      echo "$label: did not compile: $(head -1 "$stage/compile-error.txt")"
+    fi
+  }
+  if [[ "$set" == exports ]]; then
+    prepare_exports
+  else
+    prepare_models
+  fi
+  rm -rf "$stage/onnx" "$stage/compile-error.txt"
+  pack_stage "$set"
+}
 
+prepare_exports() {
+  # The exports that compile for one device; each carries its own
+  # onnxruntime outputs.
+  local names=() name
+  for name in $(ls "$EXPORTS_DIR"); do
+    [[ -f "$EXPORTS_DIR/$name/model.onnx" ]] || continue
+    grep -q "^$name 1:" "$EXPORTS_DIR/known-failures.txt" && continue
+    names+=("$name")
+  done
+  echo "== the checked-in exports (${#names[@]}) and their tolerances"
+  PYTHONPATH="$ROOT/python" "$python" - "$stage" "$SCALE_TOLERANCE" \
+    "$EXPORTS_DIR" "${names[@]}" <<'PY'
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+stage, scale_tolerance, exports = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+for name in sys.argv[4:]:
+    source = os.path.join(exports, name)
+    shutil.copy(os.path.join(source, "model.onnx"),
+                os.path.join(stage, "onnx", f"{name}.onnx"))
+    data = os.path.join(stage, "models", name, "test_data_set_0")
+    shutil.copytree(os.path.join(source, "test_data_set_0"), data)
+    scale = 0.0
+    for file in sorted(os.listdir(data)):
+        if file.startswith("output_"):
+            value = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, file)))
+            if value.dtype.kind == "f" and value.size:
+                scale = max(scale, float(np.max(np.abs(value))))
+    atol = scale_tolerance * (scale or 1.0)
+    with open(os.path.join(stage, "models", name, "atol"), "w") as f:
+        f.write(f"{atol:.6g}\n")
+    print(f"{name}: max |output| {scale:.4g}, atol {atol:.3g}")
+PY
+  echo "== compiling the exports for $TARGET"
+  for name in "${names[@]}"; do
+    compile_mesh "$name" "$name" "$stage/models/$name/bundle"
+    add_row "$name" "$name" bundle ""
+  done
+  echo "== compiling the partitioned exports (2x2) for $TARGET"
+  for name in "${EXPORT_MESH_MODELS[@]}"; do
+    compile_mesh "$name 2x2" "$name" "$stage/models/$name/bundle-2x2" \
+      --devices 4 --pp 2 --tp 2 --microbatches 1
+    add_row "$name" "$name pp2 tp2" bundle-2x2 --single-process
+  done
+}
+
+prepare_models() {
   echo "== exporting the reference models and their onnxruntime outputs"
   local batch_names=("${BATCH_MODELS[@]/%/@$BATCH}")
   PYTHONPATH="$ROOT/python" "$python" - "$stage" "$SCALE_TOLERANCE" \
@@ -170,22 +266,8 @@ PY
       --target "$TARGET" -o "$stage/models/$name/bundle"
     echo "$name: $(du -sh "$stage/models/$name/bundle" | cut -f1)" \
       "in $((SECONDS - start)) s"
+    add_row "$name" "$name" bundle ""
   done
-  # compile_mesh LABEL MODEL BUNDLE FLAGS...: a bundle for several devices;
-  # one that does not compile is recorded in it, and `run` reports it as
-  # the row's failure.
-  compile_mesh() {
-    local label=$1 model=$2 bundle=$3 start=$SECONDS
-    shift 3
-    if "$build/bin/cleave" compile "$stage/onnx/$model.onnx" --quiet \
-      --target "$TARGET" "$@" -o "$bundle" 2>"$stage/compile-error.txt"; then
-      echo "$label: $(du -sh "$bundle" | cut -f1) in $((SECONDS - start)) s"
-    else
-      rm -rf "$bundle" && mkdir -p "$bundle"
-      head -c 300 "$stage/compile-error.txt" >"$bundle/COMPILE-FAILED"
-      echo "$label: did not compile: $(head -1 "$stage/compile-error.txt")"
-    fi
-  }
   echo "== compiling the partitioned bundles (${MESHES[*]}) for $TARGET"
   local mesh pp tp
   for name in "${MESH_MODELS[@]}"; do
@@ -194,6 +276,7 @@ PY
       # One microbatch: the check is of the communication, one step of it.
       compile_mesh "$name $mesh" "$name" "$stage/models/$name/bundle-$mesh" \
         --devices $((pp * tp)) --pp "$pp" --tp "$tp" --microbatches 1
+      add_row "$name" "$name pp$pp tp$tp" "bundle-$mesh" --single-process
     done
   done
   echo "== compiling the batch-cut bundles (dp=2 pp=2, 2 microbatches) for $TARGET"
@@ -201,9 +284,15 @@ PY
     compile_mesh "$name batch $BATCH dp2 pp2" "$name-batch$BATCH" \
       "$stage/models/$name-batch$BATCH/bundle-dp2-pp2" \
       --devices 4 --pp 2 --dp 2 --microbatches 2
+    add_row "$name-batch$BATCH" "$name batch $BATCH dp2 pp2 mb2" \
+      bundle-dp2-pp2 --single-process
   done
-  rm -rf "$stage/onnx" "$stage/compile-error.txt"
+}
 
+# Adds the programs and the libraries they need to the stage, records what
+# was built, and packs it.
+pack_stage() {
+  local set=$1
   echo "== collecting programs and libraries"
   cp "$build/bin/cleave-worker" "$build/bin/cleave-cuda-kernel-tests" \
     "$stage/bin/"
@@ -214,7 +303,7 @@ PY
   : >"$stage/machine-libraries.txt"
   local object
   for object in "$stage"/bin/* "$stage"/lib/libcleave_rt*.so \
-    "$stage"/models/*/bundle/programs/*.so; do
+    "$stage"/models/*/bundle*/programs/*.so; do
     collect_libraries "$object" "$stage"
   done
   sort -u -o "$stage/machine-libraries.txt" "$stage/machine-libraries.txt"
@@ -222,6 +311,7 @@ PY
     echo "commit: $(git -C "$ROOT" rev-parse HEAD)"
     echo "prepared: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "target: $TARGET"
+    echo "set: $set"
     echo "nvcc: $(/usr/local/cuda/bin/nvcc --version | tail -1)"
     echo "uncommitted changes in the tree that was built:"
     git -C "$ROOT" status --short | sed 's/^/  /'
@@ -457,27 +547,18 @@ run_check() {
     fi
   fi
 
-  local name mesh
-  for name in "${MODELS[@]}"; do
-    check_bundle "$name" "$name" bundle
-  done
-  for name in "${MESH_MODELS[@]}"; do
-    for mesh in "${MESHES[@]}"; do
-      check_bundle "$name" "$name pp${mesh%x*} tp${mesh#*x}" "bundle-$mesh" \
-        --single-process
-    done
-  done
-  for name in "${BATCH_MODELS[@]}"; do
-    check_bundle "$name-batch$BATCH" "$name batch $BATCH dp2 pp2 mb2" \
-      bundle-dp2-pp2 --single-process
-  done
+  local name label bundle flags
+  while IFS=$'\t' read -r name label bundle flags; do
+    # shellcheck disable=SC2086 # flags: none or one word
+    check_bundle "$name" "$label" "$bundle" $flags
+  done <"$pack/rows.tsv"
 
   log "== $FAILURES failed; summary in $REPORT"
   [[ $FAILURES -eq 0 ]]
 }
 
 case "${1:-}" in
-prepare) prepare ;;
+prepare) prepare "${2:-}" ;;
 run) run_check ;;
 *) usage ;;
 esac
