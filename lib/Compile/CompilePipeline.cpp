@@ -23,11 +23,8 @@ llvm::Error CompileOptions::validate() const {
   if (devices < 1)
     return llvm::createStringError("devices must be a positive integer, got " +
                                    std::to_string(devices));
-  if (gradients && loss.empty())
-    return llvm::createStringError(
-        "gradients needs loss=<name>, the graph output to differentiate");
-  if (!gradients && (!loss.empty() || !freeze.empty()))
-    return llvm::createStringError("loss and freeze apply only with gradients");
+  if (llvm::Error error = validateTrainingOptions(getTraining(), ""))
+    return error;
   if (gradients && devices > 1)
     return llvm::createStringError(
         "gradients are compiled for one device so far (devices=" +
@@ -39,6 +36,19 @@ llvm::Error CompileOptions::validate() const {
   if (llvm::Error error = validatePlanOptions(*options, /*prefix=*/""))
     return error;
   return checkCompilableSchedule(*options, /*prefix=*/"");
+}
+
+TrainingOptions CompileOptions::getTraining() const {
+  TrainingOptions training;
+  training.gradients = gradients;
+  training.loss = loss;
+  training.logits = logits;
+  training.labels = labels;
+  // The pass option cannot tell -100 given from -100 by default.
+  if (ignoreIndex != -100)
+    training.ignoreIndex = ignoreIndex;
+  training.freeze = freeze;
+  return training;
 }
 
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
@@ -65,13 +75,23 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   planPassOptions.planJson = options.planJsonFile;
 
   buildSimplifyPipeline(pm);
-  if (options.gradients) {
+  TrainingOptions training = options.getTraining();
+  if (training.gradients) {
+    if (training.attachesLoss()) {
+      AttachLossPassOptions attach;
+      attach.entry = options.entry;
+      attach.kind = training.loss;
+      attach.logits = training.logits;
+      attach.labels = training.labels;
+      attach.ignoreIndex = training.getIgnoreIndex();
+      pm.addPass(createAttachLossPass(attach));
+    }
     // Differentiated after simplification, the fused ops (gelu, layer_norm)
     // have one rule each rather than their decompositions' chains.
     AutodiffPassOptions autodiff;
     autodiff.entry = options.entry;
-    autodiff.loss = options.loss;
-    autodiff.freeze = options.freeze;
+    autodiff.loss = training.getLossResult();
+    autodiff.freeze = training.freeze;
     pm.addPass(createAutodiffPass(autodiff));
     buildSimplifyPipeline(pm);
   }

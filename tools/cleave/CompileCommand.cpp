@@ -35,11 +35,16 @@ int cleave::runCompileCommand(CompileCommand &command) {
     return fail(llvm::toString(std::move(error)));
   if (llvm::Error error = checkCompilableSchedule(*planOptions, "--"))
     return fail(llvm::toString(std::move(error)));
-  if (command.gradients && command.loss.empty())
-    return fail("--gradients needs --loss NAME, the graph output to "
-                "differentiate");
-  if (!command.gradients && (!command.loss.empty() || !command.freeze.empty()))
-    return fail("--loss and --freeze apply only with --gradients");
+  TrainingOptions training;
+  training.gradients = command.gradients;
+  training.loss = command.loss;
+  training.logits = command.logits;
+  training.labels = command.labels;
+  if (command.ignoreIndex.getNumOccurrences())
+    training.ignoreIndex = command.ignoreIndex;
+  training.freeze = command.freeze;
+  if (llvm::Error error = validateTrainingOptions(training, "--"))
+    return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)
@@ -100,8 +105,11 @@ int cleave::runCompileCommand(CompileCommand &command) {
   options.devices = target->numDevices;
   options.entry = importOptions.functionName;
   options.gradients = command.gradients;
-  options.loss = command.loss;
-  options.freeze = command.freeze;
+  options.loss = training.loss;
+  options.logits = training.logits;
+  options.labels = training.labels;
+  options.ignoreIndex = training.getIgnoreIndex();
+  options.freeze = training.freeze;
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

@@ -63,8 +63,27 @@ struct CompileCommand {
   llvm::cl::opt<std::string> loss{
       "loss",
       llvm::cl::desc("With --gradients: the graph output to differentiate, a "
-                     "float scalar"),
+                     "float scalar; with --logits, the loss to attach: "
+                     "cross-entropy or mse"),
       llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> logits{
+      "logits",
+      llvm::cl::desc("With --gradients: attach the loss --loss names to this "
+                     "graph output (cross-entropy: logits [..., classes]; "
+                     "mse: any float output)"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> labels{
+      "labels",
+      llvm::cl::desc("With --logits: the bundle input the attached loss adds "
+                     "for the targets (cross-entropy: int64 class indices of "
+                     "the logits' shape without the last dimension; mse: the "
+                     "output's type)"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> ignoreIndex{
+      "ignore-index",
+      llvm::cl::desc("With --loss cross-entropy: targets of this label do not "
+                     "count (default: -100)"),
+      llvm::cl::init(-100), llvm::cl::value_desc("N"), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> freeze{
       "freeze",
       llvm::cl::desc("With --gradients: the weights whose names this regular "

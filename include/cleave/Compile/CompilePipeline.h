@@ -4,6 +4,7 @@
 //
 //   cleave-simplify                 fold, fuse, CSE the imported function
 //   with gradients:
+//     cleave-attach-loss            with logits: the loss of an output
 //     cleave-autodiff               the loss and its gradients (Autodiff)
 //     cleave-simplify               fold and CSE the backward ops
 //   one device:
@@ -26,6 +27,7 @@
 #include "cleave/Plan/Plan.h"
 #include "cleave/Support/OptionBinder.h"
 #include "cleave/Target/Bundle.h"
+#include "cleave/Transforms/Autodiff/TrainingOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -63,7 +65,21 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init(false)};
   Option<std::string> loss{
       *this, "loss",
-      llvm::cl::desc("With gradients: the graph output to differentiate")};
+      llvm::cl::desc("With gradients: the graph output to differentiate; with "
+                     "logits, the loss to attach (cross-entropy or mse)")};
+  Option<std::string> logits{
+      *this, "logits",
+      llvm::cl::desc("With gradients: attach the loss to this graph output "
+                     "(cleave-attach-loss)")};
+  Option<std::string> labels{
+      *this, "labels",
+      llvm::cl::desc("With logits: the name of the labels input the attached "
+                     "loss adds")};
+  Option<int64_t> ignoreIndex{
+      *this, "ignore-index",
+      llvm::cl::desc("With loss=cross-entropy: the label whose targets do not "
+                     "count"),
+      llvm::cl::init(-100)};
   Option<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("With gradients: regular expression of the weights that "
@@ -75,6 +91,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 
   /// C++ only: where the pipeline stores the plan's JSON (plan.json).
   std::string *planJSON = nullptr;
+
+  /// The training options as given.
+  TrainingOptions getTraining() const;
 
   /// Checks the options; the error names the option as the pipeline spells
   /// it (`devices`, `pp`, ...).

@@ -1,7 +1,8 @@
 """A linear regression with a mean squared error loss,
 loss = mean((x @ w + b - y)^2), for cleave-compile-gradients.test.
 
-    python linear_regression.py build DIR   # DIR/model.onnx, x.npy, y.npy
+    python linear_regression.py build DIR   # DIR/model.onnx, x.npy, y.npy,
+                                            # target.npy
     python linear_regression.py check DIR   # compares DIR/out/*.npy with
                                             # the closed-form gradients
 """
@@ -27,7 +28,7 @@ if command == "build":
     g.node("ReduceMean", [g.node("Mul", [error, error])], ["mse"], keepdims=0)
     g.output("mse", [])
     g.save(os.path.join(out, "model.onnx"))
-    for name, shape in [("x", (4, 3)), ("y", (4, 2))]:
+    for name, shape in [("x", (4, 3)), ("y", (4, 2)), ("target", ())]:
         np.save(os.path.join(out, f"{name}.npy"),
                 rng.standard_normal(shape).astype(np.float32))
 else:

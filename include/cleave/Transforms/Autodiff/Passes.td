@@ -10,6 +10,67 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttachLossPass : Pass<"cleave-attach-loss", "mlir::ModuleOp"> {
+  let summary = "Add a loss result computed from a model output and new labels";
+  let description = [{
+    Adds to the function `entry` a graph input for the labels and a result
+    named `loss`, computed from the result named `logits`:
+
+    - `kind=cross-entropy`: `logits` is a float tensor `[..., C]` and the
+      labels are int64 class indices of shape `[...]`; the loss is the mean,
+      over the labels that are not `ignore-index`, of
+      `-log_softmax(logits)[label]` (PyTorch's `cross_entropy` with
+      `reduction='mean'`). A label outside `[0, C)` that is not ignored adds
+      nothing to the sum but counts in the mean.
+    - `kind=mse`: the labels have the type of `logits` and the loss is the
+      mean of `(logits - labels)^2` over every element.
+
+    The labels input is named by `labels`; when the function already has an
+    input of that name it is read instead, and its type must fit. The loss
+    is built of ops that have gradient rules, so that `cleave-autodiff
+    loss=loss` differentiates it.
+
+    Errors name the option: `logits` that names no result (or a result that
+    is not a float tensor), a `labels` input of the wrong type, an unknown
+    `kind`, a result already named `loss`.
+
+    Before (`cleave-attach-loss="kind=mse logits=y labels=t"`):
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {cleave.name = "x"}) -> (tensor<4xf32> {cleave.name = "y"}) {
+      ...
+      return %y : tensor<4xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {cleave.name = "x"}, %t: tensor<4xf32> {cleave.name = "t"})
+        -> (tensor<4xf32> {cleave.name = "y"}, tensor<f32> {cleave.name = "loss"}) {
+      ...
+      %d = cleave.sub %y, %t : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %s = cleave.mul %d, %d : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %l = cleave.reduce_mean %s {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+      return %y, %l : tensor<4xf32>, tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The function that holds the model">,
+    Option<"kind", "kind", "std::string", /*default=*/"\"cross-entropy\"",
+           "The loss: cross-entropy or mse">,
+    Option<"logits", "logits", "std::string", /*default=*/"",
+           "The name (cleave.name) of the result the loss reads">,
+    Option<"labels", "labels", "std::string", /*default=*/"",
+           "The name of the labels input">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross-entropy: the label whose targets do not count">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
 def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
   let summary = "Build the gradient of a scalar loss with respect to every trainable parameter";
   let description = [{
