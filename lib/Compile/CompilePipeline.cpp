@@ -25,9 +25,10 @@ llvm::Error CompileOptions::validate() const {
                                    std::to_string(devices));
   if (llvm::Error error = validateTrainingOptions(getTraining(), ""))
     return error;
-  if (gradients && devices > 1)
+  if ((gradients || train) && devices > 1)
     return llvm::createStringError(
-        "gradients are compiled for one device so far (devices=" +
+        std::string(train ? "training steps" : "gradients") +
+        " are compiled for one device so far (devices=" +
         std::to_string(devices) +
         "): partitioning does not yet place the backward ops");
   llvm::Expected<PlanOptions> options = plan.get();
@@ -44,9 +45,24 @@ TrainingOptions CompileOptions::getTraining() const {
   training.loss = loss;
   training.logits = logits;
   training.labels = labels;
-  // The pass option cannot tell -100 given from -100 by default.
-  if (ignoreIndex != -100)
+  if (ignoreIndex.hasValue())
     training.ignoreIndex = ignoreIndex;
+  training.train = train;
+  auto copy = [](const auto &option, auto &field) {
+    if (option.hasValue())
+      field = option.getValue();
+  };
+  copy(optimizer, training.optimizer);
+  copy(learningRate, training.learningRate);
+  copy(momentum, training.momentum);
+  copy(nesterov, training.nesterov);
+  copy(weightDecay, training.weightDecay);
+  copy(betas, training.betas);
+  copy(epsilon, training.epsilon);
+  copy(clipGradNorm, training.clipGradNorm);
+  copy(warmupSteps, training.warmupSteps);
+  copy(decaySteps, training.decaySteps);
+  copy(minLrRatio, training.minLrRatio);
   training.freeze = freeze;
   return training;
 }
@@ -60,6 +76,25 @@ llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
       ": the interleaved schedule cannot be compiled yet: it runs several "
       "model chunks on each device, and a device program holds one; `cleave "
       "plan` predicts it, `cleave compile` takes gpipe or 1f1b");
+}
+
+/// The update pass's options: the training options, defaults filled in.
+static OptimizerUpdatePassOptions
+getOptimizerUpdateOptions(const TrainingOptions &training, StringRef entry) {
+  OptimizerUpdatePassOptions update;
+  update.entry = entry.str();
+  update.optimizer = training.getOptimizer();
+  update.learningRate = training.getLearningRate();
+  update.momentum = training.momentum.value_or(0);
+  update.nesterov = training.nesterov.value_or(false);
+  update.weightDecay = training.getWeightDecay();
+  std::tie(update.beta1, update.beta2) = training.getBetas();
+  update.epsilon = training.epsilon.value_or(1e-8);
+  update.clipGradNorm = training.clipGradNorm.value_or(0);
+  update.warmupSteps = training.warmupSteps.value_or(0);
+  update.decaySteps = training.decaySteps.value_or(0);
+  update.minLrRatio = training.minLrRatio.value_or(0);
+  return update;
 }
 
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
@@ -76,7 +111,7 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
 
   buildSimplifyPipeline(pm);
   TrainingOptions training = options.getTraining();
-  if (training.gradients) {
+  if (training.differentiates()) {
     if (training.attachesLoss()) {
       AttachLossPassOptions attach;
       attach.entry = options.entry;
@@ -99,6 +134,10 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   if (options.devices == 1) {
     planPassOptions.annotate = false;
     pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
+    // The plan reports the forward and backward ops; the updates follow.
+    if (training.train)
+      pm.addPass(createOptimizerUpdatePass(
+          getOptimizerUpdateOptions(training, options.entry)));
     return llvm::Error::success();
   }
   pm.addPass(createSplitProjectionsPass());

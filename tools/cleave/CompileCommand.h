@@ -89,6 +89,64 @@ struct CompileCommand {
       llvm::cl::desc("With --gradients: the weights whose names this regular "
                      "expression matches are not trained"),
       llvm::cl::value_desc("regex"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> train{
+      "train",
+      llvm::cl::desc("Compile a whole training step: forward, backward and "
+                     "the optimizer's update of every trainable parameter, "
+                     "which stays in the device's memory with the "
+                     "optimizer state from one run to the next; the output "
+                     "is the loss (--loss, --logits, --labels as with "
+                     "--gradients)"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> optimizer{
+      "optimizer",
+      llvm::cl::desc("With --train: sgd, adam or adamw (default), as "
+                     "PyTorch's"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> learningRate{
+      "lr", llvm::cl::desc("With --train: the learning rate (default 1e-3)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> momentum{
+      "momentum", llvm::cl::desc("With --optimizer sgd: the momentum"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> nesterov{
+      "nesterov", llvm::cl::desc("With --optimizer sgd: Nesterov momentum"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<double> weightDecay{
+      "weight-decay",
+      llvm::cl::desc("With --train: the weight decay (default 0.01 for adamw, "
+                     "decoupled; 0 for sgd and adam)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> betas{
+      "betas",
+      llvm::cl::desc("With --optimizer adam|adamw: beta1,beta2 (default "
+                     "0.9,0.999)"),
+      llvm::cl::value_desc("b1,b2"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> epsilon{
+      "eps",
+      llvm::cl::desc("With --optimizer adam|adamw: epsilon (default "
+                     "1e-8)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> clipGradNorm{
+      "clip-grad-norm",
+      llvm::cl::desc("With --train: scale the gradients down so that their "
+                     "global 2-norm is at most this (clip_grad_norm_)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> warmupSteps{
+      "warmup-steps",
+      llvm::cl::desc("With --train: warm the learning rate up linearly over "
+                     "this many steps"),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> decaySteps{
+      "decay-steps",
+      llvm::cl::desc("With --train: decay the learning rate by a cosine "
+                     "from the end of the warm-up to this step"),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> minLrRatio{
+      "min-lr-ratio",
+      llvm::cl::desc("With --decay-steps: the learning rate at the end of "
+                     "the decay, as a share of --lr (default 0)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "
