@@ -11,7 +11,8 @@
 # cross-entropy --logits --labels, -1 ignored), and the transformer block of
 # gradients-torch.py (token and position embeddings, layer norms, causal
 # attention, GELU MLP, logits from the tied embedding table), whose loss is
-# a graph output. Its key bias (qkv.bias[16:32]) is left out of the
+# a graph output; and cleave.models' GPT exported by torch.onnx, trained
+# against the torch module itself. Their key bias (qkv.bias[16:32]) is left out of the
 # comparison: adding it to every key shifts each row of attention scores by
 # a constant, so its gradient is 0 in exact arithmetic, and Adam divides the
 # round-off that is left (1e-9 in float32, 1e-17 in float64) by its own
@@ -47,8 +48,26 @@ def load_test_module(name):
     return module
 
 
-def mlp(m):
+class Spec:
+    """What a run trains: the ONNX model, its initial weights, a batch
+    maker, the torch loss of (parameters, feeds), the loss options of
+    cleave.compile, and the slices of parameters compared (all by
+    default)."""
+
+    def __init__(self, model, weights, batch, reference, loss, compared=None,
+                 params=None):
+        self.model, self.weights, self.batch = model, weights, batch
+        self.reference, self.loss = reference, loss
+        self.compared = compared or {}
+        # torch's parameters; by default float64 copies of the weights.
+        self.params = params or {
+            n: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+            for n, v in weights.items()}
+
+
+def mlp():
     """Logits [2, 3, 5] of a tanh MLP; the loss is attached."""
+    m = ModelBuilder(np.float32, seed=4, opset=17)
     x, xv = m.input("x", m.rng.standard_normal((2, 3, 4)))
     w1 = m.weight("fc1.weight", [4, 8], -0.5, 0.5)
     b1 = m.weight("fc1.bias", [8], -0.1, 0.1)
@@ -70,10 +89,11 @@ def mlp(m):
 
     loss = {"loss": "cross-entropy", "logits": "logits", "labels": "labels",
             "ignore_index": -1}
-    return batch, reference, loss, {}
+    return Spec(m.model(), m.weights, batch, reference, loss)
 
 
-def transformer(m):
+def transformer():
+    m = ModelBuilder(np.float32, seed=4, opset=17)
     grads = load_test_module("gradients-torch.py")
     feeds, reference = grads.transformer(m)
     vocab = 20
@@ -83,7 +103,48 @@ def transformer(m):
                 "targets": rng.integers(0, vocab, feeds["targets"].shape).astype(np.int64)}
 
     dim = 16
-    return batch, reference, {"loss": "loss"}, {"qkv.bias": np.r_[0:dim, 2 * dim:3 * dim]}
+    return Spec(m.model(), m.weights, batch, reference, {"loss": "loss"},
+                {"qkv.bias": np.r_[0:dim, 2 * dim:3 * dim]})
+
+
+def gpt(work):
+    """cleave.models' GPT (one layer, hidden 16, vocabulary 32, 8
+    positions, the LM head tied to the token embedding) exported by
+    torch.onnx without constant folding, so that the initializers are the
+    module's parameters, by name; the cross-entropy is attached."""
+    import onnx
+    from cleave.models.common import randomize_constant_init
+    from cleave.models.text import GPT, TransformerConfig
+
+    torch.manual_seed(0)
+    config = TransformerConfig(vocab_size=32, max_positions=8, hidden=16,
+                               heads=2, layers=1, batch=2, seq=8)
+    module = GPT(config)
+    randomize_constant_init(module)
+    # Exported in float32 (the test's default dtype is float64).
+    module = module.float()
+    path = os.path.join(work, "gpt.onnx")
+    torch.onnx.export(module, (torch.zeros(2, 8, dtype=torch.int64),), path,
+                      input_names=["input_ids"], output_names=["logits"],
+                      opset_version=17, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.TRAINING)
+    weights = {n: p.detach().numpy().copy() for n, p in module.named_parameters()}
+    module = module.double()
+
+    def batch(rng):
+        return {"input_ids": rng.integers(0, 32, (2, 8)).astype(np.int64),
+                "targets": rng.integers(0, 32, (2, 8)).astype(np.int64)}
+
+    def reference(p, f):
+        logits = module(f["input_ids"])
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, 32),
+                                                 f["targets"].reshape(-1))
+
+    loss = {"loss": "cross-entropy", "logits": "logits", "labels": "targets"}
+    # The key bias, [16, 32) of the fused projection's, as above.
+    compared = {"blocks.0.attn.qkv.bias": np.r_[0:16, 32:48]}
+    return Spec(onnx.load(path), weights, batch, reference, loss, compared,
+                params=dict(module.named_parameters()))
 
 
 def lr_factor(step, warmup, decay, min_ratio):
@@ -120,17 +181,17 @@ def check(name, got, want):
 
 def train(work, name, build, options):
     print(f"== {name}")
-    m = ModelBuilder(np.float32, seed=4, opset=17)
-    make_batch, reference, loss, compared = build(m)
-    bundle = cleave.compile(m.model(), f"{work}/{name}", train=options, **loss)
+    spec = build(work) if build is gpt else build()
+    make_batch, reference, compared = spec.batch, spec.reference, spec.compared
+    bundle = cleave.compile(spec.model, f"{work}/{name}", train=options,
+                            **spec.loss)
     trainer = cleave.Trainer(bundle)
     rng = np.random.default_rng(5)
     # Four batches, five times over: the loss falls.
     batches = [make_batch(rng) for _ in range(4)] * (STEPS // 4)
     losses = [trainer.step(b) for b in batches]
 
-    params = {n: torch.tensor(v, dtype=torch.float64, requires_grad=True)
-              for n, v in m.weights.items()}
+    params = spec.params
     optimizer = torch_optimizer(list(params.values()), options)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: lr_factor(s, options.get("warmup-steps", 0),
@@ -181,6 +242,8 @@ RUNS = {
     "transformer": [
         ("adamw", transformer, {"optimizer": "adamw", "lr": 0.01,
                                 "clip-grad-norm": 1.0}),
+        ("gpt_adamw", gpt, {"optimizer": "adamw", "lr": 0.01,
+                            "clip-grad-norm": 1.0}),
     ],
 }
 
@@ -211,3 +274,8 @@ if __name__ == "__main__":
 # GPT: parameters ['embedding', 'fc1.bias', 'fc1.weight', 'fc2.bias', 'fc2.weight', 'ln1.bias', 'ln1.weight', 'ln2.bias', 'ln2.weight', 'out.weight', 'position', 'qkv.bias', 'qkv.weight']
 # GPT-NOT: MISMATCH
 # GPT: qkv.weight  ok
+# GPT-LABEL: == transformer_gpt_adamw
+# GPT-NEXT: losses[20]  ok
+# GPT: parameters ['blocks.0.attn.proj.bias', 'blocks.0.attn.proj.weight', 'blocks.0.attn.qkv.bias', 'blocks.0.attn.qkv.weight', 'blocks.0.ln_attn.bias', 'blocks.0.ln_attn.weight', 'blocks.0.ln_mlp.bias', 'blocks.0.ln_mlp.weight', 'blocks.0.mlp.0.bias', 'blocks.0.mlp.0.weight', 'blocks.0.mlp.2.bias', 'blocks.0.mlp.2.weight', 'ln_final.bias', 'ln_final.weight', 'position_embedding.weight', 'token_embedding.weight']
+# GPT-NOT: MISMATCH
+# GPT: ln_final.bias  ok
