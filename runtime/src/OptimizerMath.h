@@ -1,5 +1,4 @@
-//===- OptimizerMath.h - the optimizer updates, host and device --*- C++
-//-*-===//
+//===- OptimizerMath.h - optimizer updates, host and device -----*- C++ -*-===//
 //
 // The arithmetic of the sgd_update and adam_update kernels (KernelList.def)
 // for one element and the learning-rate schedule, written once for the CPU

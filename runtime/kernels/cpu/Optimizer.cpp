@@ -1,5 +1,4 @@
-//===- Optimizer.cpp - optimizer updates on the CPU ---------------*- C++
-//-*-===//
+//===- Optimizer.cpp - optimizer updates on the CPU -------------*- C++ -*-===//
 //
 // sgd_update and adam_update: one pass over a float32 parameter and its
 // state, in place, the arithmetic shared with the CUDA kernels

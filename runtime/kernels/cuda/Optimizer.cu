@@ -1,5 +1,4 @@
-//===- Optimizer.cu - optimizer updates on the GPU ---------------*- C++
-//-*-===//
+//===- Optimizer.cu - optimizer updates on the GPU --------------*- C++ -*-===//
 //
 // sgd_update and adam_update: one grid-stride pass over a float32
 // parameter and its state, in place, with the arithmetic of the CPU

@@ -1,5 +1,4 @@
-//===- TrainingOptions.h - what a compiled training bundle computes -*- C++
-//-*-===//
+//===- TrainingOptions.h - the options of a training bundle -----*- C++ -*-===//
 //
 // The options of the training part of `cleave compile` and of the compile
 // pipeline: the loss (a graph output, or one attached to an output and new
@@ -18,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace cleave {
 
