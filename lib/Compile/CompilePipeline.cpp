@@ -23,14 +23,12 @@ llvm::Error CompileOptions::validate() const {
   if (devices < 1)
     return llvm::createStringError("devices must be a positive integer, got " +
                                    std::to_string(devices));
-  if (gradients && loss.empty())
+  if (llvm::Error error = validateTrainingOptions(getTraining(), ""))
+    return error;
+  if ((gradients || train) && devices > 1)
     return llvm::createStringError(
-        "gradients needs loss=<name>, the graph output to differentiate");
-  if (!gradients && (!loss.empty() || !freeze.empty()))
-    return llvm::createStringError("loss and freeze apply only with gradients");
-  if (gradients && devices > 1)
-    return llvm::createStringError(
-        "gradients are compiled for one device so far (devices=" +
+        std::string(train ? "training steps" : "gradients") +
+        " are compiled for one device so far (devices=" +
         std::to_string(devices) +
         "): partitioning does not yet place the backward ops");
   llvm::Expected<PlanOptions> options = plan.get();
@@ -39,6 +37,34 @@ llvm::Error CompileOptions::validate() const {
   if (llvm::Error error = validatePlanOptions(*options, /*prefix=*/""))
     return error;
   return checkCompilableSchedule(*options, /*prefix=*/"");
+}
+
+TrainingOptions CompileOptions::getTraining() const {
+  TrainingOptions training;
+  training.gradients = gradients;
+  training.loss = loss;
+  training.logits = logits;
+  training.labels = labels;
+  if (ignoreIndex.hasValue())
+    training.ignoreIndex = ignoreIndex;
+  training.train = train;
+  auto copy = [](const auto &option, auto &field) {
+    if (option.hasValue())
+      field = option.getValue();
+  };
+  copy(optimizer, training.optimizer);
+  copy(learningRate, training.learningRate);
+  copy(momentum, training.momentum);
+  copy(nesterov, training.nesterov);
+  copy(weightDecay, training.weightDecay);
+  copy(betas, training.betas);
+  copy(epsilon, training.epsilon);
+  copy(clipGradNorm, training.clipGradNorm);
+  copy(warmupSteps, training.warmupSteps);
+  copy(decaySteps, training.decaySteps);
+  copy(minLrRatio, training.minLrRatio);
+  training.freeze = freeze;
+  return training;
 }
 
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
@@ -50,6 +76,25 @@ llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
       ": the interleaved schedule cannot be compiled yet: it runs several "
       "model chunks on each device, and a device program holds one; `cleave "
       "plan` predicts it, `cleave compile` takes gpipe or 1f1b");
+}
+
+/// The update pass's options: the training options, defaults filled in.
+static OptimizerUpdatePassOptions
+getOptimizerUpdateOptions(const TrainingOptions &training, StringRef entry) {
+  OptimizerUpdatePassOptions update;
+  update.entry = entry.str();
+  update.optimizer = training.getOptimizer();
+  update.learningRate = training.getLearningRate();
+  update.momentum = training.momentum.value_or(0);
+  update.nesterov = training.nesterov.value_or(false);
+  update.weightDecay = training.getWeightDecay();
+  std::tie(update.beta1, update.beta2) = training.getBetas();
+  update.epsilon = training.epsilon.value_or(1e-8);
+  update.clipGradNorm = training.clipGradNorm.value_or(0);
+  update.warmupSteps = training.warmupSteps.value_or(0);
+  update.decaySteps = training.decaySteps.value_or(0);
+  update.minLrRatio = training.minLrRatio.value_or(0);
+  return update;
 }
 
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
@@ -65,13 +110,23 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   planPassOptions.planJson = options.planJsonFile;
 
   buildSimplifyPipeline(pm);
-  if (options.gradients) {
+  TrainingOptions training = options.getTraining();
+  if (training.differentiates()) {
+    if (training.attachesLoss()) {
+      AttachLossPassOptions attach;
+      attach.entry = options.entry;
+      attach.kind = training.loss;
+      attach.logits = training.logits;
+      attach.labels = training.labels;
+      attach.ignoreIndex = training.getIgnoreIndex();
+      pm.addPass(createAttachLossPass(attach));
+    }
     // Differentiated after simplification, the fused ops (gelu, layer_norm)
     // have one rule each rather than their decompositions' chains.
     AutodiffPassOptions autodiff;
     autodiff.entry = options.entry;
-    autodiff.loss = options.loss;
-    autodiff.freeze = options.freeze;
+    autodiff.loss = training.getLossResult();
+    autodiff.freeze = training.freeze;
     pm.addPass(createAutodiffPass(autodiff));
     buildSimplifyPipeline(pm);
   }
@@ -79,6 +134,10 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   if (options.devices == 1) {
     planPassOptions.annotate = false;
     pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
+    // The plan reports the forward and backward ops; the updates follow.
+    if (training.train)
+      pm.addPass(createOptimizerUpdatePass(
+          getOptimizerUpdateOptions(training, options.entry)));
     return llvm::Error::success();
   }
   pm.addPass(createSplitProjectionsPass());

@@ -293,6 +293,11 @@ LogicalResult ProgramBuilder::checkTypes() {
 }
 
 LogicalResult ProgramBuilder::classify(Operation *op) {
+  // Optimizer state lives in persistent memory, as writable weights do.
+  if (isa<StateOp>(op)) {
+    kinds[op] = OpKind::Parameter;
+    return success();
+  }
   // Devices are split along the tensor-parallel axis only.
   if (auto slice = dyn_cast<WeightSliceOp>(op))
     if (slice.getSplitDim() && slice.getAxis() != "tp")
@@ -438,7 +443,22 @@ int ProgramBuilder::getTensor(Value value) {
     return addTensor(value, MemorySpace::Input, arg.getArgNumber());
 
   Operation *def = value.getDefiningOp();
+  // An op that updates tensors in place (an optimizer update) gives back
+  // the tensors it was handed.
+  if (auto update = dyn_cast<DestinationStyleOpInterface>(def)) {
+    int id = getTensor(update.getTiedOpOperand(cast<OpResult>(value))->get());
+    tensorOf[value] = id;
+    return id;
+  }
   OpKind kind = kinds.lookup(def);
+  if (kind == OpKind::Parameter) {
+    if (auto state = dyn_cast<StateOp>(def)) {
+      int64_t offset = alignTo(program.persistentBytes, options.alignment);
+      int id = addTensor(value, MemorySpace::Persistent, offset);
+      program.persistentBytes = offset + program.tensors[id].getBytes();
+      return id;
+    }
+  }
   if (kind == OpKind::View) {
     int root = getTensor(def->getOperand(0));
     int id = addTensor(value, MemorySpace::Arena, 0);
@@ -620,6 +640,14 @@ FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
       call.inputs.push_back(index < 0 ? -1 : getTensor(op->getOperand(index)));
   for (Value result : op->getResults())
     call.outputs.push_back(getTensor(result));
+  // What an update writes must outlive the call.
+  if (auto update = dyn_cast<DestinationStyleOpInterface>(op))
+    for (auto [index, output] : llvm::enumerate(call.outputs))
+      if (program.tensors[output].space != MemorySpace::Persistent)
+        return op->emitOpError("updates operand ")
+               << update.getDpsInitOperand(index)->getOperandNumber()
+               << " in place, which must be persistent: a writable weight "
+                  "(cleave.writable) or a cleave.state";
   ProgramStep step;
   step.call = std::move(call);
   return step;

@@ -284,6 +284,47 @@ struct InstanceNormModel
   }
 };
 
+/// The optimizer updates write their parameter and state in place: the
+/// results are those operands' tensors (DeviceProgram ties them).
+struct SgdUpdateModel
+    : KernelInterface::ExternalModel<SgdUpdateModel, SgdUpdateOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto update = cast<SgdUpdateOp>(op);
+    kernels::SgdUpdate args;
+    args.gradient = update.getGradient();
+    args.gradientScale = update.getGradientScale();
+    args.nesterov = update.getNesterov() ? 1 : 0;
+    args.warmupSteps = update.getWarmupSteps();
+    args.decaySteps = update.getDecaySteps();
+    args.learningRate = update.getLearningRate().convertToDouble();
+    args.momentum = update.getMomentum().convertToDouble();
+    args.dampening = update.getDampening().convertToDouble();
+    args.weightDecay = update.getWeightDecay().convertToDouble();
+    args.minLrRatio = update.getMinLrRatio().convertToDouble();
+    return kernels::buildCall(op, kernels::sgd_update, args, call);
+  }
+};
+
+struct AdamUpdateModel
+    : KernelInterface::ExternalModel<AdamUpdateModel, AdamUpdateOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto update = cast<AdamUpdateOp>(op);
+    kernels::AdamUpdate args;
+    args.gradient = update.getGradient();
+    args.gradientScale = update.getGradientScale();
+    args.decoupled = update.getDecoupled() ? 1 : 0;
+    args.warmupSteps = update.getWarmupSteps();
+    args.decaySteps = update.getDecaySteps();
+    args.learningRate = update.getLearningRate().convertToDouble();
+    args.beta1 = update.getBeta1().convertToDouble();
+    args.beta2 = update.getBeta2().convertToDouble();
+    args.epsilon = update.getEpsilon().convertToDouble();
+    args.weightDecay = update.getWeightDecay().convertToDouble();
+    args.minLrRatio = update.getMinLrRatio().convertToDouble();
+    return kernels::buildCall(op, kernels::adam_update, args, call);
+  }
+};
+
 struct LayerNormModel
     : KernelInterface::ExternalModel<LayerNormModel, LayerNormOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
@@ -882,6 +923,8 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     BatchNormOp::attachInterface<BatchNormModel>(*context);
     InstanceNormOp::attachInterface<InstanceNormModel>(*context);
     LayerNormOp::attachInterface<LayerNormModel>(*context);
+    SgdUpdateOp::attachInterface<SgdUpdateModel>(*context);
+    AdamUpdateOp::attachInterface<AdamUpdateModel>(*context);
     GroupNormOp::attachInterface<GroupNormModel>(*context);
     SoftmaxOp::attachInterface<SoftmaxModel>(*context);
     LogSoftmaxOp::attachInterface<LogSoftmaxModel>(*context);

@@ -295,6 +295,29 @@ static Expected<llvm::json::Array> describeEntries(const StageProgram &stage) {
   return entries;
 }
 
+/// The writable weights of `program`, which a training step updates, with
+/// their places in persistent memory: the runtime reads them back by name.
+static llvm::json::Array
+describeTrainedParameters(const DeviceProgram &program) {
+  llvm::json::Array trained;
+  for (const WeightEntry &weight : program.weights) {
+    if (!weight.writable)
+      continue;
+    auto tensor = llvm::find_if(program.tensors, [&](const ProgramTensor &t) {
+      return t.space == MemorySpace::Persistent &&
+             t.offset == weight.persistentOffset;
+    });
+    if (tensor == program.tensors.end())
+      continue;
+    trained.push_back(
+        llvm::json::Object{{"name", weight.name},
+                           {"dtype", getDTypeName(tensor->dtype)},
+                           {"shape", llvm::json::Array(tensor->shape)},
+                           {"persistent_offset", weight.persistentOffset}});
+  }
+  return trained;
+}
+
 BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
   BundleContents contents;
   auto ports = [&](ArrayRef<int> tensors, ArrayRef<std::string> names,
@@ -443,6 +466,9 @@ static Error writeBundleFiles(const BundleContents &contents,
         {"inputs", toJSON(stage.graphInputs)},
         {"outputs", toJSON(stage.graphOutputs)},
         {"steps", describeSteps(contents, stage.stage)}};
+    if (llvm::json::Array trained = describeTrainedParameters(stage.program);
+        !trained.empty())
+      entry["trained_parameters"] = std::move(trained);
     if (!options.emitOnly) {
       ProgressStep step = beginProgress(options.progress,
                                         "building the program of stage " +

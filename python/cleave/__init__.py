@@ -18,7 +18,7 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 # module, and a later import of cleave.compile does not bind it again.
 from .compile import CompileError, compile  # noqa: E402
 
-__all__ = ["Session", "TensorInfo", "compile", "CompileError"]
+__all__ = ["Session", "TensorInfo", "Trainer", "compile", "CompileError"]
 
 
 def _prefer_passive_openmp_waits():
@@ -44,7 +44,7 @@ _prefer_passive_openmp_waits()
 
 
 def __getattr__(name):
-    if name not in ("Session", "TensorInfo"):
+    if name not in ("Session", "TensorInfo", "Trainer"):
         raise AttributeError(f"module 'cleave' has no attribute '{name}'")
     value = getattr(importlib.import_module("cleave.session"), name)
     globals()[name] = value

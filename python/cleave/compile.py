@@ -67,7 +67,11 @@ def compile(
     input_shapes: Mapping[str, object] | None = None,
     *,
     loss: str | None = None,
+    logits: str | None = None,
+    labels: str | None = None,
+    ignore_index: int | None = None,
     freeze: str | None = None,
+    train: Mapping[str, object] | None = None,
     extra_args: Sequence[str] = (),
     cleave_bin: str | os.PathLike | None = None,
 ) -> Path:
@@ -84,8 +88,15 @@ def compile(
     ``loss``: the name of a float scalar graph output; the bundle then
     computes the gradient of it with respect to every float initializer
     (``--gradients``): its outputs are the loss and ``grad:<initializer>``
-    for each. ``freeze``: a regular expression of the initializers that are
-    not trained.
+    for each. With ``logits`` (a graph output) and ``labels`` (the name of a
+    new input), ``loss`` is the loss to attach instead: ``"cross-entropy"``
+    (int64 class indices, targets equal to ``ignore_index`` not counted) or
+    ``"mse"``. ``freeze``: a regular expression of the initializers that
+    are not trained. ``train``: compile a whole training step instead of
+    the gradients (``--train``), with the optimizer options given as
+    ``{"optimizer": "adamw", "lr": 1e-3, ...}`` (``--optimizer``, ``--lr``;
+    a ``True`` value is a bare flag such as ``"nesterov"``); run it with
+    ``cleave.Trainer``.
 
     Raises ``CompileError`` carrying the command's stderr when it fails.
     """
@@ -103,7 +114,19 @@ def compile(
             "--target", target, "--devices", str(int(devices)),
         ]
         if loss is not None:
-            command += ["--gradients", "--loss", loss]
+            command += ["--train" if train is not None else "--gradients",
+                        "--loss", loss]
+        for option, value in (train or {}).items():
+            if value is True:
+                command.append(f"--{option}")
+            else:
+                command += [f"--{option}", str(value)]
+        if logits is not None:
+            command += ["--logits", logits]
+        if labels is not None:
+            command += ["--labels", labels]
+        if ignore_index is not None:
+            command += ["--ignore-index", str(int(ignore_index))]
         if freeze is not None:
             command += ["--freeze", freeze]
         for name, dims in (input_shapes or {}).items():

@@ -168,3 +168,50 @@ class Session:
         """(step, node, seconds) of every step of the last run, when the
         session was opened with ``profile=True``."""
         return self._session.profile()
+
+    def trained_parameters(self) -> dict[str, np.ndarray]:
+        """``{name: array}`` of the parameters a training bundle (compiled
+        with ``--train``) updates, as they are now; empty for other
+        bundles."""
+        return dict(self._session.trained_parameters())
+
+
+class Trainer:
+    """Runs a training bundle (``cleave compile --train``) step by step.
+
+    The parameters and the optimizer state stay in the session's memory
+    from one step to the next, starting from the model's initializers.
+    ``threads`` and ``device`` are those of ``Session``.
+
+        trainer = cleave.Trainer(bundle)
+        for batch in batches:
+            loss = trainer.step({"x": x, "labels": y})
+        weights = trainer.parameters()
+    """
+
+    def __init__(self, bundle: str | os.PathLike, threads: int | None = None,
+                 device: str | None = None):
+        self.session = Session(bundle, threads=threads, device=device)
+        outputs = self.session.get_outputs()
+        if len(outputs) != 1 or outputs[0].shape not in ((), (1,)):
+            raise ValueError(
+                f"{os.fspath(bundle)} is not a training bundle: its outputs "
+                "are " + ", ".join(f"{o.name}{list(o.shape)}" for o in outputs)
+                + "; a bundle compiled with --train has one, the loss")
+        if not self.session.trained_parameters():
+            raise ValueError(
+                f"{os.fspath(bundle)} is not a training bundle: it updates "
+                "no parameter (compile it with --train)")
+        self.steps = 0
+
+    def step(self, batch: Mapping) -> float:
+        """One training step on ``batch`` (``{input name: array}``): the
+        forward, the backward and the update. Returns the loss, computed
+        before the update."""
+        (loss,) = self.session.run(None, batch)
+        self.steps += 1
+        return float(np.asarray(loss).reshape(()))
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """``{initializer name: array}``: the trained parameters now."""
+        return self.session.trained_parameters()

@@ -88,6 +88,17 @@ public:
     return result;
   }
 
+  py::dict trainedParameters() const {
+    py::dict result;
+    for (auto &[name, tensor] : session->trainedParameters()) {
+      auto *owned = new Tensor(std::move(tensor));
+      py::capsule base(owned, [](void *p) { delete static_cast<Tensor *>(p); });
+      result[py::str(name)] = py::array(numpyDType(owned->dtype()),
+                                        owned->shape(), owned->data(), base);
+    }
+    return result;
+  }
+
   py::list profile() const {
     py::list list;
     for (const StepTime &step : session->profile())
@@ -121,5 +132,6 @@ PYBIND11_MODULE(_runtime, m) {
           "kernel_isa",
           [](const PySession &s) { return s.session->kernelIsa(); })
       .def("run", &PySession::run, py::arg("feeds"))
+      .def("trained_parameters", &PySession::trainedParameters)
       .def("profile", &PySession::profile);
 }

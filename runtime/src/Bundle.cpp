@@ -182,7 +182,29 @@ public:
         indices(item, "outputs", where, manifest.outputs.size(), "outputs");
     entry.entries = entries(item, where, entry, manifest);
     entry.steps = steps(item, where, entry, manifest.microbatches);
+    if (item.contains("trained_parameters"))
+      trainedParameters(item, where, entry);
     return entry;
+  }
+
+  /// The parameters a training step writes, each inside persistent memory.
+  void trainedParameters(const json &item, const std::string &where,
+                         ProgramEntry &entry) const {
+    entry.trainedParameters = tensors(item, "trained_parameters");
+    const json &list = item["trained_parameters"];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string at =
+          where + "trained_parameters[" + std::to_string(i) + "]: ";
+      int64_t offset = integer(list[i], "persistent_offset", at);
+      const TensorInfo &info = entry.trainedParameters[i];
+      auto bytes = static_cast<int64_t>(cleave_dtype_size(info.dtype));
+      for (int64_t dim : info.shape)
+        bytes *= dim;
+      if (offset < 0 || offset + bytes > entry.persistentBytes)
+        fail(at + "'persistent_offset' " + std::to_string(offset) +
+             " puts the parameter outside the persistent memory");
+      entry.trainedOffsets.push_back(offset);
+    }
   }
 
   /// A program's entry points, one per phase, with its forward among them;

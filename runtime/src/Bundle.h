@@ -51,6 +51,10 @@ struct ProgramEntry {
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::vector<EntryPoint> entries;
+  /// The writable weights a training step updates (`trained_parameters`),
+  /// each with its byte offset in persistent memory.
+  std::vector<TensorInfo> trainedParameters;
+  std::vector<int64_t> trainedOffsets;
   /// What a device of the stage runs in a step, in order (`steps`): the
   /// forward of each microbatch once, and other phases at most once each.
   std::vector<ScheduleStep> steps;

@@ -334,6 +334,26 @@ bool Session::writesOutput(std::size_t index) const {
   return false;
 }
 
+std::map<std::string, Tensor> Session::trainedParameters() const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  const ProgramEntry &program = impl->bundle->program();
+  std::map<std::string, Tensor> result;
+  for (std::size_t i = 0; i < program.trainedParameters.size(); ++i) {
+    const TensorInfo &info = program.trainedParameters[i];
+    Tensor tensor(info.dtype, info.shape);
+    const uint8_t *source = static_cast<const uint8_t *>(impl->persistent) +
+                            program.trainedOffsets[i];
+    if (impl->device->isHost())
+      std::memcpy(tensor.data(), source, tensor.byteSize());
+    else
+      impl->device->copyToHost(tensor.data(), source, tensor.byteSize());
+    result.emplace(info.name, std::move(tensor));
+  }
+  if (!impl->device->isHost())
+    impl->device->synchronize();
+  return result;
+}
+
 std::vector<StepTime> Session::profile() const {
   std::lock_guard<std::mutex> lock(impl->running);
   return impl->steps;

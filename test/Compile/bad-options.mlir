@@ -12,6 +12,12 @@
 // RUN: not cleave-opt %s --cleave-compile-pipeline="gradients=true" 2>&1 | FileCheck %s --check-prefix=GRADIENTS
 // RUN: not cleave-opt %s --cleave-compile-pipeline="loss=l" 2>&1 | FileCheck %s --check-prefix=LOSS
 // RUN: not cleave-opt %s --cleave-compile-pipeline="devices=2 gradients=true loss=l" 2>&1 | FileCheck %s --check-prefix=TRAIN-DEVICES
+// RUN: not cleave-opt %s --cleave-compile-pipeline="train=true" 2>&1 | FileCheck %s --check-prefix=TRAIN-LOSS
+// RUN: not cleave-opt %s --cleave-compile-pipeline="gradients=true loss=l lr=0.1" 2>&1 | FileCheck %s --check-prefix=TRAIN-ONLY
+// RUN: not cleave-opt %s --cleave-compile-pipeline="train=true loss=l betas=2,3" 2>&1 | FileCheck %s --check-prefix=TRAIN-BETAS
+// RUN: not cleave-opt %s --cleave-compile-pipeline="gradients=true loss=l logits=y labels=t" 2>&1 | FileCheck %s --check-prefix=ATTACH-KIND
+// RUN: not cleave-opt %s --cleave-compile-pipeline="gradients=true loss=mse logits=y" 2>&1 | FileCheck %s --check-prefix=ATTACH-LABELS
+// RUN: not cleave-opt %s --cleave-compile-pipeline="gradients=true loss=mse logits=y labels=t ignore-index=0" 2>&1 | FileCheck %s --check-prefix=ATTACH-IGNORE
 
 // OBJECTIVE: error: cleave-compile-pipeline: objective must be 'throughput' or 'latency', got 'fastest'
 // PIN: error: cleave-compile-pipeline: pp must be a positive integer, got -1
@@ -24,7 +30,13 @@
 // SCHEDULE: error: cleave-compile-pipeline: schedule: expected gpipe, 1f1b, interleaved or interleaved:V (V >= 2 model chunks per device), got 'zigzag'
 // INTERLEAVED: error: cleave-compile-pipeline: schedule=interleaved:2: the interleaved schedule cannot be compiled yet
 // GRADIENTS: error: cleave-compile-pipeline: gradients needs loss=<name>, the graph output to differentiate
-// LOSS: error: cleave-compile-pipeline: loss and freeze apply only with gradients
+// LOSS: error: cleave-compile-pipeline: loss applies only with gradients
+// TRAIN-LOSS: error: cleave-compile-pipeline: train needs loss=<name>, the graph output to differentiate
+// TRAIN-ONLY: error: cleave-compile-pipeline: the optimizer options (optimizer, lr, ...) apply only with train
+// TRAIN-BETAS: error: cleave-compile-pipeline: betas=2,3: the betas are two numbers in [0, 1), as 0.9,0.999
+// ATTACH-KIND: error: cleave-compile-pipeline: loss=l: with logits the loss to attach is cross-entropy or mse
+// ATTACH-LABELS: error: cleave-compile-pipeline: logits needs labels=<name>, the graph input of the targets
+// ATTACH-IGNORE: error: cleave-compile-pipeline: ignore-index applies only with loss=cross-entropy
 // TRAIN-DEVICES: error: cleave-compile-pipeline: gradients are compiled for one device so far (devices=2): partitioning does not yet place the backward ops
 
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {

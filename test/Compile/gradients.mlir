@@ -1,5 +1,7 @@
 // RUN: cleave-opt %s --cleave-compile-pipeline="gradients=true loss=loss freeze=^frozen$" | FileCheck %s
 // RUN: cleave-opt %s --cleave-compile-pipeline="gradients=true loss=loss" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PASSES
+// RUN: cleave-opt %s --cleave-compile-pipeline="train=true loss=loss optimizer=sgd lr=0.5" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRAIN-PASSES
+// RUN: cleave-opt %s --cleave-compile-pipeline="train=true loss=loss freeze=^frozen$" | FileCheck %s --check-prefix=TRAIN
 
 // With gradients the compile pipeline differentiates the simplified
 // function, so the exported GELU is fused before it is differentiated (one
@@ -12,6 +14,17 @@
 // PASSES: cleave-fuse-patterns
 // PASSES: cse
 // PASSES: cleave-plan{{.*}}annotate=false
+
+// With train the plan (a report) is followed by the updates, after which
+// the function returns the loss alone.
+// TRAIN-PASSES: cleave-autodiff{entry=main freeze= loss=loss}
+// TRAIN-PASSES: cleave-plan{{.*}}annotate=false
+// TRAIN-PASSES-NEXT: cleave-optimizer-update{{{.*}} lr=5.000000e-01 {{.*}} optimizer=sgd {{.*}}weight-decay=0.000000e+00}
+// TRAIN-LABEL: func.func @main
+// TRAIN-SAME: -> (tensor<f32> {cleave.name = "loss"})
+// TRAIN: cleave.weight "w" {cleave.writable
+// TRAIN: cleave.weight "frozen" {file
+// TRAIN: cleave.adam_update {{.*}}decoupled = true{{.*}}weight_decay = 1.000000e-02
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: -> (tensor<f32> {cleave.name = "loss"}, tensor<8x16xf32> {cleave.gradient_of = "w", cleave.name = "grad:w"})

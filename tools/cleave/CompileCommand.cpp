@@ -35,11 +35,32 @@ int cleave::runCompileCommand(CompileCommand &command) {
     return fail(llvm::toString(std::move(error)));
   if (llvm::Error error = checkCompilableSchedule(*planOptions, "--"))
     return fail(llvm::toString(std::move(error)));
-  if (command.gradients && command.loss.empty())
-    return fail("--gradients needs --loss NAME, the graph output to "
-                "differentiate");
-  if (!command.gradients && (!command.loss.empty() || !command.freeze.empty()))
-    return fail("--loss and --freeze apply only with --gradients");
+  TrainingOptions training;
+  training.gradients = command.gradients;
+  training.loss = command.loss;
+  training.logits = command.logits;
+  training.labels = command.labels;
+  if (command.ignoreIndex.getNumOccurrences())
+    training.ignoreIndex = command.ignoreIndex;
+  training.freeze = command.freeze;
+  training.train = command.train;
+  auto copy = [](const auto &option, auto &field) {
+    if (option.getNumOccurrences())
+      field = option.getValue();
+  };
+  copy(command.optimizer, training.optimizer);
+  copy(command.learningRate, training.learningRate);
+  copy(command.momentum, training.momentum);
+  copy(command.nesterov, training.nesterov);
+  copy(command.weightDecay, training.weightDecay);
+  copy(command.betas, training.betas);
+  copy(command.epsilon, training.epsilon);
+  copy(command.clipGradNorm, training.clipGradNorm);
+  copy(command.warmupSteps, training.warmupSteps);
+  copy(command.decaySteps, training.decaySteps);
+  copy(command.minLrRatio, training.minLrRatio);
+  if (llvm::Error error = validateTrainingOptions(training, "--"))
+    return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");
   if (!observer)
@@ -47,7 +68,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
 
   ONNXImportOptions importOptions;
   importOptions.progress = &observer->getProgress();
-  importOptions.floatInitializersAsWeights = command.gradients;
+  importOptions.floatInitializersAsWeights = training.differentiates();
   for (const std::string &text : command.inputShapes) {
     std::string error;
     if (!parseInputShapeOption(text, importOptions, error))
@@ -100,8 +121,28 @@ int cleave::runCompileCommand(CompileCommand &command) {
   options.devices = target->numDevices;
   options.entry = importOptions.functionName;
   options.gradients = command.gradients;
-  options.loss = command.loss;
-  options.freeze = command.freeze;
+  options.loss = training.loss;
+  options.logits = training.logits;
+  options.labels = training.labels;
+  if (training.ignoreIndex)
+    options.ignoreIndex = *training.ignoreIndex;
+  options.freeze = training.freeze;
+  options.train = training.train;
+  auto pass = [](const auto &field, auto &option) {
+    if (field)
+      option = *field;
+  };
+  pass(training.optimizer, options.optimizer);
+  pass(training.learningRate, options.learningRate);
+  pass(training.momentum, options.momentum);
+  pass(training.nesterov, options.nesterov);
+  pass(training.weightDecay, options.weightDecay);
+  pass(training.betas, options.betas);
+  pass(training.epsilon, options.epsilon);
+  pass(training.clipGradNorm, options.clipGradNorm);
+  pass(training.warmupSteps, options.warmupSteps);
+  pass(training.decaySteps, options.decaySteps);
+  pass(training.minLrRatio, options.minLrRatio);
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

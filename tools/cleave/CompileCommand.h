@@ -63,13 +63,90 @@ struct CompileCommand {
   llvm::cl::opt<std::string> loss{
       "loss",
       llvm::cl::desc("With --gradients: the graph output to differentiate, a "
-                     "float scalar"),
+                     "float scalar; with --logits, the loss to attach: "
+                     "cross-entropy or mse"),
       llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> logits{
+      "logits",
+      llvm::cl::desc("With --gradients: attach the loss --loss names to this "
+                     "graph output (cross-entropy: logits [..., classes]; "
+                     "mse: any float output)"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> labels{
+      "labels",
+      llvm::cl::desc("With --logits: the bundle input the attached loss adds "
+                     "for the targets (cross-entropy: int64 class indices of "
+                     "the logits' shape without the last dimension; mse: the "
+                     "output's type)"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> ignoreIndex{
+      "ignore-index",
+      llvm::cl::desc("With --loss cross-entropy: targets of this label do not "
+                     "count (default: -100)"),
+      llvm::cl::init(-100), llvm::cl::value_desc("N"), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> freeze{
       "freeze",
       llvm::cl::desc("With --gradients: the weights whose names this regular "
                      "expression matches are not trained"),
       llvm::cl::value_desc("regex"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> train{
+      "train",
+      llvm::cl::desc("Compile a whole training step: forward, backward and "
+                     "the optimizer's update of every trainable parameter, "
+                     "which stays in the device's memory with the "
+                     "optimizer state from one run to the next; the output "
+                     "is the loss (--loss, --logits, --labels as with "
+                     "--gradients)"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> optimizer{
+      "optimizer",
+      llvm::cl::desc("With --train: sgd, adam or adamw (default), as "
+                     "PyTorch's"),
+      llvm::cl::value_desc("name"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> learningRate{
+      "lr", llvm::cl::desc("With --train: the learning rate (default 1e-3)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> momentum{
+      "momentum", llvm::cl::desc("With --optimizer sgd: the momentum"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> nesterov{
+      "nesterov", llvm::cl::desc("With --optimizer sgd: Nesterov momentum"),
+      llvm::cl::sub(command)};
+  llvm::cl::opt<double> weightDecay{
+      "weight-decay",
+      llvm::cl::desc("With --train: the weight decay (default 0.01 for adamw, "
+                     "decoupled; 0 for sgd and adam)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> betas{
+      "betas",
+      llvm::cl::desc("With --optimizer adam|adamw: beta1,beta2 (default "
+                     "0.9,0.999)"),
+      llvm::cl::value_desc("b1,b2"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> epsilon{
+      "eps",
+      llvm::cl::desc("With --optimizer adam|adamw: epsilon (default "
+                     "1e-8)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> clipGradNorm{
+      "clip-grad-norm",
+      llvm::cl::desc("With --train: scale the gradients down so that their "
+                     "global 2-norm is at most this (clip_grad_norm_)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> warmupSteps{
+      "warmup-steps",
+      llvm::cl::desc("With --train: warm the learning rate up linearly over "
+                     "this many steps"),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> decaySteps{
+      "decay-steps",
+      llvm::cl::desc("With --train: decay the learning rate by a cosine "
+                     "from the end of the warm-up to this step"),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> minLrRatio{
+      "min-lr-ratio",
+      llvm::cl::desc("With --decay-steps: the learning rate at the end of "
+                     "the decay, as a share of --lr (default 0)"),
+      llvm::cl::value_desc("x"), llvm::cl::sub(command)};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "

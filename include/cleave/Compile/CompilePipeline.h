@@ -3,11 +3,14 @@
 // `cleave compile` is this pipeline followed by lowering and bundle writing:
 //
 //   cleave-simplify                 fold, fuse, CSE the imported function
-//   with gradients:
+//   with gradients (or train):
+//     cleave-attach-loss            with logits: the loss of an output
 //     cleave-autodiff               the loss and its gradients (Autodiff)
 //     cleave-simplify               fold and CSE the backward ops
 //   one device:
 //     cleave-plan{annotate=false}   report the plan; the IR stays as it is
+//     with train:
+//       cleave-optimizer-update     update the parameters in place
 //   several devices:
 //     cleave-split-projections      one projection per piece of a fused one
 //     cleave-plan                   plan, and write the plan onto the IR
@@ -26,6 +29,7 @@
 #include "cleave/Plan/Plan.h"
 #include "cleave/Support/OptionBinder.h"
 #include "cleave/Target/Bundle.h"
+#include "cleave/Transforms/Autodiff/TrainingOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -63,11 +67,66 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init(false)};
   Option<std::string> loss{
       *this, "loss",
-      llvm::cl::desc("With gradients: the graph output to differentiate")};
+      llvm::cl::desc("With gradients: the graph output to differentiate; with "
+                     "logits, the loss to attach (cross-entropy or mse)")};
+  Option<std::string> logits{
+      *this, "logits",
+      llvm::cl::desc("With gradients: attach the loss to this graph output "
+                     "(cleave-attach-loss)")};
+  Option<std::string> labels{
+      *this, "labels",
+      llvm::cl::desc("With logits: the name of the labels input the attached "
+                     "loss adds")};
+  Option<int64_t> ignoreIndex{
+      *this, "ignore-index",
+      llvm::cl::desc("With loss=cross-entropy: the label whose targets do not "
+                     "count"),
+      llvm::cl::init(-100)};
   Option<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("With gradients: regular expression of the weights that "
                      "are not trained")};
+  Option<bool> train{
+      *this, "train",
+      llvm::cl::desc("Compile a training step: the loss's gradients update "
+                     "the parameters in place (cleave-optimizer-update); the "
+                     "output is the loss"),
+      llvm::cl::init(false)};
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc("With train: sgd, adam or adamw (default adamw)")};
+  Option<double> learningRate{*this, "lr",
+                              llvm::cl::desc("With train: the learning rate "
+                                             "(default 1e-3)")};
+  Option<double> momentum{*this, "momentum",
+                          llvm::cl::desc("With optimizer=sgd: the momentum")};
+  Option<bool> nesterov{
+      *this, "nesterov",
+      llvm::cl::desc("With optimizer=sgd: Nesterov momentum")};
+  Option<double> weightDecay{
+      *this, "weight-decay",
+      llvm::cl::desc("With train: the weight decay (default 0.01 for adamw, "
+                     "else 0)")};
+  Option<std::string> betas{
+      *this, "betas",
+      llvm::cl::desc("With adam, adamw: beta1,beta2 (default 0.9,0.999)")};
+  Option<double> epsilon{
+      *this, "eps", llvm::cl::desc("With adam, adamw: epsilon (default 1e-8)")};
+  Option<double> clipGradNorm{
+      *this, "clip-grad-norm",
+      llvm::cl::desc("With train: scale the gradients down to this global "
+                     "2-norm")};
+  Option<int64_t> warmupSteps{
+      *this, "warmup-steps",
+      llvm::cl::desc("With train: steps of linear learning-rate warm-up")};
+  Option<int64_t> decaySteps{
+      *this, "decay-steps",
+      llvm::cl::desc("With train: the step at which a cosine decay of the "
+                     "learning rate ends")};
+  Option<double> minLrRatio{
+      *this, "min-lr-ratio",
+      llvm::cl::desc("With decay-steps: the final learning rate as a share "
+                     "of lr (default 0)")};
   /// pp=, tp=, dp=, microbatches=, objective=, ... (PlanOptions::bindOptions;
   /// no batch=: a bundle computes the model's batch).
   BoundOptions<PlanOptions, PassOptionGroup> plan{*this,
@@ -75,6 +134,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 
   /// C++ only: where the pipeline stores the plan's JSON (plan.json).
   std::string *planJSON = nullptr;
+
+  /// The training options as given.
+  TrainingOptions getTraining() const;
 
   /// Checks the options; the error names the option as the pipeline spells
   /// it (`devices`, `pp`, ...).

@@ -524,8 +524,15 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     GRUOp::attachInterface<GRUCostModel>(*context);
     LSTMOp::attachInterface<LSTMCostModel>(*context);
 
-    // Parameters, views and data movement.
-    attachAll<ParameterCostModel, WeightOp, ConstantOp, WeightSliceOp>(context);
+    // Optimizer updates, per parameter element: SGD scales the gradient,
+    // adds the decay, updates the buffer and the parameter (Nesterov: one
+    // more); Adam also updates two moments and divides by a root.
+    attachElementwise<8, SgdUpdateOp>(context);
+    attachElementwise<14, AdamUpdateOp>(context);
+
+    // Parameters (optimizer state among them), views and data movement.
+    attachAll<ParameterCostModel, WeightOp, ConstantOp, WeightSliceOp, StateOp>(
+        context);
     // Communication ops move bytes; their time on the links is the
     // collective model's (collectiveTime), which callers add per transfer.
     attachAll<DataMovementCostModel, SendOp, RecvOp, AllReduceOp, AllGatherOp,

@@ -1,9 +1,12 @@
 """A linear regression with a mean squared error loss,
 loss = mean((x @ w + b - y)^2), for cleave-compile-gradients.test.
 
-    python linear_regression.py build DIR   # DIR/model.onnx, x.npy, y.npy
+    python linear_regression.py build DIR   # DIR/model.onnx, x.npy, y.npy,
+                                            # target.npy
     python linear_regression.py check DIR   # compares DIR/out/*.npy with
                                             # the closed-form gradients
+    python linear_regression.py train DIR   # runs DIR/bundle (--train)
+                                            # with cleave.Trainer
 """
 
 import os
@@ -27,9 +30,26 @@ if command == "build":
     g.node("ReduceMean", [g.node("Mul", [error, error])], ["mse"], keepdims=0)
     g.output("mse", [])
     g.save(os.path.join(out, "model.onnx"))
-    for name, shape in [("x", (4, 3)), ("y", (4, 2))]:
+    for name, shape in [("x", (4, 3)), ("y", (4, 2)), ("target", ())]:
         np.save(os.path.join(out, f"{name}.npy"),
                 rng.standard_normal(shape).astype(np.float32))
+elif command == "train":
+    import cleave
+
+    feeds = {n: np.load(os.path.join(out, f"{n}.npy")) for n in ("x", "y")}
+    trainer = cleave.Trainer(os.path.join(out, "bundle"))
+    before = trainer.parameters()
+    losses = [trainer.step(feeds) for _ in range(5)]
+    after = trainer.parameters()
+    print("loss falls:", all(b < a for a, b in zip(losses, losses[1:])))
+    print("parameters", sorted(after), "moved:",
+          all(not np.allclose(before[n], after[n]) for n in after))
+    cleave.compile(os.path.join(out, "model.onnx"),
+                   os.path.join(out, "bundle-grad"), loss="mse")
+    try:
+        cleave.Trainer(os.path.join(out, "bundle-grad"))
+    except ValueError as error:
+        print("ValueError:", error)
 else:
     model = onnx.load(os.path.join(out, "model.onnx"))
     weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}

@@ -10,6 +10,67 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttachLossPass : Pass<"cleave-attach-loss", "mlir::ModuleOp"> {
+  let summary = "Add a loss result computed from a model output and new labels";
+  let description = [{
+    Adds to the function `entry` a graph input for the labels and a result
+    named `loss`, computed from the result named `logits`:
+
+    - `kind=cross-entropy`: `logits` is a float tensor `[..., C]` and the
+      labels are int64 class indices of shape `[...]`; the loss is the mean,
+      over the labels that are not `ignore-index`, of
+      `-log_softmax(logits)[label]` (PyTorch's `cross_entropy` with
+      `reduction='mean'`). A label outside `[0, C)` that is not ignored adds
+      nothing to the sum but counts in the mean.
+    - `kind=mse`: the labels have the type of `logits` and the loss is the
+      mean of `(logits - labels)^2` over every element.
+
+    The labels input is named by `labels`; when the function already has an
+    input of that name it is read instead, and its type must fit. The loss
+    is built of ops that have gradient rules, so that `cleave-autodiff
+    loss=loss` differentiates it.
+
+    Errors name the option: `logits` that names no result (or a result that
+    is not a float tensor), a `labels` input of the wrong type, an unknown
+    `kind`, a result already named `loss`.
+
+    Before (`cleave-attach-loss="kind=mse logits=y labels=t"`):
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {cleave.name = "x"}) -> (tensor<4xf32> {cleave.name = "y"}) {
+      ...
+      return %y : tensor<4xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {cleave.name = "x"}, %t: tensor<4xf32> {cleave.name = "t"})
+        -> (tensor<4xf32> {cleave.name = "y"}, tensor<f32> {cleave.name = "loss"}) {
+      ...
+      %d = cleave.sub %y, %t : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %s = cleave.mul %d, %d : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %l = cleave.reduce_mean %s {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+      return %y, %l : tensor<4xf32>, tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The function that holds the model">,
+    Option<"kind", "kind", "std::string", /*default=*/"\"cross-entropy\"",
+           "The loss: cross-entropy or mse">,
+    Option<"logits", "logits", "std::string", /*default=*/"",
+           "The name (cleave.name) of the result the loss reads">,
+    Option<"labels", "labels", "std::string", /*default=*/"",
+           "The name of the labels input">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross-entropy: the label whose targets do not count">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
 def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
   let summary = "Build the gradient of a scalar loss with respect to every trainable parameter";
   let description = [{
@@ -73,6 +134,84 @@ def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
            "The name (cleave.name) of the result to differentiate">,
     Option<"freeze", "freeze", "std::string", /*default=*/"",
            "Regular expression of the weight names that are not trained">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
+def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
+  let summary = "Update every parameter by its gradient: a whole training step";
+  let description = [{
+    Turns the function `entry` as `cleave-autodiff` left it (the loss, then
+    one gradient per parameter, each marked `cleave.gradient_of`) into a
+    training step: after the backward ops, each parameter is updated in
+    place by `optimizer` (`sgd`, `adam` or `adamw`, PyTorch's algorithms),
+    and the function returns the loss alone.
+
+    The parameter's `cleave.weight` becomes writable (`cleave.writable`: it
+    lives in persistent memory, initialised from the weight file), and its
+    optimizer state (SGD's momentum buffer, Adam's two moments, a step
+    count) are `cleave.state`s named `<optimizer>.<state>:<parameter>`. With
+    `clip-grad-norm` the gradients are first scaled by
+    `min(1, clip-grad-norm / (norm + 1e-6))`, `norm` the 2-norm of all of
+    them together (PyTorch's `clip_grad_norm_`). The learning rate is
+    `lr`, optionally warmed up linearly over `warmup-steps` and decayed by a
+    cosine to `min-lr-ratio * lr` at `decay-steps`.
+
+    Errors: a gradient result whose parameter the function does not read,
+    and a parameter that is not float32 (the update kernels' type).
+
+    Before (`cleave-optimizer-update="optimizer=sgd lr=0.1"`):
+
+    ```mlir
+    func.func @main(%x: tensor<4x8xf32>) -> (tensor<f32> {cleave.name = "loss"},
+        tensor<8xf32> {cleave.gradient_of = "w", cleave.name = "grad:w"}) {
+      %w = cleave.weight "w" {...} : tensor<8xf32>
+      ...
+      return %l, %dw : tensor<f32>, tensor<8xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @main(%x: tensor<4x8xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
+      %w = cleave.weight "w" {..., cleave.writable} : tensor<8xf32>
+      ...
+      %one = cleave.constant dense<1.0> : tensor<f32>
+      %b = cleave.state "sgd.momentum_buffer:w" : tensor<8xf32>
+      %s = cleave.state "sgd.step:w" : tensor<f32>
+      %w2, %b2, %s2 = cleave.sgd_update %dw, %one, %w, %b, %s {learning_rate = 1.0e-01 : f64, ...} : tensor<8xf32>, tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The function to turn into a training step">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd, adam or adamw">,
+    Option<"learningRate", "lr", "double", /*default=*/"1e-3",
+           "The learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0",
+           "sgd: the momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "sgd: Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0",
+           "The weight decay (adamw: decoupled from the gradient)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "adam, adamw: the decay of the first moment">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "adam, adamw: the decay of the second moment">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8",
+           "adam, adamw: added to the root of the second moment">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0",
+           "Scale the gradients down to this global 2-norm (0: do not clip)">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Steps of linear learning-rate warm-up">,
+    Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
+           "The step at which the cosine decay ends (0: no decay)">,
+    Option<"minLrRatio", "min-lr-ratio", "double", /*default=*/"0",
+           "The learning rate at the end of the decay, as a share of lr">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

@@ -131,6 +131,11 @@ bool cleave::isWritable(Operation *op) {
       .isAttrPresent(op);
 }
 
+void cleave::setWritable(Operation *op) {
+  attr<CleaveDialect::WritableAttrHelper>(op->getContext())
+      .setAttr(op, UnitAttr::get(op->getContext()));
+}
+
 bool cleave::isStashed(Operation *op) {
   return attr<CleaveDialect::StashAttrHelper>(op->getContext())
       .isAttrPresent(op);

@@ -163,6 +163,11 @@ public:
   /// order, those this device does not compute left empty.
   std::vector<Tensor> run(const std::map<std::string, Tensor> &feeds);
 
+  /// The parameters a training step updates (a bundle compiled with
+  /// `--train`), as they are now in this device's memory, by name; empty
+  /// for a bundle that trains nothing.
+  std::map<std::string, Tensor> trainedParameters() const;
+
   /// The steps of the last run with their times (empty unless profiling).
   std::vector<StepTime> profile() const;
 

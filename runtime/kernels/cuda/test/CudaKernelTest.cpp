@@ -672,6 +672,68 @@ TEST_F(CudaKernelTest, SoftmaxAndLogSoftmax) {
       }
 }
 
+/// Three steps of sgd_update (momentum, weight decay, Nesterov) and of
+/// adam_update (Adam and AdamW) on a parameter of 1000 elements, against
+/// PyTorch's formulas in double; the gradient is scaled by 0.5 and the
+/// learning rate warms up over 2 steps.
+TEST_F(CudaKernelTest, OptimizerUpdates) {
+  const int64_t n = 1000;
+  Shape ps{n}, scalar{};
+  std::vector<float> p0 = randomValues(n, 120), g = randomValues(n, 121);
+  const double lr = 0.1, scale = 0.5;
+  auto lrAt = [&](int step) { return step < 2 ? lr * (step + 1) / 2 : lr; };
+  for (bool nesterov : {false, true}) {
+    Buffer &p = input(ps, p0), &buffer = input(ps, std::vector<float>(n, 0));
+    Buffer &step = input(scalar, {0.f});
+    Buffer &gradient = input(ps, g), &factor = input(scalar, {float(scale)});
+    std::vector<double> rp(p0.begin(), p0.end()), rb(n, 0);
+    for (int s = 0; s < 3; ++s) {
+      ASSERT_EQ(run(cleave_cuda_sgd_update, {&gradient, &factor},
+                    {&p, &buffer, &step}, {nesterov ? 1 : 0, 2, 0},
+                    {lr, 0.9, 0.0, 0.01, 0.0}),
+                0);
+      for (int64_t i = 0; i < n; ++i) {
+        double d = g[i] * scale + 0.01 * rp[i];
+        rb[i] = s == 0 ? d : 0.9 * rb[i] + d;
+        rp[i] -= lrAt(s) * (nesterov ? d + 0.9 * rb[i] : rb[i]);
+      }
+    }
+    expectNear(std::vector<float>(rp.begin(), rp.end()), p);
+    expectNear(std::vector<float>(rb.begin(), rb.end()), buffer);
+    expectNear({3.f}, step);
+  }
+  for (bool decoupled : {false, true}) {
+    Buffer &p = input(ps, p0), &m = input(ps, std::vector<float>(n, 0));
+    Buffer &v = input(ps, std::vector<float>(n, 0)),
+           &step = input(scalar, {0.f});
+    Buffer &gradient = input(ps, g), &factor = input(scalar, {float(scale)});
+    std::vector<double> rp(p0.begin(), p0.end()), rm(n, 0), rv(n, 0);
+    const double b1 = 0.8, b2 = 0.99, eps = 1e-8, wd = 0.1;
+    for (int s = 0; s < 3; ++s) {
+      ASSERT_EQ(run(cleave_cuda_adam_update, {&gradient, &factor},
+                    {&p, &m, &v, &step}, {decoupled ? 1 : 0, 2, 0},
+                    {lr, b1, b2, eps, wd, 0.0}),
+                0);
+      double rate = lrAt(s);
+      for (int64_t i = 0; i < n; ++i) {
+        double d = g[i] * scale;
+        if (decoupled)
+          rp[i] *= 1 - rate * wd;
+        else
+          d += wd * rp[i];
+        rm[i] = b1 * rm[i] + (1 - b1) * d;
+        rv[i] = b2 * rv[i] + (1 - b2) * d * d;
+        double c1 = 1 - std::pow(b1, s + 1), c2 = 1 - std::pow(b2, s + 1);
+        rp[i] -= rate / c1 * rm[i] / (std::sqrt(rv[i]) / std::sqrt(c2) + eps);
+      }
+    }
+    expectNear(std::vector<float>(rp.begin(), rp.end()), p);
+    expectNear(std::vector<float>(rm.begin(), rm.end()), m);
+    expectNear(std::vector<float>(rv.begin(), rv.end()), v);
+    expectNear({3.f}, step);
+  }
+}
+
 /// With nan_to_zero a line of -inf (a fully masked attention row) gives
 /// zeros instead of NaN, along the last axis (row kernel) and an inner one
 /// (column kernel).

@@ -74,9 +74,10 @@ void setBatchDims(mlir::Operation *op,
                   std::optional<std::pair<int64_t, int64_t>> dims);
 
 /// `cleave.writable`: a parameter op (`cleave.weight`, ...) that an update
-/// phase writes, so it lives in persistent memory. Autodiff will set it;
-/// until then a test marks it by hand.
+/// writes, so it lives in persistent memory. `cleave-optimizer-update` sets
+/// it on the parameters it updates.
 bool isWritable(mlir::Operation *op);
+void setWritable(mlir::Operation *op);
 /// `cleave.stash`: an op whose result a later entry reads, so it lives in a
 /// stash region. A backward phase will set it; until then a test marks it
 /// by hand.

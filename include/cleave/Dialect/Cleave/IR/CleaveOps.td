@@ -15,5 +15,6 @@ include "cleave/Dialect/Cleave/IR/CleaveIndexOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveRecurrentOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveSelectionOps.td"
 include "cleave/Dialect/Cleave/IR/CleaveCommOps.td"
+include "cleave/Dialect/Cleave/IR/CleaveTrainingOps.td"
 
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVEOPS_TD

@@ -1,0 +1,178 @@
+//===- CleaveTrainingOps.td - optimizer state and updates --*- tablegen -*-===//
+//
+// The ops a training step adds after the backward ops: persistent optimizer
+// state and the fused updates that write the parameters and that state in
+// place. Created by `cleave-optimizer-update`; lowered to persistent memory
+// and library kernels (`sgd_update`, `adam_update`) of a device program.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_DIALECT_CLEAVE_IR_CLEAVETRAININGOPS_TD
+#define CLEAVE_DIALECT_CLEAVE_IR_CLEAVETRAININGOPS_TD
+
+include "cleave/Dialect/Cleave/IR/CleaveBase.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Cleave_StateOp : Cleave_Op<"state", [Pure]> {
+  let summary = "a persistent tensor that starts as zeros";
+  let description = [{
+    Optimizer state (momentum buffers, Adam's moments, step counters): a
+    tensor of the device program's persistent memory, zeroed when a session
+    starts and kept from one call to the next. `name` is unique in the
+    function (`<optimizer state>:<parameter>`), so that two states are
+    never merged. Only the update ops write it.
+
+    Created by `cleave-optimizer-update`; lowered to persistent memory.
+
+    ```mlir
+    %m = cleave.state "adam.m:fc1.weight" : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = "$name attr-dict `:` type($output)";
+}
+
+class Cleave_UpdateOp<string mnemonic, list<string> likeParameter>
+    : Cleave_Op<mnemonic, [DestinationStyleOpInterface,
+                           MemoryEffects<[MemWrite]>,
+                           AllTypesMatch<likeParameter>,
+                           AllTypesMatch<["gradient_scale", "step",
+                                          "new_step"]>]> {
+  let hasVerifier = 1;
+  code updateClassDeclaration = [{
+    /// The tensors written in place: the parameter, then the state.
+    mlir::MutableOperandRange getDpsInitsMutable() {
+      return mlir::MutableOperandRange(getOperation(), 2,
+                                       getOperation()->getNumOperands() - 2);
+    }
+  }];
+}
+
+def Cleave_SgdUpdateOp : Cleave_UpdateOp<"sgd_update",
+    ["gradient", "parameter", "momentum_buffer", "new_parameter",
+     "new_momentum_buffer"]> {
+  let summary = "one step of stochastic gradient descent, in place";
+  let description = [{
+    PyTorch's `torch.optim.SGD` step for one parameter, with the gradient
+    first multiplied by `gradient_scale` (a float scalar: the factor of
+    clipping by global norm, or 1):
+
+    ```
+    g = gradient * gradient_scale + weight_decay * parameter
+    momentum_buffer = step == 0 ? g
+                      : momentum * momentum_buffer + (1 - dampening) * g
+    g = nesterov ? g + momentum * momentum_buffer : momentum_buffer
+    parameter -= lr(step) * g;  step += 1
+    ```
+
+    (without momentum, `g` as it is). The learning rate of step `s`
+    (counted from 0) is `learning_rate` times a factor: `(s + 1) /
+    warmup_steps` during the warm-up, then, when `decay_steps` is positive,
+    a cosine from 1 down to `min_lr_ratio` over the steps
+    `[warmup_steps, decay_steps)`, else 1.
+
+    The parameter is a writable weight and the buffer and the step (a float
+    scalar) are `cleave.state`s: the results are the same tensors after the
+    update (destination style), which no op reads; the op is kept for its
+    write.
+
+    The gradient, the parameter and the buffer have one type, the scale and
+    the step another. Verifier label: `sgd_update_c1` (the scale and the
+    step are scalars).
+
+    ```mlir
+    %p2, %b2, %s2 = cleave.sgd_update %g, %scale, %p, %b, %s {learning_rate = 1.0e-01 : f64, momentum = 9.0e-01 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<4x8xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$gradient,
+                   Cleave_FloatTensor:$gradient_scale,
+                   Cleave_FloatTensor:$parameter,
+                   Cleave_FloatTensor:$momentum_buffer,
+                   Cleave_FloatTensor:$step, F64Attr:$learning_rate,
+                   F64Attr:$momentum, F64Attr:$dampening, F64Attr:$weight_decay,
+                   BoolAttr:$nesterov, I64Attr:$warmup_steps,
+                   I64Attr:$decay_steps, F64Attr:$min_lr_ratio);
+  let results = (outs Cleave_FloatTensor:$new_parameter,
+                 Cleave_FloatTensor:$new_momentum_buffer,
+                 Cleave_FloatTensor:$new_step);
+  let assemblyFormat = [{
+    $gradient `,` $gradient_scale `,` $parameter `,` $momentum_buffer `,` $step
+    attr-dict `:` type($parameter) `,` type($step)
+  }];
+  let extraClassDeclaration = updateClassDeclaration;
+  let builders = [OpBuilder<(ins "mlir::Value":$gradient,
+      "mlir::Value":$gradientScale, "mlir::Value":$parameter,
+      "mlir::Value":$momentumBuffer, "mlir::Value":$step,
+      "mlir::NamedAttrList":$attributes), [{
+    build($_builder, $_state,
+          {parameter.getType(), momentumBuffer.getType(), step.getType()},
+          {gradient, gradientScale, parameter, momentumBuffer, step},
+          attributes.getAttrs());
+  }]>];
+}
+
+def Cleave_AdamUpdateOp : Cleave_UpdateOp<"adam_update",
+    ["gradient", "parameter", "first_moment", "second_moment",
+     "new_parameter", "new_first_moment", "new_second_moment"]> {
+  let summary = "one step of Adam or AdamW, in place";
+  let description = [{
+    PyTorch's `torch.optim.Adam` (`decoupled = false`: the weight decay is
+    added to the gradient) or `torch.optim.AdamW` (`decoupled = true`: the
+    parameter decays by `lr * weight_decay` first) step for one parameter,
+    with the gradient first multiplied by `gradient_scale`:
+
+    ```
+    step += 1;  g = gradient * gradient_scale (+ weight_decay * parameter)
+    first_moment = beta1 * first_moment + (1 - beta1) * g
+    second_moment = beta2 * second_moment + (1 - beta2) * g * g
+    parameter -= lr / (1 - beta1^step) * first_moment
+                 / (sqrt(second_moment) / sqrt(1 - beta2^step) + epsilon)
+    ```
+
+    The learning rate follows the schedule `cleave.sgd_update` describes.
+    The parameter is a writable weight, the moments and the step (a float
+    scalar) are `cleave.state`s; the results are the same tensors after the
+    update (destination style).
+
+    The gradient, the parameter and the moments have one type, the scale
+    and the step another. Verifier label: `adam_update_c1` (the scale and
+    the step are scalars).
+
+    ```mlir
+    %p2, %m2, %v2, %s2 = cleave.adam_update %g, %scale, %p, %m, %v, %s {learning_rate = 1.0e-03 : f64, beta1 = 9.0e-01 : f64, beta2 = 9.99e-01 : f64, epsilon = 1.0e-08 : f64, weight_decay = 1.0e-02 : f64, decoupled = true, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<4x8xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$gradient,
+                   Cleave_FloatTensor:$gradient_scale,
+                   Cleave_FloatTensor:$parameter,
+                   Cleave_FloatTensor:$first_moment,
+                   Cleave_FloatTensor:$second_moment,
+                   Cleave_FloatTensor:$step, F64Attr:$learning_rate,
+                   F64Attr:$beta1, F64Attr:$beta2, F64Attr:$epsilon,
+                   F64Attr:$weight_decay, BoolAttr:$decoupled,
+                   I64Attr:$warmup_steps, I64Attr:$decay_steps,
+                   F64Attr:$min_lr_ratio);
+  let results = (outs Cleave_FloatTensor:$new_parameter,
+                 Cleave_FloatTensor:$new_first_moment,
+                 Cleave_FloatTensor:$new_second_moment,
+                 Cleave_FloatTensor:$new_step);
+  let assemblyFormat = [{
+    $gradient `,` $gradient_scale `,` $parameter `,` $first_moment `,`
+    $second_moment `,` $step attr-dict `:` type($parameter) `,` type($step)
+  }];
+  let extraClassDeclaration = updateClassDeclaration;
+  let builders = [OpBuilder<(ins "mlir::Value":$gradient,
+      "mlir::Value":$gradientScale, "mlir::Value":$parameter,
+      "mlir::Value":$firstMoment, "mlir::Value":$secondMoment,
+      "mlir::Value":$step, "mlir::NamedAttrList":$attributes), [{
+    build($_builder, $_state,
+          {parameter.getType(), firstMoment.getType(), secondMoment.getType(),
+           step.getType()},
+          {gradient, gradientScale, parameter, firstMoment, secondMoment, step},
+          attributes.getAttrs());
+  }]>];
+}
+
+#endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVETRAININGOPS_TD

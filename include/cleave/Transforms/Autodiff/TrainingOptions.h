@@ -1,0 +1,94 @@
+//===- TrainingOptions.h - the options of a training bundle -----*- C++ -*-===//
+//
+// The options of the training part of `cleave compile` and of the compile
+// pipeline: the loss (a graph output, or one attached to an output and new
+// labels) and the trainable parameters. Both front ends fill this struct and
+// check it with `validateTrainingOptions`, which names the options as each
+// spells them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_TRANSFORMS_AUTODIFF_TRAININGOPTIONS_H
+#define CLEAVE_TRANSFORMS_AUTODIFF_TRAININGOPTIONS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace cleave {
+
+/// The losses `cleave-attach-loss` builds.
+inline constexpr llvm::StringLiteral kCrossEntropyLoss = "cross-entropy";
+inline constexpr llvm::StringLiteral kMeanSquaredErrorLoss = "mse";
+/// The optimizers `cleave-optimizer-update` builds.
+inline constexpr llvm::StringLiteral kSgdOptimizer = "sgd";
+inline constexpr llvm::StringLiteral kAdamOptimizer = "adam";
+inline constexpr llvm::StringLiteral kAdamWOptimizer = "adamw";
+/// The name of the result `cleave-attach-loss` adds.
+inline constexpr llvm::StringLiteral kAttachedLossName = "loss";
+
+struct TrainingOptions {
+  /// Differentiate (or `train`): the outputs are the loss and the parameters'
+  /// gradients.
+  bool gradients = false;
+  /// The graph output to differentiate; with `logits`, the loss to attach
+  /// (cross-entropy or mse).
+  std::string loss;
+  /// The graph output an attached loss reads.
+  std::string logits;
+  /// The graph input of an attached loss's targets.
+  std::string labels;
+  /// cross-entropy: the label whose targets do not count; unset, -100
+  /// (PyTorch's default).
+  std::optional<int64_t> ignoreIndex;
+  /// Regular expression of the weights that are not trained.
+  std::string freeze;
+
+  /// Compile a whole training step: forward, backward and the optimizer's
+  /// update of the parameters, which live in the program's persistent
+  /// memory with the optimizer state; the bundle's output is the loss.
+  bool train = false;
+  /// The optimizer options; unset ones take the optimizer's default, as
+  /// PyTorch's (AdamW's weight decay 0.01, every other 0).
+  std::optional<std::string> optimizer;
+  std::optional<double> learningRate, momentum, weightDecay, epsilon,
+      clipGradNorm, minLrRatio;
+  std::optional<bool> nesterov;
+  /// Adam's beta1 and beta2, as `0.9,0.999`.
+  std::optional<std::string> betas;
+  std::optional<int64_t> warmupSteps, decaySteps;
+
+  /// With `validateTrainingOptions` passed: the values, defaults filled in.
+  std::string getOptimizer() const {
+    return optimizer.value_or(kAdamWOptimizer.str());
+  }
+  double getLearningRate() const { return learningRate.value_or(1e-3); }
+  double getWeightDecay() const {
+    return weightDecay.value_or(getOptimizer() == kAdamWOptimizer ? 1e-2 : 0);
+  }
+  std::pair<double, double> getBetas() const;
+
+  /// Whether the loss is differentiated (for its gradients, or to train).
+  bool differentiates() const { return gradients || train; }
+  /// Whether a loss is attached to `logits` (rather than read from `loss`).
+  bool attachesLoss() const { return !logits.empty(); }
+  int64_t getIgnoreIndex() const { return ignoreIndex.value_or(-100); }
+  /// The name of the result to differentiate.
+  std::string getLossResult() const {
+    return attachesLoss() ? kAttachedLossName.str() : loss;
+  }
+};
+
+/// Checks that the options fit together; the error names the options as
+/// the user spelled them: `--loss NAME` for `prefix` "--", `loss=<name>`
+/// for an empty prefix (pass options).
+llvm::Error validateTrainingOptions(const TrainingOptions &options,
+                                    llvm::StringRef prefix);
+
+} // namespace cleave
+
+#endif // CLEAVE_TRANSFORMS_AUTODIFF_TRAININGOPTIONS_H

@@ -1,0 +1,188 @@
+//===- OptimizerUpdate.cpp - the update of a training step ------*- C++ -*-===//
+//
+// `cleave-optimizer-update`: after the backward ops, one fused update per
+// parameter (`cleave.sgd_update` or `cleave.adam_update`) that writes the
+// parameter and its optimizer state in place, so that the function is a
+// whole training step whose only result is the loss.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/Transforms/Autodiff/Passes.h"
+
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Transforms/Autodiff/GradientInterface.h"
+#include "cleave/Transforms/Autodiff/TrainingOptions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <numeric>
+
+namespace cleave {
+#define GEN_PASS_DEF_OPTIMIZERUPDATEPASS
+#include "cleave/Transforms/Autodiff/Passes.h.inc"
+} // namespace cleave
+
+using namespace mlir;
+using namespace cleave;
+
+namespace {
+
+/// PyTorch's clip_grad_norm_ adds this to the norm before dividing by it.
+constexpr double kClipEpsilon = 1e-6;
+
+/// A parameter and the gradient the function returns for it.
+struct TrainedParameter {
+  std::string name;
+  WeightOp weight;
+  Value gradient;
+};
+
+struct OptimizerUpdatePass
+    : public cleave::impl::OptimizerUpdatePassBase<OptimizerUpdatePass> {
+  using OptimizerUpdatePassBase::OptimizerUpdatePassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (optimizer != kSgdOptimizer && optimizer != kAdamOptimizer &&
+        optimizer != kAdamWOptimizer) {
+      emitError(module.getLoc(), "optimizer=")
+          << optimizer << ": the optimizer is sgd, adam or adamw";
+      return signalPassFailure();
+    }
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal() || !func.getBody().hasOneBlock()) {
+      emitError(module.getLoc(), "cleave-optimizer-update: no function @")
+          << entry << " of one block to update the parameters of";
+      return signalPassFailure();
+    }
+    FailureOr<SmallVector<TrainedParameter>> parameters =
+        collectParameters(func);
+    if (failed(parameters))
+      return signalPassFailure();
+    OpBuilder opBuilder(func.getBody().front().getTerminator());
+    GradientBuilder builder(opBuilder,
+                            NameLoc::get(opBuilder.getStringAttr(optimizer)));
+    Value scale = buildGradientScale(builder, *parameters);
+    for (TrainedParameter &parameter : *parameters)
+      buildUpdate(builder, parameter, scale);
+    keepOnlyLoss(func);
+  }
+
+  /// The gradient results, each with the one weight op of its parameter
+  /// (the others that read it are merged into it) made writable.
+  FailureOr<SmallVector<TrainedParameter>>
+  collectParameters(func::FuncOp func) {
+    llvm::StringMap<SmallVector<WeightOp>> weights;
+    func.walk(
+        [&](WeightOp weight) { weights[weight.getName()].push_back(weight); });
+    Operation *terminator = func.getBody().front().getTerminator();
+    SmallVector<TrainedParameter> parameters;
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      StringAttr of = getGradientOf(func, i);
+      if (!of)
+        continue;
+      auto found = weights.find(of.getValue());
+      if (found == weights.end())
+        return emitError(func.getLoc(), "result ")
+               << i << " is the gradient of '" << of.getValue() << "', which @"
+               << func.getSymName() << " does not read";
+      WeightOp weight = found->second.front();
+      auto type = cast<RankedTensorType>(weight.getType());
+      if (!type.getElementType().isF32())
+        return emitError(weight.getLoc(), "optimizer=")
+               << optimizer << ": parameter '" << of.getValue()
+               << "' is a tensor of " << type.getElementType()
+               << "; the updates compute float32 parameters";
+      for (WeightOp other : llvm::drop_begin(found->second)) {
+        other.getOutput().replaceAllUsesWith(weight.getOutput());
+        other.erase();
+      }
+      setWritable(weight);
+      parameters.push_back(
+          {of.getValue().str(), weight, terminator->getOperand(i)});
+    }
+    if (parameters.empty())
+      return emitError(func.getLoc(), "cleave-optimizer-update: @")
+             << func.getSymName()
+             << " returns no gradient (cleave.gradient_of) to update by; run "
+                "cleave-autodiff first";
+    return parameters;
+  }
+
+  /// What every gradient is multiplied by: 1, or the clipping factor
+  /// min(1, max / (norm + eps)) of their global 2-norm.
+  Value buildGradientScale(GradientBuilder &b,
+                           ArrayRef<TrainedParameter> parameters) {
+    Type f32 = b.getBuilder().getF32Type();
+    if (clipGradNorm <= 0)
+      return b.scalar(1.0, f32);
+    Value sumOfSquares;
+    for (const TrainedParameter &parameter : parameters) {
+      ArrayRef<int64_t> shape = getShape(parameter.gradient);
+      SmallVector<int64_t> all(shape.size());
+      std::iota(all.begin(), all.end(), 0);
+      Value squares = b.create<ReduceSumSquareOp>(parameter.gradient, all,
+                                                  /*keepdims=*/false);
+      sumOfSquares = sumOfSquares ? b.add(sumOfSquares, squares) : squares;
+    }
+    Value norm = b.create<SqrtOp>(sumOfSquares);
+    Value factor = b.div(b.scalar(clipGradNorm, f32),
+                         b.add(norm, b.scalar(kClipEpsilon, f32)));
+    return b.create<MinOp>(factor, b.scalar(1.0, f32));
+  }
+
+  /// The schedule's attributes, shared by both updates.
+  void addSchedule(OpBuilder &builder, NamedAttrList &attrs) {
+    attrs.append("learning_rate", builder.getF64FloatAttr(learningRate));
+    attrs.append("warmup_steps", builder.getI64IntegerAttr(warmupSteps));
+    attrs.append("decay_steps", builder.getI64IntegerAttr(decaySteps));
+    attrs.append("min_lr_ratio", builder.getF64FloatAttr(minLrRatio));
+  }
+
+  void buildUpdate(GradientBuilder &b, TrainedParameter &parameter,
+                   Value scale) {
+    OpBuilder &builder = b.getBuilder();
+    auto type = cast<RankedTensorType>(parameter.weight.getType());
+    auto state = [&](StringRef what, RankedTensorType stateType) {
+      return StateOp::create(
+          builder, b.getLoc(), stateType,
+          builder.getStringAttr(optimizer + "." + what + ":" + parameter.name));
+    };
+    Value step = state("step", RankedTensorType::get({}, builder.getF32Type()));
+    Value weight = parameter.weight.getOutput();
+    NamedAttrList attrs;
+    addSchedule(builder, attrs);
+    attrs.append("weight_decay", builder.getF64FloatAttr(weightDecay));
+    if (optimizer == kSgdOptimizer) {
+      attrs.append("momentum", builder.getF64FloatAttr(momentum));
+      attrs.append("dampening", builder.getF64FloatAttr(0.0));
+      attrs.append("nesterov", builder.getBoolAttr(nesterov));
+      SgdUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale,
+                          weight, state("momentum_buffer", type), step, attrs);
+      return;
+    }
+    attrs.append("beta1", builder.getF64FloatAttr(beta1));
+    attrs.append("beta2", builder.getF64FloatAttr(beta2));
+    attrs.append("epsilon", builder.getF64FloatAttr(epsilon));
+    attrs.append("decoupled",
+                 builder.getBoolAttr(optimizer == kAdamWOptimizer));
+    Value first = state("exp_avg", type);
+    Value second = state("exp_avg_sq", type);
+    AdamUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale, weight,
+                         first, second, step, attrs);
+  }
+
+  /// The function returns the loss (its first result) alone.
+  void keepOnlyLoss(func::FuncOp func) {
+    Operation *terminator = func.getBody().front().getTerminator();
+    DictionaryAttr lossAttrs = func.getResultAttrDict(0);
+    terminator->setOperands(terminator->getOperand(0));
+    func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                   terminator->getOperandTypes()));
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{lossAttrs});
+  }
+};
+
+} // namespace
