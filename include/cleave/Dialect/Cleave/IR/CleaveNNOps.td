@@ -419,12 +419,14 @@ def Cleave_RotaryEmbeddingOp : Cleave_InferredOp<"rotary_embedding"> {
 def Cleave_AttentionOp : Cleave_InferredOp<"attention"> {
   let summary = "scaled dot-product attention over heads";
   let description = [{
-    `softmax(softcap(scale * q k^T + bias)) v` per head, where `bias` adds
+    `softmax(softcap(scale * q k^T) + bias) v` per head, where `bias` adds
     `mask` (additive when float, `0` where true and `-inf` where false when
     `i1`) and, with `is_causal`, `-inf` above the diagonal (query `i` sees
     keys `j <= i`); `softcap` is `c * tanh(s / c)` when `c = softcap` is
-    positive and the identity when it is 0. This is ONNX `Attention`
-    (opset 23), with the key and value caches concatenated by the importer.
+    positive and the identity when it is 0. The softcap comes before the
+    mask, as onnxruntime applies it, so that a masked key stays masked. This
+    is ONNX `Attention` (opset 23), with the key and value caches
+    concatenated by the importer.
 
     `query`, `key` and `value` have one rank. Rank 4:
     `batch x heads x sequence x head_size`. Rank 3: `batch x sequence x
@@ -432,7 +434,11 @@ def Cleave_AttentionOp : Cleave_InferredOp<"attention"> {
     value) heads; the result has the query's layout with the value's head
     size. With fewer key/value heads than query heads (grouped-query
     attention), query head `h` reads key/value head
-    `h / (q_num_heads / kv_num_heads)`. `mask` (i1 or the query's float
+    `h / (q_num_heads / kv_num_heads)`, as in onnxruntime (the reference
+    implementation of onnx 1.18 reads head `h % kv_num_heads` instead, and
+    reshapes rank-3 inputs to rank 4 without moving the heads in front of
+    the sequence; its node tests of both disagree with onnxruntime's and
+    cleave's results). `mask` (i1 or the query's float
     type) broadcasts numpy-style to `batch x q_num_heads x q_sequence x
     kv_sequence`. A query row that sees no key gives NaN, as softmax of
     `-inf` everywhere does.
