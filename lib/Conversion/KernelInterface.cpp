@@ -341,6 +341,52 @@ struct LayerNormModel
   }
 };
 
+struct RmsNormModel : KernelInterface::ExternalModel<RmsNormModel, RmsNormOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto norm = cast<RmsNormOp>(op);
+    kernels::RmsNorm args;
+    args.x = norm.getInput();
+    args.scale = norm.getScale();
+    args.axis = norm.getAxis();
+    args.epsilon = norm.getEpsilon().convertToDouble();
+    return kernels::buildCall(op, kernels::rms_norm, args, call);
+  }
+};
+
+struct RotaryEmbeddingModel
+    : KernelInterface::ExternalModel<RotaryEmbeddingModel, RotaryEmbeddingOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto rope = cast<RotaryEmbeddingOp>(op);
+    kernels::RotaryEmbedding args;
+    args.x = rope.getInput();
+    args.cos = rope.getCos();
+    args.sin = rope.getSin();
+    args.positionIds = rope.getPositionIds();
+    args.numHeads = rope.getHeads();
+    args.rotaryDim = rope.getRotaryDim();
+    args.interleaved = rope.getInterleaved() ? 1 : 0;
+    return kernels::buildCall(op, kernels::rotary_embedding, args, call);
+  }
+};
+
+struct AttentionModel
+    : KernelInterface::ExternalModel<AttentionModel, AttentionOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto attention = cast<AttentionOp>(op);
+    kernels::Attention args;
+    args.q = attention.getQuery();
+    args.k = attention.getKey();
+    args.v = attention.getValue();
+    args.mask = attention.getMask();
+    args.qNumHeads = attention.getQNumHeads();
+    args.kvNumHeads = attention.getKvNumHeads();
+    args.isCausal = attention.getIsCausal() ? 1 : 0;
+    args.scale = attention.getScale().convertToDouble();
+    args.softcap = attention.getSoftcap().convertToDouble();
+    return kernels::buildCall(op, kernels::attention, args, call);
+  }
+};
+
 struct GroupNormModel
     : KernelInterface::ExternalModel<GroupNormModel, GroupNormOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
@@ -925,6 +971,9 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     LayerNormOp::attachInterface<LayerNormModel>(*context);
     SgdUpdateOp::attachInterface<SgdUpdateModel>(*context);
     AdamUpdateOp::attachInterface<AdamUpdateModel>(*context);
+    RmsNormOp::attachInterface<RmsNormModel>(*context);
+    RotaryEmbeddingOp::attachInterface<RotaryEmbeddingModel>(*context);
+    AttentionOp::attachInterface<AttentionModel>(*context);
     GroupNormOp::attachInterface<GroupNormModel>(*context);
     SoftmaxOp::attachInterface<SoftmaxModel>(*context);
     LogSoftmaxOp::attachInterface<LogSoftmaxModel>(*context);

@@ -69,7 +69,7 @@ struct PlanOptions {
   std::optional<ScheduleChoice> schedule;
   /// A training step instead of inference (`--train`, `--optimizer`,
   /// `--zero`, `--recompute`; `--precision` is `costOptions`'s).
-  TrainingOptions training;
+  TrainingPlanOptions training;
   /// Sequence parallelism (as Megatron-LM's `--sequence-parallel`): the
   /// tensor-parallel group may also split token dimensions (batch,
   /// sequence), and a partial sum may be reduce-scattered into a split

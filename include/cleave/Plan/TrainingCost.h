@@ -75,7 +75,7 @@ llvm::StringRef stringifyTrainingPrecision(Precision precision);
 
 /// What `cleave plan --train` is told about the step. Unset choices are
 /// searched.
-struct TrainingOptions {
+struct TrainingPlanOptions {
   /// Plan a training step instead of inference.
   bool enabled = false;
   Optimizer optimizer = Optimizer::AdamW;

@@ -308,6 +308,32 @@ struct StatisticsNormCostModel
 };
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct AttentionCostModel
+    : CostInterface::ExternalModel<AttentionCostModel, AttentionOp> {
+  /// Per score (query row x key): a dot product over the head size (2·D),
+  /// the scale, mask and softmax (5), and its share of the weighted sum of
+  /// the values (2·Dv). The scores are never stored, so the bytes are the
+  /// operands' and the result's.
+  int64_t getFlops(Operation *op) const {
+    auto attention = cast<AttentionOp>(op);
+    ArrayRef<int64_t> q = shapeOf(attention.getQuery());
+    ArrayRef<int64_t> k = shapeOf(attention.getKey());
+    int64_t heads = attention.getQNumHeads();
+    bool packed = q.size() == 3;
+    int64_t queries = q[0] * heads * q[packed ? 1 : 2];
+    int64_t keys = k[packed ? 1 : 2];
+    int64_t headSize = packed ? q[2] / heads : q[3];
+    int64_t valueHeadSize =
+        elementsOf(attention.getOutput()) / std::max<int64_t>(queries, 1);
+    return queries * keys * (2 * headSize + 5 + 2 * valueHeadSize);
+  }
+  bool usesMatrixUnits(Operation *) const { return true; }
+};
+
+//===----------------------------------------------------------------------===//
 // Data movement with partial reads
 //===----------------------------------------------------------------------===//
 
@@ -493,6 +519,11 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     // the mean, multiply by the reciprocal deviation, scale, shift.
     attachElementwise<4, BatchNormOp>(context);
     LayerNormOp::attachInterface<LayerNormCostModel>(*context);
+    // RMS norm: square, add, multiply by the reciprocal root, scale.
+    attachElementwise<4, RmsNormOp>(context);
+    // Rotary embedding: two multiplies and an add per rotated element.
+    attachElementwise<3, RotaryEmbeddingOp>(context);
+    AttentionOp::attachInterface<AttentionCostModel>(*context);
     attachAll<StatisticsNormCostModel, InstanceNormOp, GroupNormOp>(context);
     // Softmax: max, subtract, exp, sum, divide (log-softmax: max, subtract,
     // exp, sum, subtract the log).

@@ -1,14 +1,17 @@
 //===- NNHandlers.cpp - contractions, windows, norms, reductions ----------===//
 //
 // Handlers of MatMul/Gemm, convolutions and pooling (with `auto_pad`
-// resolved to explicit pads), the normalisations, softmax and reductions
-// (whose axes moved from an attribute to an input at opset 13 or 18).
+// resolved to explicit pads), the normalisations, softmax, the attention
+// ops of opset 23 and reductions (whose axes moved from an attribute to an
+// input at opset 13 or 18).
 //
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
 #include "NodeBinder.h"
 #include "OpHandlers.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -350,6 +353,191 @@ LogicalResult importLayerNorm(NodeBinder &b) {
                  b.named("epsilon", builder.getF32FloatAttr(epsilon))});
 }
 
+LogicalResult importRmsNorm(NodeBinder &b) {
+  Value x, scale;
+  float epsilon;
+  int64_t axis, stashType;
+  if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
+      failed(b.floatAttr("epsilon", epsilon, 1e-5f)) ||
+      failed(b.intAttr("axis", axis, -1)) ||
+      failed(b.intAttr("stash_type", stashType, 1)) ||
+      failed(b.normalizeAxis(axis, NodeBinder::getType(x).getRank(), "axis")))
+    return failure();
+  // The statistics are accumulated in at least float32 whatever the input
+  // type, which is what stash_type 1 (FLOAT) asks for.
+  if (stashType != 1)
+    return b.emitError() << "stash_type " << stashType
+                         << " is not supported; only 1 (float32)";
+  if (!(epsilon >= 0.0f) || std::isinf(epsilon))
+    return b.emitError() << "epsilon (" << epsilon
+                         << ") must be finite and non-negative";
+  Type xElement = NodeBinder::getType(x).getElementType();
+  Type scaleElement = NodeBinder::getType(scale).getElementType();
+  if (xElement != scaleElement)
+    return b.emitError() << "scale element type " << scaleElement
+                         << " differs from the input's " << xElement;
+  OpBuilder &builder = b.getBuilder();
+  return b.replaceWith<RmsNormOp>(
+      {x, scale}, {b.named("axis", builder.getI64IntegerAttr(axis)),
+                   b.named("epsilon", builder.getF32FloatAttr(epsilon))});
+}
+
+LogicalResult importRotaryEmbedding(NodeBinder &b) {
+  Value x, cos, sin, positions;
+  int64_t interleaved, rotaryDim, numHeads;
+  if (failed(b.input(0, x)) || failed(b.input(1, cos)) ||
+      failed(b.input(2, sin)) || failed(b.optionalInput(3, positions)) ||
+      failed(b.intAttr("interleaved", interleaved, 0)) ||
+      failed(b.intAttr("rotary_embedding_dim", rotaryDim, 0)) ||
+      failed(b.intAttr("num_heads", numHeads, 0)))
+    return failure();
+  if (interleaved != 0 && interleaved != 1)
+    return b.emitError() << "interleaved must be 0 or 1, not " << interleaved;
+  if (NodeBinder::getType(x).getRank() == 3 && numHeads <= 0)
+    return b.emitError() << "num_heads (" << numHeads
+                         << ") must be positive for a 3-D input";
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<Value> operands = {x, cos, sin};
+  if (positions)
+    operands.push_back(positions);
+  return b.replaceWith<RotaryEmbeddingOp>(
+      operands,
+      {b.named("interleaved", builder.getBoolAttr(interleaved != 0)),
+       b.named("rotary_embedding_dim", builder.getI64IntegerAttr(rotaryDim)),
+       b.named("num_heads", builder.getI64IntegerAttr(numHeads))});
+}
+
+/// `batch x sequence x heads * size` as `batch x heads x sequence x size`
+/// (the layout of a key/value cache).
+FailureOr<Value> splitHeads(NodeBinder &b, Value packed, int64_t heads) {
+  RankedTensorType type = NodeBinder::getType(packed);
+  if (!type.hasStaticShape())
+    return b.emitError() << "a cache with 3-D inputs needs static shapes";
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape[2] % heads != 0)
+    return b.emitError() << "hidden size " << shape[2]
+                         << " is not a multiple of the " << heads << " heads";
+  auto split = RankedTensorType::get(
+      {shape[0], shape[1], heads, shape[2] / heads}, type.getElementType());
+  FailureOr<Value> reshaped = b.create<ReshapeOp>({packed}, {}, split);
+  if (failed(reshaped))
+    return failure();
+  return b.create<TransposeOp>(
+      {*reshaped},
+      {b.named("perm", b.getBuilder().getDenseI64ArrayAttr({0, 2, 1, 3}))});
+}
+
+/// The inverse of splitHeads.
+FailureOr<Value> mergeHeads(NodeBinder &b, Value heads) {
+  FailureOr<Value> transposed = b.create<TransposeOp>(
+      {heads},
+      {b.named("perm", b.getBuilder().getDenseI64ArrayAttr({0, 2, 1, 3}))});
+  if (failed(transposed))
+    return failure();
+  ArrayRef<int64_t> shape = NodeBinder::getType(*transposed).getShape();
+  auto packed =
+      RankedTensorType::get({shape[0], shape[1], shape[2] * shape[3]},
+                            NodeBinder::getType(heads).getElementType());
+  return b.create<ReshapeOp>({*transposed}, {}, packed);
+}
+
+LogicalResult importAttention(NodeBinder &b) {
+  Value q, k, v, mask, pastKey, pastValue;
+  int64_t isCausal, qHeads, kvHeads, outputMode, softmaxPrecision;
+  std::optional<float> scale;
+  float softcap;
+  if (failed(b.input(0, q)) || failed(b.input(1, k)) || failed(b.input(2, v)) ||
+      failed(b.optionalInput(3, mask)) || failed(b.optionalInput(4, pastKey)) ||
+      failed(b.optionalInput(5, pastValue)) ||
+      failed(b.intAttr("is_causal", isCausal, 0)) ||
+      failed(b.intAttr("q_num_heads", qHeads, 0)) ||
+      failed(b.intAttr("kv_num_heads", kvHeads, 0)) ||
+      failed(b.intAttr("qk_matmul_output_mode", outputMode, 0)) ||
+      failed(b.intAttr("softmax_precision", softmaxPrecision, 1)) ||
+      failed(b.optionalFloatAttr("scale", scale)) ||
+      failed(b.floatAttr("softcap", softcap, 0.0f)) ||
+      failed(b.rejectUsedOutputs(3, "Attention's qk_matmul_output")))
+    return failure();
+  // The softmax runs in float32 whatever softmax_precision asks for.
+  (void)softmaxPrecision;
+  (void)outputMode;
+  if (isCausal != 0 && isCausal != 1)
+    return b.emitError() << "is_causal must be 0 or 1, not " << isCausal;
+  if (bool(pastKey) != bool(pastValue))
+    return b.emitError() << "past_key and past_value must be given together";
+  RankedTensorType qType = NodeBinder::getType(q);
+  int64_t rank = qType.getRank();
+  if (rank == 4) {
+    // The heads are in the shapes; the attributes may repeat them.
+    int64_t shapeQ = qType.getDimSize(1);
+    int64_t shapeKv = NodeBinder::getType(k).getRank() == 4
+                          ? NodeBinder::getType(k).getDimSize(1)
+                          : kvHeads;
+    if ((qHeads != 0 && qHeads != shapeQ) ||
+        (kvHeads != 0 && kvHeads != shapeKv))
+      return b.emitError() << "q_num_heads (" << qHeads
+                           << ") and kv_num_heads (" << kvHeads
+                           << ") disagree with the 4-D inputs' " << shapeQ
+                           << " and " << shapeKv << " heads";
+    qHeads = shapeQ;
+    kvHeads = shapeKv;
+  } else if (qHeads <= 0 || kvHeads <= 0) {
+    return b.emitError() << "q_num_heads and kv_num_heads are required for "
+                            "3-D inputs";
+  }
+  int64_t headSize =
+      rank == 4 ? qType.getDimSize(3) : qType.getDimSize(rank - 1) / qHeads;
+  if (!scale) {
+    if (ShapedType::isDynamic(headSize) || headSize <= 0)
+      return b.emitError() << "the default scale needs a static head size";
+    scale = static_cast<float>(1.0 / std::sqrt(double(headSize)));
+  }
+  // The caches are 4-D whatever the inputs: with 3-D inputs and a cache
+  // (given or asked for), the attention runs on the heads split out.
+  bool splitInputs =
+      rank == 3 && (pastKey || b.isOutputUsed(1) || b.isOutputUsed(2));
+  if (splitInputs) {
+    FailureOr<Value> q4 = splitHeads(b, q, qHeads);
+    FailureOr<Value> k4 = splitHeads(b, k, kvHeads);
+    FailureOr<Value> v4 = splitHeads(b, v, kvHeads);
+    if (failed(q4) || failed(k4) || failed(v4))
+      return failure();
+    q = *q4, k = *k4, v = *v4;
+  }
+  Value key = k, value = v;
+  if (pastKey) {
+    OpBuilder &builder = b.getBuilder();
+    auto axis = b.named("axis", builder.getI64IntegerAttr(2));
+    FailureOr<Value> presentKey = b.create<ConcatOp>({pastKey, k}, {axis});
+    if (failed(presentKey))
+      return failure();
+    FailureOr<Value> presentValue = b.create<ConcatOp>({pastValue, v}, {axis});
+    if (failed(presentValue))
+      return failure();
+    key = *presentKey, value = *presentValue;
+  }
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<Value> operands = {q, key, value};
+  if (mask)
+    operands.push_back(mask);
+  SmallVector<NamedAttribute> attrs = {
+      b.named("q_num_heads", builder.getI64IntegerAttr(qHeads)),
+      b.named("kv_num_heads", builder.getI64IntegerAttr(kvHeads)),
+      b.named("scale", builder.getF32FloatAttr(*scale)),
+      b.named("softcap", builder.getF32FloatAttr(softcap))};
+  if (isCausal)
+    attrs.push_back(b.named("is_causal", builder.getUnitAttr()));
+  FailureOr<Value> attention = b.create<AttentionOp>(operands, attrs);
+  if (failed(attention))
+    return failure();
+  if (splitInputs) {
+    attention = mergeHeads(b, *attention);
+    if (failed(attention))
+      return failure();
+  }
+  return b.bindOutputs({*attention, key, value});
+}
+
 /// Repeats each of the `groups` entries of the 1-D `perGroup` value
 /// `channels / groups` times: ONNX's opset-18 GroupNormalization scales per
 /// group, cleave.group_norm per channel.
@@ -506,6 +694,12 @@ constexpr StringLiteral kAxesInput =
     "`noop_with_empty_axes`";
 
 const OpHandler nnHandlers[] = {
+    {"Attention", 23, importAttention,
+     "cleave.attention cleave.concat cleave.reshape cleave.transpose",
+     "heads of 4-D inputs from their shapes; default scale 1/sqrt(head "
+     "size); past_key/past_value concatenated into present_key/"
+     "present_value (3-D inputs split into heads for them); "
+     "qk_matmul_output must be unused"},
     {"AveragePool", 11, importAveragePool, "cleave.average_pool", kAutoPad},
     {"BatchNormalization", 11, importBatchNorm, "cleave.batch_norm",
      "inference only; statistics outputs must be unused"},
@@ -536,6 +730,9 @@ const OpHandler nnHandlers[] = {
     {"MatMul", 11, importMatMul, "cleave.matmul", ""},
     {"MaxPool", 11, importMaxPool, "cleave.max_pool",
      "`auto_pad` resolved to explicit pads; Indices output must be unused"},
+    {"RMSNormalization", 23, importRmsNorm, "cleave.rms_norm",
+     "negative axis normalised; stash_type 1 (float32) only; scale of the "
+     "input's element type"},
     {"ReduceL2", 11, importReduce<ReduceL2Op, false>, "cleave.reduce_l2",
      kAxesAttr},
     {"ReduceL2", 18, importReduce<ReduceL2Op, true>, "cleave.reduce_l2",
@@ -564,6 +761,8 @@ const OpHandler nnHandlers[] = {
      "cleave.reduce_sum_square", kAxesAttr},
     {"ReduceSumSquare", 18, importReduce<ReduceSumSquareOp, true>,
      "cleave.reduce_sum_square", kAxesInput},
+    {"RotaryEmbedding", 23, importRotaryEmbedding, "cleave.rotary_embedding",
+     "one to one"},
     {"Softmax", 11, importSoftmaxCoerced<SoftmaxOp>,
      "cleave.softmax cleave.reshape",
      "coerced to 2-D at `axis` (default 1): reshape around a last-axis op"},

@@ -12,9 +12,10 @@
 //     broadcasts (the `1x1xSxS` attention mask against `BxHxSxS` scores), the
 //     gathered axis of a table, the minor dimensions of a reshape group. Such
 //     a dimension is never split;
-//   - a loop may be unsplittable: the normalised axes of softmax and
-//     layer_norm, the axis of a concat or split. Propagation never assigns
-//     a grid axis to such a loop, and partitioning rejects one that has it.
+//   - a loop may be unsplittable: the normalised axes of softmax,
+//     layer_norm and rms_norm, the axis of a concat or split. Propagation never
+//     assigns a grid axis to such a loop, and partitioning rejects one that has
+//     it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -354,10 +355,10 @@ template <typename OpT> struct AxisScanSpace {
   }
 };
 
-/// Layer norm: the normalised axes `[axis, rank)` are unsplittable reduction
-/// loops; scale and bias broadcast against them.
-struct LayerNormSpace {
-  static FailureOr<LoopSpace> describe(LayerNormOp op) {
+/// Layer and RMS norm: the normalised axes `[axis, rank)` are unsplittable
+/// reduction loops; scale and bias broadcast against them.
+template <typename OpT> struct TrailingNormSpace {
+  static FailureOr<LoopSpace> describe(OpT op) {
     auto input = rankedShape(op.getInput());
     if (failed(input))
       return failure();
@@ -381,6 +382,95 @@ struct LayerNormSpace {
       space.operandDims.push_back(broadcastDims(*shape, normalised, axis));
     }
     space.resultDims = {identityDims(rank)};
+    return space;
+  }
+};
+
+/// Rotary embedding: one parallel loop per input dimension. The head
+/// entries (rank 4) or the hidden dimension (rank 3, which packs the heads
+/// that `num_heads` counts) are never split: a rotation pairs entries across
+/// the head. Without position ids the tables follow the batch (unless it
+/// broadcasts) and the sequence; with them the tables are whole and the ids
+/// follow the batch and sequence.
+struct RotaryEmbeddingSpace {
+  static FailureOr<LoopSpace> describe(RotaryEmbeddingOp op) {
+    auto input = rankedShape(op.getInput()), cache = rankedShape(op.getCos());
+    if (failed(input) || failed(cache))
+      return failure();
+    int64_t rank = input->size(), sequence = rank == 4 ? 2 : 1;
+    LoopSpace space;
+    for (int64_t d = 0; d < rank; ++d)
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/d != rank - 1);
+    SmallVector<int64_t> tableDims;
+    if (op.getPositionIds())
+      tableDims = {kNoLoop, kNoLoop};
+    else
+      tableDims = {(*cache)[0] == 1 ? kNoLoop : 0, sequence, kNoLoop};
+    space.operandDims = {identityDims(rank), tableDims, tableDims};
+    if (op.getPositionIds())
+      space.operandDims.push_back({0, sequence});
+    space.resultDims = {identityDims(rank)};
+    space.affine = false;
+    return space;
+  }
+};
+
+/// Attention. Rank 4: loops batch, query head, query position, key position
+/// (a reduction), head entry (a reduction) and value entry. The query heads
+/// split with the key/value heads when they are the same heads; with
+/// grouped heads a local head would read the wrong group, so they stay
+/// whole. Query positions split unless the mask is causal (the diagonal is
+/// counted from the first local query). The key positions and head
+/// entries, which the softmax and the dot products run over, never split.
+/// Rank 3 packs the heads into the hidden dimension, which never splits.
+struct AttentionSpace {
+  static FailureOr<LoopSpace> describe(AttentionOp op) {
+    auto q = rankedShape(op.getQuery());
+    if (failed(q))
+      return failure();
+    bool packed = q->size() == 3;
+    bool sameHeads = op.getQNumHeads() == op.getKvNumHeads();
+    LoopSpace space;
+    int64_t batch = space.addLoop(IteratorType::parallel);
+    int64_t head = packed ? kNoLoop
+                          : space.addLoop(IteratorType::parallel,
+                                          ReductionKind::Generic, sameHeads);
+    int64_t query = space.addLoop(IteratorType::parallel,
+                                  ReductionKind::Generic, !op.getIsCausal());
+    int64_t key = space.addLoop(IteratorType::reduction, ReductionKind::Generic,
+                                /*canSplit=*/false);
+    int64_t entry = space.addLoop(IteratorType::reduction,
+                                  ReductionKind::Generic, /*canSplit=*/false);
+    int64_t valueEntry = space.addLoop(
+        IteratorType::parallel, ReductionKind::Generic, /*canSplit=*/false);
+    int64_t kvHead = sameHeads ? head : kNoLoop;
+    if (packed) {
+      space.operandDims = {
+          {batch, query, entry}, {batch, key, kNoLoop}, {batch, key, kNoLoop}};
+      space.resultDims = {{batch, query, valueEntry}};
+    } else {
+      space.operandDims = {{batch, head, query, entry},
+                           {batch, kvHead, key, entry},
+                           {batch, kvHead, key, valueEntry}};
+      space.resultDims = {{batch, head, query, valueEntry}};
+    }
+    if (Value mask = op.getMask()) {
+      auto maskShape = rankedShape(mask), k = rankedShape(op.getKey());
+      if (failed(maskShape) || failed(k))
+        return failure();
+      SmallVector<int64_t> scores = {
+          (*q)[0], static_cast<int64_t>(op.getQNumHeads()),
+          (*q)[packed ? 1 : 2], (*k)[packed ? 1 : 2]};
+      SmallVector<int64_t> dims = broadcastDims(*maskShape, scores);
+      // Scores dimension d is loop batch, head, query, key in turn.
+      int64_t loops[] = {batch, head, query, key};
+      for (int64_t &dim : dims)
+        if (dim != kNoLoop)
+          dim = loops[dim];
+      space.operandDims.push_back(dims);
+    }
+    space.affine = false;
     return space;
   }
 };
@@ -1373,7 +1463,10 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<CumSumOp, AxisScanSpace<CumSumOp>>(ctx);
     attach<SoftmaxOp, SoftmaxSpace<SoftmaxOp>>(ctx);
     attach<LogSoftmaxOp, SoftmaxSpace<LogSoftmaxOp>>(ctx);
-    attach<LayerNormOp, LayerNormSpace>(ctx);
+    attach<LayerNormOp, TrailingNormSpace<LayerNormOp>>(ctx);
+    attach<RmsNormOp, TrailingNormSpace<RmsNormOp>>(ctx);
+    attach<RotaryEmbeddingOp, RotaryEmbeddingSpace>(ctx);
+    attach<AttentionOp, AttentionSpace>(ctx);
     attach<BatchNormOp, BatchNormSpace>(ctx);
     attach<GatherOp, GatherSpace>(ctx);
     attach<GatherNDOp, GatherNDSpace>(ctx);

@@ -1,9 +1,10 @@
-//===- Norm.cpp - batch, instance, layer and group normalisation ----------===//
+//===- Norm.cpp - batch, instance, layer, RMS and group normalisation ----===//
 //
 // Inference-mode batch normalisation folds its four parameters into one
 // scale and shift per channel. The others normalise contiguous runs of
 // elements by their own mean and (biased) variance, accumulated in double
-// over two passes so that large runs with a large mean stay accurate.
+// over two passes so that large runs with a large mean stay accurate;
+// RMS normalisation needs only the mean of squares, also in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -236,6 +237,48 @@ int32_t cleave::cpu::kernels::layer_norm(CleaveContext *ctx,
       for (int64_t i = 0; i < cols; ++i)
         b[i] = (a[i] - mean) * invStd * scale[i];
     }
+  }
+  return 0;
+}
+
+int32_t cleave::cpu::kernels::rms_norm(CleaveContext *ctx,
+                                       const args::RmsNorm &args) {
+  const char *kernel = "rms_norm";
+  const CleaveTensor &x = args.x(), &scaleParam = args.scale();
+  if (checkAllF32(ctx, kernel, x, {&scaleParam}, args.y()))
+    return 1;
+  const int64_t axis = args.axis();
+  if (axis < 0 || axis >= x.rank)
+    return fail(ctx, kernel, "axis %lld is out of range for rank %d",
+                (long long)axis, x.rank);
+  const int32_t normRank = x.rank - static_cast<int32_t>(axis);
+  const int64_t *normDims = x.shape + axis;
+  const int64_t rows = product(x.shape, 0, axis);
+  const int64_t cols = product(normDims, 0, normRank);
+  if (!broadcastsTo(scaleParam, normDims, normRank))
+    return fail(ctx, kernel, "scale must broadcast to the normalised shape");
+  std::vector<float> scaleStorage;
+  const float *scale = static_cast<const float *>(scaleParam.data);
+  if (numElements(scaleParam) != cols) {
+    scaleStorage = broadcastTo(scaleParam, normDims, normRank);
+    scale = scaleStorage.data();
+  }
+  const float *src = static_cast<const float *>(x.data);
+  float *dst = static_cast<float *>(args.y().data);
+  const double epsilon = args.epsilon();
+  const int threads = numThreads(ctx);
+#pragma omp parallel for num_threads(threads) if (rows * cols > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *a = src + r * cols;
+    float *b = dst + r * cols;
+    double squares = 0.0;
+    for (int64_t i = 0; i < cols; ++i)
+      squares += static_cast<double>(a[i]) * a[i];
+    double meanSquare = cols > 0 ? squares / static_cast<double>(cols) : 0.0;
+    const float invRms =
+        static_cast<float>(1.0 / std::sqrt(meanSquare + epsilon));
+    for (int64_t i = 0; i < cols; ++i)
+      b[i] = a[i] * invRms * scale[i];
   }
   return 0;
 }

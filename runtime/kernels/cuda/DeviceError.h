@@ -54,6 +54,7 @@ enum DeviceErrorCode : int {
   kScatterNDIndexOutOfRange = 3,
   kGatherElementsIndexOutOfRange = 4,
   kScatterElementsIndexOutOfRange = 5,
+  kRotaryPositionOutOfRange = 6,
 };
 
 inline const char *deviceErrorKernel(int code) {
@@ -68,6 +69,8 @@ inline const char *deviceErrorKernel(int code) {
     return "gather_elements";
   case kScatterElementsIndexOutOfRange:
     return "scatter_elements";
+  case kRotaryPositionOutOfRange:
+    return "rotary_embedding";
   default:
     return nullptr;
   }

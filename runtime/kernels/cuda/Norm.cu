@@ -3,9 +3,10 @@
 // Row kernels: one block normalises one contiguous row (layer_norm's
 // trailing dimensions, an instance's or a group's elements, a softmax over
 // the last axis), with two passes (mean, then the centred sum of squares)
-// in fp32 for accuracy. A softmax over an inner axis uses one thread per
-// column instead, which keeps its reads coalesced. A softmax with
-// nan_to_zero writes 0 for each NaN (a line of -inf gives zeros).
+// in fp32 for accuracy; rms_norm's rows need only the sum of squares. A softmax
+// over an inner axis uses one thread per column instead, which keeps its reads
+// coalesced. A softmax with nan_to_zero writes 0 for each NaN (a line of -inf
+// gives zeros).
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +130,27 @@ int32_t launchRowNorm(CleaveContext *ctx, const char *kernel,
       bias ? static_cast<const T *>(bias->data) : nullptr, length, epsilon,
       perChannel, rowsPerSample, spatial, scaleMap, biasMap);
   return checkLaunch(ctx, kernel);
+}
+
+/// Normalises rows of `length` by their root mean square: y = x /
+/// sqrt(mean(x^2) + eps) * scale, the scale indexed by position in the row.
+template <typename T>
+__global__ void rmsRowKernel(const T *x, T *y, const T *scale, int64_t length,
+                             float epsilon, Broadcast scaleMap) {
+  __shared__ float shared[32];
+  int64_t row = blockIdx.x;
+  const T *xr = x + row * length;
+  T *yr = y + row * length;
+  float sq = 0.f;
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
+    float v = toFloat(xr[j]);
+    sq += v * v;
+  }
+  float inv =
+      rsqrtf(blockSum(sq, shared) / static_cast<float>(length) + epsilon);
+  for (int64_t j = threadIdx.x; j < length; j += blockDim.x)
+    yr[j] = fromFloat<T>(toFloat(xr[j]) * inv *
+                         toFloat(scale[broadcastIndex(scaleMap, j)]));
 }
 
 /// Channel-wise groups (instance norm: one channel per group).
@@ -330,6 +352,39 @@ int32_t cleave::cuda::kernels::layer_norm(CleaveContext *ctx,
   if (status < 0)
     return fail(ctx, "layer_norm", "unsupported element type %d", x.dtype);
   return status;
+}
+
+int32_t cleave::cuda::kernels::rms_norm(CleaveContext *ctx,
+                                        const args::RmsNorm &args) {
+  const char *kernel = "rms_norm";
+  const CleaveTensor &x = args.x(), &y = args.y(), &scale = args.scale();
+  int axis = static_cast<int>(args.axis());
+  if (axis < 0 || axis >= x.rank || x.dtype != y.dtype)
+    return fail(ctx, kernel, "axis %d out of range", axis);
+  if (scale.dtype != x.dtype)
+    return fail(ctx, kernel, "scale must have the input's type");
+  Broadcast scaleMap;
+  if (!broadcastOf(scale, x, axis, scaleMap))
+    return fail(ctx, kernel,
+                "scale does not broadcast to the normalised shape");
+  int64_t rows = product(x.shape, 0, axis);
+  int64_t length = product(x.shape, axis, x.rank);
+  if (rows == 0 || length == 0)
+    return 0;
+  if (rows > INT32_MAX)
+    return fail(ctx, kernel, "too many rows");
+  int threads = length >= 1024 ? 512 : (length >= 256 ? 256 : 128);
+  int32_t status = dispatchFloat(x.dtype, [&](auto t) {
+    using T = decltype(t);
+    rmsRowKernel<T><<<unsigned(rows), threads, 0, streamOf(ctx)>>>(
+        static_cast<const T *>(x.data), static_cast<T *>(y.data),
+        static_cast<const T *>(scale.data), length,
+        static_cast<float>(args.epsilon()), scaleMap);
+    return 0;
+  });
+  if (status < 0)
+    return fail(ctx, kernel, "unsupported element type %d", x.dtype);
+  return checkLaunch(ctx, kernel);
 }
 
 int32_t cleave::cuda::kernels::softmax(CleaveContext *ctx,

@@ -542,6 +542,160 @@ func.func @group_norm_groups_divide_channels(%x: tensor<2x8x100xf32>, %p: tensor
 
 // -----
 
+func.func @rms_norm_c1(%x: tensor<2x16x64xf32>, %s: tensor<64xf32>) -> tensor<2x16x64xf32> {
+  // expected-error @+2 {{'cleave.rms_norm' op rms_norm_c1: axis (-1) must be in [0, 3)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rms_norm %x, %s {axis = -1 : i64} : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return %0 : tensor<2x16x64xf32>
+}
+
+// -----
+
+// The scale covers the normalised dimensions only.
+func.func @rms_norm_c2(%x: tensor<2x16x64xf32>, %s: tensor<16x64xf32>) -> tensor<2x16x64xf32> {
+  // expected-error @+2 {{'cleave.rms_norm' op rms_norm_c2: scale shape [16, 64] does not broadcast to the normalised shape [64]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rms_norm %x, %s {axis = 2 : i64} : (tensor<2x16x64xf32>, tensor<16x64xf32>) -> tensor<2x16x64xf32>
+  return %0 : tensor<2x16x64xf32>
+}
+
+// -----
+
+func.func @rms_norm_c3(%x: tensor<2x16x64xf16>, %s: tensor<64xf32>) -> tensor<2x16x64xf16> {
+  // expected-error @+2 {{'cleave.rms_norm' op rms_norm_c3: scale element type ('f32') must be the input element type ('f16')}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rms_norm %x, %s {axis = 2 : i64} : (tensor<2x16x64xf16>, tensor<64xf32>) -> tensor<2x16x64xf16>
+  return %0 : tensor<2x16x64xf16>
+}
+
+// -----
+
+func.func @rms_norm_c4(%x: tensor<2x16x64xf32>, %s: tensor<64xf32>) -> tensor<2x16x64xf32> {
+  // expected-error @+2 {{'cleave.rms_norm' op rms_norm_c4: epsilon (-1.000000e+00) must be finite and non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rms_norm %x, %s {axis = 2 : i64, epsilon = -1.0 : f32} : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return %0 : tensor<2x16x64xf32>
+}
+
+// -----
+
+func.func @rotary_embedding_c1(%x: tensor<2x8xf32>, %c: tensor<2x8x4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+2 {{'cleave.rotary_embedding' op rotary_embedding_c1: input must have rank 3 or 4, got rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rotary_embedding %x, %c, %c : (tensor<2x8xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @rotary_embedding_c2(%x: tensor<2x5x24xf32>, %c: tensor<2x5x4xf32>) -> tensor<2x5x24xf32> {
+  // expected-error @+2 {{'cleave.rotary_embedding' op rotary_embedding_c2: hidden size 24 is not a multiple of num_heads (5)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rotary_embedding %x, %c, %c {num_heads = 5 : i64} : (tensor<2x5x24xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> tensor<2x5x24xf32>
+  return %0 : tensor<2x5x24xf32>
+}
+
+// -----
+
+func.func @rotary_embedding_c2_heads(%x: tensor<2x3x5x8xf32>, %c: tensor<2x5x4xf32>) -> tensor<2x3x5x8xf32> {
+  // expected-error @+2 {{'cleave.rotary_embedding' op rotary_embedding_c2: num_heads (4) differs from the input's 3 heads}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rotary_embedding %x, %c, %c {num_heads = 4 : i64} : (tensor<2x3x5x8xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5x8xf32>
+  return %0 : tensor<2x3x5x8xf32>
+}
+
+// -----
+
+func.func @rotary_embedding_c3(%x: tensor<2x3x5x8xf32>, %c: tensor<2x5x4xf32>) -> tensor<2x3x5x8xf32> {
+  // expected-error @+2 {{'cleave.rotary_embedding' op rotary_embedding_c3: the rotated size (3) must be even}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rotary_embedding %x, %c, %c {rotary_embedding_dim = 3 : i64} : (tensor<2x3x5x8xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5x8xf32>
+  return %0 : tensor<2x3x5x8xf32>
+}
+
+// -----
+
+func.func @rotary_embedding_c4(%x: tensor<2x3x5x8xf32>, %c: tensor<2x5x4xf32>, %s: tensor<2x5x8xf32>) -> tensor<2x3x5x8xf32> {
+  // expected-error @+2 {{'cleave.rotary_embedding' op rotary_embedding_c4: cos ('tensor<2x5x4xf32>') and sin ('tensor<2x5x8xf32>') must have the same type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rotary_embedding %x, %c, %s : (tensor<2x3x5x8xf32>, tensor<2x5x4xf32>, tensor<2x5x8xf32>) -> tensor<2x3x5x8xf32>
+  return %0 : tensor<2x3x5x8xf32>
+}
+
+// -----
+
+func.func @rotary_embedding_c5(%x: tensor<2x3x5x8xf32>, %c: tensor<2x5x4xf32>, %p: tensor<2x5xi64>) -> tensor<2x3x5x8xf32> {
+  // expected-error @+2 {{'cleave.rotary_embedding' op rotary_embedding_c5: with position_ids, cos and sin must be positions x n with n >= 4, got [2, 5, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.rotary_embedding %x, %c, %c, %p : (tensor<2x3x5x8xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x5xi64>) -> tensor<2x3x5x8xf32>
+  return %0 : tensor<2x3x5x8xf32>
+}
+
+// -----
+
+func.func @attention_c1(%q: tensor<2x4x3x8xf32>, %k: tensor<2x5x16xf32>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c1: query, key and value must all have rank 3 or all rank 4, got ranks 4, 3, 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %k {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x4x3x8xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
+func.func @attention_c2(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x5x8xf16>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c2: key element type ('f16') must equal query element type ('f32')}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %k {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x4x3x8xf32>, tensor<2x4x5x8xf16>, tensor<2x4x5x8xf16>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
+func.func @attention_c3(%q: tensor<2x4x3x8xf32>, %k: tensor<2x2x5x8xf32>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c3: key has 2 heads, expected 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %k {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
+func.func @attention_c4(%q: tensor<2x3x30xf32>, %k: tensor<2x5x16xf32>) -> tensor<2x3x30xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c4: hidden size 30 is not a multiple of q_num_heads (4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %k {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x3x30xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>) -> tensor<2x3x30xf32>
+  return %0 : tensor<2x3x30xf32>
+}
+
+// -----
+
+func.func @attention_c5(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x5x8xf32>, %v: tensor<2x4x6x8xf32>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c5: query [2, 4, 3, 8], key [2, 4, 5, 8] and value [2, 4, 6, 8] disagree on the batch, the query/key head size or the key/value sequence}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %v {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x4x3x8xf32>, tensor<2x4x5x8xf32>, tensor<2x4x6x8xf32>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
+func.func @attention_c6(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x5x8xf32>, %m: tensor<3x5xi32>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c6: mask element type ('i32') must be i1 or 'f32'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %k, %m {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x4x3x8xf32>, tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>, tensor<3x5xi32>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
+func.func @attention_c7(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x5x8xf32>) -> tensor<2x4x3x8xf32> {
+  // expected-error @+2 {{'cleave.attention' op attention_c7: scale (1.000000e+00) must be finite and softcap (-1.000000e+00) finite and non-negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = cleave.attention %q, %k, %k {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 1.0 : f32, softcap = -1.0 : f32} : (tensor<2x4x3x8xf32>, tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
 func.func @layer_norm_axis(%x: tensor<2x16x64xf32>, %s: tensor<64xf32>) -> tensor<2x16x64xf32> {
   // expected-error @+2 {{'cleave.layer_norm' op axis (3) must be in [0, 3)}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -402,6 +402,42 @@ func.func @layer_norm_two_axes_broadcast_scale(%a0: tensor<2x16x64xf32>, %a1: te
   return %0 : tensor<2x16x64xf32>
 }
 
+// CHECK-LABEL: func.func @rms_norm_last_axis(
+// CHECK-SAME:    %[[A0:[^:]+]]: tensor<2x16x64xf32>, %[[A1:[^:]+]]: tensor<64xf32>)
+// CHECK:         %[[R:[^ ,]+]] = cleave.rms_norm %[[A0]], %[[A1]] {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+// CHECK:         return %[[R]] : tensor<2x16x64xf32>
+func.func @rms_norm_last_axis(%a0: tensor<2x16x64xf32>, %a1: tensor<64xf32>) -> tensor<2x16x64xf32> {
+  %0 = cleave.rms_norm %a0, %a1 {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+  return %0 : tensor<2x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @rms_norm_two_axes_broadcast_scale(
+// CHECK-SAME:    %[[A0:[^:]+]]: tensor<2x16x64xf16>, %[[A1:[^:]+]]: tensor<1x64xf16>)
+// CHECK:         %[[R:[^ ,]+]] = cleave.rms_norm %[[A0]], %[[A1]] {axis = 1 : i64} : (tensor<2x16x64xf16>, tensor<1x64xf16>) -> tensor<2x16x64xf16>
+func.func @rms_norm_two_axes_broadcast_scale(%a0: tensor<2x16x64xf16>, %a1: tensor<1x64xf16>) -> tensor<2x16x64xf16> {
+  %0 = cleave.rms_norm %a0, %a1 {axis = 1 : i64} : (tensor<2x16x64xf16>, tensor<1x64xf16>) -> tensor<2x16x64xf16>
+  return %0 : tensor<2x16x64xf16>
+}
+
+// CHECK-LABEL: func.func @rotary_embedding_forms(
+// CHECK-SAME:    %[[X4:[^:]+]]: tensor<2x8x16x64xf32>, %[[X3:[^:]+]]: tensor<2x16x512xf32>, %[[C:[^:]+]]: tensor<128x32xf32>, %[[T:[^:]+]]: tensor<1x16x16xf32>, %[[P:[^:]+]]: tensor<2x16xi32>)
+// CHECK:         cleave.rotary_embedding %[[X4]], %[[C]], %[[C]], %[[P]] : (tensor<2x8x16x64xf32>, tensor<128x32xf32>, tensor<128x32xf32>, tensor<2x16xi32>) -> tensor<2x8x16x64xf32>
+// CHECK:         cleave.rotary_embedding %[[X3]], %[[T]], %[[T]] {interleaved = true, num_heads = 8 : i64, rotary_embedding_dim = 32 : i64} : (tensor<2x16x512xf32>, tensor<1x16x16xf32>, tensor<1x16x16xf32>) -> tensor<2x16x512xf32>
+func.func @rotary_embedding_forms(%x4: tensor<2x8x16x64xf32>, %x3: tensor<2x16x512xf32>, %c: tensor<128x32xf32>, %t: tensor<1x16x16xf32>, %p: tensor<2x16xi32>) -> (tensor<2x8x16x64xf32>, tensor<2x16x512xf32>) {
+  %0 = cleave.rotary_embedding %x4, %c, %c, %p : (tensor<2x8x16x64xf32>, tensor<128x32xf32>, tensor<128x32xf32>, tensor<2x16xi32>) -> tensor<2x8x16x64xf32>
+  %1 = cleave.rotary_embedding %x3, %t, %t {interleaved = true, num_heads = 8 : i64, rotary_embedding_dim = 32 : i64} : (tensor<2x16x512xf32>, tensor<1x16x16xf32>, tensor<1x16x16xf32>) -> tensor<2x16x512xf32>
+  return %0, %1 : tensor<2x8x16x64xf32>, tensor<2x16x512xf32>
+}
+
+// CHECK-LABEL: func.func @attention_forms(
+// CHECK:         cleave.attention %{{.+}}, %{{.+}}, %{{.+}} {is_causal, kv_num_heads = 2 : i64, q_num_heads = 8 : i64, scale = 1.250000e-01 : f32} : (tensor<1x8x16x64xf32>, tensor<1x2x24x64xf32>, tensor<1x2x24x32xf32>) -> tensor<1x8x16x32xf32>
+// CHECK:         cleave.attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 5.000000e-01 : f32, softcap = 3.000000e+01 : f32} : (tensor<2x16x256xf16>, tensor<2x24x256xf16>, tensor<2x24x256xf16>, tensor<16x24xi1>) -> tensor<2x16x256xf16>
+func.func @attention_forms(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x24x64xf32>, %v: tensor<1x2x24x32xf32>, %q3: tensor<2x16x256xf16>, %k3: tensor<2x24x256xf16>, %m: tensor<16x24xi1>) -> (tensor<1x8x16x32xf32>, tensor<2x16x256xf16>) {
+  %0 = cleave.attention %q, %k, %v {is_causal, kv_num_heads = 2 : i64, q_num_heads = 8 : i64, scale = 0.125 : f32} : (tensor<1x8x16x64xf32>, tensor<1x2x24x64xf32>, tensor<1x2x24x32xf32>) -> tensor<1x8x16x32xf32>
+  %1 = cleave.attention %q3, %k3, %k3, %m {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 0.5 : f32, softcap = 30.0 : f32} : (tensor<2x16x256xf16>, tensor<2x24x256xf16>, tensor<2x24x256xf16>, tensor<16x24xi1>) -> tensor<2x16x256xf16>
+  return %0, %1 : tensor<1x8x16x32xf32>, tensor<2x16x256xf16>
+}
+
 // CHECK-LABEL: func.func @layer_norm_dynamic(
 // CHECK-SAME:    %[[A0:[^:]+]]: tensor<?x?x768xbf16>, %[[A1:[^:]+]]: tensor<768xbf16>, %[[A2:[^:]+]]: tensor<768xbf16>)
 // CHECK:         %[[R:[^ ,]+]] = cleave.layer_norm %[[A0]], %[[A1]], %[[A2]] {axis = 2 : i64} : (tensor<?x?x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) -> tensor<?x?x768xbf16>

@@ -86,3 +86,24 @@ func.func @index_ops(%d: tensor<2x5x8xf32>, %i: tensor<2x3x1xi64>, %x: tensor<4x
   %6 = cleave.trilu %m {k = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   return
 }
+
+// The fused transformer ops: rms_norm never splits its normalised axes;
+// rotary_embedding never splits a head; attention splits query heads only
+// when they are the key/value heads (not grouped), query positions only
+// when not causal, and 3-D inputs by batch and query position.
+func.func @fused(%h: tensor<2x8x64xf32>, %g: tensor<64xf32>, %q: tensor<2x4x8x16xf32>, %kv: tensor<2x2x8x16xf32>, %k4: tensor<2x4x8x16xf32>,
+                 %cos: tensor<2x8x8xf32>, %cache: tensor<32x8xf32>, %ids: tensor<2x8xi64>, %m: tensor<8x8xi1>) {
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), replicated] results [split(0)]; loop 1 (parallel, 8): operands [split(1), replicated] results [split(1)]}}
+  %0 = cleave.rms_norm %h, %g {axis = 2 : i64} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), split(0), split(0)] results [split(0)]; loop 1 (parallel, 4): operands [split(1), replicated, replicated] results [split(1)]; loop 2 (parallel, 8): operands [split(2), split(1), split(1)] results [split(2)]}}
+  %1 = cleave.rotary_embedding %q, %cos, %cos : (tensor<2x4x8x16xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x4x8x16xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), replicated, replicated, split(0)] results [split(0)]; loop 1 (parallel, 8): operands [split(1), replicated, replicated, split(1)] results [split(1)]}}
+  %2 = cleave.rotary_embedding %h, %cache, %cache, %ids {num_heads = 4 : i64} : (tensor<2x8x64xf32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<2x8xi64>) -> tensor<2x8x64xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), split(0), split(0), replicated] results [split(0)]; loop 1 (parallel, 4): operands [split(1), split(1), split(1), replicated] results [split(1)]; loop 2 (parallel, 8): operands [split(2), replicated, replicated, split(0)] results [split(2)]}}
+  %3 = cleave.attention %q, %k4, %k4, %m {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 0.25 : f32} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x8xi1>) -> tensor<2x4x8x16xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), split(0), split(0)] results [split(0)]}}
+  %4 = cleave.attention %q, %kv, %kv {is_causal, kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 0.25 : f32} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+  // expected-remark @below {{loop 0 (parallel, 2): operands [split(0), split(0), split(0)] results [split(0)]; loop 1 (parallel, 8): operands [split(1), replicated, replicated] results [split(1)]}}
+  %5 = cleave.attention %h, %h, %h {kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 0.25 : f32} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  return
+}

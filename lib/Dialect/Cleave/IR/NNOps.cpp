@@ -16,6 +16,8 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace cleave;
 using namespace cleave::detail;
@@ -257,10 +259,11 @@ LogicalResult inferChannelNormType(std::optional<Location> loc, Value input,
 
 /// Checks that `param` broadcasts (numpy style, towards the normalised
 /// shape only) to `normalisedShape`.
-LogicalResult verifyLayerNormParam(std::optional<Location> loc, Value param,
-                                   StringRef name,
-                                   ArrayRef<int64_t> normalisedShape) {
-  auto type = getRankedType<LayerNormOp>(loc, param, name);
+template <typename OpT>
+LogicalResult verifyTrailingNormParam(std::optional<Location> loc, Value param,
+                                      StringRef name,
+                                      ArrayRef<int64_t> normalisedShape) {
+  auto type = getRankedType<OpT>(loc, param, name);
   if (!type)
     return failure();
   ArrayRef<int64_t> shape = type.getShape();
@@ -272,10 +275,9 @@ LogicalResult verifyLayerNormParam(std::optional<Location> loc, Value param,
   }
   if (broadcasts)
     return success();
-  return emitOpErrorAt<LayerNormOp>(
-      loc, name, " shape ", formatShape(shape),
-      " does not broadcast to the normalised shape ",
-      formatShape(normalisedShape));
+  return emitOpErrorAt<OpT>(loc, name, " shape ", formatShape(shape),
+                            " does not broadcast to the normalised shape ",
+                            formatShape(normalisedShape));
 }
 
 //===----------------------------------------------------------------------===//
@@ -715,12 +717,47 @@ LayerNormOp::inferReturnTypes(MLIRContext *context,
     return emitOpErrorAt<LayerNormOp>(location, "axis (", axis,
                                       ") must be in [0, ", rank, ")");
   ArrayRef<int64_t> normalised = inputType.getShape().drop_front(axis);
-  if (failed(verifyLayerNormParam(location, adaptor.getScale(), "scale",
-                                  normalised)))
+  if (failed(verifyTrailingNormParam<LayerNormOp>(location, adaptor.getScale(),
+                                                  "scale", normalised)))
     return failure();
   if (Value bias = adaptor.getBias())
-    if (failed(verifyLayerNormParam(location, bias, "bias", normalised)))
+    if (failed(verifyTrailingNormParam<LayerNormOp>(location, bias, "bias",
+                                                    normalised)))
       return failure();
+  inferredReturnTypes.push_back(inputType);
+  return success();
+}
+
+LogicalResult
+RmsNormOp::inferReturnTypes(MLIRContext *context,
+                            std::optional<Location> location, Adaptor adaptor,
+                            SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto inputType =
+      getRankedType<RmsNormOp>(location, adaptor.getInput(), "input");
+  if (!inputType)
+    return failure();
+  int64_t rank = inputType.getRank();
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  // rms_norm_c1
+  if (axis < 0 || axis >= rank)
+    return emitOpErrorAt<RmsNormOp>(location, "rms_norm_c1: axis (", axis,
+                                    ") must be in [0, ", rank, ")");
+  // rms_norm_c2
+  if (failed(verifyTrailingNormParam<RmsNormOp>(
+          location, adaptor.getScale(), "rms_norm_c2: scale",
+          inputType.getShape().drop_front(axis))))
+    return failure();
+  // rms_norm_c3
+  Type scaleElement = getElementTypeOrSelf(adaptor.getScale().getType());
+  if (scaleElement != inputType.getElementType())
+    return emitOpErrorAt<RmsNormOp>(
+        location, "rms_norm_c3: scale element type (", scaleElement,
+        ") must be the input element type (", inputType.getElementType(), ")");
+  // rms_norm_c4
+  float epsilon = adaptor.getEpsilon().convertToFloat();
+  if (!(epsilon >= 0.0f) || std::isinf(epsilon))
+    return emitOpErrorAt<RmsNormOp>(location, "rms_norm_c4: epsilon (", epsilon,
+                                    ") must be finite and non-negative");
   inferredReturnTypes.push_back(inputType);
   return success();
 }
@@ -737,6 +774,253 @@ LogicalResult SoftmaxOp::verify() {
 LogicalResult LogSoftmaxOp::verify() {
   return verifySoftmaxAxis(*this, getInput().getType(),
                            static_cast<int64_t>(getAxis()));
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Whether `shape` broadcasts numpy-style (right-aligned, unidirectionally)
+/// to `target`.
+static bool broadcastsToShape(ArrayRef<int64_t> shape,
+                              ArrayRef<int64_t> target) {
+  if (shape.size() > target.size())
+    return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t dim = shape[shape.size() - 1 - i];
+    if (dim != 1 && !dimsCompatible(dim, target[target.size() - 1 - i]))
+      return false;
+  }
+  return true;
+}
+
+/// Checks `dim` of a rank-3 `hidden` against `heads`: a positive divisor.
+template <typename OpT>
+static LogicalResult verifyHeadsDivide(std::optional<Location> loc,
+                                       StringRef label, StringRef what,
+                                       int64_t hidden, int64_t heads) {
+  if (heads <= 0)
+    return emitOpErrorAt<OpT>(loc, label, ": ", what, " (", heads,
+                              ") must be positive");
+  if (!ShapedType::isDynamic(hidden) && hidden % heads != 0)
+    return emitOpErrorAt<OpT>(loc, label, ": hidden size ", hidden,
+                              " is not a multiple of ", what, " (", heads, ")");
+  return success();
+}
+
+int64_t RotaryEmbeddingOp::getHeads() {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  return type.getRank() == 4 ? type.getDimSize(1) : int64_t(getNumHeads());
+}
+
+int64_t RotaryEmbeddingOp::getHeadSize() {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  if (type.getRank() == 4)
+    return type.getDimSize(3);
+  int64_t hidden = type.getDimSize(2);
+  return ShapedType::isDynamic(hidden) ? hidden : hidden / getHeads();
+}
+
+int64_t RotaryEmbeddingOp::getRotaryDim() {
+  int64_t dim = getRotaryEmbeddingDim();
+  return dim == 0 ? getHeadSize() : dim;
+}
+
+LogicalResult RotaryEmbeddingOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  using Op = RotaryEmbeddingOp;
+  auto inputType = getRankedType<Op>(location, adaptor.getInput(), "input");
+  auto cosType = getRankedType<Op>(location, adaptor.getCos(), "cos");
+  auto sinType = getRankedType<Op>(location, adaptor.getSin(), "sin");
+  if (!inputType || !cosType || !sinType)
+    return failure();
+  // rotary_embedding_c1
+  int64_t rank = inputType.getRank();
+  if (rank != 3 && rank != 4)
+    return emitOpErrorAt<Op>(location,
+                             "rotary_embedding_c1: input must have rank 3 or "
+                             "4, got rank ",
+                             rank);
+  // rotary_embedding_c2
+  int64_t numHeads = adaptor.getNumHeads();
+  int64_t batch = inputType.getDimSize(0);
+  int64_t sequence = inputType.getDimSize(rank == 4 ? 2 : 1);
+  int64_t headSize;
+  if (rank == 4) {
+    if (numHeads != 0 && !dimsCompatible(numHeads, inputType.getDimSize(1)))
+      return emitOpErrorAt<Op>(location, "rotary_embedding_c2: num_heads (",
+                               numHeads, ") differs from the input's ",
+                               formatDim(inputType.getDimSize(1)), " heads");
+    headSize = inputType.getDimSize(3);
+  } else {
+    if (failed(verifyHeadsDivide<Op>(location, "rotary_embedding_c2",
+                                     "num_heads", inputType.getDimSize(2),
+                                     numHeads)))
+      return failure();
+    int64_t hidden = inputType.getDimSize(2);
+    headSize = ShapedType::isDynamic(hidden) ? hidden : hidden / numHeads;
+  }
+  // rotary_embedding_c3
+  int64_t rotaryDim = adaptor.getRotaryEmbeddingDim();
+  if (rotaryDim < 0 ||
+      (!ShapedType::isDynamic(headSize) && rotaryDim > headSize))
+    return emitOpErrorAt<Op>(
+        location, "rotary_embedding_c3: rotary_embedding_dim (", rotaryDim,
+        ") must be in [0, ", formatDim(headSize), "]");
+  if (rotaryDim == 0)
+    rotaryDim = headSize;
+  if (!ShapedType::isDynamic(rotaryDim) && rotaryDim % 2 != 0)
+    return emitOpErrorAt<Op>(location,
+                             "rotary_embedding_c3: the rotated size (",
+                             rotaryDim, ") must be even");
+  // rotary_embedding_c4
+  if (cosType != sinType)
+    return emitOpErrorAt<Op>(location, "rotary_embedding_c4: cos (", cosType,
+                             ") and sin (", sinType,
+                             ") must have the same type");
+  if (cosType.getElementType() != inputType.getElementType())
+    return emitOpErrorAt<Op>(
+        location, "rotary_embedding_c4: cos element type (",
+        cosType.getElementType(), ") must be the input element type (",
+        inputType.getElementType(), ")");
+  // rotary_embedding_c5
+  int64_t half = ShapedType::isDynamic(rotaryDim) ? rotaryDim : rotaryDim / 2;
+  ArrayRef<int64_t> cache = cosType.getShape();
+  bool wideEnough = ShapedType::isDynamic(half) || cache.empty() ||
+                    ShapedType::isDynamic(cache.back()) || cache.back() >= half;
+  if (Value positions = adaptor.getPositionIds()) {
+    auto positionType = cast<RankedTensorType>(positions.getType());
+    if (positionType.getRank() != 2 ||
+        !dimsCompatible(positionType.getDimSize(0), batch) ||
+        !dimsCompatible(positionType.getDimSize(1), sequence))
+      return emitOpErrorAt<Op>(
+          location, "rotary_embedding_c5: position_ids shape ",
+          formatShape(positionType.getShape()), " must be [", formatDim(batch),
+          ", ", formatDim(sequence), "]");
+    if (cache.size() != 2 || !wideEnough)
+      return emitOpErrorAt<Op>(
+          location,
+          "rotary_embedding_c5: with position_ids, cos and sin "
+          "must be positions x n with n >= ",
+          formatDim(half), ", got ", formatShape(cache));
+  } else if (cache.size() != 3 || !wideEnough ||
+             (cache[0] != 1 && !dimsCompatible(cache[0], batch)) ||
+             !dimsCompatible(cache[1], sequence)) {
+    return emitOpErrorAt<Op>(
+        location,
+        "rotary_embedding_c5: without position_ids, cos and sin "
+        "must be [",
+        formatDim(batch), " or 1, ", formatDim(sequence),
+        ", n] with n >= ", formatDim(half), ", got ", formatShape(cache));
+  }
+  inferredReturnTypes.push_back(inputType);
+  return success();
+}
+
+LogicalResult
+AttentionOp::inferReturnTypes(MLIRContext *context,
+                              std::optional<Location> location, Adaptor adaptor,
+                              SmallVectorImpl<Type> &inferredReturnTypes) {
+  using Op = AttentionOp;
+  auto q = getRankedType<Op>(location, adaptor.getQuery(), "query");
+  auto k = getRankedType<Op>(location, adaptor.getKey(), "key");
+  auto v = getRankedType<Op>(location, adaptor.getValue(), "value");
+  if (!q || !k || !v)
+    return failure();
+  // attention_c1
+  int64_t rank = q.getRank();
+  if ((rank != 3 && rank != 4) || k.getRank() != rank || v.getRank() != rank)
+    return emitOpErrorAt<Op>(location,
+                             "attention_c1: query, key and value must all "
+                             "have rank 3 or all rank 4, got ranks ",
+                             rank, ", ", k.getRank(), ", ", v.getRank());
+  // attention_c2
+  if (failed(verifySameElementType<Op>(
+          location, q, "query",
+          {{adaptor.getKey(), "attention_c2: key"},
+           {adaptor.getValue(), "attention_c2: value"}})))
+    return failure();
+  // attention_c3
+  int64_t qHeads = adaptor.getQNumHeads(), kvHeads = adaptor.getKvNumHeads();
+  if (qHeads <= 0 || kvHeads <= 0 || qHeads % kvHeads != 0)
+    return emitOpErrorAt<Op>(location, "attention_c3: q_num_heads (", qHeads,
+                             ") must be a positive multiple of kv_num_heads (",
+                             kvHeads, ")");
+  int64_t batch = q.getDimSize(0);
+  int64_t qSequence, kvSequence, qHeadSize, kHeadSize, vHeadSize;
+  if (rank == 4) {
+    for (auto [type, heads, name] :
+         {std::tuple(q, qHeads, "query"), std::tuple(k, kvHeads, "key"),
+          std::tuple(v, kvHeads, "value")})
+      if (!dimsCompatible(type.getDimSize(1), heads))
+        return emitOpErrorAt<Op>(location, "attention_c3: ", name, " has ",
+                                 formatDim(type.getDimSize(1)),
+                                 " heads, expected ", heads);
+    qSequence = q.getDimSize(2);
+    kvSequence = k.getDimSize(2);
+    qHeadSize = q.getDimSize(3);
+    kHeadSize = k.getDimSize(3);
+    vHeadSize = v.getDimSize(3);
+  } else {
+    // attention_c4
+    for (auto [type, heads, name] : {std::tuple(q, qHeads, "q_num_heads"),
+                                     std::tuple(k, kvHeads, "kv_num_heads"),
+                                     std::tuple(v, kvHeads, "kv_num_heads")})
+      if (failed(verifyHeadsDivide<Op>(location, "attention_c4", name,
+                                       type.getDimSize(2), heads)))
+        return failure();
+    auto perHead = [](int64_t hidden, int64_t heads) {
+      return ShapedType::isDynamic(hidden) ? hidden : hidden / heads;
+    };
+    qSequence = q.getDimSize(1);
+    kvSequence = k.getDimSize(1);
+    qHeadSize = perHead(q.getDimSize(2), qHeads);
+    kHeadSize = perHead(k.getDimSize(2), kvHeads);
+    vHeadSize = perHead(v.getDimSize(2), kvHeads);
+  }
+  // attention_c5
+  int64_t seqDim = rank == 4 ? 2 : 1;
+  if (!dimsCompatible(k.getDimSize(0), batch) ||
+      !dimsCompatible(v.getDimSize(0), batch) ||
+      !dimsCompatible(qHeadSize, kHeadSize) ||
+      !dimsCompatible(v.getDimSize(seqDim), kvSequence))
+    return emitOpErrorAt<Op>(
+        location, "attention_c5: query ", formatShape(q.getShape()), ", key ",
+        formatShape(k.getShape()), " and value ", formatShape(v.getShape()),
+        " disagree on the batch, the query/key head size or the key/value "
+        "sequence");
+  // attention_c6
+  if (Value mask = adaptor.getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    Type maskElement = maskType.getElementType();
+    if (!maskElement.isInteger(1) && maskElement != q.getElementType())
+      return emitOpErrorAt<Op>(location, "attention_c6: mask element type (",
+                               maskElement, ") must be i1 or ",
+                               q.getElementType());
+    SmallVector<int64_t> scores = {batch, qHeads, qSequence, kvSequence};
+    if (!broadcastsToShape(maskType.getShape(), scores))
+      return emitOpErrorAt<Op>(location, "attention_c6: mask shape ",
+                               formatShape(maskType.getShape()),
+                               " does not broadcast to the scores ",
+                               formatShape(scores));
+  }
+  // attention_c7
+  float scale = adaptor.getScale().convertToFloat();
+  float softcap = adaptor.getSoftcap().convertToFloat();
+  if (!std::isfinite(scale) || !(softcap >= 0.0f) || std::isinf(softcap))
+    return emitOpErrorAt<Op>(location, "attention_c7: scale (", scale,
+                             ") must be finite and softcap (", softcap,
+                             ") finite and non-negative");
+  SmallVector<int64_t> shape;
+  if (rank == 4)
+    shape = {batch, qHeads, qSequence, vHeadSize};
+  else
+    shape = {batch, qSequence,
+             ShapedType::isDynamic(vHeadSize) ? vHeadSize : qHeads * vHeadSize};
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, q.getElementType()));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

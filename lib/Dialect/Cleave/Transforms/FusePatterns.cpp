@@ -1,8 +1,8 @@
-//===- FusePatterns.cpp - fuse exported GELU and LayerNorm ------*- C++ -*-===//
+//===- FusePatterns.cpp - fuse exported GELU, norms and RoPE ----*- C++ -*-===//
 //
-// Recognises the elementwise decompositions of GELU and LayerNorm that ONNX
-// exporters write for opsets without those ops, and replaces each with the
-// fused cleave op.
+// Recognises the elementwise decompositions of GELU, LayerNorm, RMSNorm and
+// rotary position embeddings that ONNX exporters write for opsets without
+// those ops, and replaces each with the fused cleave op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +72,7 @@ namespace {
 class Decomposition {
 public:
   void add(Operation *op) { ops.insert(op); }
+  bool contains(Operation *op) const { return ops.contains(op); }
 
   /// Whether every result of every op except `root` is used only inside the
   /// decomposition.
@@ -426,6 +427,379 @@ struct FuseLayerNorm : public OpRewritePattern<DivOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// RMSNorm
+//===----------------------------------------------------------------------===//
+
+/// Whether `value` is `x^2`, as `pow(x, 2)` or `x * x`.
+static bool isSquareOf(Value value, Value x, Decomposition &chain) {
+  if (auto pow = getSingleUseDef<PowOp>(value)) {
+    chain.add(pow);
+    return pow.getLhs() == x && isSplatNear(pow.getRhs(), 2.0);
+  }
+  if (auto mul = getSingleUseDef<MulOp>(value)) {
+    chain.add(mul);
+    return mul.getLhs() == x && mul.getRhs() == x;
+  }
+  return false;
+}
+
+/// Matches `sqrt(mean(x^2) + eps)` with the mean over trailing dimensions,
+/// returning the first reduced dimension and setting `epsilon`.
+static std::optional<int64_t> matchRootMeanSquare(Value value, Value x,
+                                                  APFloat &epsilon,
+                                                  Decomposition &chain) {
+  auto sqrt = getSingleUseDef<SqrtOp>(value);
+  if (!sqrt)
+    return std::nullopt;
+  chain.add(sqrt);
+  auto addEps = getSingleUseDef<AddOp>(sqrt.getInput());
+  if (!addEps)
+    return std::nullopt;
+  chain.add(addEps);
+  Value meanSquare = addEps.getLhs();
+  std::optional<APFloat> eps = getFloatSplat(addEps.getRhs());
+  if (!eps) {
+    meanSquare = addEps.getRhs();
+    eps = getFloatSplat(addEps.getLhs());
+  }
+  if (!eps || eps->isNegative() || !eps->isFinite() ||
+      addEps.getType() != meanSquare.getType())
+    return std::nullopt;
+  auto mean = getSingleUseDef<ReduceMeanOp>(meanSquare);
+  if (!mean)
+    return std::nullopt;
+  chain.add(mean);
+  std::optional<int64_t> axis = getTrailingReductionAxis(mean);
+  if (!axis || !isSquareOf(mean.getInput(), x, chain))
+    return std::nullopt;
+  epsilon = *eps;
+  return axis;
+}
+
+/// Matches the reciprocal of `value`: `reciprocal(d)` or `1 / d`, returning
+/// `d`.
+static Value matchReciprocal(Value value, Decomposition &chain) {
+  if (auto reciprocal = getSingleUseDef<ReciprocalOp>(value)) {
+    chain.add(reciprocal);
+    return reciprocal.getInput();
+  }
+  if (auto div = getSingleUseDef<DivOp>(value)) {
+    chain.add(div);
+    if (isSplatNear(div.getLhs(), 1.0))
+      return div.getRhs();
+  }
+  return {};
+}
+
+namespace {
+
+/// The normalisation `x / rms(x)` of an RMSNorm decomposition, before the
+/// scale: the root op, its input and what it reduces.
+struct RmsNormalization {
+  Value x;
+  int64_t axis;
+  APFloat epsilon{0.0f};
+};
+
+/// Fuses `x / sqrt(mean(x^2) + eps) * w` into `cleave.rms_norm`, with the
+/// division written `x * reciprocal(sqrt(...))`, `x * (1 / sqrt(...))` or
+/// `x / sqrt(...)` (Hugging Face's Llama, T5 and Mistral exports, which
+/// write `torch.rsqrt` as a square root and a reciprocal). Rooted at the
+/// normalising op; a cast of the input to a wider float type and the cast
+/// of the result back (the exporters' `.to(torch.float32)` around the
+/// statistics) are absorbed, and so is the multiplication by the weight
+/// when the user applies it. The fused op accumulates its statistics in at
+/// least float32, so absorbing the casts keeps the precision they asked
+/// for.
+template <typename RootOp>
+struct FuseRmsNorm : public OpRewritePattern<RootOp> {
+  using OpRewritePattern<RootOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RootOp root,
+                                PatternRewriter &rewriter) const override {
+    Decomposition chain;
+    chain.add(root);
+    std::optional<RmsNormalization> norm = matchNormalization(root, chain);
+    if (!norm)
+      return rewriter.notifyMatchFailure(root, "not x / sqrt(mean(x^2) + eps)");
+    auto computeType = cast<RankedTensorType>(norm->x.getType());
+    if (root.getType() != computeType)
+      return rewriter.notifyMatchFailure(root, "the normalisation broadcasts");
+
+    // The input before a widening cast, when the result is cast back.
+    Value input = norm->x;
+    Operation *last = root;
+    if (auto widen = norm->x.template getDefiningOp<CastOp>()) {
+      Value narrow = widen.getInput();
+      if (root->hasOneUse() && isa<FloatType>(getElementTypeOrSelf(narrow))) {
+        auto back = dyn_cast<CastOp>(*root->getUsers().begin());
+        if (back && back.getType() == narrow.getType() &&
+            llvm::all_of(widen->getUsers(), [&](Operation *user) {
+              return chain.contains(user);
+            })) {
+          chain.add(widen);
+          chain.add(back);
+          input = narrow;
+          last = back;
+        }
+      }
+    }
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type elementType = inputType.getElementType();
+    ArrayRef<int64_t> normalizedShape =
+        inputType.getShape().drop_front(norm->axis);
+
+    Value scale, other;
+    if (auto mul = matchAffineUser<MulOp>(last->getResult(0), other)) {
+      if (fitsNormalizedShape(other, normalizedShape, elementType)) {
+        scale = other;
+        last = mul;
+        chain.add(mul);
+      }
+    }
+    if (!chain.isSelfContained(last))
+      return rewriter.notifyMatchFailure(root, "intermediates have other uses");
+
+    rewriter.setInsertionPoint(last);
+    if (!scale) {
+      auto scaleType = RankedTensorType::get(normalizedShape, elementType);
+      if (!scaleType.hasStaticShape())
+        return rewriter.notifyMatchFailure(root, "dynamic normalised shape");
+      APFloat one(cast<FloatType>(elementType).getFloatSemantics(), 1);
+      scale = ConstantOp::create(rewriter, root.getLoc(), scaleType,
+                                 DenseElementsAttr::get(scaleType, one));
+    }
+    bool losesInfo = false;
+    APFloat epsilon = norm->epsilon;
+    epsilon.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+    auto fused =
+        RmsNormOp::create(rewriter, last->getLoc(), inputType, input, scale,
+                          rewriter.getI64IntegerAttr(norm->axis),
+                          rewriter.getF32FloatAttr(epsilon.convertToFloat()));
+    rewriter.replaceOp(last, fused.getResult());
+    return success();
+  }
+
+private:
+  /// `x * reciprocal(rms)` or `x * (1 / rms)`, either operand order.
+  static std::optional<RmsNormalization>
+  matchNormalization(MulOp mul, Decomposition &chain) {
+    for (auto [x, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                             std::pair(mul.getRhs(), mul.getLhs())}) {
+      Decomposition attempt = chain;
+      Value rms = matchReciprocal(factor, attempt);
+      if (!rms)
+        continue;
+      RmsNormalization norm;
+      std::optional<int64_t> axis =
+          matchRootMeanSquare(rms, x, norm.epsilon, attempt);
+      if (!axis)
+        continue;
+      norm.x = x;
+      norm.axis = *axis;
+      chain = attempt;
+      return norm;
+    }
+    return std::nullopt;
+  }
+
+  /// `x / rms`.
+  static std::optional<RmsNormalization>
+  matchNormalization(DivOp div, Decomposition &chain) {
+    RmsNormalization norm;
+    std::optional<int64_t> axis =
+        matchRootMeanSquare(div.getRhs(), div.getLhs(), norm.epsilon, chain);
+    if (!axis)
+      return std::nullopt;
+    norm.x = div.getLhs();
+    norm.axis = *axis;
+    return norm;
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+/// Whether the two halves of the last dimension of `value` are provably
+/// equal: `concat(f, f)` along it (how exporters build the cos and sin
+/// tables from the frequencies), a constant with equal halves, or such a
+/// value carried through elementwise ops (with operands that are such
+/// values or do not vary along the last dimension) and through reshapes,
+/// expands, unsqueezes and transposes that keep the last dimension last.
+static bool hasEqualHalves(Value value, unsigned depth = 0) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() == 0 || depth > 8)
+    return false;
+  int64_t last = type.getRank() - 1, width = type.getDimSize(last);
+  if (ShapedType::isDynamic(width) || width % 2 != 0)
+    return false;
+  // Constant across the last dimension: trivially equal halves.
+  auto isUniform = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && (t.getRank() == 0 || t.getShape().back() == 1);
+  };
+  DenseElementsAttr attr;
+  if (matchPattern(value, m_Constant(&attr))) {
+    if (attr.isSplat())
+      return true;
+    auto values = llvm::to_vector(attr.getValues<Attribute>());
+    int64_t half = width / 2;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (i % width < size_t(half) && values[i] != values[i + half])
+        return false;
+    return true;
+  }
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return false;
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return concat.getAxis() == uint64_t(last) &&
+           concat.getInputs().size() == 2 &&
+           concat.getInputs()[0] == concat.getInputs()[1];
+  if (isa<ReshapeOp, ExpandOp, UnsqueezeOp>(op)) {
+    auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    return input && input.getRank() > 0 && input.getShape().back() == width &&
+           hasEqualHalves(op->getOperand(0), depth + 1);
+  }
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return transpose.getPerm().back() == last &&
+           hasEqualHalves(transpose.getInput(), depth + 1);
+  if (op->hasTrait<OpTrait::Elementwise>() ||
+      isa<MulOp, AddOp, SubOp, DivOp>(op))
+    return llvm::all_of(op->getOperands(), [&](Value operand) {
+      return isUniform(operand) || hasEqualHalves(operand, depth + 1);
+    });
+  return false;
+}
+
+/// Whether `slice` takes `[begin, end)` of the last dimension of `x` and all
+/// of the others.
+static bool slicesLastDim(SliceOp slice, Value x, int64_t begin, int64_t end) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if (slice.getInput() != x)
+    return false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t wantBegin = d == rank - 1 ? begin : 0;
+    int64_t wantEnd = d == rank - 1 ? end : type.getDimSize(d);
+    if (slice.getStarts()[d] != wantBegin || slice.getEnds()[d] != wantEnd ||
+        slice.getSteps()[d] != 1)
+      return false;
+  }
+  return true;
+}
+
+/// Whether `value` is `rotate_half(x)`: `concat(-x2, x1)` along the last
+/// dimension, `x1` and `x2` the first and second halves of `x`.
+static bool isRotateHalf(Value value, Value x, Decomposition &chain) {
+  auto concat = getSingleUseDef<ConcatOp>(value);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), width = type.getShape().back();
+  if (!concat || concat.getAxis() != uint64_t(rank - 1) ||
+      concat.getInputs().size() != 2)
+    return false;
+  chain.add(concat);
+  auto neg = getSingleUseDef<NegOp>(concat.getInputs()[0]);
+  if (!neg)
+    return false;
+  chain.add(neg);
+  auto second = getSingleUseDef<SliceOp>(neg.getInput());
+  auto first = getSingleUseDef<SliceOp>(concat.getInputs()[1]);
+  if (!second || !first)
+    return false;
+  chain.add(second);
+  chain.add(first);
+  return slicesLastDim(first, x, 0, width / 2) &&
+         slicesLastDim(second, x, width / 2, width);
+}
+
+/// The table of a rotation of `x` (`batch x heads x sequence x head_size`)
+/// reshaped to the `batch-or-1 x sequence x head_size` that
+/// cleave.rotary_embedding reads, when it broadcasts as such a table with
+/// one head and has equal halves; null otherwise.
+static Value getRotationTable(PatternRewriter &rewriter, Location loc,
+                              Value table, RankedTensorType xType) {
+  auto type = dyn_cast<RankedTensorType>(table.getType());
+  if (!type || type.getElementType() != xType.getElementType() ||
+      type.getRank() < 2 || type.getRank() > 4 || !type.hasStaticShape())
+    return {};
+  SmallVector<int64_t> shape(4 - type.getRank(), 1);
+  llvm::append_range(shape, type.getShape());
+  int64_t batch = xType.getDimSize(0);
+  if ((shape[0] != 1 && shape[0] != batch) || shape[1] != 1 ||
+      shape[2] != xType.getDimSize(2) || shape[3] != xType.getDimSize(3) ||
+      !hasEqualHalves(table))
+    return {};
+  auto tableType = RankedTensorType::get({shape[0], shape[2], shape[3]},
+                                         type.getElementType());
+  return ReshapeOp::create(rewriter, loc, tableType, table);
+}
+
+namespace {
+
+/// Fuses `x * cos + rotate_half(x) * sin`, where `rotate_half(x)` is
+/// `concat(-x[..., d/2:], x[..., :d/2])` (Hugging Face's `rotate_half`,
+/// which exporters write as two Slices, a Neg and a Concat), into
+/// `cleave.rotary_embedding`. `x` is `batch x heads x sequence x head_size`
+/// and the tables broadcast as `batch x 1 x sequence x head_size` with
+/// equal halves (they are `cos(concat(f, f))` and `sin(concat(f, f))`), so
+/// that their first halves are the ONNX op's tables.
+struct FuseRotaryEmbedding : public OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto xType = dyn_cast<RankedTensorType>(add.getType());
+    if (!xType || xType.getRank() != 4 || !xType.hasStaticShape() ||
+        xType.getDimSize(3) % 2 != 0 || !isa<FloatType>(xType.getElementType()))
+      return rewriter.notifyMatchFailure(add, "not a 4-D float tensor");
+    for (auto [cosTerm, sinTerm] : {std::pair(add.getLhs(), add.getRhs()),
+                                    std::pair(add.getRhs(), add.getLhs())}) {
+      auto cosMul = getSingleUseDef<MulOp>(cosTerm);
+      auto sinMul = getSingleUseDef<MulOp>(sinTerm);
+      if (!cosMul || !sinMul)
+        continue;
+      for (auto [x, cos] : {std::pair(cosMul.getLhs(), cosMul.getRhs()),
+                            std::pair(cosMul.getRhs(), cosMul.getLhs())}) {
+        if (x.getType() != xType)
+          continue;
+        for (auto [rotated, sin] :
+             {std::pair(sinMul.getLhs(), sinMul.getRhs()),
+              std::pair(sinMul.getRhs(), sinMul.getLhs())}) {
+          Decomposition chain;
+          chain.add(add);
+          chain.add(cosMul);
+          chain.add(sinMul);
+          if (!isRotateHalf(rotated, x, chain) || !chain.isSelfContained(add))
+            continue;
+          if (!hasEqualHalves(cos) || !hasEqualHalves(sin))
+            continue;
+          Value cosTable = getRotationTable(rewriter, add.getLoc(), cos, xType);
+          if (!cosTable)
+            continue;
+          Value sinTable = getRotationTable(rewriter, add.getLoc(), sin, xType);
+          if (!sinTable || sinTable.getType() != cosTable.getType()) {
+            rewriter.eraseOp(cosTable.getDefiningOp());
+            continue;
+          }
+          rewriter.replaceOpWithNewOp<RotaryEmbeddingOp>(
+              add, xType, x, cosTable, sinTable, /*position_ids=*/Value());
+          return success();
+        }
+      }
+    }
+    return rewriter.notifyMatchFailure(add,
+                                       "not x * cos + rotate_half(x) * sin");
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -453,5 +827,6 @@ struct FusePatternsPass
 } // namespace
 
 void cleave::populateFusePatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseGelu, FuseLayerNorm>(patterns.getContext());
+  patterns.add<FuseGelu, FuseLayerNorm, FuseRmsNorm<MulOp>, FuseRmsNorm<DivOp>,
+               FuseRotaryEmbedding>(patterns.getContext());
 }

@@ -21,6 +21,7 @@ void cleave::buildSimplifyPipeline(OpPassManager &pm) {
 void cleave::registerCleavePipelines() {
   PassPipelineRegistration<>(
       "cleave-simplify",
-      "Canonicalize, fuse GELU/LayerNorm decompositions and CSE imported IR",
+      "Canonicalize, fuse GELU/LayerNorm/RMSNorm decompositions and CSE "
+      "imported IR",
       buildSimplifyPipeline);
 }

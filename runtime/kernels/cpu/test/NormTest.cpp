@@ -111,6 +111,65 @@ TEST_F(NormTest, LayerNormHandComputed) {
   expectClose(y.vec(), {-1, 1}, 1e-6f, 0);
 }
 
+TEST_F(NormTest, RmsNormWithFullAndBroadcastScale) {
+  Tensor x = Tensor::random({3, 4, 6}, 57, -3, 3);
+  // x / sqrt(mean(x^2) + eps) over runs of `length`.
+  auto rmsNormalize = [&](int64_t length, double eps) {
+    std::vector<double> out(x.size());
+    for (int64_t start = 0; start < x.size(); start += length) {
+      double squares = 0;
+      for (int64_t i = 0; i < length; ++i)
+        squares += double(x.f32()[start + i]) * x.f32()[start + i];
+      double inv = 1.0 / std::sqrt(squares / length + eps);
+      for (int64_t i = 0; i < length; ++i)
+        out[start + i] = x.f32()[start + i] * inv;
+    }
+    return out;
+  };
+  Tensor scale = Tensor::random({4, 6}, 58);
+  Tensor y({3, 4, 6});
+  ASSERT_EQ(run(cleave_cpu_rms_norm, {x.desc(), scale.desc()}, {y.desc()}, {1},
+                {1e-6}),
+            0)
+      << ctx.error;
+  std::vector<double> n = rmsNormalize(24, 1e-6);
+  std::vector<float> expected;
+  for (int64_t i = 0; i < x.size(); ++i)
+    expected.push_back(float(n[i] * scale.f32()[i % 24]));
+  expectClose(y.vec(), expected, 1e-5f, 1e-5f);
+
+  // Over axes [1, 3), the scale broadcast from 1 x 6.
+  Tensor row = Tensor::random({1, 6}, 59);
+  ASSERT_EQ(
+      run(cleave_cpu_rms_norm, {x.desc(), row.desc()}, {y.desc()}, {1}, {1e-2}),
+      0)
+      << ctx.error;
+  n = rmsNormalize(24, 1e-2);
+  expected.clear();
+  for (int64_t i = 0; i < x.size(); ++i)
+    expected.push_back(float(n[i] * row.f32()[i % 6]));
+  expectClose(y.vec(), expected, 1e-5f, 1e-5f);
+
+  // A scale reaching into the outer dimensions does not broadcast.
+  expectFailure(
+      run(cleave_cpu_rms_norm, {x.desc(), row.desc()}, {y.desc()}, {2}, {1e-5}),
+      "rms_norm", "must broadcast");
+  expectFailure(
+      run(cleave_cpu_rms_norm, {x.desc(), row.desc()}, {y.desc()}, {3}, {1e-5}),
+      "rms_norm", "axis 3 is out of range");
+}
+
+TEST_F(NormTest, RmsNormHandComputed) {
+  // [3, 4]: mean square 12.5, so y = [3, 4] / sqrt(12.5) (epsilon 0).
+  Tensor x = Tensor::f32({1, 2}, {3, 4}), s = Tensor::f32({2}, {1, 2});
+  Tensor y({1, 2});
+  ASSERT_EQ(
+      run(cleave_cpu_rms_norm, {x.desc(), s.desc()}, {y.desc()}, {1}, {0.0}),
+      0);
+  float r = std::sqrt(12.5f);
+  expectClose(y.vec(), {3 / r, 8 / r}, 1e-6f, 0);
+}
+
 TEST_F(NormTest, GroupNorm) {
   Tensor x = Tensor::random({2, 6, 3, 4}, 54, -1, 4);
   Tensor scale = Tensor::random({6}, 55), bias = Tensor::random({6}, 56);

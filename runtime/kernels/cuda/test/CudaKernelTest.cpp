@@ -642,6 +642,163 @@ TEST_F(CudaKernelTest, LayerNormBroadcastScaleNoBias) {
   expectNear(e, y);
 }
 
+TEST_F(CudaKernelTest, RmsNormAllTypesAndBroadcastScale) {
+  Shape xs{3, 4, 96};
+  for (int32_t dtype : {CLEAVE_F32, CLEAVE_F16, CLEAVE_BF16}) {
+    auto x = roundTrip(randomValues(count(xs), 105), dtype);
+    auto s = roundTrip(randomValues(96, 106), dtype);
+    Buffer &y = output(xs, dtype);
+    ASSERT_EQ(run(cleave_cuda_rms_norm,
+                  {&input(xs, x, dtype), &input({96}, s, dtype)}, {&y}, {2},
+                  {1e-6}),
+              0)
+        << ctx->error;
+    std::vector<float> e(x.size());
+    for (size_t r = 0; r < 12; ++r) {
+      double sq = 0;
+      for (int j = 0; j < 96; ++j)
+        sq += double(x[r * 96 + j]) * x[r * 96 + j];
+      double inv = 1.0 / std::sqrt(sq / 96 + 1e-6);
+      for (int j = 0; j < 96; ++j)
+        e[r * 96 + j] = static_cast<float>(x[r * 96 + j] * inv * s[j]);
+    }
+    expectNear(e, y, dtype == CLEAVE_F32 ? 1e-4 : 3e-2);
+  }
+
+  // Over [1, 3) of 2 x 3 x 4 with a scale of shape 3 x 1.
+  Shape small{2, 3, 4};
+  auto x = randomValues(24, 107), s = randomValues(3, 108);
+  Buffer &y = output(small);
+  ASSERT_EQ(run(cleave_cuda_rms_norm, {&input(small, x), &input({3, 1}, s)},
+                {&y}, {1}, {1e-5}),
+            0)
+      << ctx->error;
+  std::vector<float> e(24);
+  for (int r = 0; r < 2; ++r) {
+    double sq = 0;
+    for (int j = 0; j < 12; ++j)
+      sq += double(x[r * 12 + j]) * x[r * 12 + j];
+    double inv = 1.0 / std::sqrt(sq / 12 + 1e-5);
+    for (int j = 0; j < 12; ++j)
+      e[r * 12 + j] = static_cast<float>(x[r * 12 + j] * inv * s[j / 4]);
+  }
+  expectNear(e, y);
+}
+
+/// Row (b, h, s) of a rank-4 (b x h x s x d) or packed rank-3
+/// (b x s x h*d) tensor of `heads` heads, `size` entries each.
+int64_t headRow(bool packed, int64_t heads, int64_t sequence, int64_t size,
+                int64_t b, int64_t h, int64_t s) {
+  return packed ? ((b * sequence + s) * heads + h) * size
+                : ((b * heads + h) * sequence + s) * size;
+}
+
+TEST_F(CudaKernelTest, RotaryEmbeddingLayoutsAndTypes) {
+  const int64_t B = 2, H = 3, S = 5, D = 8, P = 16;
+  for (int32_t dtype : {CLEAVE_F32, CLEAVE_F16})
+    for (bool packed : {false, true}) {
+      // Rank 4 rotates whole heads by halves; rank 3 rotates the first half
+      // of each head interleaved.
+      const int64_t rot = packed ? D / 2 : D, half = rot / 2;
+      Shape xs = packed ? Shape{B, S, H * D} : Shape{B, H, S, D};
+      auto x = roundTrip(randomValues(count(xs), 120), dtype);
+      auto c = roundTrip(randomValues(P * half, 121), dtype);
+      auto sn = roundTrip(randomValues(P * half, 122), dtype);
+      std::vector<int64_t> pos = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+      Buffer &y = output(xs, dtype);
+      ASSERT_EQ(run(cleave_cuda_rotary_embedding,
+                    {&input(xs, x, dtype), &input({P, half}, c, dtype),
+                     &input({P, half}, sn, dtype), &integers({B, S}, pos)},
+                    {&y}, {H, rot, packed ? 1 : 0}),
+                0)
+          << ctx->error;
+      std::vector<float> e = x;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t s = 0; s < S; ++s) {
+            int64_t base = headRow(packed, H, S, D, b, h, s);
+            int64_t p = pos[b * S + s];
+            for (int64_t i = 0; i < half; ++i) {
+              int64_t i1 = packed ? 2 * i : i,
+                      i2 = packed ? 2 * i + 1 : i + half;
+              float x1 = x[base + i1], x2 = x[base + i2];
+              e[base + i1] = c[p * half + i] * x1 - sn[p * half + i] * x2;
+              e[base + i2] = sn[p * half + i] * x1 + c[p * half + i] * x2;
+            }
+          }
+      expectNear(e, y, dtype == CLEAVE_F32 ? 1e-5 : 1e-2);
+    }
+}
+
+TEST_F(CudaKernelTest, AttentionMasksGroupsAndLayouts) {
+  const int64_t B = 2, H = 4, KV = 2, SQ = 3, SK = 5, D = 8, DV = 6;
+  for (int32_t dtype : {CLEAVE_F32, CLEAVE_BF16})
+    for (bool packed : {false, true}) {
+      // Rank 4: GQA, causal, a boolean mask (one row fully masked), scale.
+      // Rank 3: an additive mask and a softcap.
+      Shape qs = packed ? Shape{B, SQ, H * D} : Shape{B, H, SQ, D};
+      Shape ks = packed ? Shape{B, SK, KV * D} : Shape{B, KV, SK, D};
+      Shape vs = packed ? Shape{B, SK, KV * DV} : Shape{B, KV, SK, DV};
+      Shape ys = packed ? Shape{B, SQ, H * DV} : Shape{B, H, SQ, DV};
+      auto q = roundTrip(randomValues(count(qs), 130), dtype);
+      auto k = roundTrip(randomValues(count(ks), 131), dtype);
+      auto v = roundTrip(randomValues(count(vs), 132), dtype);
+      auto additive = roundTrip(randomValues(SQ * SK, 133, -2.f, 2.f), dtype);
+      std::vector<uint8_t> keep(B * SQ * SK);
+      for (size_t i = 0; i < keep.size(); ++i)
+        keep[i] = (i * 7 + 3) % 4 != 0;
+      for (int64_t j = 0; j < SK; ++j)
+        keep[(1 * SQ + 2) * SK + j] = 0; // batch 1, query 2 sees nothing
+      const float scale = 0.3f, softcap = packed ? 1.5f : 0.f;
+      const bool causal = !packed;
+      Buffer &mask = packed ? input({SQ, SK}, additive, dtype)
+                            : bytesBuffer({B, 1, SQ, SK}, CLEAVE_BOOL, keep);
+      Buffer &y = output(ys, dtype);
+      ASSERT_EQ(run(cleave_cuda_attention,
+                    {&input(qs, q, dtype), &input(ks, k, dtype),
+                     &input(vs, v, dtype), &mask},
+                    {&y}, {H, KV, causal ? 1 : 0}, {scale, softcap}),
+                0)
+          << ctx->error;
+      std::vector<float> e(count(ys));
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t i = 0; i < SQ; ++i) {
+            int64_t kvh = h / (H / KV);
+            std::vector<double> p(SK);
+            double max = -INFINITY, sum = 0;
+            for (int64_t j = 0; j < SK; ++j) {
+              double dot = 0;
+              for (int64_t d = 0; d < D; ++d)
+                dot += double(q[headRow(packed, H, SQ, D, b, h, i) + d]) *
+                       k[headRow(packed, KV, SK, D, b, kvh, j) + d];
+              double sc = dot * scale;
+              if (softcap > 0)
+                sc = softcap * std::tanh(sc / softcap);
+              if (packed)
+                sc += additive[i * SK + j];
+              else if (!keep[(b * SQ + i) * SK + j])
+                sc = -INFINITY;
+              if (causal && j > i)
+                sc = -INFINITY;
+              p[j] = sc;
+              max = std::max(max, sc);
+            }
+            for (int64_t j = 0; j < SK; ++j)
+              sum += p[j] = std::exp(p[j] - max);
+            for (int64_t d = 0; d < DV; ++d) {
+              double acc = 0;
+              for (int64_t j = 0; j < SK; ++j)
+                acc +=
+                    p[j] / sum * v[headRow(packed, KV, SK, DV, b, kvh, j) + d];
+              e[headRow(packed, H, SQ, DV, b, h, i) + d] =
+                  max == -INFINITY ? NAN : static_cast<float>(acc);
+            }
+          }
+      expectNear(e, y, dtype == CLEAVE_F32 ? 1e-4 : 3e-2);
+    }
+}
+
 TEST_F(CudaKernelTest, SoftmaxAndLogSoftmax) {
   Shape xs{3, 5, 40};
   for (int32_t dtype : {CLEAVE_F32, CLEAVE_F16, CLEAVE_BF16})

@@ -383,10 +383,12 @@ func.func @layer_norm_middle_axis(%x: tensor<2x16x64xf32>) -> tensor<2x16x64xf32
 
 // -----
 
-// The variance reduces other dimensions than the mean.
+// The variance reduces other dimensions than the mean. What is left is the
+// RMS norm of the deviation over the variance's dimensions.
 // CHECK-LABEL: func.func @layer_norm_mismatched_axes
 // CHECK-NOT: cleave.layer_norm
-// CHECK: cleave.div
+// CHECK: %[[D:.+]] = cleave.sub
+// CHECK: cleave.rms_norm %[[D]], %{{.+}} {axis = 1 : i64}
 // CHECK-NOT: cleave.layer_norm
 func.func @layer_norm_mismatched_axes(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %two = cleave.constant dense<2.0> : tensor<f32>
@@ -442,11 +444,14 @@ func.func @layer_norm_runtime_epsilon(%x: tensor<4x8xf32>, %eps: tensor<f32>) ->
 
 // -----
 
-// The mean is also an output of the function: it must stay computed.
+// The mean is also an output of the function: it must stay computed, and
+// only the RMS norm of the deviation fuses.
 // CHECK-LABEL: func.func @layer_norm_mean_escapes
 // CHECK-NOT: cleave.layer_norm
-// CHECK: cleave.div
-// CHECK-NOT: cleave.layer_norm
+// CHECK: %[[M:.+]] = cleave.reduce_mean
+// CHECK: %[[D:.+]] = cleave.sub %{{.+}}, %[[M]]
+// CHECK: %[[N:.+]] = cleave.rms_norm %[[D]]
+// CHECK: return %[[N]], %[[M]]
 func.func @layer_norm_mean_escapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
   %two = cleave.constant dense<2.0> : tensor<f32>
   %eps = cleave.constant dense<1.0e-05> : tensor<f32>
@@ -458,4 +463,288 @@ func.func @layer_norm_mean_escapes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
   %std = cleave.sqrt %ve : tensor<4x1xf32>
   %n = cleave.div %d, %std : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
   return %n, %mean : tensor<4x8xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// RMSNorm
+//===----------------------------------------------------------------------===//
+
+// Hugging Face's LlamaRMSNorm in float32 (the casts to float32 fold away):
+// Pow(2) -> ReduceMean(-1) -> Add(eps) -> Sqrt -> Reciprocal -> Mul(x) ->
+// Mul(weight), the weight on the left.
+// CHECK-LABEL: func.func @rms_norm_llama
+// CHECK-SAME: (%[[X:.+]]: tensor<2x16x64xf32>, %[[W:.+]]: tensor<64xf32>)
+// CHECK-NEXT: %[[N:.+]] = cleave.rms_norm %[[X]], %[[W]] {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+// CHECK-NEXT: return %[[N]]
+func.func @rms_norm_llama(%x: tensor<2x16x64xf32>, %w: tensor<64xf32>) -> tensor<2x16x64xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-06> : tensor<f32>
+  %sq = cleave.pow %x, %two : (tensor<2x16x64xf32>, tensor<f32>) -> tensor<2x16x64xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 2>, keepdims = true} : (tensor<2x16x64xf32>) -> tensor<2x16x1xf32>
+  %mse = cleave.add %ms, %eps : (tensor<2x16x1xf32>, tensor<f32>) -> tensor<2x16x1xf32>
+  %rms = cleave.sqrt %mse : tensor<2x16x1xf32>
+  %inv = cleave.reciprocal %rms : tensor<2x16x1xf32>
+  %n = cleave.mul %x, %inv : (tensor<2x16x64xf32>, tensor<2x16x1xf32>) -> tensor<2x16x64xf32>
+  %y = cleave.mul %w, %n : (tensor<64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return %y : tensor<2x16x64xf32>
+}
+
+// -----
+
+// torch.rsqrt written as 1 / sqrt, the square as x * x, epsilon on the
+// left and the reciprocal on the left of the product.
+// CHECK-LABEL: func.func @rms_norm_div_one
+// CHECK-SAME: (%[[X:.+]]: tensor<4x32xf32>, %[[W:.+]]: tensor<32xf32>)
+// CHECK-NEXT: %[[N:.+]] = cleave.rms_norm %[[X]], %[[W]] {axis = 1 : i64} : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+// CHECK-NEXT: return %[[N]]
+func.func @rms_norm_div_one(%x: tensor<4x32xf32>, %w: tensor<32xf32>) -> tensor<4x32xf32> {
+  %one = cleave.constant dense<1.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %sq = cleave.mul %x, %x : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %mse = cleave.add %eps, %ms : (tensor<f32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+  %rms = cleave.sqrt %mse : tensor<4x1xf32>
+  %inv = cleave.div %one, %rms : (tensor<f32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+  %n = cleave.mul %inv, %x : (tensor<4x1xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %y = cleave.mul %n, %w : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// x / sqrt(mean(x^2) + eps) over the two trailing dimensions, without a
+// weight: the scale is ones.
+// CHECK-LABEL: func.func @rms_norm_div_no_weight
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[ONES:.+]] = cleave.constant dense<1.000000e+00> : tensor<4x8xf32>
+// CHECK-NEXT: %[[N:.+]] = cleave.rms_norm %[[X]], %[[ONES]] {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[N]]
+func.func @rms_norm_div_no_weight(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-06> : tensor<f32>
+  %sq = cleave.pow %x, %two : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x1x1xf32>
+  %mse = cleave.add %ms, %eps : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+  %rms = cleave.sqrt %mse : tensor<2x1x1xf32>
+  %n = cleave.div %x, %rms : (tensor<2x4x8xf32>, tensor<2x1x1xf32>) -> tensor<2x4x8xf32>
+  return %n : tensor<2x4x8xf32>
+}
+
+// -----
+
+// LlamaRMSNorm of a float16 model: the statistics in float32 between
+// Cast(to=FLOAT) and Cast(to=FLOAT16), the weight in float16. The fused op
+// takes the float16 input directly.
+// CHECK-LABEL: func.func @rms_norm_llama_f16_casts
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x64xf16>, %[[W:.+]]: tensor<64xf16>)
+// CHECK-NEXT: %[[N:.+]] = cleave.rms_norm %[[X]], %[[W]] {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x8x64xf16>, tensor<64xf16>) -> tensor<2x8x64xf16>
+// CHECK-NEXT: return %[[N]]
+func.func @rms_norm_llama_f16_casts(%x: tensor<2x8x64xf16>, %w: tensor<64xf16>) -> tensor<2x8x64xf16> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-06> : tensor<f32>
+  %xf = cleave.cast %x : tensor<2x8x64xf16> to tensor<2x8x64xf32>
+  %sq = cleave.pow %xf, %two : (tensor<2x8x64xf32>, tensor<f32>) -> tensor<2x8x64xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 2>, keepdims = true} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>
+  %mse = cleave.add %ms, %eps : (tensor<2x8x1xf32>, tensor<f32>) -> tensor<2x8x1xf32>
+  %rms = cleave.sqrt %mse : tensor<2x8x1xf32>
+  %inv = cleave.reciprocal %rms : tensor<2x8x1xf32>
+  %n = cleave.mul %xf, %inv : (tensor<2x8x64xf32>, tensor<2x8x1xf32>) -> tensor<2x8x64xf32>
+  %nh = cleave.cast %n : tensor<2x8x64xf32> to tensor<2x8x64xf16>
+  %y = cleave.mul %w, %nh : (tensor<64xf16>, tensor<2x8x64xf16>) -> tensor<2x8x64xf16>
+  return %y : tensor<2x8x64xf16>
+}
+
+// -----
+
+// A widened input whose result stays float32 (no cast back): the fused op
+// normalises the float32 value and the weight multiplies in float32.
+// CHECK-LABEL: func.func @rms_norm_widened_no_cast_back
+// CHECK-SAME: (%[[X:.+]]: tensor<4x16xf16>, %[[W:.+]]: tensor<16xf32>)
+// CHECK-NEXT: %[[XF:.+]] = cleave.cast %[[X]] : tensor<4x16xf16> to tensor<4x16xf32>
+// CHECK-NEXT: %[[N:.+]] = cleave.rms_norm %[[XF]], %[[W]] {axis = 1 : i64
+// CHECK-NEXT: return %[[N]]
+func.func @rms_norm_widened_no_cast_back(%x: tensor<4x16xf16>, %w: tensor<16xf32>) -> tensor<4x16xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-06> : tensor<f32>
+  %xf = cleave.cast %x : tensor<4x16xf16> to tensor<4x16xf32>
+  %sq = cleave.pow %xf, %two : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x16xf32>) -> tensor<4x1xf32>
+  %mse = cleave.add %ms, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %rms = cleave.sqrt %mse : tensor<4x1xf32>
+  %inv = cleave.reciprocal %rms : tensor<4x1xf32>
+  %n = cleave.mul %xf, %inv : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
+  %y = cleave.mul %n, %w : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// RMSNorm, decompositions that must not fuse
+//===----------------------------------------------------------------------===//
+
+// The mean square is also an output of the function.
+// CHECK-LABEL: func.func @rms_norm_mean_square_escapes
+// CHECK-NOT: cleave.rms_norm
+// CHECK: cleave.reciprocal
+// CHECK-NOT: cleave.rms_norm
+func.func @rms_norm_mean_square_escapes(%x: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x1xf32>) {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %sq = cleave.pow %x, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %mse = cleave.add %ms, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %rms = cleave.sqrt %mse : tensor<4x1xf32>
+  %inv = cleave.reciprocal %rms : tensor<4x1xf32>
+  %n = cleave.mul %x, %inv : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  return %n, %ms : tensor<4x32xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+// Reducing a leading dimension is not an RMS norm over trailing ones.
+// CHECK-LABEL: func.func @rms_norm_leading_axis
+// CHECK-NOT: cleave.rms_norm
+// CHECK: cleave.reciprocal
+// CHECK-NOT: cleave.rms_norm
+func.func @rms_norm_leading_axis(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %sq = cleave.pow %x, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 0>, keepdims = true} : (tensor<4x32xf32>) -> tensor<1x32xf32>
+  %mse = cleave.add %ms, %eps : (tensor<1x32xf32>, tensor<f32>) -> tensor<1x32xf32>
+  %rms = cleave.sqrt %mse : tensor<1x32xf32>
+  %inv = cleave.reciprocal %rms : tensor<1x32xf32>
+  %n = cleave.mul %x, %inv : (tensor<4x32xf32>, tensor<1x32xf32>) -> tensor<4x32xf32>
+  return %n : tensor<4x32xf32>
+}
+
+// -----
+
+// The mean of cubes, and the mean square of another tensor than the one
+// normalised, are not RMS norms.
+// CHECK-LABEL: func.func @rms_norm_wrong_power_or_input
+// CHECK-NOT: cleave.rms_norm
+func.func @rms_norm_wrong_power_or_input(%x: tensor<4x32xf32>, %z: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %three = cleave.constant dense<3.0> : tensor<f32>
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %eps = cleave.constant dense<1.0e-05> : tensor<f32>
+  %cube = cleave.pow %x, %three : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %mc = cleave.reduce_mean %cube {axes = array<i64: 1>, keepdims = true} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %mce = cleave.add %mc, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r1 = cleave.sqrt %mce : tensor<4x1xf32>
+  %n1 = cleave.div %x, %r1 : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = cleave.pow %z, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %ms = cleave.reduce_mean %sq {axes = array<i64: 1>, keepdims = true} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %mse = cleave.add %ms, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r2 = cleave.sqrt %mse : tensor<4x1xf32>
+  %n2 = cleave.div %x, %r2 : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  return %n1, %n2 : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+// Hugging Face's apply_rotary_pos_emb: cos and sin are cos/sin of
+// concat(freqs, freqs), times attention_scaling, unsqueezed at the heads;
+// rotate_half(q) is concat(-q[..., 4:], q[..., :4]). The tables are reshaped
+// to batch x sequence x head_size for the fused op, which reads their first
+// halves.
+// CHECK-LABEL: func.func @rope_llama
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[F:.+]]: tensor<1x4x4xf32>)
+// CHECK: %[[COS:.+]] = cleave.unsqueeze
+// CHECK: %[[SIN:.+]] = cleave.unsqueeze
+// CHECK: %[[C:.+]] = cleave.reshape %[[COS]] : tensor<1x1x4x8xf32> -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[S:.+]] = cleave.reshape %[[SIN]] : tensor<1x1x4x8xf32> -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[R:.+]] = cleave.rotary_embedding %[[Q]], %[[C]], %[[S]] : (tensor<1x2x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @rope_llama(%q: tensor<1x2x4x8xf32>, %f: tensor<1x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %scaling = cleave.constant dense<1.0> : tensor<f32>
+  %emb = cleave.concat %f, %f {axis = 2 : i64} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x8xf32>
+  %cos0 = cleave.cos %emb : tensor<1x4x8xf32>
+  %sin0 = cleave.sin %emb : tensor<1x4x8xf32>
+  %cos1 = cleave.mul %cos0, %scaling : (tensor<1x4x8xf32>, tensor<f32>) -> tensor<1x4x8xf32>
+  %sin1 = cleave.mul %sin0, %scaling : (tensor<1x4x8xf32>, tensor<f32>) -> tensor<1x4x8xf32>
+  %cos = cleave.unsqueeze %cos1 {axes = array<i64: 1>} : (tensor<1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %sin = cleave.unsqueeze %sin1 {axes = array<i64: 1>} : (tensor<1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %x1 = cleave.slice %q {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 2, 4, 4>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %x2 = cleave.slice %q {starts = array<i64: 0, 0, 0, 4>, ends = array<i64: 1, 2, 4, 8>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %nx2 = cleave.neg %x2 : tensor<1x2x4x4xf32>
+  %rot = cleave.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %a = cleave.mul %q, %cos : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %b = cleave.mul %rot, %sin : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %y = cleave.add %a, %b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Constant tables (precomputed by the exporter) of shape sequence x
+// head_size with equal halves, the products in the other operand orders.
+// CHECK-LABEL: func.func @rope_constant_tables
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x1x2x4xf32>)
+// CHECK-DAG: %[[COS:.+]] = cleave.constant dense<{{\[\[}}1.000000e+00, 5.000000e-01, 1.000000e+00, 5.000000e-01], [2.500000e-01, 1.250000e-01, 2.500000e-01, 1.250000e-01]]> : tensor<2x4xf32>
+// CHECK-DAG: %[[SIN:.+]] = cleave.constant dense<{{\[\[}}0.000000e+00, 2.000000e+00, 0.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00, 3.000000e+00, 4.000000e+00]]> : tensor<2x4xf32>
+// CHECK-DAG: %[[C:.+]] = cleave.reshape %[[COS]] : tensor<2x4xf32> -> tensor<1x2x4xf32>
+// CHECK-DAG: %[[S:.+]] = cleave.reshape %[[SIN]] : tensor<2x4xf32> -> tensor<1x2x4xf32>
+// CHECK: %[[R:.+]] = cleave.rotary_embedding %[[Q]], %[[C]], %[[S]] : (tensor<2x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) -> tensor<2x1x2x4xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @rope_constant_tables(%q: tensor<2x1x2x4xf32>) -> tensor<2x1x2x4xf32> {
+  %cos = cleave.constant dense<[[1.0, 0.5, 1.0, 0.5], [0.25, 0.125, 0.25, 0.125]]> : tensor<2x4xf32>
+  %sin = cleave.constant dense<[[0.0, 2.0, 0.0, 2.0], [3.0, 4.0, 3.0, 4.0]]> : tensor<2x4xf32>
+  %x1 = cleave.slice %q {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 2, 1, 2, 2>, steps = array<i64: 1, 1, 1, 1>} : (tensor<2x1x2x4xf32>) -> tensor<2x1x2x2xf32>
+  %x2 = cleave.slice %q {starts = array<i64: 0, 0, 0, 2>, ends = array<i64: 2, 1, 2, 4>, steps = array<i64: 1, 1, 1, 1>} : (tensor<2x1x2x4xf32>) -> tensor<2x1x2x2xf32>
+  %nx2 = cleave.neg %x2 : tensor<2x1x2x2xf32>
+  %rot = cleave.concat %nx2, %x1 {axis = 3 : i64} : (tensor<2x1x2x2xf32>, tensor<2x1x2x2xf32>) -> tensor<2x1x2x4xf32>
+  %a = cleave.mul %cos, %q : (tensor<2x4xf32>, tensor<2x1x2x4xf32>) -> tensor<2x1x2x4xf32>
+  %b = cleave.mul %sin, %rot : (tensor<2x4xf32>, tensor<2x1x2x4xf32>) -> tensor<2x1x2x4xf32>
+  %y = cleave.add %b, %a : (tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>) -> tensor<2x1x2x4xf32>
+  return %y : tensor<2x1x2x4xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// RoPE, decompositions that must not fuse
+//===----------------------------------------------------------------------===//
+
+// Tables that are function arguments may have different halves: the ONNX
+// op, which reads one half, would compute something else.
+// CHECK-LABEL: func.func @rope_unknown_tables
+// CHECK-NOT: cleave.rotary_embedding
+func.func @rope_unknown_tables(%q: tensor<1x2x4x8xf32>, %cos: tensor<1x1x4x8xf32>, %sin: tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %x1 = cleave.slice %q {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 2, 4, 4>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %x2 = cleave.slice %q {starts = array<i64: 0, 0, 0, 4>, ends = array<i64: 1, 2, 4, 8>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %nx2 = cleave.neg %x2 : tensor<1x2x4x4xf32>
+  %rot = cleave.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %a = cleave.mul %q, %cos : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %b = cleave.mul %rot, %sin : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %y = cleave.add %a, %b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// concat(x1, -x2) rotates the other way: not rotate_half.
+// CHECK-LABEL: func.func @rope_wrong_rotation
+// CHECK-NOT: cleave.rotary_embedding
+func.func @rope_wrong_rotation(%q: tensor<1x2x4x8xf32>, %f: tensor<1x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %emb = cleave.concat %f, %f {axis = 2 : i64} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x8xf32>
+  %cos0 = cleave.cos %emb : tensor<1x4x8xf32>
+  %sin0 = cleave.sin %emb : tensor<1x4x8xf32>
+  %cos = cleave.unsqueeze %cos0 {axes = array<i64: 1>} : (tensor<1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %sin = cleave.unsqueeze %sin0 {axes = array<i64: 1>} : (tensor<1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %x1 = cleave.slice %q {starts = array<i64: 0, 0, 0, 0>, ends = array<i64: 1, 2, 4, 4>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %x2 = cleave.slice %q {starts = array<i64: 0, 0, 0, 4>, ends = array<i64: 1, 2, 4, 8>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %nx2 = cleave.neg %x2 : tensor<1x2x4x4xf32>
+  %rot = cleave.concat %x1, %nx2 {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %a = cleave.mul %q, %cos : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %b = cleave.mul %rot, %sin : (tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %y = cleave.add %a, %b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
 }

@@ -269,6 +269,34 @@ def Cleave_LayerNormOp : Cleave_InferredOp<"layer_norm"> {
   }];
 }
 
+def Cleave_RmsNormOp : Cleave_InferredOp<"rms_norm"> {
+  let summary = "root-mean-square normalisation over the trailing dimensions";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * scale`, the mean taken over
+    dimensions `[axis, rank)` (`axis` normalised to be non-negative, in
+    `[0, rank)`), `scale` broadcast (unidirectionally, numpy style) to the
+    normalised shape `input.shape[axis:]`. Unlike `layer_norm` the mean is
+    not subtracted and there is no bias. Imported from ONNX
+    `RMSNormalization` (opset 23) and produced by the pattern fusion pass
+    from the decomposition that exporters of Llama-style models write
+    (`x * rsqrt(mean(x^2) + eps) * w`, also with casts to float32 around
+    it). The statistics are accumulated in at least float32 whatever the
+    element type.
+
+    ```mlir
+    %y = cleave.rms_norm %x, %w {axis = 2 : i64, epsilon = 9.99999997E-7 : f32}
+        : (tensor<2x16x64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$scale,
+                   I64Attr:$axis,
+                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Cleave_GroupNormOp : Cleave_InferredOp<"group_norm"> {
   let summary = "group normalisation";
   let description = [{
@@ -336,6 +364,100 @@ def Cleave_LogSoftmaxOp : Cleave_Op<"log_softmax", [Pure,
   let results = (outs Cleave_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Cleave_RotaryEmbeddingOp : Cleave_InferredOp<"rotary_embedding"> {
+  let summary = "rotary position embedding of the heads of a tensor";
+  let description = [{
+    Rotates the first `rotary_embedding_dim` entries of each head (all of
+    them when it is 0) as pairs `(x1, x2)`: `(cos * x1 - sin * x2,
+    sin * x1 + cos * x2)`, where `x1` is the first half of the rotated
+    entries and `x2` the second (`interleaved = false`), or the even and the
+    odd entries (`interleaved = true`); the other entries are copied. This
+    is ONNX `RotaryEmbedding` (opset 23), which the importer maps one to
+    one, and what the pattern fusion pass makes of the
+    `x * cos + rotate_half(x) * sin` that exporters of Llama-style models
+    write.
+
+    `input` is `batch x heads x sequence x head_size` (rank 4; `num_heads`
+    is 0 or the heads) or `batch x sequence x hidden` with `num_heads`
+    heads (rank 3). Without `position_ids`, `cos` and `sin` are
+    `batch x sequence x n` (a batch of 1 broadcasts); with them
+    (`batch x sequence`, i32 or i64), `cos` and `sin` are caches of
+    `positions x n` that each id selects a row of. Only the first
+    `rotary_embedding_dim / 2` of the `n` entries are read. A position id
+    outside the cache fails at run time.
+
+    ```mlir
+    %y = cleave.rotary_embedding %x, %cos, %sin, %pos
+        : (tensor<2x8x16x64xf32>, tensor<128x32xf32>, tensor<128x32xf32>, tensor<2x16xi64>) -> tensor<2x8x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$cos,
+                   Cleave_FloatTensor:$sin,
+                   Optional<Cleave_IndexTensor>:$position_ids,
+                   DefaultValuedAttr<BoolAttr, "false">:$interleaved,
+                   DefaultValuedAttr<I64Attr, "0">:$rotary_embedding_dim,
+                   DefaultValuedAttr<I64Attr, "0">:$num_heads);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin (`,` $position_ids^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The heads, the size of one head and the rotated entries per head.
+    int64_t getHeads();
+    int64_t getHeadSize();
+    int64_t getRotaryDim();
+  }];
+}
+
+def Cleave_AttentionOp : Cleave_InferredOp<"attention"> {
+  let summary = "scaled dot-product attention over heads";
+  let description = [{
+    `softmax(softcap(scale * q k^T) + bias) v` per head, where `bias` adds
+    `mask` (additive when float, `0` where true and `-inf` where false when
+    `i1`) and, with `is_causal`, `-inf` above the diagonal (query `i` sees
+    keys `j <= i`); `softcap` is `c * tanh(s / c)` when `c = softcap` is
+    positive and the identity when it is 0. The softcap comes before the
+    mask, as onnxruntime applies it, so that a masked key stays masked. This
+    is ONNX `Attention` (opset 23), with the key and value caches
+    concatenated by the importer.
+
+    `query`, `key` and `value` have one rank. Rank 4:
+    `batch x heads x sequence x head_size`. Rank 3: `batch x sequence x
+    hidden`, `hidden` being `q_num_heads` (query) or `kv_num_heads` (key,
+    value) heads; the result has the query's layout with the value's head
+    size. With fewer key/value heads than query heads (grouped-query
+    attention), query head `h` reads key/value head
+    `h / (q_num_heads / kv_num_heads)`, as in onnxruntime (the reference
+    implementation of onnx 1.18 reads head `h % kv_num_heads` instead, and
+    reshapes rank-3 inputs to rank 4 without moving the heads in front of
+    the sequence; its node tests of both disagree with onnxruntime's and
+    cleave's results). `mask` (i1 or the query's float
+    type) broadcasts numpy-style to `batch x q_num_heads x q_sequence x
+    kv_sequence`. A query row that sees no key gives NaN, as softmax of
+    `-inf` everywhere does.
+
+    ```mlir
+    %y = cleave.attention %q, %k, %v {is_causal, kv_num_heads = 2 : i64, q_num_heads = 8 : i64, scale = 1.250000e-01 : f32}
+        : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$query, Cleave_FloatTensor:$key,
+                   Cleave_FloatTensor:$value, Optional<Cleave_Tensor>:$mask,
+                   I64Attr:$q_num_heads, I64Attr:$kv_num_heads, F32Attr:$scale,
+                   UnitAttr:$is_causal,
+                   DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+  let results = (outs Cleave_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 //===----------------------------------------------------------------------===//

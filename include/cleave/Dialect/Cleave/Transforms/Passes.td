@@ -10,11 +10,11 @@
 include "mlir/Pass/PassBase.td"
 
 def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
-  let summary = "Fuse exported decompositions of GELU and LayerNorm into cleave ops";
+  let summary = "Fuse exported decompositions of GELU, LayerNorm, RMSNorm and RoPE into cleave ops";
   let description = [{
-    Exporters that target opsets without a `Gelu` or `LayerNormalization` op
-    (torch.onnx up to opset 17 writes them as chains of elementwise ops and
-    reductions) leave compositions that the cost model and the code
+    Exporters that target opsets without a `Gelu`, `LayerNormalization`,
+    `RMSNormalization` or `RotaryEmbedding` op (torch.onnx up to opset 17
+    writes them as chains of elementwise ops, slices and reductions) leave compositions that the cost model and the code
     generator would otherwise see as a dozen memory-bound ops. This pass
     recognises them and replaces each with the one fused op:
 
@@ -29,7 +29,20 @@ def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
       becomes `cleave.layer_norm` with `axis` the first reduced dimension,
       `epsilon` taken from the constant, `scale` gamma and `bias` beta (a
       splat 1.0 scale when there is no multiplication, no bias when there is
-      no addition). gamma and beta must broadcast to the normalised shape.
+      no addition). gamma and beta must broadcast to the normalised shape;
+    - `x * reciprocal(sqrt(mean(x^2) + eps)) * w`, with the reciprocal
+      written `1 / d` or the product written `x / sqrt(...)`, the square
+      `pow(x, 2)` or `x * x`, and the mean over trailing dimensions with
+      `keepdims`, becomes `cleave.rms_norm` (Hugging Face's Llama-style
+      RMSNorm). A cast of `x` to a wider float type whose result is cast
+      back before the multiplication by `w` is absorbed: the fused op keeps
+      its statistics in at least float32;
+    - `x * cos + rotate_half(x) * sin`, with `rotate_half(x)` written
+      `concat(-x[..., d/2:], x[..., :d/2])` (Slice, Neg, Concat), becomes
+      `cleave.rotary_embedding` when `x` is `batch x heads x sequence x d`
+      and `cos` and `sin` broadcast as `batch x 1 x sequence x d` with
+      provably equal halves (`cos(concat(f, f))`, as Hugging Face builds
+      them); the tables are reshaped to `batch x sequence x d`.
 
     The constants must be `cleave.constant` splats (within float rounding of
     the element type); a chain whose intermediate values are used outside it

@@ -14,7 +14,8 @@ namespace cleave {
 
 /// `cleave-simplify`: what runs on freshly imported IR before analysis —
 /// canonicalization (which finishes folding shape computations), fusion of
-/// the GELU and LayerNorm decompositions that exporters write, and CSE.
+/// the GELU, LayerNorm and RMSNorm decompositions that exporters write, and
+/// CSE.
 void buildSimplifyPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines above with the global pass registry.
