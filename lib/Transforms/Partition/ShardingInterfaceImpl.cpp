@@ -473,6 +473,22 @@ struct AttentionSpace {
     space.affine = false;
     return space;
   }
+
+  /// Split heads (only ungrouped ones split): each device's op computes its
+  /// own heads, of the query and the key/value alike.
+  static LogicalResult localize(Operation *local,
+                                ArrayRef<SmallVector<GridAxis>>) {
+    auto attention = cast<AttentionOp>(local);
+    auto query = cast<RankedTensorType>(attention.getQuery().getType());
+    if (query.getRank() != 4 || query.isDynamicDim(1))
+      return success();
+    int64_t heads = query.getDimSize(1);
+    if (heads == attention.getQNumHeads())
+      return success();
+    attention.setQNumHeads(heads);
+    attention.setKvNumHeads(heads);
+    return success();
+  }
 };
 
 /// Ops whose samples are independent but whose other loops no loop space
@@ -958,10 +974,10 @@ template <typename OpT> struct ReshapeSpace {
       }
       size_t majorI = majorOf(*input, groupI, i);
       size_t majorJ = majorOf(*result, groupJ, j);
-      bool batchIn = batchPair && batchPair->first >= groupI &&
-                     batchPair->first < i;
-      bool batchOut = batchPair && batchPair->second >= groupJ &&
-                      batchPair->second < j;
+      bool batchIn =
+          batchPair && batchPair->first >= groupI && batchPair->first < i;
+      bool batchOut =
+          batchPair && batchPair->second >= groupJ && batchPair->second < j;
       // A pair across two groups describes no reshape.
       if (batchIn != batchOut)
         return failure();

@@ -153,3 +153,27 @@ func.func @scatter_axis(%x: tensor<4x6xf32>, %ids: tensor<4x6xi64>, %u: tensor<4
   %y = cleave.scatter_elements %xs, %ids, %u {axis = 0 : i64} : (tensor<4x6xf32>, tensor<4x6xi64>, tensor<4x6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }
+
+// -----
+
+// Attention split by heads: each device's op computes its own heads, so its
+// head counts are the local ones (the whole op's 4 would not match its
+// operands).
+
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @attention_heads
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[Y:.*]] = cleave.attention %{{.*}}, %{{.*}}, %{{.*}} {is_causal, kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+// CHECK: shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 1 : tensor<1x2x8x16xf32> -> tensor<1x4x8x16xf32>
+func.func @attention_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s : tensor<1x4x8x16xf32>
+  %ks = shard.shard %k to %s : tensor<1x4x8x16xf32>
+  %vs = shard.shard %v to %s : tensor<1x4x8x16xf32>
+  %y = cleave.attention %qs, %ks, %vs {is_causal, kv_num_heads = 4 : i64, q_num_heads = 4 : i64, scale = 0.25 : f32} : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %r = cleave.relu %y : tensor<1x4x8x16xf32>
+  %unsplit = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %ru = shard.shard %r to %unsplit annotate_for_users : tensor<1x4x8x16xf32>
+  return %ru : tensor<1x4x8x16xf32>
+}
