@@ -395,12 +395,16 @@ LogicalResult importPad(NodeBinder &b) {
     return b.emitError() << "negative pads need a static input shape";
   SmallVector<int64_t> starts(rank), ends(rank), steps(rank, 1);
   for (int64_t i = 0; i < rank; ++i) {
-    starts[i] = -std::min<int64_t>(fullPads[i], 0);
-    ends[i] =
-        paddedType.getDimSize(i) + std::min<int64_t>(fullPads[i + rank], 0);
-    if (ends[i] < starts[i])
+    // Compared before any is negated: a pad may be any int64, the most
+    // negative one included.
+    int64_t size = paddedType.getDimSize(i);
+    int64_t cropBegin = std::min<int64_t>(fullPads[i], 0);
+    int64_t cropEnd = std::min<int64_t>(fullPads[i + rank], 0);
+    if (cropBegin < -size || cropEnd < -size || size + cropEnd < -cropBegin)
       return b.emitError() << "negative pads remove more than dimension " << i
                            << " holds";
+    starts[i] = -cropBegin;
+    ends[i] = size + cropEnd;
   }
   return b.replaceWith<SliceOp>(
       {*padded}, {b.named("starts", builder.getDenseI64ArrayAttr(starts)),

@@ -79,6 +79,12 @@
 # Scales whose output dimension no tensor can have, or that are not finite.
 # RUN: not cleave-translate --import-onnx %t/reshape-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESHAPE_HUGE
 # RESHAPE_HUGE: reshape-huge.onnx:0:0: error: node 'Reshape_0' (Reshape): cannot reshape 2x3 to [-1, 7277816997830721539, 7562350]: reshape target has more elements than a tensor can hold
+# Negative pads crop; they cannot crop more than the dimension holds, however
+# negative (the most negative int64 included).
+# RUN: not cleave-translate --import-onnx %t/pad-crop-min.onnx 2>&1 | FileCheck %s --check-prefix=PAD_CROP_MIN
+# PAD_CROP_MIN: pad-crop-min.onnx:0:0: error: node 'Pad_0' (Pad): negative pads remove more than dimension 1 holds
+# RUN: not cleave-translate --import-onnx %t/pad-crop-both.onnx 2>&1 | FileCheck %s --check-prefix=PAD_CROP_BOTH
+# PAD_CROP_BOTH: pad-crop-both.onnx:0:0: error: node 'Pad_0' (Pad): negative pads remove more than dimension 0 holds
 # RUN: not cleave-translate --import-onnx %t/resize-huge.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_HUGE
 # RESIZE_HUGE: resize-huge.onnx:0:0: error: node 'Resize_0' (Resize): resizing dimension 1 of size 3 gives 3.000000e+30 elements, more than a dimension can hold
 # RUN: not cleave-translate --import-onnx %t/resize-nan.onnx 2>&1 | FileCheck %s --check-prefix=RESIZE_NAN
@@ -173,6 +179,8 @@ model("resize-crop", lambda g, x: g.node("Resize", [x, g.const(np.float32([0, 0,
                                                     g.const(np.float32([1, 2]))],
                                          coordinate_transformation_mode="tf_crop_and_resize"),
       x=[2, 3])
+model("pad-crop-min", lambda g, x: g.node("Pad", [x, g.const(ints(0, 0, 0, -2**63))]), x=[2, 3])
+model("pad-crop-both", lambda g, x: g.node("Pad", [x, g.const(ints(-2, 0, -1, 0))]), x=[2, 3])
 model("resize-huge", lambda g, x: g.node("Resize", [x, "", g.const(np.float32([1, 1e30]))]), x=[2, 3])
 model("resize-nan", lambda g, x: g.node("Resize", [x, "", g.const(np.float32([1, np.nan]))]), x=[2, 3])
 model("resize-sizes-huge", lambda g, x: g.node("Resize", [x, "", "", g.const(ints(2**63 - 1, 3))],
