@@ -44,39 +44,6 @@ int32_t linesOf(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
   return 0;
 }
 
-/// Calls `f(T())` with the C++ type of a numeric dtype; returns -1 for
-/// another.
-template <typename F> int32_t dispatchNumeric(int32_t dtype, F &&f) {
-  switch (dtype) {
-  case CLEAVE_F32:
-    return f(float());
-  case CLEAVE_F16:
-    return f(__half());
-  case CLEAVE_BF16:
-    return f(__nv_bfloat16());
-  case CLEAVE_F64:
-    return f(double());
-  case CLEAVE_I8:
-    return f(int8_t());
-  case CLEAVE_I16:
-    return f(int16_t());
-  case CLEAVE_I32:
-    return f(int32_t());
-  case CLEAVE_I64:
-    return f(int64_t());
-  case CLEAVE_U8:
-    return f(uint8_t());
-  case CLEAVE_U16:
-    return f(uint16_t());
-  case CLEAVE_U32:
-    return f(uint32_t());
-  case CLEAVE_U64:
-    return f(uint64_t());
-  default:
-    return -1;
-  }
-}
-
 /// The value compared and summed for an element: half types as float.
 template <typename T> struct Arith {
   using Type = T;
