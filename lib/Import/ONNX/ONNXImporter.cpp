@@ -7,6 +7,7 @@
 
 #include "cleave/Import/ONNX/ONNXImporter.h"
 
+#include "FunctionInliner.h"
 #include "GraphImporter.h"
 #include "OpHandlers.h"
 #include "WireFormat.h"
@@ -143,6 +144,8 @@ OwningOpRef<ModuleOp> importONNXModel(llvm::MemoryBufferRef buffer,
     return nullptr;
   }
   llvm::sys::path::remove_dots(absolutePath, /*remove_dot_dot=*/true);
+  if (failed(onnx_import::inlineLocalFunctions(model, *layout, loc)))
+    return nullptr;
   onnx_import::GraphImporter importer(context, opts, absolutePath, displayPath,
                                       model, *layout);
   return importer.import();

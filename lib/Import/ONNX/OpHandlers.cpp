@@ -47,9 +47,13 @@ void OpHandlerTable::print(raw_ostream &os) const {
         "pads, sizes,\n"
      << "scales, bounds, ...) must be constants once shape computations "
         "are folded.\n"
-     << "Operators that are not listed, other domains and other opsets are "
-        "reported\n"
-     << "together, in one error, before anything is imported.\n\n"
+     << "Calls of the model's local functions (`FunctionProto`) are "
+        "inlined first,\n"
+     << "their nodes named `<call>/<node>`. Operators that are not listed, "
+        "other\n"
+     << "domains and other opsets are reported together, in one error, "
+        "before\n"
+     << "anything is imported.\n\n"
      << "| ONNX operator | Opsets | cleave ops | Import notes |\n"
      << "| --- | --- | --- | --- |\n";
 
