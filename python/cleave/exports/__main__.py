@@ -7,8 +7,14 @@ TorchScript exporter), runs the file in onnxruntime on CPU, checks that
 onnxruntime agrees with torch, and writes an ONNX backend-test folder:
 
     DIR/<model>-<exporter>/model.onnx      (exporter: dynamo, dynamo-opset23,
-                                            torchscript)
+                                            dynamo-dynamic, torchscript)
     DIR/<model>-<exporter>/test_data_set_0/input_N.pb, output_N.pb
+
+`dynamo-dynamic` exports with dynamic dimensions (`dynamic_shapes`): batch
+and sequence of integer inputs (token ids, masks), batch of float inputs.
+Its folder has a second data set, test_data_set_1, at other sizes (3
+sequences of 12 tokens, or 2 samples), so that a test binds the dimensions
+to sizes that are not the example's.
 
 It needs torch 2, transformers, timm, onnx, onnxscript and onnxruntime (not
 the project's venv; see test/e2e/exports/README.md), and writes VERSIONS
@@ -35,6 +41,41 @@ _TORCHSCRIPT_OPSET = 17
 _DYNAMO_OPSETS = {"dynamo": None, "dynamo-opset23": 23}
 
 
+def _dynamic_shapes(example):
+    """Which dimensions of each input a dynamic export leaves open: batch and
+    sequence of integer inputs, batch of the others. The forward takes the
+    inputs as *args, a single tuple for torch.export."""
+    import torch
+    from torch.export import Dim
+
+    shapes = []
+    for value in example.inputs.values():
+        dims = (0, 1) if value.dtype == torch.int64 else (0,)
+        shapes.append({d: Dim.AUTO for d in dims if d < value.dim()})
+    return (tuple(shapes),)
+
+
+def _other_inputs(example):
+    """Inputs for the second data set of a dynamic export: 3 sequences of 12
+    tokens (the second padded as in the first set) or a batch of 2."""
+    import torch
+    from cleave.exports.models import VOCAB, _padded_mask
+
+    inputs = {}
+    for name, value in example.inputs.items():
+        if value.dtype == torch.int64:
+            if "mask" in name:
+                inputs[name] = _padded_mask(3, 12)
+            elif name == "token_type_ids":
+                inputs[name] = torch.randint(0, 2, (3, 12), dtype=torch.int64)
+            else:
+                inputs[name] = torch.randint(0, VOCAB, (3, 12),
+                                             dtype=torch.int64)
+        else:
+            inputs[name] = torch.randn(2, *value.shape[1:])
+    return inputs
+
+
 def _export(example, exporter: str, path: str) -> None:
     import torch
 
@@ -43,7 +84,13 @@ def _export(example, exporter: str, path: str) -> None:
     outputs = list(example.output_names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if exporter.startswith("dynamo"):
+        if exporter == "dynamo-dynamic":
+            program = torch.onnx.export(
+                example.module, args, dynamo=True, input_names=names,
+                output_names=outputs, external_data=False,
+                dynamic_shapes=_dynamic_shapes(example))
+            program.save(path, external_data=False)
+        elif exporter.startswith("dynamo"):
             program = torch.onnx.export(
                 example.module, args, dynamo=True, input_names=names,
                 output_names=outputs, external_data=False,
@@ -56,9 +103,11 @@ def _export(example, exporter: str, path: str) -> None:
                 output_names=outputs)
 
 
-def _write_test_data(example, model_path: str, folder: str) -> str:
-    """Runs the model in onnxruntime, checks it against torch and writes the
-    backend-test data set; returns a line describing the model."""
+def _write_test_data(example, model_path: str, folder: str,
+                     inputs=None, data_set: int = 0) -> str:
+    """Runs the model in onnxruntime on `inputs` (the example's by default),
+    checks it against torch and writes the backend-test data set; returns a
+    line describing the model."""
     import numpy as np
     import onnx
     import onnxruntime
@@ -67,15 +116,16 @@ def _write_test_data(example, model_path: str, folder: str) -> str:
 
     model = onnx.load(model_path)
     onnx.checker.check_model(model)
+    inputs = example.inputs if inputs is None else inputs
     graph_inputs = [i.name for i in model.graph.input]
-    feeds = {name: example.inputs[name].numpy() for name in graph_inputs}
+    feeds = {name: inputs[name].numpy() for name in graph_inputs}
     session = onnxruntime.InferenceSession(
         model_path, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     got = session.run(None, feeds)
 
     with torch.no_grad():
-        expected = example.module(*example.inputs.values())
+        expected = example.module(*inputs.values())
     if isinstance(expected, torch.Tensor):
         expected = (expected,)
     if len(expected) != len(got):
@@ -90,7 +140,7 @@ def _write_test_data(example, model_path: str, folder: str) -> str:
                 f"output {name}: onnxruntime {value.shape} differs from torch "
                 f"{reference.shape} by {error:g} (scale {scale:g})")
 
-    data = os.path.join(folder, "test_data_set_0")
+    data = os.path.join(folder, f"test_data_set_{data_set}")
     os.makedirs(data)
     for i, name in enumerate(graph_inputs):
         tensor = numpy_helper.from_array(feeds[name], name)
@@ -120,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="the folder to write")
     parser.add_argument("--only", action="append", default=[],
                         help="write only this model (repeatable)")
+    parser.add_argument("--exporter", action="append", default=[],
+                        help="write only the exports of this exporter "
+                             "(repeatable)")
     args = parser.parse_args(argv)
 
     from cleave.exports.models import SPECS, build
@@ -132,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for spec in selected:
         for exporter in spec.exporters:
+            if args.exporter and exporter not in args.exporter:
+                continue
             tag = f"{spec.name}-{exporter}"
             folder = os.path.join(args.out, tag)
             staging = tempfile.mkdtemp(prefix=f".{tag}.", dir=args.out)
@@ -140,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
                 model_path = os.path.join(staging, "model.onnx")
                 _export(example, exporter, model_path)
                 summary = _write_test_data(example, model_path, staging)
+                if exporter == "dynamo-dynamic":
+                    summary += "; " + _write_test_data(
+                        example, model_path, staging, _other_inputs(example),
+                        data_set=1).split(", inputs ")[-1]
             except Exception as error:  # one failed export must not stop the rest
                 shutil.rmtree(staging)
                 print(f"{tag}: FAILED: {type(error).__name__}: "

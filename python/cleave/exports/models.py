@@ -281,22 +281,26 @@ class ExportSpec:
 
 DYNAMO = "dynamo"
 DYNAMO_OPSET23 = "dynamo-opset23"
+DYNAMO_DYNAMIC = "dynamo-dynamic"
 TORCHSCRIPT = "torchscript"
 
 SPECS: list[ExportSpec] = [
-    ExportSpec("llama", llama, (DYNAMO, DYNAMO_OPSET23, TORCHSCRIPT)),
+    ExportSpec("llama", llama,
+               (DYNAMO, DYNAMO_OPSET23, DYNAMO_DYNAMIC, TORCHSCRIPT)),
     ExportSpec("qwen2", qwen2, (DYNAMO,)),
     ExportSpec("mistral", mistral, (DYNAMO,)),
-    ExportSpec("mixtral", mixtral, (DYNAMO,)),
-    ExportSpec("gpt2", gpt2, (DYNAMO, TORCHSCRIPT)),
-    ExportSpec("bert", bert, (DYNAMO, DYNAMO_OPSET23, TORCHSCRIPT)),
+    ExportSpec("mixtral", mixtral, (DYNAMO, DYNAMO_DYNAMIC)),
+    ExportSpec("gpt2", gpt2, (DYNAMO, DYNAMO_DYNAMIC, TORCHSCRIPT)),
+    ExportSpec("bert", bert,
+               (DYNAMO, DYNAMO_OPSET23, DYNAMO_DYNAMIC, TORCHSCRIPT)),
     ExportSpec("distilbert", distilbert, (DYNAMO,)),
     ExportSpec("roberta", roberta, (DYNAMO,)),
-    ExportSpec("t5-encoder", t5_encoder, (DYNAMO,)),
-    ExportSpec("vit", vit, (DYNAMO, TORCHSCRIPT)),
-    ExportSpec("whisper-encoder", whisper_encoder, (DYNAMO,)),
+    ExportSpec("t5-encoder", t5_encoder, (DYNAMO, DYNAMO_DYNAMIC)),
+    ExportSpec("vit", vit, (DYNAMO, DYNAMO_DYNAMIC, TORCHSCRIPT)),
+    ExportSpec("whisper-encoder", whisper_encoder, (DYNAMO, DYNAMO_DYNAMIC)),
     ExportSpec("whisper", whisper, (DYNAMO,)),
-    ExportSpec("wav2vec2-ctc", wav2vec2_ctc, (DYNAMO, TORCHSCRIPT)),
+    ExportSpec("wav2vec2-ctc", wav2vec2_ctc,
+               (DYNAMO, DYNAMO_DYNAMIC, TORCHSCRIPT)),
     ExportSpec("convnext", convnext, (DYNAMO, TORCHSCRIPT)),
     ExportSpec("efficientnet", efficientnet, (DYNAMO,)),
     ExportSpec("regnet", regnet, (DYNAMO,)),

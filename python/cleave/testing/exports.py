@@ -1,12 +1,14 @@
 """Compiles and runs the checked-in torch 2 exports (test/e2e/exports).
 
 Every folder of the set is an ONNX backend test (model.onnx and
-test_data_set_0 with onnxruntime's outputs). For each folder and each
+test_data_set_N with onnxruntime's outputs). For each folder and each
 device configuration this compiles the model for the cpu target with
-`cleave compile` and runs the bundle on the data set with
+`cleave compile` and runs the bundle on each data set with
 `cleave run --test-data`, which compares every output with onnxruntime's
 (|got - expected| <= atol + rtol * |expected|, rtol 1e-3, atol 1e-5). A
-bundle for several devices runs as MPI ranks that `cleave run` starts.
+model with dynamic input dimensions is compiled once per data set, its
+inputs bound to the set's shapes with `--input-shape`. A bundle for several
+devices runs as MPI ranks that `cleave run` starts.
 
     python -m cleave.testing.exports SET WORKDIR [--cleave PATH]
         [--config 1,4,2x2] [--jobs N] [--only NAME]
@@ -16,6 +18,7 @@ A configuration is `N` (N devices, the planner's choice of mesh) or
 printed per folder and configuration, in order:
 
     NAME [CONFIG]: PASS (mesh pp=P tp=T dp=D)
+    NAME [CONFIG]: PASS (at NAME=AxB: mesh pp=P tp=T dp=D; at ...)
     NAME [CONFIG]: known failure: MESSAGE
 
 SET/known-failures.txt lists the exports that are expected to fail, one
@@ -110,25 +113,75 @@ def _mesh(bundle: Path) -> str:
     return " ".join(f"{axis}={mesh.get(axis, 1)}" for axis in ("pp", "tp", "dp"))
 
 
-def _check(cleave: str, folder: Path, workdir: Path, config: Config) -> Outcome:
-    bundle = workdir / f"{folder.name}-{config.tag()}.cleave"
+def _dynamic_inputs(model: Path) -> list[str]:
+    """The graph inputs with a dimension that is not a fixed size."""
+    import onnx
+
+    graph = onnx.load(str(model), load_external_data=False).graph
+    initializers = {t.name for t in graph.initializer}
+    names = []
+    for value in graph.input:
+        if value.name in initializers:
+            continue
+        dims = value.type.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            names.append(value.name)
+    return names
+
+
+def _input_shapes(data_set: Path, names: list[str]) -> list[str]:
+    """`NAME=AxB` of each of `names` in the data set's input_N.pb."""
+    import onnx
+
+    shapes = {}
+    for path in sorted(data_set.glob("input_*.pb")):
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString(path.read_bytes())
+        shapes[tensor.name] = "x".join(str(d) for d in tensor.dims)
+    return [f"{name}={shapes[name]}" for name in names]
+
+
+def _check_data_set(cleave: str, folder: Path, data_set: Path,
+                    bundle: Path, config: Config,
+                    bindings: list[str]) -> Outcome:
     compiled = subprocess.run(
         [cleave, "compile", str(folder / "model.onnx"), "-o", str(bundle),
-         "--target", "cpu", "--quiet"] + config.compile_args(),
+         "--target", "cpu", "--quiet"] + config.compile_args()
+        + [arg for binding in bindings for arg in ("--input-shape", binding)],
         capture_output=True, text=True)
     if compiled.returncode != 0:
         return Outcome(False, _first_error(compiled.stderr + compiled.stdout))
     ran = subprocess.run(
-        [cleave, "run", str(bundle), "--test-data",
-         str(folder / "test_data_set_0"), "--threads", "1"],
+        [cleave, "run", str(bundle), "--test-data", str(data_set),
+         "--threads", "1"],
         capture_output=True, text=True)
     if ran.returncode != 0:
-        (workdir / f"{bundle.name}.log").write_text(ran.stdout + ran.stderr)
+        (bundle.parent / f"{bundle.name}.log").write_text(ran.stdout + ran.stderr)
         failed = [line for line in ran.stdout.splitlines()
                   if "outside tolerance" in line and " 0 of " not in line]
         return Outcome(False, failed[0].strip() if failed
                        else _first_error(ran.stderr + ran.stdout))
     return Outcome(True, f"mesh {_mesh(bundle)}")
+
+
+def _check(cleave: str, folder: Path, workdir: Path, config: Config) -> Outcome:
+    dynamic = _dynamic_inputs(folder / "model.onnx")
+    data_sets = sorted(folder.glob("test_data_set_*"))
+    if not dynamic:
+        bundle = workdir / f"{folder.name}-{config.tag()}.cleave"
+        return _check_data_set(cleave, folder, data_sets[0], bundle, config, [])
+    details = []
+    for data_set in data_sets:
+        bindings = _input_shapes(data_set, dynamic)
+        suffix = data_set.name.rsplit("_", 1)[-1]
+        bundle = workdir / f"{folder.name}-{config.tag()}-{suffix}.cleave"
+        outcome = _check_data_set(cleave, folder, data_set, bundle, config,
+                                  bindings)
+        detail = f"at {' '.join(bindings)}: {outcome.detail}"
+        if not outcome.passed:
+            return Outcome(False, detail)
+        details.append(detail)
+    return Outcome(True, "; ".join(details))
 
 
 def _known_failures(set_dir: Path) -> dict[tuple[str, str], str]:
