@@ -13,6 +13,8 @@
 namespace cleave {
 namespace detail {
 
+/// RMS normalisation, rotary embedding and scaled dot-product attention.
+void attachAttentionGradients(mlir::MLIRContext *context);
 /// Unary math, broadcasting arithmetic, selection and casts.
 void attachElementwiseGradients(mlir::MLIRContext *context);
 /// Contractions, reductions, softmax and normalisations.
