@@ -23,6 +23,7 @@ void cleave::registerGradientInterfaceExternalModels(
     detail::attachAttentionGradients(context);
     detail::attachElementwiseGradients(context);
     detail::attachNNGradients(context);
+    detail::attachRecurrentGradients(context);
     detail::attachShapeGradients(context);
   });
 }

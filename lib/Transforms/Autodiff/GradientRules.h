@@ -19,6 +19,8 @@ void attachAttentionGradients(mlir::MLIRContext *context);
 void attachElementwiseGradients(mlir::MLIRContext *context);
 /// Contractions, reductions, softmax and normalisations.
 void attachNNGradients(mlir::MLIRContext *context);
+/// RNN, GRU and LSTM layers (backpropagation through time).
+void attachRecurrentGradients(mlir::MLIRContext *context);
 /// Reshapes, permutations, slicing, joining, gathering and padding.
 void attachShapeGradients(mlir::MLIRContext *context);
 

@@ -212,11 +212,52 @@ def transformer(m):
     m.add_term(m.node("Attention", [q, k, v, bias]), [1, 2, 3, 4])
 
 
+def recurrent(m):
+    """RNN, GRU and LSTM layers in every direction, with and without
+    biases, initial states, clipping and the variants' attributes; every
+    output is in the loss, and the sequence is a weight too."""
+    seq, batch, size, hidden = 3, 2, 2, 3
+
+    def layer(op, name, gates, outputs, direction="forward", bias=True,
+              initial=(), peepholes=False, **attrs):
+        dirs = 2 if direction == "bidirectional" else 1
+        x = m.weight(f"{name}.x", [seq, batch, size])
+        inputs = [x, m.weight(f"{name}.w", [dirs, gates * hidden, size]),
+                  m.weight(f"{name}.r", [dirs, gates * hidden, hidden]),
+                  m.weight(f"{name}.b", [dirs, 2 * gates * hidden]) if bias else "",
+                  ""]
+        for state in initial:
+            inputs.append(m.weight(f"{name}.{state}", [dirs, batch, hidden]))
+        if peepholes:
+            inputs += [""] * (7 - len(inputs))
+            inputs.append(m.weight(f"{name}.p", [dirs, 3 * hidden]))
+        while not inputs[-1]:
+            inputs.pop()
+        results = m.node(op, inputs, outputs=outputs, hidden_size=hidden,
+                         direction=direction, **attrs)
+        m.add_term(results[0], [seq, dirs, batch, hidden])
+        for state in results[1:]:
+            m.add_term(state, [dirs, batch, hidden])
+
+    layer("RNN", "rnn", 1, 2, initial=["h0"])
+    layer("RNN", "rnn2", 1, 2, "bidirectional", bias=False, clip=0.8,
+          activations=["Relu", "Sigmoid"])
+    layer("GRU", "gru", 3, 2, initial=["h0"])
+    layer("GRU", "gru2", 3, 2, "bidirectional", initial=["h0"],
+          linear_before_reset=1)
+    layer("GRU", "gru3", 3, 2, "reverse", bias=False, clip=0.7,
+          activations=["Sigmoid", "Relu"])
+    layer("LSTM", "lstm", 4, 3, initial=["h0", "c0"], peepholes=True)
+    layer("LSTM", "lstm2", 4, 3, "bidirectional", initial=["h0", "c0"])
+    layer("LSTM", "lstm3", 4, 3, "reverse", clip=0.9, input_forget=1,
+          peepholes=True, activations=["Sigmoid", "Tanh", "Relu"])
+
+
 if __name__ == "__main__":
     work = sys.argv[1]
     failed = False
     for family, opset in [(unary, 20), (binary, 20), (nn, 20), (shapes, 20),
-                          (transformer, 23)]:
+                          (transformer, 23), (recurrent, 20)]:
         print(f"== {family.__name__}")
         cleave_model = ModelBuilder(np.float32, opset=opset)
         family(cleave_model)
@@ -255,3 +296,7 @@ if __name__ == "__main__":
 # CHECK-NOT: MISMATCH
 # CHECK: grad:attention3.mask  ok
 # CHECK: gradients 23 of 23
+# CHECK-LABEL: == recurrent
+# CHECK-NOT: MISMATCH
+# CHECK: grad:lstm3.p  ok
+# CHECK: gradients 39 of 39
