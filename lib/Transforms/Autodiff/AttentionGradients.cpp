@@ -140,18 +140,23 @@ struct RotaryEmbeddingGradientModel
       int64_t count = tokens[0] * tokens[1], rows = cacheShape[0];
       Value ids = b.reshape(positions, {1, count});
       Type indexType = getElementType(ids);
-      Value iota = b.create<RangeOp>(
-          RankedTensorType::get({rows}, indexType), b.scalar(0.0, indexType),
-          b.scalar(static_cast<double>(rows), indexType),
-          b.scalar(1.0, indexType));
+      Value start = b.scalar(0.0, indexType);
+      Value limit = b.scalar(static_cast<double>(rows), indexType);
+      Value step = b.scalar(1.0, indexType);
+      Value iota = b.create<RangeOp>(RankedTensorType::get({rows}, indexType),
+                                     start, limit, step);
       Value hits = b.create<EqualOp>(b.reshape(iota, {rows, 1}), ids);
-      return b.create<MatMulOp>(b.cast(hits, getElementType(perToken)),
-                                b.reshape(perToken, {count, width}));
+      Value onehot = b.cast(hits, getElementType(perToken));
+      return b.create<MatMulOp>(onehot, b.reshape(perToken, {count, width}));
     };
-    if (gradients.wanted[1])
-      gradients.operands[1] = toCache(b.add(b.mul(dy1, x1), b.mul(dy2, x2)));
-    if (gradients.wanted[2])
-      gradients.operands[2] = toCache(b.sub(b.mul(dy2, x1), b.mul(dy1, x2)));
+    if (gradients.wanted[1]) {
+      Value first = b.mul(dy1, x1);
+      gradients.operands[1] = toCache(b.add(first, b.mul(dy2, x2)));
+    }
+    if (gradients.wanted[2]) {
+      Value first = b.mul(dy2, x1);
+      gradients.operands[2] = toCache(b.sub(first, b.mul(dy1, x2)));
+    }
     return success();
   }
 };
@@ -269,7 +274,8 @@ struct AttentionGradientModel
       gradients.operands[3] = b.sumToShape(dt, getShape(mask));
     Value ds = dt;
     if (capped) {
-      Value slope = b.sub(b.scalarLike(1.0, capped), b.mul(capped, capped));
+      Value square = b.mul(capped, capped);
+      Value slope = b.sub(b.scalarLike(1.0, capped), square);
       ds = b.mul(dt, slope);
     }
     if (gradients.wanted[0]) {

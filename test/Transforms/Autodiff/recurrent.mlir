@@ -12,8 +12,8 @@
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<3x2x4xf32> {cleave.name = "x"}, %[[DY:[a-z0-9]+]]: tensor<3x1x2x5xf32> {cleave.name = "dy"})
 // CHECK: %[[Y:.*]], %{{.*}} = cleave.gru
-// CHECK: %[[DYS:.*]] = cleave.reshape %[[DY]] : tensor<3x1x2x5xf32> -> tensor<3x2x5xf32>
-// CHECK-NEXT: %[[YS:.*]] = cleave.reshape %[[Y]] : tensor<3x1x2x5xf32> -> tensor<3x2x5xf32>
+// CHECK: %[[YS:.*]] = cleave.reshape %[[Y]] : tensor<3x1x2x5xf32> -> tensor<3x2x5xf32>
+// CHECK-NEXT: %[[DYS:.*]] = cleave.reshape %[[DY]] : tensor<3x1x2x5xf32> -> tensor<3x2x5xf32>
 // CHECK: %[[H0:.*]] = cleave.constant dense<0.000000e+00> : tensor<1x2x5xf32>
 // CHECK-NEXT: %[[EARLIER:.*]] = cleave.slice %[[YS]] {ends = array<i64: 2, 2, 5>, starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<3x2x5xf32>) -> tensor<2x2x5xf32>
 // CHECK-NEXT: %[[PREV:.*]] = cleave.concat %[[H0]], %[[EARLIER]] {axis = 0 : i64} : (tensor<1x2x5xf32>, tensor<2x2x5xf32>) -> tensor<3x2x5xf32>
