@@ -17,6 +17,9 @@
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
 
+#include <optional>
+#include <type_traits>
+
 using namespace mlir;
 using namespace cleave;
 
@@ -109,8 +112,9 @@ private:
   // `seq x batch x n`: the summed pre-activations (all gates; GRU's z and r
   // only) and the input projections with their bias.
   Value pre, projectedSteps;
-  // GRU: R's z, r block and h block; with linear_before_reset, h R_h^T +
-  // Rb_h per step, without it R_h^T.
+  // The blocks of R whose product is summed into `pre` (all of R, GRU's z
+  // and r blocks only); GRU's h block, and with linear_before_reset
+  // h R_h^T + Rb_h per step, without it R_h^T.
   Value rSummed, rH, linear, rHTransposed;
   // LSTM: the peephole weights and the recomputed steps.
   Value pI, pO, pF;
@@ -180,19 +184,21 @@ Value RecurrentBackward::activate(StringRef name, Value pre, Activation &a,
 }
 
 Value RecurrentBackward::backward(const Activation &a, Value dout) {
-  Value z = a.clipped, y = a.out, one = b.scalarLike(1.0, z);
+  Value z = a.clipped, y = a.out;
   Value slope;
-  if (a.name == "Relu")
-    slope =
-        b.cast(b.create<GreaterOp>(z, b.scalarLike(0.0, z)), getElementType(z));
-  else if (a.name == "Tanh")
-    slope = b.sub(one, b.mul(y, y));
-  else if (a.name == "Sigmoid")
-    slope = b.mul(y, b.sub(one, y));
-  else if (a.name == "Softplus")
+  if (a.name == "Relu") {
+    Value positive = b.create<GreaterOp>(z, b.scalarLike(0.0, z));
+    slope = b.cast(positive, getElementType(z));
+  } else if (a.name == "Tanh") {
+    Value square = b.mul(y, y);
+    slope = b.sub(b.scalarLike(1.0, z), square);
+  } else if (a.name == "Sigmoid") {
+    slope = b.mul(y, b.sub(b.scalarLike(1.0, z), y));
+  } else if (a.name == "Softplus") {
     slope = b.create<SigmoidOp>(z);
-  else {
-    Value denominator = b.add(one, b.create<AbsOp>(z));
+  } else { // Softsign: 1 / (1 + |z|)^2
+    Value magnitude = b.create<AbsOp>(z);
+    Value denominator = b.add(b.scalarLike(1.0, z), magnitude);
     slope = b.create<ReciprocalOp>(b.mul(denominator, denominator));
   }
   Value dpre = b.mul(dout, slope);

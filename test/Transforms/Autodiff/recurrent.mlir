@@ -103,3 +103,36 @@ func.func @main(%x: tensor<2x1x3xf32> {cleave.name = "x"}, %dh: tensor<2x1x4xf32
   %l = cleave.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x1x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A clipped Softsign RNN: the slope 1 / (1 + |z|)^2 at the clipped
+// pre-activation z, and no cotangent where the clip bounds it.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<1x2x3xf32> {cleave.name = "x"}, %[[DHN:[a-z0-9]+]]: tensor<1x2x4xf32> {cleave.name = "dh"})
+// CHECK: %[[DH:.*]] = cleave.reshape %[[DHN]] : tensor<1x2x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[PRE:.*]] = cleave.add %{{.*}}, %{{.*}} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK: %[[DHT:.*]] = cleave.add %[[DH]], %{{.*}}
+// CHECK-NEXT: %[[Z:.*]] = cleave.clip %[[PRE]] {max = 1.500000e+00 : f64, min = -1.500000e+00 : f64} : tensor<2x4xf32>
+// CHECK-NEXT: %[[ABS:.*]] = cleave.abs %[[Z]]
+// CHECK-NEXT: %[[ONE:.*]] = cleave.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DEN:.*]] = cleave.add %[[ONE]], %[[ABS]]
+// CHECK-NEXT: %[[DEN2:.*]] = cleave.mul %[[DEN]], %[[DEN]]
+// CHECK-NEXT: %[[SLOPE:.*]] = cleave.reciprocal %[[DEN2]]
+// CHECK-NEXT: %[[DA:.*]] = cleave.mul %[[DHT]], %[[SLOPE]]
+// CHECK-NEXT: %[[MAG:.*]] = cleave.abs %[[PRE]]
+// CHECK-NEXT: %[[CLIP:.*]] = cleave.constant dense<1.500000e+00> : tensor<f32>
+// CHECK-NEXT: %[[INSIDE:.*]] = cleave.less %[[MAG]], %[[CLIP]]
+// CHECK-NEXT: %[[ZERO:.*]] = cleave.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DPRE:.*]] = cleave.where %[[INSIDE]], %[[DA]], %[[ZERO]]
+// CHECK-NEXT: %[[DPT:.*]] = cleave.transpose %[[DPRE]] {perm = array<i64: 1, 0>}
+// CHECK-NEXT: %[[DW:.*]] = cleave.matmul %[[DPT]], %{{.*}} : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+func.func @main(%x: tensor<1x2x3xf32> {cleave.name = "x"}, %dh: tensor<1x2x4xf32> {cleave.name = "dh"}) -> (tensor<f32> {cleave.name = "loss"}) {
+  %w = cleave.weight "w" {file = "/m.bin", offset = 0 : i64, length = 48 : i64} : tensor<1x4x3xf32>
+  %r = cleave.weight "r" {file = "/m.bin", offset = 48 : i64, length = 64 : i64} : tensor<1x4x4xf32>
+  %y, %h = cleave.rnn %x, %w, %r {activations = ["Softsign"], clip = 1.5 : f32, direction = "reverse", hidden_size = 4 : i64} : (tensor<1x2x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>) -> (tensor<1x1x2x4xf32>, tensor<1x2x4xf32>)
+  %p = cleave.mul %h, %dh : (tensor<1x2x4xf32>, tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %l = cleave.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<1x2x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
