@@ -20,8 +20,10 @@ using namespace cleave;
 void cleave::registerGradientInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, CleaveDialect *) {
+    detail::attachAttentionGradients(context);
     detail::attachElementwiseGradients(context);
     detail::attachNNGradients(context);
+    detail::attachRecurrentGradients(context);
     detail::attachShapeGradients(context);
   });
 }

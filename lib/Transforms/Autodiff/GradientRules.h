@@ -13,10 +13,14 @@
 namespace cleave {
 namespace detail {
 
+/// RMS normalisation, rotary embedding and scaled dot-product attention.
+void attachAttentionGradients(mlir::MLIRContext *context);
 /// Unary math, broadcasting arithmetic, selection and casts.
 void attachElementwiseGradients(mlir::MLIRContext *context);
 /// Contractions, reductions, softmax and normalisations.
 void attachNNGradients(mlir::MLIRContext *context);
+/// RNN, GRU and LSTM layers (backpropagation through time).
+void attachRecurrentGradients(mlir::MLIRContext *context);
 /// Reshapes, permutations, slicing, joining, gathering and padding.
 void attachShapeGradients(mlir::MLIRContext *context);
 

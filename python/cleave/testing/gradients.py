@@ -113,13 +113,15 @@ def compile_gradients(model, directory, loss="loss", freeze=None):
     return cleave.Session(bundle)
 
 
-def finite_differences(builder, feeds, loss="loss", eps=1e-6):
+def finite_differences(builder, feeds, loss="loss", eps=1e-6, new_ops=None):
     """Central differences of `loss` with respect to every weight of
     `builder` (a float64 ModelBuilder), the model run by the ONNX reference
-    evaluator: {weight name: gradient}."""
+    evaluator, with `new_ops` (OpRun classes) in place of its own kernels of
+    the same names: {weight name: gradient}."""
     from onnx.reference import ReferenceEvaluator
 
-    evaluator = ReferenceEvaluator(builder.model_with_weight_inputs())
+    evaluator = ReferenceEvaluator(builder.model_with_weight_inputs(),
+                                   new_ops=new_ops)
 
     def evaluate(weights):
         return float(evaluator.run([loss], {**feeds, **weights})[0])

@@ -2,7 +2,9 @@
 # softmax cross-entropy loss written in ONNX ops, a transformer block (token
 # and position embeddings, layer norms, a fused QKV projection split into
 # heads, causal softmax attention, an MLP with an exported GELU, and logits
-# from the tied embedding table), and a tied embedding with a frozen scale.
+# from the tied embedding table), a DeepSpeech-like recurrent model (a
+# bidirectional GRU and an LSTM between linear layers) and a tied embedding
+# with a frozen scale.
 # cleave compiles each in float32 with --gradients; PyTorch computes the same
 # loss in float64 from the same weights. Tolerance: max |error| <= 1e-5 *
 # max |reference| + 1e-7 per gradient (float32 against float64; the errors
@@ -136,6 +138,68 @@ def transformer(m):
     return feeds, reference
 
 
+def speech(m):
+    """A DeepSpeech-like acoustic model: a per-frame linear layer with ReLU,
+    a bidirectional GRU (linear_before_reset, as PyTorch's) and a forward
+    LSTM with trained initial states, then per-frame logits. PyTorch runs
+    its own GRU and LSTM kernels on the same weights, whose gate blocks it
+    stacks r, z, n (GRU) and i, f, g, o (LSTM) where ONNX stacks z, r, h and
+    i, o, f, c."""
+    seq, batch, features, hidden, cell, classes = 6, 2, 5, 6, 5, 7
+    x, xv = m.input("x", m.rng.standard_normal((seq, batch, features)))
+    labels, lv = m.input("labels", m.rng.integers(0, classes, (seq, batch)))
+    fc_w = m.weight("fc.weight", [features, 8], -0.5, 0.5)
+    fc_b = m.weight("fc.bias", [8], -0.1, 0.1)
+    h = m.node("Relu", [m.node("Add", [m.node("MatMul", [x, fc_w]), fc_b])])
+    gru = [m.weight("gru.w", [2, 3 * hidden, 8], -0.4, 0.4),
+           m.weight("gru.r", [2, 3 * hidden, hidden], -0.4, 0.4),
+           m.weight("gru.b", [2, 6 * hidden], -0.2, 0.2), "",
+           m.weight("gru.h0", [2, batch, hidden], -0.5, 0.5)]
+    y, _ = m.node("GRU", [h, *gru], outputs=2, hidden_size=hidden,
+                  direction="bidirectional", linear_before_reset=1)
+    # seq x dirs x batch x hidden -> seq x batch x (forward, backward)
+    y = m.node("Transpose", [y], perm=[0, 2, 1, 3])
+    y = m.node("Reshape", [y, m.ints([seq, batch, 2 * hidden])])
+    lstm = [m.weight("lstm.w", [1, 4 * cell, 2 * hidden], -0.4, 0.4),
+            m.weight("lstm.r", [1, 4 * cell, cell], -0.4, 0.4),
+            m.weight("lstm.b", [1, 8 * cell], -0.2, 0.2), "",
+            m.weight("lstm.h0", [1, batch, cell], -0.5, 0.5),
+            m.weight("lstm.c0", [1, batch, cell], -0.5, 0.5)]
+    z, _, _ = m.node("LSTM", [y, *lstm], outputs=3, hidden_size=cell)
+    z = m.node("Squeeze", [z, m.ints([1])])
+    out_w = m.weight("out.weight", [cell, classes], -0.5, 0.5)
+    out_b = m.weight("out.bias", [classes], -0.1, 0.1)
+    logits = m.node("Add", [m.node("MatMul", [z, out_w]), out_b])
+    m.graph.node("Identity", [cross_entropy(m, logits, labels, classes, 2)],
+                 ["loss"])
+    m.graph.output("loss", [], np.float32)
+
+    def blocks(t, size, order):
+        parts = t.split(size)
+        return torch.cat([parts[i] for i in order])
+
+    def reference(p, f):
+        h = torch.relu(f["x"] @ p["fc.weight"] + p["fc.bias"])
+        gru_order = [1, 0, 2]  # z, r, h -> r, z, n
+        weights = []
+        for d in range(2):
+            bias = p["gru.b"][d].split(3 * hidden)
+            weights += [blocks(t, hidden, gru_order)
+                        for t in (p["gru.w"][d], p["gru.r"][d], *bias)]
+        y, _ = torch._VF.gru(h, p["gru.h0"], weights, True, 1, 0.0, False,
+                             True, False)
+        lstm_order = [0, 2, 3, 1]  # i, o, f, c -> i, f, g, o
+        bias = p["lstm.b"][0].split(4 * cell)
+        weights = [blocks(t, cell, lstm_order)
+                   for t in (p["lstm.w"][0], p["lstm.r"][0], *bias)]
+        z, _, _ = torch._VF.lstm(y, (p["lstm.h0"], p["lstm.c0"]), weights,
+                                 True, 1, 0.0, False, False, False)
+        logits = z @ p["out.weight"] + p["out.bias"]
+        return torch_cross_entropy(logits, f["labels"])
+
+    return {"x": xv, "labels": lv}, reference
+
+
 def tied(m):
     ids, iv = m.input("ids", np.array([3, 1, 3, 7]))
     emb = m.weight("embedding", [10, 6], -0.5, 0.5)
@@ -156,7 +220,8 @@ def tied(m):
 if __name__ == "__main__":
     work = sys.argv[1]
     failed = False
-    for build, freeze in [(mlp, None), (transformer, None), (tied, "^scale$")]:
+    for build, freeze in [(mlp, None), (transformer, None), (speech, None),
+                          (tied, "^scale$")]:
         print(f"== {build.__name__}")
         m = ModelBuilder(np.float32, seed=1, opset=17)
         feeds, reference = build(m)
@@ -189,6 +254,11 @@ if __name__ == "__main__":
 # CHECK-NEXT: outputs ['grad:embedding', 'grad:fc1.bias', 'grad:fc1.weight', 'grad:fc2.bias', 'grad:fc2.weight', 'grad:ln1.bias', 'grad:ln1.weight', 'grad:ln2.bias', 'grad:ln2.weight', 'grad:out.weight', 'grad:position', 'grad:qkv.bias', 'grad:qkv.weight', 'loss']
 # CHECK-NOT: MISMATCH
 # CHECK: grad:fc2.bias  ok
+
+# CHECK-LABEL: == speech
+# CHECK-NEXT: outputs ['grad:fc.bias', 'grad:fc.weight', 'grad:gru.b', 'grad:gru.h0', 'grad:gru.r', 'grad:gru.w', 'grad:lstm.b', 'grad:lstm.c0', 'grad:lstm.h0', 'grad:lstm.r', 'grad:lstm.w', 'grad:out.bias', 'grad:out.weight', 'loss']
+# CHECK-NOT: MISMATCH
+# CHECK: grad:out.bias  ok
 
 # The frozen scale has no gradient; the tied table has one.
 # CHECK-LABEL: == tied
