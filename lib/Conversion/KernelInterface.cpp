@@ -381,6 +381,7 @@ struct AttentionModel
     args.qNumHeads = attention.getQNumHeads();
     args.kvNumHeads = attention.getKvNumHeads();
     args.isCausal = attention.getIsCausal() ? 1 : 0;
+    args.nanToZero = attention.getNanToZero() ? 1 : 0;
     args.scale = attention.getScale().convertToDouble();
     args.softcap = attention.getSoftcap().convertToDouble();
     return kernels::buildCall(op, kernels::attention, args, call);

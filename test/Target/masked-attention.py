@@ -3,13 +3,18 @@
 # turns a fully masked row into zeros. cleave folds the guard into the
 # softmax (nan_to_zero), whose kernel zeroes the row; the compiled bundle
 # agrees with onnxruntime (rtol 1e-5, atol 1e-6), fully masked rows
-# included, on the last axis and on an inner one.
+# included, on the last axis and on an inner one. Written as torch 2's
+# exporters write SDPA (q and k^T scaled by the square root of the scale
+# each, the mask added as 0 / -inf), the whole attention is fused into
+# cleave.attention, whose nan_to_zero zeroes the same rows.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave-opt --cleave-simplify %t/model.mlir | FileCheck %s --check-prefix=IR
 # IR: cleave.softmax %{{.+}} {axis = 3 : i64, nan_to_zero} : tensor<2x2x4x4xf32>
 # IR: cleave.softmax %{{.+}} {axis = 1 : i64, nan_to_zero} : tensor<2x4x3xf32>
+# IR: cleave.attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {kv_num_heads = 2 : i64, nan_to_zero, q_num_heads = 2 : i64, scale = 0.353553{{[0-9]*}} : f32}
 # IR-NOT: cleave.is_nan
+# IR-NOT: cleave.softmax
 # The softmax kernel is called with ints {axis, nan_to_zero}, and no NaN
 # test is left in the program.
 # RUN: cleave compile %t/model.onnx -o %t/model.cleave --quiet
@@ -26,6 +31,7 @@
 # RUN: %python %s check %t | FileCheck %s --check-prefix=NUMERIC
 # NUMERIC: attention: max abs error {{.*}}, fully masked rows zero: ok
 # NUMERIC: columns: max abs error {{.*}}, fully masked rows zero: ok
+# NUMERIC: fused: max abs error {{.*}}, fully masked rows zero: ok
 #
 # The CUDA kernel takes the same flag.
 # RUN: cleave compile %t/model.onnx -o %t/cuda.cleave --target h100-sxm --emit-only --quiet
@@ -50,7 +56,9 @@ MASK[1, 0, 3, :] = False
 C = rng.standard_normal((2, 4, 3)).astype(np.float32)
 C[0, :, 2] = -np.inf
 C[1, 1:, 0] = -np.inf
-FEEDS = {"q": Q, "k": K, "v": V, "mask": MASK, "c": C}
+# Keys as batch x heads x sequence x head_size, for the fused form.
+KEYS = rng.standard_normal((2, 2, 4, 8)).astype(np.float32)
+FEEDS = {"q": Q, "k": K, "v": V, "mask": MASK, "c": C, "keys": KEYS}
 
 
 def guarded_softmax(g, x, axis):
@@ -70,6 +78,15 @@ if sys.argv[1] == "build":
     scores = g.node("Where", [mask, scores, g.const(np.float32(-np.inf))])
     g.output(g.node("MatMul", [guarded_softmax(g, scores, -1), v]), None)
     g.output(guarded_softmax(g, c, 1), None)
+    keys = g.input("keys", list(KEYS.shape))
+    root = g.const(np.float32(8 ** -0.25))
+    scores = g.node("MatMul", [
+        g.node("Mul", [q, root]),
+        g.node("Mul", [g.node("Transpose", [keys], perm=[0, 1, 3, 2]), root])])
+    bias = g.node("Where", [mask, g.const(np.float32(0)),
+                            g.const(np.float32(-np.inf))])
+    scores = g.node("Add", [scores, bias])
+    g.output(g.node("MatMul", [guarded_softmax(g, scores, -1), v]), None)
     g.save(f"{work}/model.onnx")
     with open(f"{work}/model.mlir", "w") as f:
         subprocess.run(["cleave-translate", "--import-onnx", f"{work}/model.onnx"],
@@ -83,7 +100,8 @@ else:
     session = ort.InferenceSession(f"{work}/model.onnx")
     names = [o.name for o in session.get_outputs()]
     rows = {"attention": [(0, 0, 1), (0, 1, 1), (1, 0, 3), (1, 1, 3)],
-            "columns": [(0, slice(None), 2)]}
+            "columns": [(0, slice(None), 2)],
+            "fused": [(0, 0, 1), (0, 1, 1), (1, 0, 3), (1, 1, 3)]}
     for label, name, want in zip(rows, names, session.run(None, FEEDS)):
         error = float(np.abs(got[name] - want).max())
         ok = (got[name].shape == want.shape and not np.isnan(got[name]).any()

@@ -204,6 +204,7 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
   const float scale = static_cast<float>(args.scale());
   const float softcap = static_cast<float>(args.softcap());
   const bool causal = args.isCausal() != 0;
+  const bool nanToZero = args.nanToZero() != 0;
   const int64_t group = qHeads / kvHeads;
   const float negInf = -std::numeric_limits<float>::infinity();
   const int64_t rows = batch * qHeads * qSequence;
@@ -243,14 +244,19 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
         max = s > max ? s : max;
       }
       // A row without a visible key has max -inf and becomes NaN, as the
-      // softmax of -inf everywhere does.
+      // softmax of -inf everywhere does, or zeros when asked.
+      float *out = yData + yl.offset(b, h, i);
+      if (nanToZero && max == negInf) {
+        for (int64_t d = 0; d < vHeadSize; ++d)
+          out[d] = 0.0f;
+        continue;
+      }
       float sum = 0.0f;
       for (int64_t j = 0; j < kvSequence; ++j) {
         scores[j] = std::exp(scores[j] - max);
         sum += scores[j];
       }
       const float inv = 1.0f / sum;
-      float *out = yData + yl.offset(b, h, i);
       for (int64_t d = 0; d < vHeadSize; ++d)
         out[d] = 0.0f;
       for (int64_t j = 0; j < kvSequence; ++j) {

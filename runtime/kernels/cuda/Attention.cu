@@ -98,6 +98,7 @@ struct AttentionShape {
   int64_t maskStride[4];
   float scale, softcap;
   bool causal;
+  bool nanToZero;
 };
 
 template <typename T, typename M>
@@ -149,8 +150,9 @@ __global__ void attentionKernel(const T *q, const T *k, const T *v,
     }
     max = next;
   }
-  // A row without a visible key is NaN, as the softmax of -inf everywhere.
-  const float inv = sum > 0.f ? 1.f / sum : NAN;
+  // A row without a visible key is NaN, as the softmax of -inf everywhere,
+  // or zeros when asked (its accumulators are still 0).
+  const float inv = sum > 0.f ? 1.f / sum : (a.nanToZero ? 0.f : NAN);
   T *out = y + a.y.offset(b, h, i);
   for (int t = 0; t < kAccPerLane; ++t) {
     int64_t d = lane + 32 * t;
@@ -273,6 +275,7 @@ int32_t cleave::cuda::kernels::attention(CleaveContext *ctx,
   a.scale = static_cast<float>(args.scale());
   a.softcap = static_cast<float>(args.softcap());
   a.causal = args.isCausal() != 0;
+  a.nanToZero = args.nanToZero() != 0;
   const int64_t dims[4] = {a.batch, a.qHeads, a.q.sequence, a.k.sequence};
   for (int64_t &s : a.maskStride)
     s = 0;

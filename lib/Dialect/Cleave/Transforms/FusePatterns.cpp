@@ -1,8 +1,8 @@
-//===- FusePatterns.cpp - fuse exported GELU, norms and RoPE ----*- C++ -*-===//
+//===- FusePatterns.cpp - fuse exported GELU, norms, RoPE, SDPA -*- C++ -*-===//
 //
-// Recognises the elementwise decompositions of GELU, LayerNorm, RMSNorm and
-// rotary position embeddings that ONNX exporters write for opsets without
-// those ops, and replaces each with the fused cleave op.
+// Recognises the decompositions of GELU, LayerNorm, RMSNorm, rotary position
+// embeddings and scaled dot-product attention that ONNX exporters write for
+// opsets without those ops, and replaces each with the fused cleave op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -800,6 +800,190 @@ struct FuseRotaryEmbedding : public OpRewritePattern<AddOp> {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Scaled dot-product attention
+//===----------------------------------------------------------------------===//
+
+/// Peels multiplications and divisions by float splats off `value`,
+/// multiplying `scale` by their factors; each peeled op must feed only the
+/// chain.
+static Value peelScale(Value value, double &scale, Decomposition &chain) {
+  while (true) {
+    if (auto mul = getSingleUseDef<MulOp>(value)) {
+      if (auto c = getFloatSplat(mul.getRhs());
+          c && c->isFiniteNonZero() &&
+          mul.getLhs().getType() == mul.getType()) {
+        scale *= c->convertToDouble();
+        chain.add(mul);
+        value = mul.getLhs();
+        continue;
+      }
+      if (auto c = getFloatSplat(mul.getLhs());
+          c && c->isFiniteNonZero() &&
+          mul.getRhs().getType() == mul.getType()) {
+        scale *= c->convertToDouble();
+        chain.add(mul);
+        value = mul.getRhs();
+        continue;
+      }
+    }
+    if (auto div = getSingleUseDef<DivOp>(value)) {
+      if (auto c = getFloatSplat(div.getRhs());
+          c && c->isFiniteNonZero() &&
+          div.getLhs().getType() == div.getType()) {
+        scale /= c->convertToDouble();
+        chain.add(div);
+        value = div.getLhs();
+        continue;
+      }
+    }
+    return value;
+  }
+}
+
+/// The keys `batch x heads x kv_sequence x head_size` whose last two
+/// dimensions `keysT` (`batch x heads x head_size x kv_sequence`) swaps:
+/// a transpose (of them, or of the projection `batch x sequence x heads x
+/// head_size` it also moves the heads of), or the exporters' batched form that
+/// reshapes them to `batch*heads x kv_sequence x head_size`, transposes the
+/// last two dimensions and reshapes back. A reshape is created when the keys
+/// are not already a value of that shape (the expanded keys of grouped-query
+/// attention, `batch x kv_heads x group x ...`); null when `keysT` is
+/// neither form.
+static Value getTransposedKeys(PatternRewriter &rewriter, Location loc,
+                               Value keysT) {
+  auto type = cast<RankedTensorType>(keysT.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  auto keysType = RankedTensorType::get(
+      {shape[0], shape[1], shape[3], shape[2]}, type.getElementType());
+  if (auto transpose = keysT.getDefiningOp<TransposeOp>()) {
+    // The keys are the same transpose with the last two dimensions back.
+    SmallVector<int64_t> perm(transpose.getPerm());
+    std::swap(perm[2], perm[3]);
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, 4)))
+      return transpose.getInput();
+    return TransposeOp::create(rewriter, loc, keysType, transpose.getInput(),
+                               rewriter.getDenseI64ArrayAttr(perm));
+  }
+  auto outer = keysT.getDefiningOp<ReshapeOp>();
+  if (!outer)
+    return {};
+  auto transpose = outer.getInput().getDefiningOp<TransposeOp>();
+  if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1})
+    return {};
+  auto batched = cast<RankedTensorType>(transpose.getInput().getType());
+  if (batched.getShape() !=
+      ArrayRef<int64_t>{shape[0] * shape[1], shape[3], shape[2]})
+    return {};
+  Value keys = transpose.getInput();
+  if (auto inner = keys.getDefiningOp<ReshapeOp>())
+    keys = inner.getInput();
+  if (keys.getType() == keysType)
+    return keys;
+  return ReshapeOp::create(rewriter, loc, keysType, keys);
+}
+
+/// Whether `mask` broadcasts to `scores` (numpy rules, from the right).
+static bool broadcastsTo(Value mask, RankedTensorType scores) {
+  auto type = dyn_cast<RankedTensorType>(mask.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() > scores.getRank() ||
+      type.getElementType() != scores.getElementType())
+    return false;
+  int64_t offset = scores.getRank() - type.getRank();
+  for (auto [i, dim] : llvm::enumerate(type.getShape()))
+    if (dim != 1 && dim != scores.getDimSize(offset + i))
+      return false;
+  return true;
+}
+
+namespace {
+
+/// Fuses the scaled dot-product attention that exporters decompose,
+/// `softmax(scale * q k^T + mask) v` over `batch x heads x sequence x
+/// head_size` float32 tensors, into `cleave.attention`: the scale is the
+/// product of the splat factors on q, on k^T and on the scores (torch
+/// scales q and k^T by the square root of the scale each), the mask the
+/// sum of the additive float terms that broadcast to the scores (a padding
+/// mask, T5's position bias), and the softmax's
+/// `nan_to_zero` (the exporters' IsNaN guard) carries over. Grouped-query
+/// keys and values stay expanded to the query's heads, as the model
+/// computes them, so that the fused op splits by heads as the matrix
+/// products did.
+struct FuseAttention : public OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp root,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(root.getType());
+    if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
+        !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(root, "not a 4-D float32 product");
+    Decomposition chain;
+    chain.add(root);
+    auto softmax = getSingleUseDef<SoftmaxOp>(root.getLhs());
+    if (!softmax || softmax.getAxis() != 3)
+      return rewriter.notifyMatchFailure(root, "not softmax(...) @ v");
+    chain.add(softmax);
+    auto scoresType = cast<RankedTensorType>(softmax.getType());
+    // The additive terms (a mask, a position bias) around the products.
+    Value scores = softmax.getInput();
+    SmallVector<Value> biases;
+    while (auto add = getSingleUseDef<AddOp>(scores)) {
+      Value next;
+      for (auto [product, bias] : {std::pair(add.getLhs(), add.getRhs()),
+                                   std::pair(add.getRhs(), add.getLhs())}) {
+        if (product.getType() == scoresType && broadcastsTo(bias, scoresType)) {
+          next = product;
+          biases.push_back(bias);
+          break;
+        }
+      }
+      if (!next)
+        break;
+      chain.add(add);
+      scores = next;
+    }
+    double scale = 1.0;
+    scores = peelScale(scores, scale, chain);
+    auto product = getSingleUseDef<MatMulOp>(scores);
+    if (!product)
+      return rewriter.notifyMatchFailure(root, "the scores are not q @ k^T");
+    chain.add(product);
+    Value query = peelScale(product.getLhs(), scale, chain);
+    Value keysT = peelScale(product.getRhs(), scale, chain);
+    Value value = root.getRhs();
+    auto queryType = dyn_cast<RankedTensorType>(query.getType());
+    auto valueType = cast<RankedTensorType>(value.getType());
+    if (!queryType || queryType.getRank() != 4 ||
+        queryType.getElementType() != type.getElementType() ||
+        valueType.getRank() != 4 ||
+        valueType.getDimSize(0) != queryType.getDimSize(0) ||
+        valueType.getDimSize(1) != queryType.getDimSize(1))
+      return rewriter.notifyMatchFailure(root, "not batch x heads operands");
+    if (!chain.isSelfContained(root))
+      return rewriter.notifyMatchFailure(root, "intermediates used elsewhere");
+    Value keys = getTransposedKeys(rewriter, root.getLoc(), keysT);
+    if (!keys)
+      return rewriter.notifyMatchFailure(root, "k^T is not a transpose");
+    Value mask;
+    for (Value bias : biases)
+      mask =
+          mask ? AddOp::create(rewriter, root.getLoc(), mask, bias).getResult()
+               : bias;
+    int64_t heads = queryType.getDimSize(1);
+    auto attention = AttentionOp::create(
+        rewriter, root.getLoc(), type, query, keys, value, mask,
+        rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(heads),
+        rewriter.getF32FloatAttr(static_cast<float>(scale)),
+        /*is_causal=*/nullptr, rewriter.getF32FloatAttr(0.0f),
+        softmax.getNanToZero() ? rewriter.getUnitAttr() : nullptr);
+    rewriter.replaceOp(root, attention.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -828,5 +1012,5 @@ struct FusePatternsPass
 
 void cleave::populateFusePatterns(RewritePatternSet &patterns) {
   patterns.add<FuseGelu, FuseLayerNorm, FuseRmsNorm<MulOp>, FuseRmsNorm<DivOp>,
-               FuseRotaryEmbedding>(patterns.getContext());
+               FuseRotaryEmbedding, FuseAttention>(patterns.getContext());
 }

@@ -21,7 +21,7 @@ void cleave::buildSimplifyPipeline(OpPassManager &pm) {
 void cleave::registerCleavePipelines() {
   PassPipelineRegistration<>(
       "cleave-simplify",
-      "Canonicalize, fuse GELU/LayerNorm/RMSNorm decompositions and CSE "
-      "imported IR",
+      "Canonicalize, fuse GELU/LayerNorm/RMSNorm/RoPE/attention "
+      "decompositions and CSE imported IR",
       buildSimplifyPipeline);
 }

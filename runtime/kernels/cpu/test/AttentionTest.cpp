@@ -68,7 +68,7 @@ TEST_F(AttentionTest, AttentionByHand) {
   Tensor v = Tensor::f32({1, 1, 2, 2}, {4, 8, 0, 4});
   Tensor y({1, 1, 2, 2});
   ASSERT_EQ(run(cleave_cpu_attention, {q.desc(), k.desc(), v.desc()},
-                {y.desc()}, {1, 1, 1}, {1.0, 0.0}),
+                {y.desc()}, {1, 1, 1, 0}, {1.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), {4, 8, 1, 5}, 1e-5f, 1e-6f);
@@ -77,11 +77,21 @@ TEST_F(AttentionTest, AttentionByHand) {
   Tensor mask = Tensor::of<uint8_t>({2, 2}, CLEAVE_BOOL, {1, 1, 0, 0});
   ASSERT_EQ(run(cleave_cpu_attention,
                 {q.desc(), k.desc(), v.desc(), mask.desc()}, {y.desc()},
-                {1, 1, 0}, {1.0, 0.0}),
+                {1, 1, 0, 0}, {1.0, 0.0}),
             0)
       << ctx.error;
   std::vector<float> got = y.vec();
   EXPECT_TRUE(std::isnan(got[2]) && std::isnan(got[3]));
+
+  // With nan_to_zero that row is zeros. Query 0 sees both keys (scores 0
+  // and 1): weights 1/(1+e) and e/(1+e).
+  ASSERT_EQ(run(cleave_cpu_attention,
+                {q.desc(), k.desc(), v.desc(), mask.desc()}, {y.desc()},
+                {1, 1, 0, 1}, {1.0, 0.0}),
+            0)
+      << ctx.error;
+  const float w = 1.0f / (1.0f + std::exp(1.0f));
+  expectClose(y.vec(), {4 * w, 4 + 4 * w, 0, 0}, 1e-5f, 1e-6f);
 }
 
 TEST_F(AttentionTest, AttentionFailures) {
@@ -89,12 +99,12 @@ TEST_F(AttentionTest, AttentionFailures) {
   Tensor k = Tensor::random({1, 2, 3, 8}, 4);
   Tensor y({1, 4, 2, 8});
   expectFailure(run(cleave_cpu_attention, {q.desc(), k.desc(), k.desc()},
-                    {y.desc()}, {4, 3, 0}, {1.0, 0.0}),
+                    {y.desc()}, {4, 3, 0, 0}, {1.0, 0.0}),
                 "attention", "with 4 and 3 heads");
   Tensor mask = Tensor::random({3, 2}, 5);
   expectFailure(run(cleave_cpu_attention,
                     {q.desc(), k.desc(), k.desc(), mask.desc()}, {y.desc()},
-                    {4, 2, 0}, {1.0, 0.0}),
+                    {4, 2, 0, 0}, {1.0, 0.0}),
                 "attention", "does not broadcast to the scores");
 }
 

@@ -748,3 +748,112 @@ func.func @rope_wrong_rotation(%q: tensor<1x2x4x8xf32>, %f: tensor<1x4x4xf32>) -
   %y = cleave.add %a, %b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %y : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Scaled dot-product attention
+//===----------------------------------------------------------------------===//
+
+// torch 2's dynamo export of SDPA with grouped-query heads: the keys and
+// values are repeated to the query's 4 heads (unsqueeze, expand, reshape),
+// k^T is the batched reshape/transpose/reshape, q and k^T are scaled by
+// the square root of the scale each, the mask is added and the softmax is
+// guarded (nan_to_zero). The fused op reads the expanded keys, viewed as
+// batch x heads x sequence x head_size, and the expanded values.
+// CHECK-LABEL: func.func @sdpa_grouped
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x4x8x16xf32>, %[[K:.+]]: tensor<2x2x8x16xf32>, %[[V:.+]]: tensor<2x2x8x16xf32>, %[[M:.+]]: tensor<2x1x8x8xf32>)
+// CHECK: %[[KE:.+]] = cleave.expand
+// CHECK: %[[VE:.+]] = cleave.expand
+// CHECK: %[[VR:.+]] = cleave.reshape %[[VE]] : tensor<2x2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK: %[[KR:.+]] = cleave.reshape %[[KE]] : tensor<2x2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-NEXT: %[[A:.+]] = cleave.attention %[[Q]], %[[KR]], %[[VR]], %[[M]] {kv_num_heads = 4 : i64, nan_to_zero, q_num_heads = 4 : i64, scale = 2.500000e-01 : f32} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x1x8x8xf32>) -> tensor<2x4x8x16xf32>
+// CHECK-NEXT: return %[[A]]
+// CHECK-NOT: cleave.softmax
+func.func @sdpa_grouped(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %mask: tensor<2x1x8x8xf32>) -> tensor<2x4x8x16xf32> {
+  %root = cleave.constant dense<0.5> : tensor<f32>
+  %k1 = cleave.unsqueeze %k {axes = array<i64: 2>} : (tensor<2x2x8x16xf32>) -> tensor<2x2x1x8x16xf32>
+  %k2 = cleave.expand %k1 : tensor<2x2x1x8x16xf32> -> tensor<2x2x2x8x16xf32>
+  %v1 = cleave.unsqueeze %v {axes = array<i64: 2>} : (tensor<2x2x8x16xf32>) -> tensor<2x2x1x8x16xf32>
+  %v2 = cleave.expand %v1 : tensor<2x2x1x8x16xf32> -> tensor<2x2x2x8x16xf32>
+  %v3 = cleave.reshape %v2 : tensor<2x2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+  %kb = cleave.reshape %k2 : tensor<2x2x2x8x16xf32> -> tensor<8x8x16xf32>
+  %kt = cleave.transpose %kb {perm = array<i64: 0, 2, 1>} : (tensor<8x8x16xf32>) -> tensor<8x16x8xf32>
+  %kt4 = cleave.reshape %kt : tensor<8x16x8xf32> -> tensor<2x4x16x8xf32>
+  %qs = cleave.mul %q, %root : (tensor<2x4x8x16xf32>, tensor<f32>) -> tensor<2x4x8x16xf32>
+  %ks = cleave.mul %kt4, %root : (tensor<2x4x16x8xf32>, tensor<f32>) -> tensor<2x4x16x8xf32>
+  %s = cleave.matmul %qs, %ks : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %b = cleave.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = cleave.softmax %b {axis = 3 : i64, nan_to_zero} : tensor<2x4x8x8xf32>
+  %y = cleave.matmul %p, %v3 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %y : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// The TorchScript exporter's form: k^T transposes the key projection
+// (batch x sequence x heads x head_size) straight to batch x heads x
+// head_size x sequence, and the scale divides the scores; the keys become
+// the transpose that keeps the last two dimensions in order. No mask, no
+// guard.
+// CHECK-LABEL: func.func @sdpa_projection
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x4x8xf32>, %[[P:.+]]: tensor<1x4x2x8xf32>, %[[V:.+]]: tensor<1x2x4x8xf32>)
+// CHECK: %[[K:.+]] = cleave.transpose %[[P]] {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: %[[A:.+]] = cleave.attention %[[Q]], %[[K]], %[[V]] {kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 0.353553385 : f32}
+// CHECK-NEXT: return %[[A]]
+func.func @sdpa_projection(%q: tensor<1x2x4x8xf32>, %proj: tensor<1x4x2x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %c = cleave.constant dense<2.82842708> : tensor<f32>
+  %kt = cleave.transpose %proj {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x8x4xf32>
+  %s = cleave.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %d = cleave.div %s, %c : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = cleave.softmax %d {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %y = cleave.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// T5: unscaled scores plus a position bias and a padding mask; the mask of
+// the fused op is their sum.
+// CHECK-LABEL: func.func @sdpa_two_biases
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x2x4x8xf32>, %[[K:.+]]: tensor<2x2x4x8xf32>, %[[V:.+]]: tensor<2x2x4x8xf32>, %[[B:.+]]: tensor<1x2x4x4xf32>, %[[M:.+]]: tensor<2x1x4x4xf32>)
+// CHECK: %[[S:.+]] = cleave.add %[[M]], %[[B]] : (tensor<2x1x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+// CHECK-NEXT: %[[A:.+]] = cleave.attention %[[Q]], %[[K]], %[[V]], %[[S]] {kv_num_heads = 2 : i64, q_num_heads = 2 : i64, scale = 1.000000e+00 : f32}
+// CHECK-NEXT: return %[[A]]
+func.func @sdpa_two_biases(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %bias: tensor<1x2x4x4xf32>, %mask: tensor<2x1x4x4xf32>) -> tensor<2x2x4x8xf32> {
+  %kt = cleave.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x4x8xf32>) -> tensor<2x2x8x4xf32>
+  %s = cleave.matmul %q, %kt : (tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x4x4xf32>
+  %b1 = cleave.add %s, %bias : (tensor<2x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %b2 = cleave.add %b1, %mask : (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %p = cleave.softmax %b2 {axis = 3 : i64} : tensor<2x2x4x4xf32>
+  %y = cleave.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %y : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// Left alone: the probabilities are also returned (fusing would compute
+// them twice), a softmax over another axis, keys that are not transposed,
+// and float16.
+// CHECK-LABEL: func.func @sdpa_not_fused
+// CHECK-NOT: cleave.attention
+// CHECK-COUNT-4: cleave.softmax
+// CHECK-NOT: cleave.attention
+func.func @sdpa_not_fused(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %v: tensor<1x2x4x4xf32>, %h: tensor<1x2x4x4xf16>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf16>) {
+  %kt = cleave.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s1 = cleave.matmul %q, %kt : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p1 = cleave.softmax %s1 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %y1 = cleave.matmul %p1, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %kt2 = cleave.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s2 = cleave.matmul %q, %kt2 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p2 = cleave.softmax %s2 {axis = 2 : i64} : tensor<1x2x4x4xf32>
+  %y2 = cleave.matmul %p2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %s3 = cleave.matmul %q, %k : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p3 = cleave.softmax %s3 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %y3 = cleave.matmul %p3, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %ht = cleave.transpose %h {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16>
+  %s4 = cleave.matmul %h, %ht : (tensor<1x2x4x4xf16>, tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16>
+  %p4 = cleave.softmax %s4 {axis = 3 : i64} : tensor<1x2x4x4xf16>
+  %y4 = cleave.matmul %p4, %h : (tensor<1x2x4x4xf16>, tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16>
+  return %p1, %y1, %y2, %y3, %y4 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf16>
+}

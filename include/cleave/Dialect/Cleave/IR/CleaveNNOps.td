@@ -441,7 +441,9 @@ def Cleave_AttentionOp : Cleave_InferredOp<"attention"> {
     cleave's results). `mask` (i1 or the query's float
     type) broadcasts numpy-style to `batch x q_num_heads x q_sequence x
     kv_sequence`. A query row that sees no key gives NaN, as softmax of
-    `-inf` everywhere does.
+    `-inf` everywhere does, or zeros with `nan_to_zero` (what the
+    `Where(IsNaN(Softmax(x)), 0, Softmax(x))` that exporters write around
+    the softmax of a masked attention computes).
 
     ```mlir
     %y = cleave.attention %q, %k, %v {is_causal, kv_num_heads = 2 : i64, q_num_heads = 8 : i64, scale = 1.250000e-01 : f32}
@@ -452,7 +454,8 @@ def Cleave_AttentionOp : Cleave_InferredOp<"attention"> {
                    Cleave_FloatTensor:$value, Optional<Cleave_Tensor>:$mask,
                    I64Attr:$q_num_heads, I64Attr:$kv_num_heads, F32Attr:$scale,
                    UnitAttr:$is_causal,
-                   DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+                   DefaultValuedAttr<F32Attr, "0.0">:$softcap,
+                   UnitAttr:$nan_to_zero);
   let results = (outs Cleave_FloatTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`

@@ -10,10 +10,10 @@
 include "mlir/Pass/PassBase.td"
 
 def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
-  let summary = "Fuse exported decompositions of GELU, LayerNorm, RMSNorm and RoPE into cleave ops";
+  let summary = "Fuse exported decompositions of GELU, LayerNorm, RMSNorm, RoPE and attention into cleave ops";
   let description = [{
     Exporters that target opsets without a `Gelu`, `LayerNormalization`,
-    `RMSNormalization` or `RotaryEmbedding` op (torch.onnx up to opset 17
+    `RMSNormalization`, `RotaryEmbedding` or `Attention` op (torch.onnx up to opset 17
     writes them as chains of elementwise ops, slices and reductions) leave compositions that the cost model and the code
     generator would otherwise see as a dozen memory-bound ops. This pass
     recognises them and replaces each with the one fused op:
@@ -42,7 +42,19 @@ def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
       `cleave.rotary_embedding` when `x` is `batch x heads x sequence x d`
       and `cos` and `sin` broadcast as `batch x 1 x sequence x d` with
       provably equal halves (`cos(concat(f, f))`, as Hugging Face builds
-      them); the tables are reshaped to `batch x sequence x d`.
+      them); the tables are reshaped to `batch x sequence x d`;
+    - `softmax(scale * q k^T + mask) v` over float32 `batch x heads x
+      sequence x head_size` tensors becomes `cleave.attention`: the scale
+      is the product of the splat factors on `q`, on `k^T` and on the
+      scores (multiplications or a division; torch scales `q` and `k^T` by
+      the square root of the scale each), `k^T` is a transpose (of the keys
+      or of the key projection) or the batched reshape/transpose/reshape
+      that dynamo writes, the mask is the sum of the additive terms that
+      broadcast to the scores (a padding mask, T5's position bias; none
+      when there is none), and the softmax's `nan_to_zero` carries over.
+      Grouped-query keys and values stay expanded to the query's heads, as
+      the model computes them, so that the fused op splits by heads as the
+      matrix products did.
 
     The constants must be `cleave.constant` splats (within float rounding of
     the element type); a chain whose intermediate values are used outside it
