@@ -20,6 +20,7 @@ using namespace cleave;
 void cleave::registerGradientInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, CleaveDialect *) {
+    detail::attachConvGradients(context);
     detail::attachElementwiseGradients(context);
     detail::attachNNGradients(context);
     detail::attachShapeGradients(context);

@@ -15,6 +15,8 @@ namespace detail {
 
 /// Unary math, broadcasting arithmetic, selection and casts.
 void attachElementwiseGradients(mlir::MLIRContext *context);
+/// Convolutions, pools and per-channel normalisations.
+void attachConvGradients(mlir::MLIRContext *context);
 /// Contractions, reductions, softmax and normalisations.
 void attachNNGradients(mlir::MLIRContext *context);
 /// Reshapes, permutations, slicing, joining, gathering and padding.
