@@ -204,9 +204,26 @@ def pool(m):
 
 
 def norm(m):
-    """Per-channel normalisations: instance normalisation, and group
-    normalisation with groups of two channels and with a group per channel
-    (wav2vec 2.0's)."""
+    """Per-channel normalisations: batch normalisation in training mode (by
+    the batch's statistics; the running ones are constants, which are not
+    updated), instance normalisation, and group normalisation with groups
+    of two channels and with a group per channel (wav2vec 2.0's)."""
+    def running(channels):
+        return [m.random_constant([channels]),
+                m.constant(m.rng.uniform(0.5, 1.5, [channels]))]
+
+    x = m.weight("batch_norm.x", [4, 3, 5], -2.0, 2.0)
+    scale = m.weight("batch_norm.scale", [3])
+    bias = m.weight("batch_norm.bias", [3])
+    y = m.node("BatchNormalization", [x, scale, bias, *running(3)], outputs=3,
+               epsilon=1e-5, training_mode=1)[0]
+    m.add_term(y, [4, 3, 5])
+    x = m.weight("batch_norm2d.x", [2, 3, 3, 3], -2.0, 2.0)
+    scale = m.weight("batch_norm2d.scale", [3])
+    bias = m.weight("batch_norm2d.bias", [3])
+    y = m.node("BatchNormalization", [x, scale, bias, *running(3)], outputs=3,
+               epsilon=1e-3, momentum=0.8, training_mode=1)[0]
+    m.add_term(y, [2, 3, 3, 3])
     x = m.weight("instance_norm.x", [2, 3, 6], -2.0, 2.0)
     scale = m.weight("instance_norm.scale", [3])
     bias = m.weight("instance_norm.bias", [3])
@@ -274,4 +291,4 @@ if __name__ == "__main__":
 # CHECK-LABEL: == norm
 # CHECK-NOT: MISMATCH
 # CHECK: grad:group_norm.per_channel.bias  ok
-# CHECK: gradients 9 of 9
+# CHECK: gradients 15 of 15
