@@ -9,10 +9,12 @@
 //   convolution of the input by the result cotangent, batch and channels
 //   exchanged, the forward's strides becoming dilations and its dilations
 //   strides;
-// - a pool works on planes (`N*C x 1 x spatial`): a convolution by a
-//   one-hot kernel of `K` output channels (one per tap of the window) lays
-//   every window out along the channels, and the transposed convolution by
-//   the same kernel sums the taps' cotangents back where they were read.
+// - a pool works on planes (`N*C x 1 x spatial`): the cotangent of each tap
+//   of each window, laid out along the channels (`K` taps), is summed back
+//   where the tap was read by the transposed convolution by a one-hot kernel
+//   of `K` input channels; an average's taps all get their window's share,
+//   so one channel and a kernel of ones do. max_pool finds its winners
+//   among the windows laid out the same way by strided slices.
 //
 // A transposed convolution gives back the input's size exactly: its end pad
 // drops what the forward's end pad added, and its output padding restores
@@ -213,18 +215,52 @@ Value oneHotTaps(GradientBuilder &b, ArrayRef<int64_t> kernel, Type type) {
   return b.create<ConstantOp>(DenseElementsAttr::get(tensorType, values));
 }
 
-/// The windows of `planes` laid out along the channels: `P x K x out`.
-Value extractWindows(GradientBuilder &b, Value planes, Value taps,
-                     const Window &window) {
-  return b.create<ConvOp>(planes, taps, Value(),
-                          ArrayRef<int64_t>(window.strides),
-                          ArrayRef<int64_t>(window.forwardPads()),
-                          ArrayRef<int64_t>(window.dilations), uint64_t(1));
+/// The windows of `planes` (`P x 1 x in`) laid out along the channels, in
+/// the order of `oneHotTaps`: `P x K x out`, padded taps `-inf`. Moved, not
+/// computed (one strided slice per tap), so that each window holds the
+/// input's values exactly, as the pool compared them.
+Value extractWindows(GradientBuilder &b, Value planes, const Window &window) {
+  size_t rank = window.rank();
+  SmallVector<int64_t> pads{0, 0};
+  ArrayRef<int64_t> forwardPads = window.forwardPads();
+  pads.append(forwardPads.begin(), forwardPads.begin() + rank);
+  pads.append({0, 0});
+  pads.append(forwardPads.begin() + rank, forwardPads.end());
+  Type type = getElementType(planes);
+  APFloat lowest = APFloat::getInf(cast<FloatType>(type).getFloatSemantics(),
+                                   /*Negative=*/true);
+  bool lostInfo;
+  lowest.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                 &lostInfo);
+  Value padded = b.create<PadOp>(planes, ArrayRef<int64_t>(pads),
+                                 StringRef("constant"), lowest);
+  int64_t planeCount = getShape(planes)[0];
+  SmallVector<Value> taps;
+  SmallVector<int64_t> tap(rank, 0);
+  for (int64_t flat = 0, e = product(window.kernel); flat < e; ++flat) {
+    SmallVector<int64_t> starts{0, 0}, ends{planeCount, 1}, steps{1, 1};
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t start = tap[i] * window.dilations[i];
+      starts.push_back(start);
+      ends.push_back(start + (window.out[i] - 1) * window.strides[i] + 1);
+      steps.push_back(window.strides[i]);
+    }
+    taps.push_back(b.create<SliceOp>(padded, ArrayRef<int64_t>(starts),
+                                     ArrayRef<int64_t>(ends),
+                                     ArrayRef<int64_t>(steps)));
+    // The next tap in row-major order.
+    for (size_t i = rank; i-- > 0;) {
+      if (++tap[i] < window.kernel[i])
+        break;
+      tap[i] = 0;
+    }
+  }
+  return b.create<ConcatOp>(ValueRange(taps), uint64_t(1));
 }
 
 /// The cotangent of a max over each window goes to the taps equal to the
-/// maximum, shared evenly among ties (as reduce_max's); padded taps, which
-/// never win, are masked out by the windows of a tensor of ones.
+/// maximum, shared evenly among ties (as reduce_max's); padded taps, `-inf`,
+/// never win.
 struct MaxPoolGradientModel
     : GradientInterface::ExternalModel<MaxPoolGradientModel, MaxPoolOp> {
   LogicalResult buildGradients(Operation *op, GradientBuilder &b,
@@ -236,20 +272,13 @@ struct MaxPoolGradientModel
     Window window(pool.getKernelShape(), pool.getStrides(), pool.getPads(),
                   pool.getDilations(), getShape(x), getShape(y));
     Type type = getElementType(x);
-    Value taps = oneHotTaps(b, window.kernel, type);
-    Value windows = extractWindows(b, toPlanes(b, x), taps, window);
-
-    SmallVector<int64_t> onePlane{1, 1};
-    onePlane.append(window.in);
-    Value ones = b.splat(1.0, RankedTensorType::get(onePlane, type));
-    Value inside = extractWindows(b, ones, taps, window);
-
+    Value windows = extractWindows(b, toPlanes(b, x), window);
     Value hits = b.cast(b.create<EqualOp>(windows, toPlanes(b, y)), type);
-    hits = b.mul(hits, inside);
     Value ties = b.reduceSum(hits, {1}, /*keepdims=*/true);
-    // A window without a tap (all padding) has no winner to pay.
-    ties = b.create<MaxOp>(ties, b.scalar(1.0, type));
     Value shares = b.mul(hits, b.div(toPlanes(b, g), ties));
+    // The transposed convolution by the one-hot kernel of the taps puts
+    // each tap's share back where it was read.
+    Value taps = oneHotTaps(b, window.kernel, type);
     Value dx = transposedConv(b, shares, taps, window, /*group=*/1);
     gradients.operands[0] = b.reshape(dx, getShape(x));
     return success();

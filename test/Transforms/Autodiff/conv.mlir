@@ -83,31 +83,32 @@ func.func @main(%x: tensor<2x3x5x5xf32> {cleave.name = "x"}, %dy: tensor<2x3x3x3
 
 // -----
 
-// max_pool on planes: a convolution by the one-hot kernel of the 9 taps lays
-// the windows out along the channels, the same convolution of ones marks
-// the taps inside the input, the taps equal to the maximum share dy (ties
-// evenly), and the transposed convolution by the same kernel puts each
-// share back where it was read.
+// max_pool on planes: the planes padded with -inf (which never wins) and
+// cut by one strided slice per tap lay the windows out along the channels,
+// tap (i, j) in channel 3 i + j; the taps equal to the maximum share dy
+// (ties evenly), and the transposed convolution by the one-hot kernel of
+// the taps (channel k has its 1 at tap k) puts each share back where it was
+// read.
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[DY:[a-z0-9]+]]: tensor<1x2x4x4xf32> {cleave.name = "dy"})
 // CHECK: %[[X:.*]] = cleave.weight "x"
 // CHECK: %[[Y:.*]] = cleave.max_pool %[[X]]
-// CHECK: %[[TAPS:.*]] = cleave.constant dense<{{\[\[\[\[}}1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00]]], {{\[\[\[}}0.000000e+00, 1.000000e+00, 0.000000e+00]{{.*}}, [0.000000e+00, 0.000000e+00, 1.000000e+00]]]]> : tensor<9x1x3x3xf32>
-// CHECK-NEXT: %[[PLANES:.*]] = cleave.reshape %[[X]] : tensor<1x2x7x7xf32> -> tensor<2x1x7x7xf32>
-// CHECK-NEXT: %[[WINDOWS:.*]] = cleave.conv %[[PLANES]], %[[TAPS]] {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x1x7x7xf32>, tensor<9x1x3x3xf32>) -> tensor<2x9x4x4xf32>
-// CHECK-NEXT: %[[ONES:.*]] = cleave.constant dense<1.000000e+00> : tensor<1x1x7x7xf32>
-// CHECK-NEXT: %[[INSIDE:.*]] = cleave.conv %[[ONES]], %[[TAPS]] {{.*}} -> tensor<1x9x4x4xf32>
+// CHECK: %[[PLANES:.*]] = cleave.reshape %[[X]] : tensor<1x2x7x7xf32> -> tensor<2x1x7x7xf32>
+// CHECK-NEXT: %[[PADDED:.*]] = cleave.pad %[[PLANES]] {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0xFFF0000000000000 : f64} : (tensor<2x1x7x7xf32>) -> tensor<2x1x9x9xf32>
+// CHECK-NEXT: %[[T0:.*]] = cleave.slice %[[PADDED]] {ends = array<i64: 2, 1, 7, 7>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 2, 2>} : (tensor<2x1x9x9xf32>) -> tensor<2x1x4x4xf32>
+// CHECK-NEXT: %[[T1:.*]] = cleave.slice %[[PADDED]] {ends = array<i64: 2, 1, 7, 8>, starts = array<i64: 0, 0, 0, 1>, steps = array<i64: 1, 1, 2, 2>}
+// CHECK-COUNT-6: cleave.slice %[[PADDED]]
+// CHECK-NEXT: %[[T8:.*]] = cleave.slice %[[PADDED]] {ends = array<i64: 2, 1, 9, 9>, starts = array<i64: 0, 0, 2, 2>, steps = array<i64: 1, 1, 2, 2>}
+// CHECK-NEXT: %[[WINDOWS:.*]] = cleave.concat %[[T0]], %[[T1]], {{.*}}, %[[T8]] {axis = 1 : i64} : {{.*}} -> tensor<2x9x4x4xf32>
 // CHECK-NEXT: %[[YP:.*]] = cleave.reshape %[[Y]] : tensor<1x2x4x4xf32> -> tensor<2x1x4x4xf32>
 // CHECK-NEXT: %[[EQ:.*]] = cleave.equal %[[WINDOWS]], %[[YP]] : (tensor<2x9x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x9x4x4xi1>
-// CHECK-NEXT: %[[EQF:.*]] = cleave.cast %[[EQ]]
-// CHECK-NEXT: %[[HITS:.*]] = cleave.mul %[[EQF]], %[[INSIDE]] : (tensor<2x9x4x4xf32>, tensor<1x9x4x4xf32>) -> tensor<2x9x4x4xf32>
+// CHECK-NEXT: %[[HITS:.*]] = cleave.cast %[[EQ]] : tensor<2x9x4x4xi1> to tensor<2x9x4x4xf32>
 // CHECK-NEXT: %[[TIES:.*]] = cleave.reduce_sum %[[HITS]] {axes = array<i64: 1>} : (tensor<2x9x4x4xf32>) -> tensor<2x1x4x4xf32>
-// CHECK-NEXT: %[[ONE:.*]] = cleave.constant dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[COUNT:.*]] = cleave.max %[[TIES]], %[[ONE]]
 // CHECK-NEXT: %[[GP:.*]] = cleave.reshape %[[DY]] : tensor<1x2x4x4xf32> -> tensor<2x1x4x4xf32>
-// CHECK-NEXT: %[[SHARE:.*]] = cleave.div %[[GP]], %[[COUNT]]
+// CHECK-NEXT: %[[SHARE:.*]] = cleave.div %[[GP]], %[[TIES]]
 // CHECK-NEXT: %[[SHARES:.*]] = cleave.mul %[[HITS]], %[[SHARE]] : (tensor<2x9x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x9x4x4xf32>
+// CHECK-NEXT: %[[TAPS:.*]] = cleave.constant dense<{{\[\[\[\[}}1.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00]]], {{\[\[\[}}0.000000e+00, 1.000000e+00, 0.000000e+00]{{.*}}, [0.000000e+00, 0.000000e+00, 1.000000e+00]]]]> : tensor<9x1x3x3xf32>
 // CHECK-NEXT: %[[DXP:.*]] = cleave.conv_transpose %[[SHARES]], %[[TAPS]] {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x9x4x4xf32>, tensor<9x1x3x3xf32>) -> tensor<2x1x7x7xf32>
 // CHECK-NEXT: %[[DX:.*]] = cleave.reshape %[[DXP]] : tensor<2x1x7x7xf32> -> tensor<1x2x7x7xf32>
 // CHECK-NEXT: return %{{.*}}, %[[DX]]
