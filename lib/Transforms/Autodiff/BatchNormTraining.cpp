@@ -1,5 +1,4 @@
-//===- BatchNormTraining.cpp - batch statistics in a training step -*- C++
-//-*-===//
+//===- BatchNormTraining.cpp - batch statistics in training -----*- C++ -*-===//
 //
 // `cleave-batch-norm-training`: batch normalisation as a training step
 // computes it (PyTorch's `BatchNorm*d.train()`). The output is normalised by

@@ -1,5 +1,4 @@
-//===- ConvGradients.cpp - derivatives of convolutions and pools -*- C++
-//-*-===//
+//===- ConvGradients.cpp - derivatives of convolutions, pools ---*- C++ -*-===//
 //
 // Convolutions, pools and the per-channel normalisations of CNNs and speech
 // models. The backward of a window op is another window op:
