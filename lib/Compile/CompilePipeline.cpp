@@ -111,6 +111,10 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
 
   buildSimplifyPipeline(pm);
   TrainingOptions training = options.getTraining();
+  BatchNormTrainingPassOptions batchNorm;
+  batchNorm.entry = options.entry;
+  batchNorm.step = training.differentiates();
+  pm.addPass(createBatchNormTrainingPass(batchNorm));
   if (training.differentiates()) {
     if (training.attachesLoss()) {
       AttachLossPassOptions attach;

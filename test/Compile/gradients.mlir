@@ -10,7 +10,8 @@
 // (twice 1 * y) folds to y + y. The frozen weight gets no gradient.
 
 // PASSES: cleave-fuse-patterns
-// PASSES: cleave-autodiff{entry=main freeze= loss=loss}
+// PASSES: cleave-batch-norm-training{entry=main step=true}
+// PASSES-NEXT: cleave-autodiff{entry=main freeze= loss=loss}
 // PASSES: cleave-fuse-patterns
 // PASSES: cse
 // PASSES: cleave-plan{{.*}}annotate=false

@@ -297,21 +297,25 @@ template <typename OpTy> LogicalResult importGlobalPool(NodeBinder &b) {
 
 LogicalResult importBatchNorm(NodeBinder &b) {
   Value x, scale, bias, mean, variance;
-  float epsilon;
+  float epsilon, momentum;
   int64_t trainingMode;
   if (failed(b.input(0, x)) || failed(b.input(1, scale)) ||
       failed(b.input(2, bias)) || failed(b.input(3, mean)) ||
       failed(b.input(4, variance)) ||
       failed(b.floatAttr("epsilon", epsilon, 1e-5f)) ||
+      failed(b.floatAttr("momentum", momentum, 0.9f)) ||
       failed(b.intAttr("training_mode", trainingMode, 0)))
     return failure();
-  if (trainingMode != 0)
-    return b.emitError() << "training mode is not supported";
-  if (failed(b.rejectUsedOutputs(1, "batch statistics (training mode)")))
+  // torch.onnx writes training-mode nodes whose running-statistic outputs
+  // nothing reads; a training step updates the running statistics itself.
+  if (failed(b.rejectUsedOutputs(1, "running statistics (training mode)")))
     return failure();
-  return b.replaceWith<BatchNormOp>(
-      {x, scale, bias, mean, variance},
-      {b.named("epsilon", b.getBuilder().getF32FloatAttr(epsilon))});
+  SmallVector<NamedAttribute> attrs{
+      b.named("epsilon", b.getBuilder().getF32FloatAttr(epsilon)),
+      b.named("momentum", b.getBuilder().getF32FloatAttr(momentum))};
+  if (trainingMode != 0)
+    attrs.push_back(b.named("training_mode", b.getBuilder().getUnitAttr()));
+  return b.replaceWith<BatchNormOp>({x, scale, bias, mean, variance}, attrs);
 }
 
 LogicalResult importInstanceNorm(NodeBinder &b) {
@@ -702,7 +706,9 @@ const OpHandler nnHandlers[] = {
      "qk_matmul_output must be unused"},
     {"AveragePool", 11, importAveragePool, "cleave.average_pool", kAutoPad},
     {"BatchNormalization", 11, importBatchNorm, "cleave.batch_norm",
-     "inference only; statistics outputs must be unused"},
+     "`training_mode` normalises by the batch's statistics; the running "
+     "statistics outputs must be unused (a training step updates the "
+     "running statistics in place)"},
     {"Conv", 11, importConv, "cleave.conv",
      "`auto_pad` resolved to explicit pads; kernel shape from the weight"},
     {"ConvTranspose", 11, importConvTranspose, "cleave.conv_transpose",

@@ -142,7 +142,8 @@ private:
     bool anyFloatWeight = false;
     llvm::StringMap<size_t> indexOf;
     func.walk([&](WeightOp weight) {
-      if (!isFloatTensor(weight.getOutput()))
+      // A weight the step already writes (a running statistic) is state.
+      if (!isFloatTensor(weight.getOutput()) || isWritable(weight))
         return;
       anyFloatWeight = true;
       StringRef name = weight.getName();

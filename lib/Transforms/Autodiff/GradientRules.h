@@ -17,6 +17,8 @@ namespace detail {
 void attachAttentionGradients(mlir::MLIRContext *context);
 /// Unary math, broadcasting arithmetic, selection and casts.
 void attachElementwiseGradients(mlir::MLIRContext *context);
+/// Convolutions, pools and per-channel normalisations.
+void attachConvGradients(mlir::MLIRContext *context);
 /// Contractions, reductions, softmax and normalisations.
 void attachNNGradients(mlir::MLIRContext *context);
 /// RNN, GRU and LSTM layers (backpropagation through time).

@@ -9,6 +9,7 @@
 # RUN: cleave-translate --import-onnx %t/conv_transpose.onnx | FileCheck %s --check-prefix=CONVT
 # RUN: cleave-translate --import-onnx %t/pool.onnx | FileCheck %s --check-prefix=POOL
 # RUN: cleave-translate --import-onnx %t/norm.onnx | FileCheck %s --check-prefix=NORM
+# RUN: cleave-translate --import-onnx %t/batch_norm_training.onnx | FileCheck %s --check-prefix=BN-TRAINING
 # RUN: cleave-translate --import-onnx %t/group_norm18.onnx | FileCheck %s --check-prefix=GN18
 # RUN: cleave-translate --import-onnx %t/group_norm21.onnx | FileCheck %s --check-prefix=GN21
 # RUN: cleave-translate --import-onnx %t/softmax11.onnx | FileCheck %s --check-prefix=SOFTMAX11
@@ -138,6 +139,20 @@ g.output(g.node("LayerNormalization", [x, g.const(weight(6)), g.const(weight(6))
                 stash_type=onnx.TensorProto.FLOAT))
 g.declare_reference_shapes()
 g.save(f"{out}/norm.onnx")
+
+# A training-mode node as torch.onnx exports one (its running-statistic
+# outputs unused): the op keeps training_mode and the momentum, which
+# cleave-batch-norm-training reads. (onnxruntime's inference build does not
+# run training mode, so the shape is declared.)
+# BN-TRAINING-LABEL: func.func @main
+# BN-TRAINING: cleave.batch_norm {{.*}} {momentum = 8.000000e-01 : f32, training_mode} : (tensor<2x4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x6xf32>
+g = GraphBuilder(opset=17)
+x = g.input("x", [2, 4, 6])
+c4 = [g.const(np.abs(weight(4)) + 0.5) for _ in range(4)]
+y, _, _ = g.node("BatchNormalization", [x] + c4, outputs=3, momentum=0.8,
+                 training_mode=1)
+g.output(y, [2, 4, 6])
+g.save(f"{out}/batch_norm_training.onnx")
 
 # Opset 18 scales per group; cleave scales per channel, so each of the two
 # group entries is repeated for the group's two channels.

@@ -42,15 +42,19 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
 // named in one error (with its ONNX node when it has one: options.mlir),
 // with a note at each.
 
-// expected-error @+1 {{cannot differentiate 'loss': 2 ops on the path from the parameters to the loss have no gradient rule: cleave.conv, cleave.max_pool}}
+// expected-error @+1 {{cannot differentiate 'loss': 2 ops on the path from the parameters to the loss have no gradient rule: cleave.conv_transpose, cleave.batch_norm}}
 func.func @main(%x: tensor<1x2x8x8xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
-  %w = cleave.weight "conv.weight" {file = "/m.bin", offset = 0 : i64, length = 288 : i64} : tensor<4x2x3x3xf32>
-  // expected-note @+1 {{no gradient rule for cleave.conv}}
-  %c = cleave.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %w = cleave.weight "deconv.weight" {file = "/m.bin", offset = 0 : i64, length = 288 : i64} : tensor<2x4x3x3xf32>
+  %s = cleave.weight "bn.weight" {file = "/m.bin", offset = 288 : i64, length = 16 : i64} : tensor<4xf32>
+  %b = cleave.weight "bn.bias" {file = "/m.bin", offset = 304 : i64, length = 16 : i64} : tensor<4xf32>
+  %m = cleave.weight "bn.running_mean" {file = "/m.bin", offset = 320 : i64, length = 16 : i64} : tensor<4xf32>
+  %v = cleave.weight "bn.running_var" {file = "/m.bin", offset = 336 : i64, length = 16 : i64} : tensor<4xf32>
+  // expected-note @+1 {{no gradient rule for cleave.conv_transpose}}
+  %c = cleave.conv_transpose %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x2x8x8xf32>, tensor<2x4x3x3xf32>) -> tensor<1x4x8x8xf32>
   %r = cleave.relu %c : tensor<1x4x8x8xf32>
-  // expected-note @+1 {{no gradient rule for cleave.max_pool}}
-  %p = cleave.max_pool %r {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
-  %l = cleave.reduce_mean %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<1x4x4x4xf32>) -> tensor<f32>
+  // expected-note @+1 {{no gradient rule for cleave.batch_norm}}
+  %n = cleave.batch_norm %r, %s, %b, %m, %v : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %l = cleave.reduce_mean %n {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<1x4x8x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
 

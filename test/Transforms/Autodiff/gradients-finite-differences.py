@@ -1,5 +1,6 @@
 # Every gradient rule against central finite differences. One model per op
-# family applies each op to weights of its own and adds sum(op(...) * R) to
+# family (the CNN families convolve, pool and normalise their weights as
+# inputs) applies each op to weights of its own and adds sum(op(...) * R) to
 # the loss (R a random constant); cleave compiles it in float32 with
 # --gradients and runs it, and each grad:<weight> is compared with central
 # differences (eps 1e-6) of the same model in float64, run by the ONNX
@@ -253,11 +254,100 @@ def recurrent(m):
           peepholes=True, activations=["Sigmoid", "Tanh", "Relu"])
 
 
+def conv(m):
+    """Convolutions: 2-D with strides, pads, dilations and a bias; 1-D with
+    groups (wav2vec 2.0's positional convolution); a stride that leaves the
+    last input rows unread; depthwise with two outputs per channel."""
+    x = m.weight("conv2d.x", [2, 3, 7, 6])
+    w = m.weight("conv2d.w", [4, 3, 3, 2])
+    b = m.weight("conv2d.b", [4])
+    m.add_term(m.node("Conv", [x, w, b], strides=[2, 1], pads=[1, 0, 1, 1],
+                      dilations=[1, 2]), [2, 4, 4, 5])
+    x = m.weight("conv1d.grouped.x", [1, 8, 10])
+    w = m.weight("conv1d.grouped.w", [8, 2, 5])
+    b = m.weight("conv1d.grouped.b", [8])
+    m.add_term(m.node("Conv", [x, w, b], pads=[2, 2], group=4), [1, 8, 10])
+    x = m.weight("conv1d.unread.x", [2, 4, 8])
+    w = m.weight("conv1d.unread.w", [6, 2, 3])
+    m.add_term(m.node("Conv", [x, w], strides=[3], group=2), [2, 6, 2])
+    x = m.weight("depthwise.x", [2, 3, 5, 5])
+    w = m.weight("depthwise.w", [6, 1, 3, 3])
+    m.add_term(m.node("Conv", [x, w], strides=[2, 2], pads=[1, 1, 1, 1],
+                      group=3), [2, 6, 3, 3])
+
+
+def pool(m):
+    """Max and average pools over padding, with ceil_mode, dilations and
+    count_include_pad, 1-D and 2-D; the global pools."""
+    x = m.weight("max_pool.x", [1, 2, 7, 7])
+    m.add_term(m.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1]), [1, 2, 4, 4])
+    x = m.weight("max_pool.ceil.x", [1, 2, 7, 7])
+    m.add_term(m.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2],
+                      dilations=[1, 2], ceil_mode=1), [1, 2, 4, 3])
+    x = m.weight("max_pool1d.x", [2, 3, 9])
+    m.add_term(m.node("MaxPool", [x], kernel_shape=[3], strides=[2],
+                      pads=[1, 1]), [2, 3, 5])
+    x = m.weight("average_pool.with_pads.x", [1, 2, 6, 6])
+    m.add_term(m.node("AveragePool", [x], kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1], count_include_pad=1), [1, 2, 3, 3])
+    x = m.weight("average_pool.ceil.x", [1, 2, 7, 7])
+    m.add_term(m.node("AveragePool", [x], kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1], ceil_mode=1), [1, 2, 4, 4])
+    x = m.weight("average_pool1d.x", [2, 3, 8])
+    m.add_term(m.node("AveragePool", [x], kernel_shape=[2], strides=[2]),
+               [2, 3, 4])
+    x = m.weight("global_average_pool.x", [2, 3, 4, 5])
+    m.add_term(m.node("GlobalAveragePool", [x]), [2, 3, 1, 1])
+    x = m.weight("global_max_pool.x", [2, 3, 4, 5])
+    m.add_term(m.node("GlobalMaxPool", [x]), [2, 3, 1, 1])
+
+
+def norm(m):
+    """Per-channel normalisations: batch normalisation in training mode (by
+    the batch's statistics; the running ones are constants, which are not
+    updated), instance normalisation, and group normalisation with groups
+    of two channels and with a group per channel (wav2vec 2.0's)."""
+    def running(channels):
+        return [m.random_constant([channels]),
+                m.constant(m.rng.uniform(0.5, 1.5, [channels]))]
+
+    x = m.weight("batch_norm.x", [4, 3, 5], -2.0, 2.0)
+    scale = m.weight("batch_norm.scale", [3])
+    bias = m.weight("batch_norm.bias", [3])
+    y = m.node("BatchNormalization", [x, scale, bias, *running(3)], outputs=3,
+               epsilon=1e-5, training_mode=1)[0]
+    m.add_term(y, [4, 3, 5])
+    x = m.weight("batch_norm2d.x", [2, 3, 3, 3], -2.0, 2.0)
+    scale = m.weight("batch_norm2d.scale", [3])
+    bias = m.weight("batch_norm2d.bias", [3])
+    y = m.node("BatchNormalization", [x, scale, bias, *running(3)], outputs=3,
+               epsilon=1e-3, momentum=0.8, training_mode=1)[0]
+    m.add_term(y, [2, 3, 3, 3])
+    x = m.weight("instance_norm.x", [2, 3, 6], -2.0, 2.0)
+    scale = m.weight("instance_norm.scale", [3])
+    bias = m.weight("instance_norm.bias", [3])
+    m.add_term(m.node("InstanceNormalization", [x, scale, bias],
+                      epsilon=1e-5), [2, 3, 6])
+    # Opset 18's GroupNormalization scales per group.
+    x = m.weight("group_norm.x", [2, 6, 5], -2.0, 2.0)
+    scale = m.weight("group_norm.scale", [3])
+    bias = m.weight("group_norm.bias", [3])
+    m.add_term(m.node("GroupNormalization", [x, scale, bias], num_groups=3,
+                      epsilon=1e-5), [2, 6, 5])
+    x = m.weight("group_norm.per_channel.x", [2, 4, 6], -2.0, 2.0)
+    scale = m.weight("group_norm.per_channel.scale", [4])
+    bias = m.weight("group_norm.per_channel.bias", [4])
+    m.add_term(m.node("GroupNormalization", [x, scale, bias], num_groups=4,
+                      epsilon=1e-5), [2, 4, 6])
+
+
 if __name__ == "__main__":
     work = sys.argv[1]
     failed = False
     for family, opset in [(unary, 20), (binary, 20), (nn, 20), (shapes, 20),
-                          (transformer, 23), (recurrent, 20)]:
+                          (transformer, 23), (recurrent, 20), (conv, 20),
+                          (pool, 20), (norm, 20)]:
         print(f"== {family.__name__}")
         cleave_model = ModelBuilder(np.float32, opset=opset)
         family(cleave_model)
@@ -300,3 +390,15 @@ if __name__ == "__main__":
 # CHECK-NOT: MISMATCH
 # CHECK: grad:lstm3.p  ok
 # CHECK: gradients 39 of 39
+# CHECK-LABEL: == conv
+# CHECK-NOT: MISMATCH
+# CHECK: grad:depthwise.w  ok
+# CHECK: gradients 10 of 10
+# CHECK-LABEL: == pool
+# CHECK-NOT: MISMATCH
+# CHECK: grad:global_max_pool.x  ok
+# CHECK: gradients 8 of 8
+# CHECK-LABEL: == norm
+# CHECK-NOT: MISMATCH
+# CHECK: grad:group_norm.per_channel.bias  ok
+# CHECK: gradients 15 of 15

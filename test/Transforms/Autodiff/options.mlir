@@ -10,13 +10,14 @@
 // ENTRY: error: cleave-autodiff: no function @step with a body to differentiate
 
 // Ops without a rule are named with their ONNX node; with w frozen only the
-// conv's weight is trained, so the matmul needs no rule but the conv does.
-// RULES: error: cannot differentiate 'loss': 1 op on the path from the parameters to the loss has no gradient rule: cleave.conv (node 'Conv_0')
-// RULES: note: loc("Conv_0"): no gradient rule for cleave.conv
+// transposed conv's weight is trained, so the matmul needs no rule but the
+// conv_transpose does.
+// RULES: error: cannot differentiate 'loss': 1 op on the path from the parameters to the loss has no gradient rule: cleave.conv_transpose (node 'ConvTranspose_0')
+// RULES: note: loc("ConvTranspose_0"): no gradient rule for cleave.conv_transpose
 
 func.func @main(%x: tensor<1x2x4x4xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave.name = "loss"}) {
-  %k = cleave.weight "conv.weight" {file = "/m.bin", offset = 0 : i64, length = 32 : i64} : tensor<4x2x1x1xf32>
-  %c = cleave.conv %x, %k {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32> loc("Conv_0")
+  %k = cleave.weight "conv.weight" {file = "/m.bin", offset = 0 : i64, length = 32 : i64} : tensor<2x4x1x1xf32>
+  %c = cleave.conv_transpose %x, %k {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x2x4x4xf32>, tensor<2x4x1x1xf32>) -> tensor<1x4x4x4xf32> loc("ConvTranspose_0")
   %w = cleave.weight "w" {file = "/m.bin", offset = 32 : i64, length = 64 : i64} : tensor<4x4xf32>
   %y = cleave.matmul %c, %w : (tensor<1x4x4x4xf32>, tensor<4x4xf32>) -> tensor<1x4x4x4xf32> loc("MatMul_1")
   %l = cleave.reduce_mean %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<1x4x4x4xf32>) -> tensor<f32>

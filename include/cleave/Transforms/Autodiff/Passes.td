@@ -71,6 +71,62 @@ def AttachLossPass : Pass<"cleave-attach-loss", "mlir::ModuleOp"> {
   let dependentDialects = ["cleave::CleaveDialect"];
 }
 
+def BatchNormTrainingPass : Pass<"cleave-batch-norm-training", "mlir::ModuleOp"> {
+  let summary = "Normalise by batch statistics and update the running statistics";
+  let description = [{
+    Rewrites the `cleave.batch_norm` ops of the function `entry` as a
+    training step computes them (PyTorch's `BatchNorm*d.train()`): the
+    output is normalised by the batch's statistics (mean and biased
+    variance over every dimension but the channels), built from reductions
+    and arithmetic, so that `cleave-autodiff` differentiates through them.
+
+    With `step` (a training step, `cleave compile --train` or
+    `--gradients`) every batch_norm is rewritten, and each running statistic
+    that is a float32 weight becomes writable and is updated in place, as
+    PyTorch updates it: `r = (1 - m) r + m s`, where `m` is one minus the
+    op's (ONNX's) momentum and `s` is the batch mean, or the unbiased batch
+    variance. The update is a `cleave.sgd_update` of rate `m` by the
+    gradient `r - s` (no momentum, no weight decay), with its buffer and
+    step count as `cleave.state`s named
+    `running_statistic.<buffer|step>:<weight>`. `cleave-autodiff` leaves
+    writable weights out of the trainable parameters. A running statistic
+    that is not a weight (a constant) is left as it is. Without `step` only
+    the ops with `training_mode` (ONNX's `training_mode = 1`) are rewritten,
+    and nothing is updated, as ONNX computes them.
+
+    Errors: a batch_norm whose input has no static shape, and (with `step`)
+    a running statistic that is a weight of another type than float32.
+
+    Before (`cleave-batch-norm-training`):
+
+    ```mlir
+    %m = cleave.weight "bn.running_mean" {...} : tensor<4xf32>
+    %v = cleave.weight "bn.running_var" {...} : tensor<4xf32>
+    %y = cleave.batch_norm %x, %s, %b, %m, %v : (tensor<2x4x8xf32>, ...) -> tensor<2x4x8xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %m = cleave.weight "bn.running_mean" {..., cleave.writable} : tensor<4xf32>
+    %v = cleave.weight "bn.running_var" {..., cleave.writable} : tensor<4xf32>
+    %mean = cleave.reduce_mean %x {axes = array<i64: 0, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<1x4x1xf32>
+    %c = cleave.sub %x, %mean : (tensor<2x4x8xf32>, tensor<1x4x1xf32>) -> tensor<2x4x8xf32>
+    %var = cleave.reduce_mean %c2 {axes = array<i64: 0, 2>, keepdims = true} : ...
+    ... (cleave.sgd_update %dm, %one, %m, ... {learning_rate = 1.0e-01 ...})
+    %y = cleave.add %scaled, %bias : (tensor<2x4x8xf32>, tensor<4x1xf32>) -> tensor<2x4x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The function whose batch normalisations are rewritten">,
+    Option<"step", "step", "bool", /*default=*/"true",
+           "A training step: rewrite every batch_norm and update the running "
+           "statistics (otherwise only training_mode ones, without update)">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
 def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
   let summary = "Build the gradient of a scalar loss with respect to every trainable parameter";
   let description = [{
@@ -81,7 +137,8 @@ def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
     name (a weight read twice, as tied embeddings are, has one gradient: the
     sum of its uses'), except those whose name `freeze` matches (an LLVM
     regular expression, matched anywhere in the name: anchor it with `^` and
-    `$` to match whole names).
+    `$` to match whole names) and the writable ones, which the step already
+    updates itself (the running statistics of `cleave-batch-norm-training`).
 
     The backward ops are built after the forward ones, walking the ops on
     the path from the parameters to the loss in reverse order; each op's

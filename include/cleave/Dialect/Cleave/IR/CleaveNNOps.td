@@ -203,11 +203,19 @@ def Cleave_GlobalMaxPoolOp : Cleave_InferredOp<"global_max_pool"> {
 //===----------------------------------------------------------------------===//
 
 def Cleave_BatchNormOp : Cleave_InferredOp<"batch_norm"> {
-  let summary = "batch normalisation with running statistics (inference)";
+  let summary = "batch normalisation with running statistics";
   let description = [{
-    `y = scale * (x - mean) / sqrt(var + epsilon) + bias` per channel (dim 1).
-    The input is at least 2-D and all four parameters have shape `C`.
-    Training mode is not represented.
+    `y = scale * (x - mean) / sqrt(var + epsilon) + bias` per channel (dim 1),
+    `mean` and `var` being the running statistics. The input is at least 2-D
+    and all four parameters have shape `C`.
+
+    `momentum` (ONNX's: the weight of the old running statistics) and
+    `training_mode` (ONNX's `training_mode = 1`: normalise by the batch's
+    statistics, whose running-statistic outputs the model does not use) are
+    read by `cleave-batch-norm-training`, which rewrites the op into
+    normalisation by the batch's statistics in a training step (updating the
+    running statistics there) and wherever `training_mode` is set; no other
+    pass or kernel sees a `training_mode` op.
 
     ```mlir
     %y = cleave.batch_norm %x, %s, %b, %m, %v {epsilon = 9.99999974E-6 : f32}
@@ -217,7 +225,9 @@ def Cleave_BatchNormOp : Cleave_InferredOp<"batch_norm"> {
   let arguments = (ins Cleave_FloatTensor:$input, Cleave_FloatTensor:$scale,
                    Cleave_FloatTensor:$bias, Cleave_FloatTensor:$mean,
                    Cleave_FloatTensor:$variance,
-                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+                   DefaultValuedAttr<F32Attr, "1e-5">:$epsilon,
+                   DefaultValuedAttr<F32Attr, "0.9">:$momentum,
+                   UnitAttr:$training_mode);
   let results = (outs Cleave_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
