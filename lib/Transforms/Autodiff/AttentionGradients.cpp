@@ -209,7 +209,8 @@ Value sumHeadGroups(GradientBuilder &b, Value perQueryHead, int64_t group) {
 ///   ds = dt (1 - tanh^2(s / c)) with a softcap c, else dt,
 ///   dq = scale ds k,  dk = scale ds^T q,
 /// key and value cotangents summed over the query heads that share them. A
-/// masked score has p = 0 and so no cotangent; a float mask's cotangent is
+/// masked score has p = 0 and so no cotangent (with `nan_to_zero`, a row
+/// without a visible key has p = 0 throughout); a float mask's cotangent is
 /// dt summed to its shape.
 struct AttentionGradientModel
     : GradientInterface::ExternalModel<AttentionGradientModel, AttentionOp> {
@@ -254,7 +255,11 @@ struct AttentionGradientModel
           b.create<ConstantOp>(DenseElementsAttr::get(type, visible));
       t = b.select(causal, t, negInf);
     }
+    // A row that sees no key is zeros with nan_to_zero, and so are its
+    // cotangents.
     Value p = b.create<SoftmaxOp>(t, /*axis=*/3);
+    if (attention.getNanToZero())
+      p.getDefiningOp<SoftmaxOp>().setNanToZero(true);
 
     if (gradients.wanted[2]) {
       Value dv = b.create<MatMulOp>(b.transposeLastTwo(p), dy);
