@@ -300,6 +300,12 @@ void saveCheckpoint(const Session &session, const TrainingPosition &position,
 CheckpointInfo readCheckpoint(const std::string &dir) {
   std::string path = joinPath(dir, "manifest.json");
   FieldReader reader(path);
+  std::error_code error;
+  if (!fs::exists(path, error))
+    reader.fail(fs::is_directory(dir, error)
+                    ? "missing: not a checkpoint, or one whose saving did "
+                      "not finish"
+                    : "missing: " + dir + " is not a directory");
   json root = reader.parse(readRegularFile(path, maxManifestBytes));
   if (reader.string(root, "format") != "cleave-checkpoint")
     reader.fail("format is not 'cleave-checkpoint'");
