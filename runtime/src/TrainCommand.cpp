@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,7 +62,8 @@ constexpr const char *usage =
     "\n"
     "On a terminal a line shows the step, the loss, the learning rate, the\n"
     "samples per second and the time left; otherwise only a summary is\n"
-    "printed when the run ends.\n";
+    "printed when the run ends. SIGINT (Ctrl-C) or SIGTERM ends the run\n"
+    "after the step in flight, saving a checkpoint of it.\n";
 
 struct TrainOptions {
   std::string bundle;
@@ -194,6 +196,36 @@ private:
   uint64_t state;
 };
 
+/// The signal that asked the run to stop (SIGINT, SIGTERM), or 0.
+volatile std::sig_atomic_t stopSignal = 0;
+
+extern "C" void requestStop(int signal) {
+  stopSignal = signal;
+  // A second one ends the process at once.
+  std::signal(signal, SIG_DFL);
+}
+
+/// While a run lasts, Ctrl-C and a scheduler's SIGTERM (preemption) end it
+/// after the step in flight, with a checkpoint of that step.
+class StopRequests {
+public:
+  StopRequests() {
+    stopSignal = 0;
+    previousInterrupt = std::signal(SIGINT, requestStop);
+    previousTerminate = std::signal(SIGTERM, requestStop);
+  }
+  ~StopRequests() {
+    std::signal(SIGINT, previousInterrupt);
+    std::signal(SIGTERM, previousTerminate);
+  }
+  StopRequests(const StopRequests &) = delete;
+  StopRequests &operator=(const StopRequests &) = delete;
+
+private:
+  void (*previousInterrupt)(int);
+  void (*previousTerminate)(int);
+};
+
 /// Creates `dir` and checks that files can be made in it, before any step
 /// runs, so that a run is not lost to a directory it cannot save to.
 void prepareCheckpointDir(const std::string &dir) {
@@ -304,6 +336,16 @@ void TrainingRun::resume() {
   position.seed = options.seed.value_or(0);
   position.samples = data.samples();
   std::string from = options.resumeFrom;
+  // A run from step 0 would save over the checkpoints of the run before.
+  if (!options.resume && from.empty() && !options.checkpointDir.empty()) {
+    std::vector<std::string> saved = listCheckpoints(options.checkpointDir);
+    if (!saved.empty())
+      throw Error("--checkpoint-dir " + options.checkpointDir +
+                  " holds the checkpoints of another run (newest " +
+                  saved.front() +
+                  "); continue it with --resume, or choose another "
+                  "directory");
+  }
   if (options.resume) {
     std::optional<std::string> newest = newestCheckpoint(options.checkpointDir);
     if (!newest) {
@@ -438,7 +480,8 @@ int TrainingRun::run() {
   }
   Clock::time_point start = Clock::now();
   double firstLoss = NAN, loss = NAN;
-  while (position.step < options.steps) {
+  StopRequests stops;
+  while (position.step < options.steps && !stopSignal) {
     std::map<std::string, Tensor> feeds = data.gather(nextBatch());
     double rate = session.learningRate(position.step);
     std::vector<Tensor> outputs = session.run(feeds);
@@ -452,8 +495,15 @@ int TrainingRun::run() {
     if (!options.checkpointDir.empty() &&
         ((options.checkpointEvery &&
           position.step % options.checkpointEvery == 0) ||
-         position.step == options.steps))
+         position.step == options.steps || stopSignal))
       save();
+  }
+  if (stopSignal) {
+    if (terminal)
+      std::printf("\n");
+    std::fprintf(stderr, "cleave train: %s after step %lld\n",
+                 stopSignal == SIGINT ? "interrupted" : "terminated",
+                 static_cast<long long>(position.step));
   }
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   int64_t done = position.step - first;
@@ -469,7 +519,8 @@ int TrainingRun::run() {
   if (!lastCheckpoint.empty())
     std::printf("checkpoint: %s\n", lastCheckpoint.c_str());
   std::fflush(stdout);
-  return 0;
+  // As a shell reports a process the signal ended.
+  return stopSignal ? 128 + stopSignal : 0;
 }
 
 } // namespace
