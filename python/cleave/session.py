@@ -187,6 +187,10 @@ class Trainer:
         for batch in batches:
             loss = trainer.step({"x": x, "labels": y})
         weights = trainer.parameters()
+        trainer.save("checkpoints/by-hand")  # the format of cleave train
+
+    ``load(dir)`` restores a checkpoint of this bundle, from ``save`` or
+    from ``cleave train``.
     """
 
     def __init__(self, bundle: str | os.PathLike, threads: int | None = None,

@@ -24,7 +24,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
 
@@ -273,9 +275,14 @@ void saveCheckpoint(const Session &session, const TrainingPosition &position,
   }
   syncDirectory(staging.string());
 
-  // A checkpoint of the same name is set aside, not removed, until the new
-  // one has taken its place.
-  if (fs::exists(target, error)) {
+  // A checkpoint of the same name is swapped with the new one in one step
+  // where the file system can (Linux's RENAME_EXCHANGE), else set aside
+  // until the new one has taken its place; either way it is removed last.
+  if (fs::exists(target, error) &&
+      ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(),
+                  RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging, error);
+  } else if (fs::exists(target, error)) {
     fs::path old = parent / ("." + name + ".old-" + pid);
     fs::remove_all(old, error);
     fs::rename(target, old, error);

@@ -295,9 +295,9 @@ void checkTrainingBundle(const Session &session, const std::string &bundle) {
       (outputs[0].shape.empty() || outputs[0].shape == std::vector<int64_t>{1});
   if (!lossOnly || session.trainedParameters().empty())
     throw Error(bundle +
-                ": not a training bundle: it updates no parameter and "
-                "returns no loss alone (compile it with `cleave compile "
-                "--train --loss NAME`)");
+                ": not a training bundle; a bundle compiled with `cleave "
+                "compile --train --loss NAME` updates its parameters and "
+                "returns the loss alone");
 }
 
 class TrainingRun {
