@@ -85,7 +85,7 @@ public:
     const std::string where = "training: ";
     if (!object.is_object())
       fail("'training' is not an object");
-    TrainingSchedule &schedule = manifest.training;
+    TrainingSchedule schedule;
     schedule.optimizer = string(object, "optimizer", where);
     schedule.learningRate = number(object, "learning_rate", where);
     schedule.warmupSteps = integer(object, "warmup_steps", where);
@@ -95,7 +95,7 @@ public:
         schedule.decaySteps < 0)
       fail(where + "a learning rate that is not positive or a negative "
                    "count of steps");
-    manifest.hasTraining = true;
+    manifest.training = schedule;
   }
   /// A path inside the bundle: relative and never climbing out of it.
   std::string relativePath(const json &object, const std::string &key,

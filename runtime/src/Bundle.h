@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,8 +109,7 @@ struct Manifest {
   /// Path relative to the bundle -> lowercase hex SHA-256.
   std::map<std::string, std::string> files;
   /// Set for a bundle compiled with --train that records its schedule.
-  bool hasTraining = false;
-  TrainingSchedule training;
+  std::optional<TrainingSchedule> training;
 };
 
 /// The x86-64 level (1 to 4) whose CPU kernels run programs built for

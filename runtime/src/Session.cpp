@@ -425,13 +425,13 @@ void Session::writePersistent(const std::vector<uint8_t> &image) {
 }
 
 double Session::learningRate(int64_t step) const {
-  const Manifest &manifest = impl->bundle->manifest();
-  if (!manifest.hasTraining)
+  const std::optional<TrainingSchedule> &schedule =
+      impl->bundle->manifest().training;
+  if (!schedule)
     return -1;
-  const TrainingSchedule &schedule = manifest.training;
-  return optimizer::learningRateAt(schedule.learningRate, step,
-                                   schedule.warmupSteps, schedule.decaySteps,
-                                   schedule.minLrRatio);
+  return optimizer::learningRateAt(schedule->learningRate, step,
+                                   schedule->warmupSteps, schedule->decaySteps,
+                                   schedule->minLrRatio);
 }
 
 std::vector<StepTime> Session::profile() const {

@@ -298,6 +298,9 @@ void checkTrainingBundle(const Session &session, const std::string &bundle) {
                 ": not a training bundle; a bundle compiled with `cleave "
                 "compile --train --loss NAME` updates its parameters and "
                 "returns the loss alone");
+  if (session.inputs().empty())
+    throw Error(bundle + ": the bundle has no inputs; cleave train feeds "
+                         "samples from --data to them");
 }
 
 class TrainingRun {

@@ -72,6 +72,13 @@ def build(out):
     bad("dtype", x=xs.astype(np.float64), y=ys)
     bad("trailing", x=xs[:, :12], y=ys)
 
+    # A loss of the weights alone: nothing to feed samples to.
+    g = GraphBuilder(opset=17)
+    w = g.initializer("w", np.ones(4, np.float32))
+    g.node("ReduceMean", [g.node("Mul", [w, w])], ["loss"], keepdims=0)
+    g.output("loss", [])
+    g.save(os.path.join(out, "no-inputs.onnx"))
+
     # Models that are not the bundle's, for `export --model`: one whose
     # fc1.weight has another shape, one without fc1.bias.
     for name, shapes in [("other.onnx", [(IN, 4), (HIDDEN,), (HIDDEN, OUT),

@@ -199,12 +199,12 @@ public:
   /// This device's persistent memory: its layout, a host copy of its bytes,
   /// and their replacement by bytes of the same layout (`bytes` long).
   PersistentLayout persistentLayout() const;
+  std::vector<uint8_t> readPersistent() const;
+  void writePersistent(const std::vector<uint8_t> &bytes);
   /// The learning rate of training step `step` (from 0) by the schedule the
   /// bundle records (`training` in its manifest); negative when it records
   /// none.
   double learningRate(int64_t step) const;
-  std::vector<uint8_t> readPersistent() const;
-  void writePersistent(const std::vector<uint8_t> &bytes);
 
   /// The steps of the last run with their times (empty unless profiling).
   std::vector<StepTime> profile() const;
