@@ -53,6 +53,8 @@ constexpr const char *usage =
     "  --checkpoint-dir DIR  save checkpoints to DIR/step_N after the last\n"
     "                        step and every --checkpoint-every steps\n"
     "  --checkpoint-every K  save a checkpoint every K steps\n"
+    "  --keep-checkpoints K  keep only the newest K checkpoints up to the\n"
+    "                        step saved (all)\n"
     "  --resume              continue from the newest valid checkpoint in\n"
     "                        --checkpoint-dir (damaged ones are skipped with\n"
     "                        a warning; none: start at step 0)\n"
@@ -74,6 +76,7 @@ struct TrainOptions {
   std::string log;
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
+  int64_t keepCheckpoints = 0;
   bool resume = false;
   std::string resumeFrom;
   int threads = 0;
@@ -137,6 +140,8 @@ TrainOptions parseArguments(int argc, char **argv) {
         throw Error("--checkpoint-dir wants a directory");
     } else if (arg == "--checkpoint-every") {
       options.checkpointEvery = parseCount(arg, next(), 1);
+    } else if (arg == "--keep-checkpoints") {
+      options.keepCheckpoints = parseCount(arg, next(), 1);
     } else if (arg == "--resume") {
       options.resume = true;
     } else if (arg == "--resume-from") {
@@ -163,6 +168,8 @@ TrainOptions parseArguments(int argc, char **argv) {
     throw Error("no --steps N given (see --help)");
   if (options.checkpointEvery && options.checkpointDir.empty())
     throw Error("--checkpoint-every needs --checkpoint-dir DIR");
+  if (options.keepCheckpoints && options.checkpointDir.empty())
+    throw Error("--keep-checkpoints needs --checkpoint-dir DIR");
   if (options.resume && options.checkpointDir.empty())
     throw Error("--resume needs --checkpoint-dir DIR (or use --resume-from "
                 "CHECKPOINT)");
@@ -321,6 +328,8 @@ private:
   std::vector<int64_t> nextBatch();
   void report(int64_t first, double loss, double rate, double seconds);
   void save();
+  /// Keeps the newest --keep-checkpoints checkpoints up to this step.
+  void removeOlderCheckpoints();
 
   const TrainOptions &options;
   Session &session;
@@ -471,6 +480,27 @@ void TrainingRun::save() {
           .string();
   saveCheckpoint(session, position, dir);
   lastCheckpoint = dir;
+  if (options.keepCheckpoints)
+    removeOlderCheckpoints();
+}
+
+void TrainingRun::removeOlderCheckpoints() {
+  // Only those before the one just saved: newer ones (a run resumed from
+  // before a damaged checkpoint) are not this run's to remove.
+  int64_t kept = 1;
+  for (const std::string &path : listCheckpoints(options.checkpointDir)) {
+    std::string name = fs::path(path).filename().string();
+    if (std::stoll(name.substr(5)) >= position.step ||
+        kept++ < options.keepCheckpoints)
+      continue;
+    std::error_code error;
+    fs::remove_all(path, error);
+    if (error)
+      std::fprintf(stderr,
+                   "cleave train: warning: cannot remove old checkpoint %s: "
+                   "%s\n",
+                   path.c_str(), error.message().c_str());
+  }
 }
 
 int TrainingRun::run() {
