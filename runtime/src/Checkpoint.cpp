@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -43,8 +44,6 @@ constexpr int formatVersion = 1;
 constexpr std::size_t dataAlignment = 64;
 /// A checkpoint's manifest is a few kilobytes per rank.
 constexpr std::int64_t maxManifestBytes = std::int64_t(1) << 26;
-/// A rank file holds one device's persistent memory.
-constexpr std::int64_t maxRankFileBytes = std::int64_t(1) << 40;
 
 std::string rankFileName(int rank) {
   return "rank_" + std::to_string(rank) + ".bin";
@@ -126,37 +125,62 @@ bool isPlainName(const std::string &name) {
          name.find('/') == std::string::npos;
 }
 
-/// The parsed header of a rank file and the file's bytes.
+/// The parsed header of a rank file and the memory it holds.
 struct RankFile {
   json header;
-  std::string bytes;
-  std::size_t dataOffset = 0;
-  int64_t persistentBytes = 0;
+  std::vector<uint8_t> memory;
 };
 
+/// Reads exactly `bytes` bytes at `offset` of an open file.
+void readAt(const RegularFile &file, const std::string &path, void *into,
+            std::size_t bytes, std::size_t offset) {
+  auto *at = static_cast<char *>(into);
+  while (bytes > 0) {
+    ssize_t got =
+        ::pread(file.descriptor(), at, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      throw Error(path + ": cannot read: " +
+                  (got < 0 ? std::strerror(errno) : "shorter than its size"));
+    at += got;
+    offset += static_cast<std::size_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+}
+
+/// Reads a rank file's header, then its memory straight into place.
 RankFile readRankFile(const std::string &path) {
   FieldReader reader(path);
-  RankFile file;
-  file.bytes = readRegularFile(path, maxRankFileBytes);
-  const std::string &bytes = file.bytes;
-  if (bytes.size() < 16 || std::memcmp(bytes.data(), rankMagic, 8) != 0)
+  RegularFile file(path);
+  auto size = static_cast<uint64_t>(file.size());
+  char prefix[16];
+  if (size < 16)
+    reader.fail("not a cleave checkpoint rank file");
+  readAt(file, path, prefix, 16, 0);
+  if (std::memcmp(prefix, rankMagic, 8) != 0)
     reader.fail("not a cleave checkpoint rank file");
   uint64_t length = 0;
   for (int i = 0; i < 8; ++i)
-    length |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[8 + i]))
+    length |= static_cast<uint64_t>(static_cast<uint8_t>(prefix[8 + i]))
               << (8 * i);
-  if (length > bytes.size() - 16)
+  if (length > size - 16 || length > static_cast<uint64_t>(maxManifestBytes))
     reader.fail("truncated header");
-  file.header = reader.parse(bytes.substr(16, length));
-  file.persistentBytes = reader.integer(file.header, "persistent_bytes");
-  int64_t offset = reader.integer(file.header, "data_offset");
-  if (file.persistentBytes < 0 || offset < static_cast<int64_t>(16 + length) ||
-      static_cast<uint64_t>(offset) + file.persistentBytes != bytes.size())
-    reader.fail("holds " + std::to_string(bytes.size()) +
+  std::string text(static_cast<std::size_t>(length), '\0');
+  readAt(file, path, text.data(), text.size(), 16);
+  RankFile rank;
+  rank.header = reader.parse(text);
+  int64_t bytes = reader.integer(rank.header, "persistent_bytes");
+  int64_t offset = reader.integer(rank.header, "data_offset");
+  if (bytes < 0 || offset < static_cast<int64_t>(16 + length) ||
+      static_cast<uint64_t>(offset) + static_cast<uint64_t>(bytes) != size)
+    reader.fail("holds " + std::to_string(size) +
                 " bytes, which its header's data_offset and "
                 "persistent_bytes do not account for");
-  file.dataOffset = static_cast<std::size_t>(offset);
-  return file;
+  rank.memory.resize(static_cast<std::size_t>(bytes));
+  readAt(file, path, rank.memory.data(), rank.memory.size(),
+         static_cast<std::size_t>(offset));
+  return rank;
 }
 
 /// Removes a directory tree on the way out unless released.
@@ -381,12 +405,9 @@ TrainingPosition loadCheckpoint(Session &session, const std::string &dir) {
   RankFile file = readRankFile(path);
   FieldReader reader(path);
   if (reader.string(file.header, "layout_digest") != layout.digest ||
-      file.persistentBytes != layout.bytes)
+      static_cast<int64_t>(file.memory.size()) != layout.bytes)
     reader.fail("its header disagrees with " + dir + "/manifest.json");
-  const auto *begin =
-      reinterpret_cast<const uint8_t *>(file.bytes.data()) + file.dataOffset;
-  session.writePersistent(
-      std::vector<uint8_t>(begin, begin + file.persistentBytes));
+  session.writePersistent(file.memory);
   return info.position;
 }
 
@@ -442,7 +463,7 @@ bool readCheckpointParameters(const std::string &dir, CheckpointInfo &info,
         if (!checkedTensorSize(shape, cleave_dtype_size(dtype), elements,
                                expected) ||
             expected != bytes || offset < 0 ||
-            offset + bytes > file.persistentBytes)
+            offset + bytes > static_cast<int64_t>(file.memory.size()))
           reader.fail("region '" + tensorName +
                       "' does not fit its type or the persistent memory");
         auto known = parameters.find(tensorName);
@@ -454,9 +475,8 @@ bool readCheckpointParameters(const std::string &dir, CheckpointInfo &info,
                         "which is not read back whole");
           continue;
         }
-        parameters.emplace(
-            tensorName,
-            Tensor(dtype, shape, file.bytes.data() + file.dataOffset + offset));
+        parameters.emplace(tensorName,
+                           Tensor(dtype, shape, file.memory.data() + offset));
       }
     }
     return true;

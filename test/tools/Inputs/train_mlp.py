@@ -13,6 +13,9 @@ fitted to the outputs of a fixed teacher MLP, with a mean squared error.
                                       # compares two logs but their times
     python train_mlp.py load BUNDLE CKPT
                                       # Trainer.load, printing its error
+    python train_mlp.py forge CKPT garbage|truncated
+                                      # a bad rank file, its SHA-256
+                                      # recorded
     python train_mlp.py corrupt FILE  # flips one byte in the middle
 """
 
@@ -211,6 +214,21 @@ def same_log(first, second):
     print("the logs agree on step, loss, lr and epoch:", a == b)
 
 
+def forge(checkpoint, content):
+    """Replaces a checkpoint's rank file and records its SHA-256, as a
+    writer that gets the format wrong would."""
+    import hashlib
+
+    path = os.path.join(checkpoint, "rank_0.bin")
+    with open(path, "wb") as f:
+        f.write(content)
+    manifest_path = os.path.join(checkpoint, "manifest.json")
+    manifest = json.load(open(manifest_path))
+    manifest["files"]["rank_0.bin"] = hashlib.sha256(content).hexdigest()
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f)
+
+
 def corrupt(path):
     with open(path, "r+b") as f:
         f.seek(os.path.getsize(path) // 2)
@@ -238,5 +256,9 @@ elif command == "load":
         sys.exit(1)
 elif command == "same-log":
     same_log(out, sys.argv[3])
+elif command == "forge":
+    # "garbage", or a header that claims more bytes than the file has.
+    forge(out, b"not a checkpoint" if sys.argv[3] == "garbage" else
+          b"CLEAVECK" + (4096).to_bytes(8, "little") + b"{}")
 elif command == "corrupt":
     corrupt(out)
