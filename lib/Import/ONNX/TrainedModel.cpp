@@ -186,6 +186,9 @@ llvm::Error cleave::writeModelWithInitializers(
   if (!outputDir.empty())
     if (std::error_code error = llvm::sys::fs::create_directories(outputDir))
       return fail(outputDir + ": cannot create: " + error.message());
+  if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir))
+    return fail(outputDir + ": not a directory, so " + outputPath +
+                " cannot be written");
   llvm::SmallString<256> dataPath(outputPath);
   dataPath += ".data";
   std::string dataName = llvm::sys::path::filename(dataPath).str();
