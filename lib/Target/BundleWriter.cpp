@@ -543,6 +543,13 @@ static Error writeBundleFiles(const BundleContents &contents,
       {"files", std::move(hashes)}};
   if (!cuda)
     manifest["cpu_isa"] = options.cpuIsa;
+  if (const std::optional<TrainingSchedule> &training = options.training)
+    manifest["training"] =
+        llvm::json::Object{{"optimizer", training->optimizer},
+                           {"learning_rate", training->learningRate},
+                           {"warmup_steps", training->warmupSteps},
+                           {"decay_steps", training->decaySteps},
+                           {"min_lr_ratio", training->minLrRatio}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

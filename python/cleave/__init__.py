@@ -18,7 +18,8 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 # module, and a later import of cleave.compile does not bind it again.
 from .compile import CompileError, compile  # noqa: E402
 
-__all__ = ["Session", "TensorInfo", "Trainer", "compile", "CompileError"]
+__all__ = ["Session", "TensorInfo", "Trainer", "compile", "CompileError",
+           "sample_order"]
 
 
 def _prefer_passive_openmp_waits():
@@ -27,7 +28,8 @@ def _prefer_passive_openmp_waits():
     default spinning takes the cores the next kernel needs wherever they
     are busy. libgomp reads the policy once, when it loads, so this is done
     when cleave is imported, and does nothing when another module (torch,
-    say) loaded libgomp first. `cleave run` and `cleave-worker` do the same
+    say) loaded libgomp first. `cleave run`, `cleave train` and `cleave-worker`
+    do the same
     for their own processes."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return
@@ -44,7 +46,7 @@ _prefer_passive_openmp_waits()
 
 
 def __getattr__(name):
-    if name not in ("Session", "TensorInfo", "Trainer"):
+    if name not in ("Session", "TensorInfo", "Trainer", "sample_order"):
         raise AttributeError(f"module 'cleave' has no attribute '{name}'")
     value = getattr(importlib.import_module("cleave.session"), name)
     globals()[name] = value

@@ -187,6 +187,10 @@ class Trainer:
         for batch in batches:
             loss = trainer.step({"x": x, "labels": y})
         weights = trainer.parameters()
+        trainer.save("checkpoints/by-hand")  # the format of cleave train
+
+    ``load(dir)`` restores a checkpoint of this bundle, from ``save`` or
+    from ``cleave train``.
     """
 
     def __init__(self, bundle: str | os.PathLike, threads: int | None = None,
@@ -215,3 +219,35 @@ class Trainer:
     def parameters(self) -> dict[str, np.ndarray]:
         """``{initializer name: array}``: the trained parameters now."""
         return self.session.trained_parameters()
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Saves the parameters, the optimizer state and the step count as
+        the checkpoint ``directory`` (the format of ``cleave train
+        --checkpoint-dir``), written under a temporary name and renamed
+        into place. It records no data order: ``cleave train`` resumed
+        from it starts its data order from the beginning."""
+        self.session._session.save_checkpoint(os.fspath(directory), self.steps)
+
+    def load(self, directory: str | os.PathLike) -> None:
+        """Restores a checkpoint saved by ``save`` or by ``cleave train``
+        from this bundle: the parameters, the optimizer state and the step
+        count. Raises ``RuntimeError`` naming the file when a file is
+        damaged or the checkpoint comes from another bundle."""
+        position = self.session._session.load_checkpoint(os.fspath(directory))
+        self.steps = position["step"]
+
+    def learning_rate(self) -> float | None:
+        """The learning rate of the next step, as the bundle's schedule
+        gives it; None when the bundle does not record its schedule."""
+        rate = self.session._session.learning_rate(self.steps)
+        return rate if rate >= 0 else None
+
+
+def sample_order(samples: int, seed: int, epoch: int,
+                 build_dir: str | os.PathLike | None = None) -> np.ndarray:
+    """The order in which ``cleave train --seed seed`` takes ``samples``
+    samples during epoch ``epoch`` (from 0): a permutation of
+    ``range(samples)``; step k takes the batch that follows step k-1's in
+    this order, running into the next epoch's order at the end of one."""
+    runtime = load_runtime(build_dir)
+    return np.asarray(runtime.sample_order(samples, seed, epoch), dtype=np.int64)

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cleave/rt/Checkpoint.h"
 #include "cleave/rt/Runtime.h"
+#include "cleave/rt/TrainCommand.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -99,6 +101,28 @@ public:
     return result;
   }
 
+  void saveCheckpoint(const std::string &dir, int64_t step) const {
+    TrainingPosition position;
+    position.step = step;
+    py::gil_scoped_release release;
+    cleave::rt::saveCheckpoint(*session, position, dir);
+  }
+
+  py::dict loadCheckpoint(const std::string &dir) {
+    TrainingPosition position;
+    {
+      py::gil_scoped_release release;
+      position = cleave::rt::loadCheckpoint(*session, dir);
+    }
+    py::dict result;
+    result["step"] = position.step;
+    result["seed"] = position.seed;
+    result["samples"] = position.samples;
+    result["epoch"] = position.epoch;
+    result["offset"] = position.offset;
+    return result;
+  }
+
   py::list profile() const {
     py::list list;
     for (const StepTime &step : session->profile())
@@ -133,5 +157,22 @@ PYBIND11_MODULE(_runtime, m) {
           [](const PySession &s) { return s.session->kernelIsa(); })
       .def("run", &PySession::run, py::arg("feeds"))
       .def("trained_parameters", &PySession::trainedParameters)
+      .def("save_checkpoint", &PySession::saveCheckpoint, py::arg("dir"),
+           py::arg("step"))
+      .def("load_checkpoint", &PySession::loadCheckpoint, py::arg("dir"))
+      .def("learning_rate",
+           [](const PySession &s, int64_t step) {
+             return s.session->learningRate(step);
+           })
       .def("profile", &PySession::profile);
+  m.def(
+      "sample_order",
+      [](int64_t samples, uint64_t seed, int64_t epoch) {
+        if (samples < 0 || epoch < 0)
+          throw Error("sample_order: samples and epoch must not be negative");
+        return sampleOrder(samples, seed, epoch);
+      },
+      py::arg("samples"), py::arg("seed"), py::arg("epoch"),
+      "The order `cleave train` takes `samples` samples in during epoch "
+      "`epoch` with --seed `seed`.");
 }

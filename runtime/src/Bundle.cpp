@@ -33,15 +33,15 @@ namespace cleave::rt {
 
 using nlohmann::json;
 
-namespace {
-
-constexpr int formatVersion = 1;
-
 std::string joinPath(const std::string &dir, const std::string &relative) {
   if (dir.empty() || dir.back() == '/')
     return dir + relative;
   return dir + "/" + relative;
 }
+
+namespace {
+
+constexpr int formatVersion = 1;
 
 /// Reads the manifest fields with messages that name the file and the key.
 class ManifestReader {
@@ -72,6 +72,30 @@ public:
     if (!value.is_number_integer())
       fail(where + "'" + key + "' is not an integer");
     return value.get<int64_t>();
+  }
+  double number(const json &object, const std::string &key,
+                const std::string &where = "") const {
+    const json &value = field(object, key, where);
+    if (!value.is_number())
+      fail(where + "'" + key + "' is not a number");
+    return value.get<double>();
+  }
+  /// The learning-rate schedule of a training bundle.
+  void training(const json &object, Manifest &manifest) const {
+    const std::string where = "training: ";
+    if (!object.is_object())
+      fail("'training' is not an object");
+    TrainingSchedule schedule;
+    schedule.optimizer = string(object, "optimizer", where);
+    schedule.learningRate = number(object, "learning_rate", where);
+    schedule.warmupSteps = integer(object, "warmup_steps", where);
+    schedule.decaySteps = integer(object, "decay_steps", where);
+    schedule.minLrRatio = number(object, "min_lr_ratio", where);
+    if (!(schedule.learningRate > 0) || schedule.warmupSteps < 0 ||
+        schedule.decaySteps < 0)
+      fail(where + "a learning rate that is not positive or a negative "
+                   "count of steps");
+    manifest.training = schedule;
   }
   /// A path inside the bundle: relative and never climbing out of it.
   std::string relativePath(const json &object, const std::string &key,
@@ -419,7 +443,9 @@ Manifest readManifest(const std::string &bundleDir) {
   // A manifest is a few kilobytes per device.
   std::string text = readRegularFile(path, std::int64_t(1) << 28);
   checkManifestDigest(bundleDir, text);
-  return parseManifest(text, path);
+  Manifest manifest = parseManifest(text, path);
+  manifest.digest = sha256Bytes(text.data(), text.size());
+  return manifest;
 }
 
 Manifest parseManifest(const std::string &text, const std::string &path) {
@@ -526,6 +552,9 @@ Manifest parseManifest(const std::string &text, const std::string &path) {
   for (std::size_t i = 0; i < ranks.size(); ++i)
     manifest.ranks.push_back(reader.rank(ranks[i], i, manifest));
 
+  if (root.contains("training"))
+    reader.training(root["training"], manifest);
+
   const json &files = reader.field(root, "files", "");
   if (!files.is_object())
     reader.fail("'files' is not an object");
@@ -566,6 +595,12 @@ std::string sha256File(const std::string &path) {
       break;
     digest.update(buffer.data(), static_cast<size_t>(got));
   }
+  return digest.finish();
+}
+
+std::string sha256Bytes(const void *data, std::size_t bytes) {
+  Sha256 digest("a buffer");
+  digest.update(data, bytes);
   return digest.finish();
 }
 

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,19 @@ struct RankEntry {
   std::string weights;
 };
 
+/// The learning-rate schedule of a training bundle (`training`).
+struct TrainingSchedule {
+  std::string optimizer;
+  double learningRate = 0;
+  int64_t warmupSteps = 0;
+  int64_t decaySteps = 0;
+  double minLrRatio = 0;
+};
+
 struct Manifest {
+  /// The SHA-256 of manifest.json (as manifest.sha256 records it): the
+  /// bundle's identity.
+  std::string digest;
   std::string model;
   std::string target;
   std::string deviceKind;
@@ -95,6 +108,8 @@ struct Manifest {
   std::vector<RankEntry> ranks;
   /// Path relative to the bundle -> lowercase hex SHA-256.
   std::map<std::string, std::string> files;
+  /// Set for a bundle compiled with --train that records its schedule.
+  std::optional<TrainingSchedule> training;
 };
 
 /// The x86-64 level (1 to 4) whose CPU kernels run programs built for
@@ -110,6 +125,11 @@ Manifest parseManifest(const std::string &text, const std::string &path);
 
 /// The lowercase hex SHA-256 of a file's bytes.
 std::string sha256File(const std::string &path);
+/// The lowercase hex SHA-256 of `bytes` bytes at `data`.
+std::string sha256Bytes(const void *data, std::size_t bytes);
+
+/// `relative` inside directory `dir`.
+std::string joinPath(const std::string &dir, const std::string &relative);
 
 /// Checks the SHA-256 of every file the manifest lists, except the weight
 /// files of ranks other than `rank` (-1: every file), in path order; throws

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace cleave::rt {
 
@@ -58,6 +59,51 @@ std::string readRegularFile(const std::string &path, std::int64_t limit) {
   // A file that shrank while it was read.
   text.resize(done);
   return text;
+}
+
+DurableFile::DurableFile(const std::string &path) : path(path) {
+  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error(path + ": cannot create: " + std::strerror(errno));
+}
+
+DurableFile::~DurableFile() {
+  if (fd < 0)
+    return;
+  ::close(fd);
+  ::unlink(path.c_str());
+}
+
+void DurableFile::write(const void *data, std::size_t bytes) {
+  const auto *at = static_cast<const char *>(data);
+  while (bytes > 0) {
+    ssize_t put = ::write(fd, at, bytes);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put < 0)
+      throw Error(path + ": cannot write: " + std::strerror(errno));
+    at += put;
+    bytes -= static_cast<std::size_t>(put);
+  }
+}
+
+void DurableFile::commit() {
+  if (::fsync(fd) != 0)
+    throw Error(path + ": cannot sync: " + std::strerror(errno));
+  int closing = std::exchange(fd, -1);
+  if (::close(closing) != 0)
+    throw Error(path + ": cannot close: " + std::strerror(errno));
+}
+
+void syncDirectory(const std::string &path) {
+  int dir = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    throw Error(path + ": cannot open: " + std::strerror(errno));
+  int status = ::fsync(dir);
+  int error = errno;
+  ::close(dir);
+  if (status != 0)
+    throw Error(path + ": cannot sync: " + std::strerror(error));
 }
 
 } // namespace cleave::rt

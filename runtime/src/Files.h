@@ -10,6 +10,7 @@
 #ifndef CLEAVE_RT_SRC_FILES_H
 #define CLEAVE_RT_SRC_FILES_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -38,6 +39,29 @@ private:
 /// The whole of regular file `path`, of at most `limit` bytes.
 std::string readRegularFile(const std::string &path,
                             std::int64_t limit = std::int64_t(1) << 32);
+
+/// A new file written for keeps: created (never over an existing one),
+/// written in pieces and, on `commit`, flushed to the disk and closed. A
+/// file not committed is removed.
+class DurableFile {
+public:
+  /// Throws Error naming `path` when it cannot be created.
+  explicit DurableFile(const std::string &path);
+  ~DurableFile();
+  DurableFile(const DurableFile &) = delete;
+  DurableFile &operator=(const DurableFile &) = delete;
+
+  void write(const void *data, std::size_t bytes);
+  void commit();
+
+private:
+  std::string path;
+  int fd = -1;
+};
+
+/// Flushes a directory's entries (files created or renamed in it) to the
+/// disk; throws Error naming it on failure.
+void syncDirectory(const std::string &path);
 
 } // namespace cleave::rt
 

@@ -81,7 +81,7 @@ Tensor readNpy(const std::string &path) {
   return parseNpy(readWholeFile(path), path);
 }
 
-Tensor parseNpy(const std::string &bytes, const std::string &path) {
+NpyHeader parseNpyHeader(const std::string &bytes, const std::string &path) {
   if (bytes.size() < 10 || bytes.compare(0, 6, npyMagic) != 0)
     throw Error(path + ": not a .npy file");
   int major = static_cast<uint8_t>(bytes[6]);
@@ -167,12 +167,24 @@ Tensor parseNpy(const std::string &bytes, const std::string &path) {
   if (!checkedTensorSize(shape, cleave_dtype_size(dtype), elements, byteCount))
     throw Error(path + ": " + typeString(dtype, shape) +
                 " has more bytes than cleave can address");
-  std::size_t dataStart = headerStart + headerLength;
-  if (bytes.size() - dataStart < static_cast<std::size_t>(byteCount))
-    throw Error(path + ": truncated: " + typeString(dtype, shape) + " needs " +
-                std::to_string(byteCount) + " bytes of data, the file holds " +
+  NpyHeader result;
+  result.dtype = dtype;
+  result.shape = std::move(shape);
+  result.dataOffset = headerStart + headerLength;
+  result.dataBytes = byteCount;
+  return result;
+}
+
+Tensor parseNpy(const std::string &bytes, const std::string &path) {
+  NpyHeader header = parseNpyHeader(bytes, path);
+  std::size_t dataStart = header.dataOffset;
+  if (bytes.size() - dataStart < static_cast<std::size_t>(header.dataBytes))
+    throw Error(path +
+                ": truncated: " + typeString(header.dtype, header.shape) +
+                " needs " + std::to_string(header.dataBytes) +
+                " bytes of data, the file holds " +
                 std::to_string(bytes.size() - dataStart));
-  Tensor tensor(dtype, shape);
+  Tensor tensor(header.dtype, header.shape);
   if (tensor.byteSize())
     std::memcpy(tensor.data(), bytes.data() + dataStart, tensor.byteSize());
   return tensor;

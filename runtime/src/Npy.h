@@ -13,10 +13,22 @@
 #include "cleave/rt/Runtime.h"
 
 #include <string>
+#include <vector>
 
 namespace cleave::rt {
 
 Tensor readNpy(const std::string &path);
+/// What a .npy header says: the dtype and shape of its array, and where its
+/// data starts in the file and how many bytes it takes.
+struct NpyHeader {
+  CleaveDType dtype = CLEAVE_DTYPE_INVALID;
+  std::vector<int64_t> shape;
+  std::size_t dataOffset = 0;
+  int64_t dataBytes = 0;
+};
+/// Reads the header of a .npy file from its first bytes (all of the header,
+/// which NumPy pads to a multiple of 64 bytes); `path` names it in errors.
+NpyHeader parseNpyHeader(const std::string &bytes, const std::string &path);
 /// Reads the bytes of a .npy file; `path` names it in errors.
 Tensor parseNpy(const std::string &bytes, const std::string &path);
 /// Writes a version 1.0 file (2.0 when the header needs it). NumPy has no

@@ -769,6 +769,8 @@ int runSingleProcess(const RunOptions &options, const Manifest &manifest) {
       });
 }
 
+} // namespace
+
 /// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
 /// chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT). By
 /// default libgomp's idle threads spin for a while before they sleep, and
@@ -800,8 +802,6 @@ void execWithPassiveWaits() {
   std::fflush(stderr);
   ::execv("/proc/self/exe", pointers.data());
 }
-
-} // namespace
 
 int runCommand(int argc, char **argv) {
   try {

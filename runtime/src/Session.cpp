@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bundle.h"
+#include "OptimizerMath.h"
 #include "Watchdog.h"
 
 #include "cleave/rt/Communicator.h"
@@ -352,6 +353,85 @@ std::map<std::string, Tensor> Session::trainedParameters() const {
   if (!impl->device->isHost())
     impl->device->synchronize();
   return result;
+}
+
+const std::string &Session::bundleDirectory() const {
+  return impl->bundle->directory();
+}
+std::string Session::bundleDigest() const {
+  return impl->bundle->manifest().digest;
+}
+std::string Session::modelName() const {
+  return impl->bundle->manifest().model;
+}
+
+PersistentLayout Session::persistentLayout() const {
+  const ProgramEntry &program = impl->bundle->program();
+  PersistentLayout layout;
+  layout.bytes = program.persistentBytes;
+  // The program owns the bytes between the regions: its hash stands for
+  // their layout.
+  std::string text = "persistent_bytes " + std::to_string(layout.bytes) +
+                     "\nprogram " +
+                     impl->bundle->manifest().files.at(program.library) + "\n";
+  for (std::size_t i = 0; i < program.trainedParameters.size(); ++i) {
+    const TensorInfo &info = program.trainedParameters[i];
+    PersistentRegion region;
+    region.name = info.name;
+    region.dtype = info.dtype;
+    region.shape = info.shape;
+    region.offset = program.trainedOffsets[i];
+    region.bytes = static_cast<int64_t>(byteSize(info));
+    text += "region " + info.name + " " + info.typeString() + " " +
+            std::to_string(region.offset) + "\n";
+    layout.regions.push_back(std::move(region));
+  }
+  layout.digest = sha256Bytes(text.data(), text.size());
+  return layout;
+}
+
+std::vector<uint8_t> Session::readPersistent() const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  std::size_t bytes =
+      static_cast<std::size_t>(impl->bundle->program().persistentBytes);
+  std::vector<uint8_t> image(bytes);
+  if (bytes == 0)
+    return image;
+  if (impl->device->isHost()) {
+    std::memcpy(image.data(), impl->persistent, bytes);
+  } else {
+    impl->device->copyToHost(image.data(), impl->persistent, bytes);
+    impl->device->synchronize();
+  }
+  return image;
+}
+
+void Session::writePersistent(const std::vector<uint8_t> &image) {
+  std::lock_guard<std::mutex> lock(impl->running);
+  std::size_t bytes =
+      static_cast<std::size_t>(impl->bundle->program().persistentBytes);
+  if (image.size() != bytes)
+    throw Error(impl->bundle->directory() + ": persistent memory of " +
+                std::to_string(bytes) + " bytes cannot take " +
+                std::to_string(image.size()));
+  if (bytes == 0)
+    return;
+  if (impl->device->isHost()) {
+    std::memcpy(impl->persistent, image.data(), bytes);
+  } else {
+    impl->device->copyToDevice(impl->persistent, image.data(), bytes);
+    impl->device->synchronize();
+  }
+}
+
+double Session::learningRate(int64_t step) const {
+  const std::optional<TrainingSchedule> &schedule =
+      impl->bundle->manifest().training;
+  if (!schedule)
+    return -1;
+  return optimizer::learningRateAt(schedule->learningRate, step,
+                                   schedule->warmupSteps, schedule->decaySteps,
+                                   schedule->minLrRatio);
 }
 
 std::vector<StepTime> Session::profile() const {

@@ -191,6 +191,11 @@ int cleave::runCompileCommand(CompileCommand &command) {
         {"-shared-libasan",
          "-Wl,-rpath," CLEAVE_PROGRAM_SANITIZER_RUNTIME_DIR});
 #endif
+  if (training.train)
+    bundle.training = TrainingSchedule{
+        training.getOptimizer(), training.getLearningRate(),
+        training.warmupSteps.value_or(0), training.decaySteps.value_or(0),
+        training.minLrRatio.value_or(0)};
   bundle.cpuIsa = cpuIsa;
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;

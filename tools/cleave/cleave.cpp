@@ -8,6 +8,7 @@
 
 #include "CommonOptions.h"
 #include "CompileCommand.h"
+#include "ExportCommand.h"
 #include "PlanCommand.h"
 
 #include "cleave/Analysis/ModelSummary.h"
@@ -15,6 +16,7 @@
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
 #include "cleave/rt/RunCommand.h"
+#include "cleave/rt/TrainCommand.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -124,14 +126,17 @@ static int runImport(ImportCommand &cmd) {
 
 int main(int argc, char **argv) {
   // `cleave run` belongs to the runtime (the same code as cleave-worker), so
-  // it parses its own options.
+  // it parses its own options; so does `cleave train`.
   if (argc >= 2 && llvm::StringRef(argv[1]) == "run")
     return cleave::rt::runCommand(argc, argv);
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "train")
+    return cleave::rt::trainCommand(argc, argv);
   llvm::InitLLVM init(argc, argv);
   ImportCommand importCmd;
   OpsCommand opsCmd;
   cleave::PlanCommand planCmd;
   cleave::CompileCommand compileCmd;
+  cleave::ExportCommand exportCmd;
   cl::ParseCommandLineOptions(
       argc, argv,
       "cleave: ahead-of-time model partitioning compiler\n\n"
@@ -140,6 +145,8 @@ int main(int argc, char **argv) {
       "[--format text|json|html]\n"
       "  cleave compile MODEL.onnx -o BUNDLE [--target cpu|h100-sxm|...]\n"
       "  cleave run BUNDLE --input NAME=FILE... --output-dir DIR\n"
+      "  cleave train BUNDLE --data DIR --steps N [--checkpoint-dir DIR]\n"
+      "  cleave export CHECKPOINT -o TRAINED.onnx [--model MODEL.onnx]\n"
       "  cleave ops\n");
 
   if (importCmd.command)
@@ -148,6 +155,8 @@ int main(int argc, char **argv) {
     return cleave::runPlanCommand(planCmd);
   if (compileCmd.command)
     return cleave::runCompileCommand(compileCmd);
+  if (exportCmd.command)
+    return cleave::runExportCommand(exportCmd);
   if (opsCmd.command) {
     cleave::printSupportedONNXOps(llvm::outs());
     return 0;

@@ -16,6 +16,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,17 @@ struct BundleContents {
 /// writes every graph port.
 BundleContents makeSingleDeviceContents(DeviceProgram program);
 
+/// The learning-rate schedule of a training bundle's update, recorded in the
+/// manifest (`training`) so that the runtime can report the learning rate
+/// of a step; the program computes it itself.
+struct TrainingSchedule {
+  std::string optimizer;
+  double learningRate = 0;
+  int64_t warmupSteps = 0;
+  int64_t decaySteps = 0;
+  double minLrRatio = 0;
+};
+
 struct BundleOptions {
   std::string directory;
   /// The ONNX model (recorded in the manifest) and the target's name.
@@ -70,6 +82,9 @@ struct BundleOptions {
   std::string planJSON;
   /// The IR the programs were lowered from (model.mlir).
   std::string moduleText;
+
+  /// Set for a bundle compiled with --train.
+  std::optional<TrainingSchedule> training;
 
   /// Where the runtime's headers and libraries are (to build the programs).
   std::string runtimeIncludeDir;

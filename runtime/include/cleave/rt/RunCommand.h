@@ -21,6 +21,11 @@ namespace cleave::rt {
 /// and 2 after printing `cleave run: error: ...` for any other failure.
 int runCommand(int argc, char **argv);
 
+/// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
+/// chose how OpenMP threads wait; returns only when it does not (the user
+/// chose, or the exec failed). `run` and `train` call it first.
+void execWithPassiveWaits();
+
 } // namespace cleave::rt
 
 #endif // CLEAVE_RT_RUNCOMMAND_H

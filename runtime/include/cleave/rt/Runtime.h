@@ -106,6 +106,27 @@ struct DevicePlace {
 
 class Communicator;
 
+/// A named tensor in a device's persistent memory (a trained parameter).
+struct PersistentRegion {
+  std::string name;
+  CleaveDType dtype = CLEAVE_DTYPE_INVALID;
+  std::vector<int64_t> shape;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// What a device's persistent memory holds, as the bundle's manifest says:
+/// its size and the regions it names. The bytes outside them are the
+/// program's own state (optimizer moments, step counters, ...), laid out as
+/// the program was compiled; `digest` identifies the whole layout (the
+/// regions, the size and the program that owns the rest), so that state
+/// saved from one layout is never read into another.
+struct PersistentLayout {
+  int64_t bytes = 0;
+  std::vector<PersistentRegion> regions;
+  std::string digest;
+};
+
 struct SessionOptions {
   /// Kernel threads on the CPU; 0 uses every core.
   int numThreads = 0;
@@ -167,6 +188,23 @@ public:
   /// `--train`), as they are now in this device's memory, by name; empty
   /// for a bundle that trains nothing.
   std::map<std::string, Tensor> trainedParameters() const;
+
+  /// The bundle's directory and its identity: the SHA-256 of its manifest
+  /// (which holds the SHA-256 of every other file of the bundle).
+  const std::string &bundleDirectory() const;
+  std::string bundleDigest() const;
+  /// The ONNX model the bundle was compiled from, as its manifest names it
+  /// (the file name).
+  std::string modelName() const;
+  /// This device's persistent memory: its layout, a host copy of its bytes,
+  /// and their replacement by bytes of the same layout (`bytes` long).
+  PersistentLayout persistentLayout() const;
+  std::vector<uint8_t> readPersistent() const;
+  void writePersistent(const std::vector<uint8_t> &bytes);
+  /// The learning rate of training step `step` (from 0) by the schedule the
+  /// bundle records (`training` in its manifest); negative when it records
+  /// none.
+  double learningRate(int64_t step) const;
 
   /// The steps of the last run with their times (empty unless profiling).
   std::vector<StepTime> profile() const;

@@ -1,0 +1,489 @@
+//===- Checkpoint.cpp - a training run's state on disk --------------------===//
+//
+// A rank file is a header and the device's persistent memory as it is:
+//
+//   "CLEAVECK"  8 bytes
+//   length      8 bytes, little-endian: the length of the JSON header
+//   header      JSON: rank, persistent_bytes, layout_digest, data_offset,
+//               the named regions and the training position
+//   padding     zeros up to data_offset, a multiple of 64
+//   memory      persistent_bytes bytes
+//
+// The regions are those the bundle's manifest names (its trained
+// parameters); the bytes between them are the program's own state, whose
+// layout the digest pins. Nothing here knows where an optimizer keeps what.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/rt/Checkpoint.h"
+
+#include "Bundle.h"
+#include "Files.h"
+#include "cleave/rt/Checked.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
+
+namespace cleave::rt {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char rankMagic[8] = {'C', 'L', 'E', 'A', 'V', 'E', 'C', 'K'};
+constexpr int formatVersion = 1;
+/// Where the memory starts in a rank file is a multiple of this.
+constexpr std::size_t dataAlignment = 64;
+/// A checkpoint's manifest is a few kilobytes per rank.
+constexpr std::int64_t maxManifestBytes = std::int64_t(1) << 26;
+
+std::string rankFileName(int rank) {
+  return "rank_" + std::to_string(rank) + ".bin";
+}
+
+json positionToJson(const TrainingPosition &position) {
+  return json{{"step", position.step},
+              {"seed", position.seed},
+              {"samples", position.samples},
+              {"epoch", position.epoch},
+              {"offset", position.offset}};
+}
+
+/// Reads the fields of a checkpoint's JSON with messages naming the file.
+class FieldReader {
+public:
+  explicit FieldReader(std::string path) : path(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string &message) const {
+    throw Error(path + ": " + message);
+  }
+  const json &field(const json &object, const std::string &key) const {
+    auto it = object.find(key);
+    if (it == object.end())
+      fail("missing '" + key + "'");
+    return *it;
+  }
+  std::string string(const json &object, const std::string &key) const {
+    const json &value = field(object, key);
+    if (!value.is_string())
+      fail("'" + key + "' is not a string");
+    return value.get<std::string>();
+  }
+  int64_t integer(const json &object, const std::string &key) const {
+    const json &value = field(object, key);
+    if (!value.is_number_integer())
+      fail("'" + key + "' is not an integer");
+    return value.get<int64_t>();
+  }
+  uint64_t unsignedInteger(const json &object, const std::string &key) const {
+    const json &value = field(object, key);
+    if (!value.is_number_unsigned())
+      fail("'" + key + "' is not a non-negative integer");
+    return value.get<uint64_t>();
+  }
+  TrainingPosition position(const json &object) const {
+    if (!object.is_object())
+      fail("'position' is not an object");
+    TrainingPosition position;
+    position.step = integer(object, "step");
+    position.seed = unsignedInteger(object, "seed");
+    position.samples = integer(object, "samples");
+    position.epoch = integer(object, "epoch");
+    position.offset = integer(object, "offset");
+    if (position.step < 0 || position.samples < 0 || position.epoch < 0 ||
+        position.offset < 0 ||
+        (position.samples > 0 && position.offset >= position.samples))
+      fail("'position' is out of range");
+    return position;
+  }
+  json parse(const std::string &text) const {
+    try {
+      json root = json::parse(text);
+      if (!root.is_object())
+        fail("not a JSON object");
+      return root;
+    } catch (const json::exception &e) {
+      fail(std::string("not valid JSON: ") + e.what());
+    }
+  }
+
+private:
+  std::string path;
+};
+
+/// A file name inside the checkpoint directory itself.
+bool isPlainName(const std::string &name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find('/') == std::string::npos;
+}
+
+/// The parsed header of a rank file and the memory it holds.
+struct RankFile {
+  json header;
+  std::vector<uint8_t> memory;
+};
+
+/// Reads exactly `bytes` bytes at `offset` of an open file.
+void readAt(const RegularFile &file, const std::string &path, void *into,
+            std::size_t bytes, std::size_t offset) {
+  auto *at = static_cast<char *>(into);
+  while (bytes > 0) {
+    ssize_t got =
+        ::pread(file.descriptor(), at, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      throw Error(path + ": cannot read: " +
+                  (got < 0 ? std::strerror(errno) : "shorter than its size"));
+    at += got;
+    offset += static_cast<std::size_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+}
+
+/// Reads a rank file's header, then its memory straight into place.
+RankFile readRankFile(const std::string &path) {
+  FieldReader reader(path);
+  RegularFile file(path);
+  auto size = static_cast<uint64_t>(file.size());
+  char prefix[16];
+  if (size < 16)
+    reader.fail("not a cleave checkpoint rank file");
+  readAt(file, path, prefix, 16, 0);
+  if (std::memcmp(prefix, rankMagic, 8) != 0)
+    reader.fail("not a cleave checkpoint rank file");
+  uint64_t length = 0;
+  for (int i = 0; i < 8; ++i)
+    length |= static_cast<uint64_t>(static_cast<uint8_t>(prefix[8 + i]))
+              << (8 * i);
+  if (length > size - 16 || length > static_cast<uint64_t>(maxManifestBytes))
+    reader.fail("truncated header");
+  std::string text(static_cast<std::size_t>(length), '\0');
+  readAt(file, path, text.data(), text.size(), 16);
+  RankFile rank;
+  rank.header = reader.parse(text);
+  int64_t bytes = reader.integer(rank.header, "persistent_bytes");
+  int64_t offset = reader.integer(rank.header, "data_offset");
+  if (bytes < 0 || offset < static_cast<int64_t>(16 + length) ||
+      static_cast<uint64_t>(offset) + static_cast<uint64_t>(bytes) != size)
+    reader.fail("holds " + std::to_string(size) +
+                " bytes, which its header's data_offset and "
+                "persistent_bytes do not account for");
+  rank.memory.resize(static_cast<std::size_t>(bytes));
+  readAt(file, path, rank.memory.data(), rank.memory.size(),
+         static_cast<std::size_t>(offset));
+  return rank;
+}
+
+/// Removes a directory tree on the way out unless released.
+class TemporaryDirectory {
+public:
+  explicit TemporaryDirectory(fs::path path) : path(std::move(path)) {}
+  ~TemporaryDirectory() {
+    if (path.empty())
+      return;
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  void release() { path.clear(); }
+
+private:
+  fs::path path;
+};
+
+/// Writes the rank file of `session` into `dir`; returns its name.
+std::string writeRankFile(const Session &session,
+                          const TrainingPosition &position,
+                          const fs::path &dir) {
+  PersistentLayout layout = session.persistentLayout();
+  std::vector<uint8_t> memory = session.readPersistent();
+  json regions = json::array();
+  for (const PersistentRegion &region : layout.regions)
+    regions.push_back(json{{"name", region.name},
+                           {"dtype", dtypeName(region.dtype)},
+                           {"shape", region.shape},
+                           {"offset", region.offset},
+                           {"bytes", region.bytes}});
+  json header{{"rank", session.place().rank},
+              {"stage", session.place().stage},
+              {"persistent_bytes", layout.bytes},
+              {"layout_digest", layout.digest},
+              {"regions", std::move(regions)},
+              {"position", positionToJson(position)}};
+  // data_offset depends on the header's length, which depends on it: the
+  // padding absorbs the difference as long as the number keeps its width.
+  header["data_offset"] = 0;
+  std::size_t base = 16 + header.dump().size() + 32;
+  std::size_t offset =
+      (base + dataAlignment - 1) / dataAlignment * dataAlignment;
+  header["data_offset"] = offset;
+  std::string text = header.dump();
+  std::string prefix(rankMagic, 8);
+  for (int i = 0; i < 8; ++i)
+    prefix += static_cast<char>((text.size() >> (8 * i)) & 0xff);
+  prefix += text;
+  prefix.resize(offset, '\0');
+
+  std::string name = rankFileName(session.place().rank);
+  DurableFile file((dir / name).string());
+  file.write(prefix.data(), prefix.size());
+  file.write(memory.data(), memory.size());
+  file.commit();
+  return name;
+}
+
+} // namespace
+
+std::string checkpointName(int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "step_%08lld",
+                static_cast<long long>(step));
+  return name;
+}
+
+void saveCheckpoint(const Session &session, const TrainingPosition &position,
+                    const std::string &dir) {
+  if (session.devices() != 1)
+    throw Error(session.bundleDirectory() + ": the bundle is for " +
+                std::to_string(session.devices()) +
+                " devices; checkpoints are saved for bundles of one device");
+  fs::path target = fs::path(dir).lexically_normal();
+  if (!target.has_filename())
+    target = target.parent_path();
+  fs::path parent = target.parent_path();
+  if (parent.empty())
+    parent = ".";
+  std::string name = target.filename().string();
+  std::error_code error;
+  fs::create_directories(parent, error);
+  if (error)
+    throw Error(parent.string() +
+                ": cannot create the checkpoint directory: " + error.message());
+
+  std::string pid = std::to_string(::getpid());
+  fs::path staging = parent / ("." + name + ".tmp-" + pid);
+  fs::remove_all(staging, error);
+  if (!fs::create_directory(staging, error) || error)
+    throw Error(staging.string() +
+                ": cannot create: " + (error ? error.message() : "it exists"));
+  TemporaryDirectory cleanup(staging);
+
+  std::string rankFile = writeRankFile(session, position, staging);
+  std::string rankHash = sha256File((staging / rankFile).string());
+  json manifest{
+      {"format", "cleave-checkpoint"},
+      {"format_version", formatVersion},
+      {"step", position.step},
+      {"bundle", fs::absolute(session.bundleDirectory(), error).string()},
+      {"bundle_digest", session.bundleDigest()},
+      {"model", session.modelName()},
+      {"position", positionToJson(position)},
+      {"ranks", json::array({json{
+                    {"rank", session.place().rank},
+                    {"file", rankFile},
+                    {"layout_digest", session.persistentLayout().digest}}})},
+      {"files", json{{rankFile, rankHash}}}};
+  std::string text = manifest.dump(2) + "\n";
+  {
+    DurableFile file((staging / "manifest.json").string());
+    file.write(text.data(), text.size());
+    file.commit();
+  }
+  syncDirectory(staging.string());
+
+  // A checkpoint of the same name is swapped with the new one in one step
+  // where the file system can (Linux's RENAME_EXCHANGE), else set aside
+  // until the new one has taken its place; either way it is removed last.
+  if (fs::exists(target, error) &&
+      ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(),
+                  RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging, error);
+  } else if (fs::exists(target, error)) {
+    fs::path old = parent / ("." + name + ".old-" + pid);
+    fs::remove_all(old, error);
+    fs::rename(target, old, error);
+    if (error)
+      throw Error(target.string() + ": cannot replace: " + error.message());
+    fs::rename(staging, target, error);
+    if (error) {
+      std::error_code ignored;
+      fs::rename(old, target, ignored);
+      throw Error(target.string() + ": cannot replace: " + error.message());
+    }
+    fs::remove_all(old, error);
+  } else {
+    fs::rename(staging, target, error);
+    if (error)
+      throw Error(target.string() + ": cannot create: " + error.message());
+  }
+  cleanup.release();
+  syncDirectory(parent.string());
+}
+
+CheckpointInfo readCheckpoint(const std::string &dir) {
+  std::string path = joinPath(dir, "manifest.json");
+  FieldReader reader(path);
+  std::error_code error;
+  if (!fs::exists(path, error))
+    reader.fail(fs::is_directory(dir, error)
+                    ? "missing: not a checkpoint, or one whose saving did "
+                      "not finish"
+                    : "missing: " + dir + " is not a directory");
+  json root = reader.parse(readRegularFile(path, maxManifestBytes));
+  if (reader.string(root, "format") != "cleave-checkpoint")
+    reader.fail("format is not 'cleave-checkpoint'");
+  int64_t version = reader.integer(root, "format_version");
+  if (version != formatVersion)
+    reader.fail("format_version " + std::to_string(version) +
+                " is not supported (this runtime reads version " +
+                std::to_string(formatVersion) + ")");
+  CheckpointInfo info;
+  info.directory = dir;
+  info.position = reader.position(reader.field(root, "position"));
+  if (reader.integer(root, "step") != info.position.step)
+    reader.fail("'step' differs from the step of 'position'");
+  info.bundleDigest = reader.string(root, "bundle_digest");
+  info.bundle = reader.string(root, "bundle");
+  info.model = reader.string(root, "model");
+
+  const json &files = reader.field(root, "files");
+  if (!files.is_object())
+    reader.fail("'files' is not an object");
+  const json &ranks = reader.field(root, "ranks");
+  if (!ranks.is_array() || ranks.empty())
+    reader.fail("'ranks' is not a list of ranks");
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (reader.integer(ranks[i], "rank") != static_cast<int64_t>(i))
+      reader.fail("'ranks' is not in rank order");
+    std::string file = reader.string(ranks[i], "file");
+    if (!isPlainName(file) || !files.contains(file))
+      reader.fail("rank " + std::to_string(i) + "'s file '" + file +
+                  "' is not a file of the checkpoint listed in 'files'");
+    info.rankFiles.push_back(file);
+    info.layoutDigests.push_back(reader.string(ranks[i], "layout_digest"));
+  }
+  for (auto it = files.begin(); it != files.end(); ++it) {
+    if (!isPlainName(it.key()) || !it.value().is_string())
+      reader.fail("'files' holds '" + it.key() +
+                  "', which is not a file name with its SHA-256");
+    std::string file = joinPath(dir, it.key());
+    std::string actual = sha256File(file);
+    std::string expected = it.value().get<std::string>();
+    if (actual != expected)
+      throw Error(file + ": SHA-256 " + actual + " differs from " + expected +
+                  " in " + path +
+                  "; the file changed after the checkpoint was saved");
+  }
+  return info;
+}
+
+TrainingPosition loadCheckpoint(Session &session, const std::string &dir) {
+  CheckpointInfo info = readCheckpoint(dir);
+  int rank = session.place().rank;
+  if (rank >= static_cast<int>(info.rankFiles.size()) ||
+      static_cast<int>(info.rankFiles.size()) != session.devices())
+    throw Error(dir + ": holds " + std::to_string(info.rankFiles.size()) +
+                " ranks, but " + session.bundleDirectory() + " has " +
+                std::to_string(session.devices()));
+  PersistentLayout layout = session.persistentLayout();
+  if (info.layoutDigests[rank] != layout.digest)
+    throw Error(dir + ": saved from another bundle (" + info.bundle +
+                ", of model " + info.model +
+                "), whose persistent memory is laid out differently from " +
+                session.bundleDirectory() + "'s (layout digest " +
+                info.layoutDigests[rank].substr(0, 16) + ", not " +
+                layout.digest.substr(0, 16) + ")");
+  std::string path = joinPath(dir, info.rankFiles[rank]);
+  RankFile file = readRankFile(path);
+  FieldReader reader(path);
+  if (reader.string(file.header, "layout_digest") != layout.digest ||
+      static_cast<int64_t>(file.memory.size()) != layout.bytes)
+    reader.fail("its header disagrees with " + dir + "/manifest.json");
+  session.writePersistent(file.memory);
+  return info.position;
+}
+
+std::vector<std::string> listCheckpoints(const std::string &root) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code error;
+  if (!fs::is_directory(root, error))
+    return {};
+  for (const fs::directory_entry &entry : fs::directory_iterator(root, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) != 0 || name.size() == 5 ||
+        name.find_first_not_of("0123456789", 5) != std::string::npos ||
+        name.size() > 5 + 18)
+      continue;
+    found.emplace_back(std::stoll(name.substr(5)), entry.path().string());
+  }
+  std::sort(found.begin(), found.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::vector<std::string> paths;
+  for (auto &[step, path] : found)
+    paths.push_back(std::move(path));
+  return paths;
+}
+
+bool readCheckpointParameters(const std::string &dir, CheckpointInfo &info,
+                              std::map<std::string, Tensor> &parameters,
+                              std::string &error) noexcept {
+  try {
+    info = readCheckpoint(dir);
+    parameters.clear();
+    for (const std::string &name : info.rankFiles) {
+      std::string path = joinPath(dir, name);
+      RankFile file = readRankFile(path);
+      FieldReader reader(path);
+      const json &regions = reader.field(file.header, "regions");
+      if (!regions.is_array())
+        reader.fail("'regions' is not a list");
+      for (const json &region : regions) {
+        std::string tensorName = reader.string(region, "name");
+        CleaveDType dtype = dtypeFromName(reader.string(region, "dtype"));
+        const json &shapeField = reader.field(region, "shape");
+        if (dtype == CLEAVE_DTYPE_INVALID || !shapeField.is_array())
+          reader.fail("region '" + tensorName + "' has no valid type");
+        std::vector<int64_t> shape;
+        for (const json &dim : shapeField) {
+          if (!dim.is_number_unsigned())
+            reader.fail("region '" + tensorName + "' has a bad shape");
+          shape.push_back(dim.get<int64_t>());
+        }
+        int64_t offset = reader.integer(region, "offset");
+        int64_t bytes = reader.integer(region, "bytes");
+        int64_t elements = 0, expected = 0;
+        if (!checkedTensorSize(shape, cleave_dtype_size(dtype), elements,
+                               expected) ||
+            expected != bytes || offset < 0 ||
+            offset + bytes > static_cast<int64_t>(file.memory.size()))
+          reader.fail("region '" + tensorName +
+                      "' does not fit its type or the persistent memory");
+        auto known = parameters.find(tensorName);
+        if (known != parameters.end()) {
+          // The replicas of a data-parallel bundle hold the same parameter.
+          if (known->second.shape() != shape)
+            reader.fail("region '" + tensorName +
+                        "' is a block of a parameter split across ranks, "
+                        "which is not read back whole");
+          continue;
+        }
+        parameters.emplace(tensorName,
+                           Tensor(dtype, shape, file.memory.data() + offset));
+      }
+    }
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+}
+
+} // namespace cleave::rt

@@ -1,0 +1,611 @@
+//===- TrainCommand.cpp - `cleave train` ----------------------------------===//
+//
+// Runs the training step of a bundle compiled with --train over a data set,
+// step after step: each step takes the bundle's batch of samples in the
+// data order (a permutation per epoch, from the seed), runs the step,
+// reports the loss, and saves a checkpoint every K steps and after the last.
+// A run resumed from a checkpoint takes the steps an uninterrupted run
+// would have taken, on the same samples, and ends with the same bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cleave/rt/TrainCommand.h"
+
+#include "TrainingData.h"
+#include "cleave/rt/Checkpoint.h"
+#include "cleave/rt/RunCommand.h"
+#include "cleave/rt/Runtime.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <unistd.h>
+
+namespace cleave::rt {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char *usage =
+    "usage: train BUNDLE --data DIR --steps N [options]\n"
+    "\n"
+    "Trains a bundle written by `cleave compile --train`: each step runs the\n"
+    "forward, the backward and the update on the bundle's batch of samples.\n"
+    "\n"
+    "  --data DIR            one NAME.npy per input of the bundle, its first\n"
+    "                        dimension the samples (all files the same\n"
+    "                        number), the rest one sample of the input\n"
+    "  --steps N             train until N steps are done (a resumed run\n"
+    "                        counts the steps before it)\n"
+    "  --seed S              the seed of the data order, a new permutation\n"
+    "                        of the samples every epoch (0)\n"
+    "  --log FILE            append one JSON line per step to FILE\n"
+    "  --checkpoint-dir DIR  save checkpoints to DIR/step_N after the last\n"
+    "                        step and every --checkpoint-every steps\n"
+    "  --checkpoint-every K  save a checkpoint every K steps\n"
+    "  --keep-checkpoints K  keep only the newest K checkpoints up to the\n"
+    "                        step saved (all)\n"
+    "  --resume              continue from the newest valid checkpoint in\n"
+    "                        --checkpoint-dir (damaged ones are skipped with\n"
+    "                        a warning; none: start at step 0)\n"
+    "  --resume-from CKPT    continue from checkpoint directory CKPT\n"
+    "  --threads N           CPU kernel threads (all cores)\n"
+    "  --device DEV          cpu or cuda:N (the bundle's kind)\n"
+    "\n"
+    "On a terminal a line shows the step, the loss, the learning rate, the\n"
+    "samples per second and the time left; otherwise only a summary is\n"
+    "printed when the run ends. SIGINT (Ctrl-C) or SIGTERM ends the run\n"
+    "after the step in flight, saving a checkpoint of it.\n";
+
+struct TrainOptions {
+  std::string bundle;
+  std::string data;
+  int64_t steps = 0;
+  bool stepsGiven = false;
+  std::optional<uint64_t> seed;
+  std::string log;
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int64_t keepCheckpoints = 0;
+  bool resume = false;
+  std::string resumeFrom;
+  int threads = 0;
+  std::string device;
+  bool help = false;
+};
+
+/// A whole number of `option`, at least `least`.
+int64_t parseCount(const std::string &option, const std::string &text,
+                   int64_t least) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno == ERANGE || value < least)
+    throw Error(option + " wants a whole number from " + std::to_string(least) +
+                ", not '" + text + "'");
+  return value;
+}
+
+TrainOptions parseArguments(int argc, char **argv) {
+  TrainOptions options;
+  int i = 1;
+  if (i < argc && std::strcmp(argv[i], "train") == 0)
+    ++i;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool hasValue = false;
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      hasValue = true;
+    }
+    auto next = [&]() -> std::string {
+      if (hasValue)
+        return value;
+      if (i + 1 >= argc)
+        throw Error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+    } else if (arg == "--data") {
+      options.data = next();
+    } else if (arg == "--steps") {
+      options.steps = parseCount(arg, next(), 1);
+      options.stepsGiven = true;
+    } else if (arg == "--seed") {
+      std::string text = next();
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || text[0] == '-' || *end || errno == ERANGE)
+        throw Error("--seed wants a whole number from 0, not '" + text + "'");
+      options.seed = seed;
+    } else if (arg == "--log") {
+      options.log = next();
+    } else if (arg == "--checkpoint-dir") {
+      options.checkpointDir = next();
+      if (options.checkpointDir.empty())
+        throw Error("--checkpoint-dir wants a directory");
+    } else if (arg == "--checkpoint-every") {
+      options.checkpointEvery = parseCount(arg, next(), 1);
+    } else if (arg == "--keep-checkpoints") {
+      options.keepCheckpoints = parseCount(arg, next(), 1);
+    } else if (arg == "--resume") {
+      options.resume = true;
+    } else if (arg == "--resume-from") {
+      options.resumeFrom = next();
+    } else if (arg == "--threads") {
+      options.threads = static_cast<int>(parseCount(arg, next(), 0));
+    } else if (arg == "--device") {
+      options.device = next();
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw Error("unknown option '" + arg + "' (see --help)");
+    } else if (options.bundle.empty()) {
+      options.bundle = arg;
+    } else {
+      throw Error("unexpected argument '" + arg + "'");
+    }
+  }
+  if (options.help)
+    return options;
+  if (options.bundle.empty())
+    throw Error("no bundle given (see --help)");
+  if (options.data.empty())
+    throw Error("no --data DIR given (see --help)");
+  if (!options.stepsGiven)
+    throw Error("no --steps N given (see --help)");
+  if (options.checkpointEvery && options.checkpointDir.empty())
+    throw Error("--checkpoint-every needs --checkpoint-dir DIR");
+  if (options.keepCheckpoints && options.checkpointDir.empty())
+    throw Error("--keep-checkpoints needs --checkpoint-dir DIR");
+  if (options.resume && options.checkpointDir.empty())
+    throw Error("--resume needs --checkpoint-dir DIR (or use --resume-from "
+                "CHECKPOINT)");
+  if (options.resume && !options.resumeFrom.empty())
+    throw Error("--resume and --resume-from exclude each other");
+  return options;
+}
+
+/// splitmix64: a small generator whose every output is fixed by its seed.
+class SampleGenerator {
+public:
+  explicit SampleGenerator(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, bound), without the bias of a bare modulo.
+  uint64_t below(uint64_t bound) {
+    uint64_t limit = std::numeric_limits<uint64_t>::max() -
+                     std::numeric_limits<uint64_t>::max() % bound;
+    uint64_t value;
+    do
+      value = next();
+    while (value >= limit);
+    return value % bound;
+  }
+
+private:
+  uint64_t state;
+};
+
+/// The signal that asked the run to stop (SIGINT, SIGTERM), or 0.
+volatile std::sig_atomic_t stopSignal = 0;
+
+extern "C" void requestStop(int signal) {
+  stopSignal = signal;
+  // A second one ends the process at once.
+  std::signal(signal, SIG_DFL);
+}
+
+/// While a run lasts, Ctrl-C and a scheduler's SIGTERM (preemption) end it
+/// after the step in flight, with a checkpoint of that step.
+class StopRequests {
+public:
+  StopRequests() {
+    stopSignal = 0;
+    previousInterrupt = std::signal(SIGINT, requestStop);
+    previousTerminate = std::signal(SIGTERM, requestStop);
+  }
+  ~StopRequests() {
+    std::signal(SIGINT, previousInterrupt);
+    std::signal(SIGTERM, previousTerminate);
+  }
+  StopRequests(const StopRequests &) = delete;
+  StopRequests &operator=(const StopRequests &) = delete;
+
+private:
+  void (*previousInterrupt)(int);
+  void (*previousTerminate)(int);
+};
+
+/// Creates `dir` and checks that files can be made in it, before any step
+/// runs, so that a run is not lost to a directory it cannot save to.
+void prepareCheckpointDir(const std::string &dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error || !fs::is_directory(dir))
+    throw Error("--checkpoint-dir " + dir + ": cannot create the directory" +
+                (error ? ": " + error.message() : ""));
+  fs::path probe =
+      fs::path(dir) / (".write-test-" + std::to_string(::getpid()));
+  std::FILE *file = std::fopen(probe.c_str(), "w");
+  if (!file)
+    throw Error("--checkpoint-dir " + dir +
+                ": cannot write in it: " + std::strerror(errno));
+  std::fclose(file);
+  fs::remove(probe, error);
+}
+
+/// The checkpoint a resumed run starts from: the newest of the directory
+/// that reads back intact, or none.
+std::optional<std::string> newestCheckpoint(const std::string &root) {
+  for (const std::string &candidate : listCheckpoints(root)) {
+    try {
+      readCheckpoint(candidate);
+      return candidate;
+    } catch (const Error &e) {
+      std::fprintf(stderr,
+                   "cleave train: warning: skipping checkpoint %s: %s\n",
+                   candidate.c_str(), e.what());
+    }
+  }
+  return std::nullopt;
+}
+
+/// "1:02:03" or "2:03".
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    return "?";
+  long total = std::lround(seconds);
+  char text[32];
+  if (total >= 3600)
+    std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", total / 3600,
+                  total / 60 % 60, total % 60);
+  else
+    std::snprintf(text, sizeof(text), "%ld:%02ld", total / 60, total % 60);
+  return text;
+}
+
+/// The loss a step returned: the bundle's one output, of one element.
+double lossOf(const Tensor &output) {
+  switch (output.dtype()) {
+  case CLEAVE_F32:
+    return output.data<float>()[0];
+  case CLEAVE_F64:
+    return output.data<double>()[0];
+  default:
+    return std::nan("");
+  }
+}
+
+/// Refuses a bundle whose step is not a training step.
+void checkTrainingBundle(const Session &session, const std::string &bundle) {
+  const std::vector<TensorInfo> &outputs = session.outputs();
+  bool lossOnly =
+      outputs.size() == 1 &&
+      (outputs[0].dtype == CLEAVE_F32 || outputs[0].dtype == CLEAVE_F64) &&
+      (outputs[0].shape.empty() || outputs[0].shape == std::vector<int64_t>{1});
+  if (!lossOnly || session.trainedParameters().empty())
+    throw Error(bundle +
+                ": not a training bundle; a bundle compiled with `cleave "
+                "compile --train --loss NAME` updates its parameters and "
+                "returns the loss alone");
+  if (session.inputs().empty())
+    throw Error(bundle + ": the bundle has no inputs; cleave train feeds "
+                         "samples from --data to them");
+}
+
+class TrainingRun {
+public:
+  TrainingRun(const TrainOptions &options, Session &session,
+              const TrainingData &data)
+      : options(options), session(session), data(data),
+        terminal(::isatty(STDOUT_FILENO)) {}
+
+  /// Restores the checkpoint to resume from, if any.
+  void resume();
+  /// Opens the log (appended to by a resumed run).
+  void openLog();
+  /// Runs the steps up to --steps; returns the exit status.
+  int run();
+
+private:
+  std::vector<int64_t> nextBatch();
+  void report(int64_t first, double loss, double rate, double seconds);
+  void save();
+  /// Keeps the newest --keep-checkpoints checkpoints up to this step.
+  void removeOlderCheckpoints();
+
+  const TrainOptions &options;
+  Session &session;
+  const TrainingData &data;
+  bool terminal;
+  TrainingPosition position;
+  bool resumed = false;
+  std::vector<int64_t> order;
+  int64_t orderEpoch = -1;
+  std::ofstream log;
+  std::string lastCheckpoint;
+  Clock::time_point lastDraw;
+};
+
+void TrainingRun::resume() {
+  position.seed = options.seed.value_or(0);
+  position.samples = data.samples();
+  std::string from = options.resumeFrom;
+  // A run from step 0 would save over the checkpoints of the run before.
+  if (!options.resume && from.empty() && !options.checkpointDir.empty()) {
+    std::vector<std::string> saved = listCheckpoints(options.checkpointDir);
+    if (!saved.empty())
+      throw Error("--checkpoint-dir " + options.checkpointDir +
+                  " holds the checkpoints of another run (newest " +
+                  saved.front() +
+                  "); continue it with --resume, or choose another "
+                  "directory");
+  }
+  if (options.resume) {
+    std::optional<std::string> newest = newestCheckpoint(options.checkpointDir);
+    if (!newest) {
+      std::fprintf(stderr,
+                   "cleave train: note: no checkpoint in %s; starting at "
+                   "step 0\n",
+                   options.checkpointDir.c_str());
+      return;
+    }
+    from = *newest;
+  }
+  if (from.empty())
+    return;
+  TrainingPosition saved = loadCheckpoint(session, from);
+  if (saved.samples == 0) {
+    // Saved by cleave.Trainer, which feeds its own batches.
+    std::fprintf(stderr,
+                 "cleave train: note: %s records no data order; the order "
+                 "starts at its first sample\n",
+                 from.c_str());
+    saved.seed = position.seed;
+    saved.samples = position.samples;
+  }
+  if (saved.samples != data.samples())
+    throw Error(from + ": its data order runs over " +
+                std::to_string(saved.samples) + " samples, but --data " +
+                options.data + " holds " + std::to_string(data.samples()) +
+                "; resume with the data it was trained on");
+  if (options.seed && *options.seed != saved.seed)
+    throw Error(from + ": saved with --seed " + std::to_string(saved.seed) +
+                ", not " + std::to_string(*options.seed) +
+                "; resume with its seed (or without --seed)");
+  position = saved;
+  resumed = true;
+  std::fprintf(stderr, "cleave train: resuming from %s (step %lld)\n",
+               from.c_str(), static_cast<long long>(position.step));
+}
+
+void TrainingRun::openLog() {
+  if (options.log.empty())
+    return;
+  log.open(options.log, resumed ? std::ios::app : std::ios::trunc);
+  if (!log)
+    throw Error("--log " + options.log +
+                ": cannot open: " + std::strerror(errno));
+}
+
+std::vector<int64_t> TrainingRun::nextBatch() {
+  std::vector<int64_t> batch;
+  batch.reserve(static_cast<std::size_t>(data.batch()));
+  // A batch that runs past the end of an epoch goes on in the next one.
+  while (static_cast<int64_t>(batch.size()) < data.batch()) {
+    if (orderEpoch != position.epoch) {
+      order = sampleOrder(data.samples(), position.seed, position.epoch);
+      orderEpoch = position.epoch;
+    }
+    batch.push_back(order[static_cast<std::size_t>(position.offset)]);
+    if (++position.offset == data.samples()) {
+      position.offset = 0;
+      ++position.epoch;
+    }
+  }
+  return batch;
+}
+
+void TrainingRun::report(int64_t first, double loss, double rate,
+                         double seconds) {
+  int64_t done = position.step - first;
+  double samplesPerSecond =
+      seconds > 0 ? static_cast<double>(done * data.batch()) / seconds : 0;
+  if (log.is_open()) {
+    char rateText[32] = "null";
+    if (rate >= 0)
+      std::snprintf(rateText, sizeof(rateText), "%.9g", rate);
+    // JSON has no NaN: a diverged step logs null.
+    char lossText[32] = "null";
+    if (std::isfinite(loss))
+      std::snprintf(lossText, sizeof(lossText), "%.9g", loss);
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"epoch\": "
+                  "%lld, \"samples_per_s\": %.6g, \"seconds\": %.6f}\n",
+                  static_cast<long long>(position.step), lossText, rateText,
+                  static_cast<long long>(position.epoch), samplesPerSecond,
+                  seconds);
+    log << line;
+    log.flush();
+    if (!log)
+      throw Error("--log " + options.log + ": cannot write");
+  }
+  if (!terminal)
+    return;
+  Clock::time_point now = Clock::now();
+  bool last = position.step == options.steps;
+  if (!last && now - lastDraw < std::chrono::milliseconds(100))
+    return;
+  lastDraw = now;
+  double left = done > 0
+                    ? seconds / static_cast<double>(done) *
+                          static_cast<double>(options.steps - position.step)
+                    : NAN;
+  std::string lr;
+  if (rate >= 0) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "  lr %.3e", rate);
+    lr = text;
+  }
+  std::printf("\rstep %lld/%lld  loss %.6g%s  %.1f samples/s  ETA %s\x1b[K",
+              static_cast<long long>(position.step),
+              static_cast<long long>(options.steps), loss, lr.c_str(),
+              samplesPerSecond, formatDuration(left).c_str());
+  if (last)
+    std::printf("\n");
+  std::fflush(stdout);
+}
+
+void TrainingRun::save() {
+  std::string dir =
+      (fs::path(options.checkpointDir) / checkpointName(position.step))
+          .string();
+  saveCheckpoint(session, position, dir);
+  lastCheckpoint = dir;
+  if (options.keepCheckpoints)
+    removeOlderCheckpoints();
+}
+
+void TrainingRun::removeOlderCheckpoints() {
+  // Only those before the one just saved: newer ones (a run resumed from
+  // before a damaged checkpoint) are not this run's to remove.
+  int64_t kept = 1;
+  for (const std::string &path : listCheckpoints(options.checkpointDir)) {
+    std::string name = fs::path(path).filename().string();
+    if (std::stoll(name.substr(5)) >= position.step ||
+        kept++ < options.keepCheckpoints)
+      continue;
+    std::error_code error;
+    fs::remove_all(path, error);
+    if (error)
+      std::fprintf(stderr,
+                   "cleave train: warning: cannot remove old checkpoint %s: "
+                   "%s\n",
+                   path.c_str(), error.message().c_str());
+  }
+}
+
+int TrainingRun::run() {
+  int64_t first = position.step;
+  if (first >= options.steps) {
+    std::printf("%s is at step %lld already; --steps %lld asks for no more\n",
+                options.bundle.c_str(), static_cast<long long>(first),
+                static_cast<long long>(options.steps));
+    return 0;
+  }
+  Clock::time_point start = Clock::now();
+  double firstLoss = NAN, loss = NAN;
+  StopRequests stops;
+  while (position.step < options.steps && !stopSignal) {
+    std::map<std::string, Tensor> feeds = data.gather(nextBatch());
+    double rate = session.learningRate(position.step);
+    std::vector<Tensor> outputs = session.run(feeds);
+    loss = lossOf(outputs[0]);
+    if (position.step == first)
+      firstLoss = loss;
+    ++position.step;
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    report(first, loss, rate, seconds);
+    if (!options.checkpointDir.empty() &&
+        ((options.checkpointEvery &&
+          position.step % options.checkpointEvery == 0) ||
+         position.step == options.steps || stopSignal))
+      save();
+  }
+  if (stopSignal) {
+    if (terminal)
+      std::printf("\n");
+    std::fprintf(stderr, "cleave train: %s after step %lld\n",
+                 stopSignal == SIGINT ? "interrupted" : "terminated",
+                 static_cast<long long>(position.step));
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  int64_t done = position.step - first;
+  std::printf("trained %s: steps %lld to %lld (%lld samples, epoch %lld) in "
+              "%.2f s, %.1f samples/s; loss %.6g -> %.6g\n",
+              options.bundle.c_str(), static_cast<long long>(first + 1),
+              static_cast<long long>(position.step),
+              static_cast<long long>(done * data.batch()),
+              static_cast<long long>(position.epoch), seconds,
+              seconds > 0 ? static_cast<double>(done * data.batch()) / seconds
+                          : 0.0,
+              firstLoss, loss);
+  if (!lastCheckpoint.empty())
+    std::printf("checkpoint: %s\n", lastCheckpoint.c_str());
+  std::fflush(stdout);
+  // As a shell reports a process the signal ended.
+  return stopSignal ? 128 + stopSignal : 0;
+}
+
+} // namespace
+
+std::vector<int64_t> sampleOrder(int64_t samples, uint64_t seed,
+                                 int64_t epoch) {
+  std::vector<int64_t> order(static_cast<std::size_t>(samples));
+  for (int64_t i = 0; i < samples; ++i)
+    order[static_cast<std::size_t>(i)] = i;
+  // One stream per (seed, epoch): the epoch is mixed in through the
+  // generator itself, so that neighbouring seeds do not share epochs.
+  SampleGenerator mix(seed);
+  SampleGenerator generator(
+      mix.next() ^ SampleGenerator(static_cast<uint64_t>(epoch)).next());
+  for (int64_t i = samples - 1; i > 0; --i) {
+    auto j =
+        static_cast<int64_t>(generator.below(static_cast<uint64_t>(i) + 1));
+    std::swap(order[static_cast<std::size_t>(i)],
+              order[static_cast<std::size_t>(j)]);
+  }
+  return order;
+}
+
+int trainCommand(int argc, char **argv) {
+  try {
+    TrainOptions options = parseArguments(argc, argv);
+    if (options.help) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    execWithPassiveWaits();
+    if (!options.checkpointDir.empty())
+      prepareCheckpointDir(options.checkpointDir);
+    SessionOptions sessionOptions;
+    sessionOptions.numThreads = options.threads;
+    sessionOptions.device = options.device;
+    std::unique_ptr<Session> session =
+        Session::open(options.bundle, sessionOptions);
+    checkTrainingBundle(*session, options.bundle);
+    TrainingData data(options.data, session->inputs());
+    TrainingRun run(options, *session, data);
+    run.resume();
+    run.openLog();
+    return run.run();
+  } catch (const std::exception &e) {
+    // Past a progress line, which ends without a newline.
+    if (::isatty(STDOUT_FILENO))
+      std::printf("\n");
+    std::fflush(stdout);
+    std::fprintf(stderr, "cleave train: error: %s\n", e.what());
+    return 2;
+  }
+}
+
+} // namespace cleave::rt
