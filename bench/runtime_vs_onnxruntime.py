@@ -16,12 +16,17 @@ geometric mean of the ratios.
 
     python bench/runtime_vs_onnxruntime.py [--models gpt resnet ...]
         [--threads 1,2] [--seconds 1.0] [--large] [--profile] [--json out.json]
+        [--exports test/e2e/exports [--export NAME ...]]
 
 ``--large`` adds GPT and BERT at a size where the matrix products, not the
 per-step overhead, take the time (their builders take a configuration; the
 registry's other models have one fixed size). ``--profile`` prints, per
 model, where each engine spends a run: cleave's program steps (from
 ``Session(profile=True)``) and onnxruntime's nodes (from its own profiler).
+``--exports DIR`` adds the checked-in torch 2 exports (ONNX backend-test
+folders: ``model.onnx`` and ``test_data_set_0``), timed on their first
+data set; a dynamic export is compiled with its inputs bound to that data
+set's shapes. ``--models`` with no name leaves the registry's models out.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class Case:
     name: str
     family: str
     config: dict | None = None  # TransformerConfig fields, or the registry's
+    folder: Path | None = None  # an ONNX backend-test folder (--exports)
 
     def build(self):
         if self.config is None:
@@ -88,8 +94,23 @@ def find_cleave() -> Path:
     return candidates[-1]
 
 
+def read_data_set(folder: Path) -> dict[str, np.ndarray]:
+    """The inputs of an ONNX backend-test folder's first data set."""
+    import onnx
+    from onnx import numpy_helper
+
+    feeds = {}
+    for path in sorted((folder / "test_data_set_0").glob("input_*.pb")):
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString(path.read_bytes())
+        feeds[tensor.name] = numpy_helper.to_array(tensor)
+    return feeds
+
+
 def export(case: Case, path: Path) -> dict[str, np.ndarray]:
     """Writes the case's ONNX file (once) and returns its example inputs."""
+    if case.folder is not None:
+        return read_data_set(case.folder)
     reference = case.build()
     feeds = {k: v.numpy() for k, v in reference.inputs.items()}
     if path.exists():
@@ -110,12 +131,29 @@ def export(case: Case, path: Path) -> dict[str, np.ndarray]:
     return feeds
 
 
-def compile_bundle(cleave: Path, model: Path, bundle: Path) -> None:
+def input_bindings(model: Path, feeds: dict[str, np.ndarray]) -> list[str]:
+    """--input-shape options for the graph inputs of `model` that have a
+    dimension without a fixed size, bound to the shapes of `feeds`."""
+    import onnx
+
+    graph = onnx.load(str(model), load_external_data=False).graph
+    options = []
+    for value in graph.input:
+        dims = value.type.tensor_type.shape.dim
+        if value.name in feeds and any(not d.HasField("dim_value") for d in dims):
+            shape = "x".join(str(d) for d in feeds[value.name].shape)
+            options += ["--input-shape", f"{value.name}={shape}"]
+    return options
+
+
+def compile_bundle(cleave: Path, model: Path, bundle: Path,
+                   feeds: dict[str, np.ndarray]) -> None:
     if bundle.exists() and bundle.stat().st_mtime >= max(
             model.stat().st_mtime, cleave.stat().st_mtime):
         return
     subprocess.run([str(cleave), "compile", str(model), "-o", str(bundle),
-                    "--target", "cpu", "--quiet"], check=True)
+                    "--target", "cpu", "--quiet"] + input_bindings(model, feeds),
+                   check=True)
 
 
 def ort_session(model: Path, threads: int, profile_prefix: str | None = None):
@@ -269,7 +307,11 @@ def geomean(values: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--exports", type=Path, default=None,
+                        help="a folder of ONNX backend-test folders to add")
+    parser.add_argument("--export", action="append", default=[],
+                        help="with --exports: only this folder (repeatable)")
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--large", action="store_true",
                         help="also GPT and BERT at hidden 768, 12 heads, 1 x 128 tokens")
@@ -304,16 +346,22 @@ def main() -> int:
     if args.large:
         cases += [Case(f"{m}-768", m, LARGE_TRANSFORMER)
                   for m in ("gpt", "bert") if m in args.models]
+    if args.exports:
+        folders = sorted(p for p in args.exports.iterdir()
+                         if (p / "model.onnx").is_file()
+                         and (not args.export or p.name in args.export))
+        cases += [Case(p.name, "export", folder=p) for p in folders]
 
     print(f"cleave: {cleave_bin}\nonnxruntime: {ort.__version__}\n"
           f"cpus: {os.cpu_count()}, load average at start: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\nworkdir: {workdir}")
     prepared = {}
     for case in cases:
-        model = workdir / f"{case.name}.onnx"
+        model = (case.folder / "model.onnx" if case.folder is not None
+                 else workdir / f"{case.name}.onnx")
         bundle = workdir / f"{case.name}.cleave"
         feeds = export(case, model)
-        compile_bundle(cleave_bin, model, bundle)
+        compile_bundle(cleave_bin, model, bundle, feeds)
         prepared[case.name] = (model, bundle, feeds)
 
     results: dict = {"onnxruntime": ort.__version__, "cpus": os.cpu_count(),
@@ -353,17 +401,17 @@ def main() -> int:
         results["threads"][str(n)] = {"rows": rows, "geomean_ratio": geomean(ratios)}
 
         print(f"\n{n} thread(s): median ms [p10-p90]; ratio = cleave / onnxruntime")
-        print(f"{'model':<20} {'onnxruntime ms':>24} {'cleave ms':>24} {'ratio':>7} {'runs':>6}")
+        print(f"{'model':<30} {'onnxruntime ms':>24} {'cleave ms':>24} {'ratio':>7} {'runs':>6}")
         for r in rows:
             if "error" in r:
-                print(f"{r['model']:<20} {'outputs disagree: ' + r['error']}")
+                print(f"{r['model']:<30} {'outputs disagree: ' + r['error']}")
                 continue
             o, c = r["ort_ms"], r["cleave_ms"]
             ort_cell = f"{o['median']:.3f} [{o['p10']:.3f}-{o['p90']:.3f}]"
             cleave_cell = f"{c['median']:.3f} [{c['p10']:.3f}-{c['p90']:.3f}]"
-            print(f"{r['model']:<20} {ort_cell:>24} {cleave_cell:>24} "
+            print(f"{r['model']:<30} {ort_cell:>24} {cleave_cell:>24} "
                   f"{r['ratio']:>7.2f} {r['runs']:>6}")
-        print(f"{'geometric mean':<20} {'':>24} {'':>24} {geomean(ratios):>7.2f}", flush=True)
+        print(f"{'geometric mean':<30} {'':>24} {'':>24} {geomean(ratios):>7.2f}", flush=True)
 
     results["loadavg_end"] = os.getloadavg()
     if args.json:
