@@ -1,0 +1,200 @@
+# The gradients of the reference models (python/cleave/models) against torch
+# autograd: gpt, bert, vit, resnet, wav2vec2, deepspeech, lstm, gru and
+# mobilenet_v3_small. Each model is exported by torch.onnx with its
+# parameters as initializers (no constant folding; models with batch norm in
+# training mode, so that their BatchNormalization nodes compute the batch
+# statistics as .train() does; dropout removed), compiled with --gradients
+# and an attached mean squared error of its output against random float
+# targets, and run once. torch computes the same loss in float64 from the
+# same weights and inputs; cleave computes in float32. Each initializer is
+# matched to the torch parameter of its name, or else to the one parameter
+# holding the same values (should the exporter rename one), and every
+# parameter must have its gradient.
+# Tolerance: max |error| <= 1e-4 * max |reference| + 1e-6 per gradient, and
+# for the loss.
+#
+# REQUIRES: torch
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t | FileCheck %s
+
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+import cleave
+from cleave.models.registry import MODELS
+from cleave.testing.gradients import check
+
+RTOL, ATOL = 1e-4, 1e-6
+
+# family: (graph output the loss is attached to, image size for the image
+# classifiers). An image classifier gets a batch of 4 independent random
+# images instead of its one example image: batch norm in training mode over
+# one image, or over scaled copies of it, normalises by a variance near 0.
+FAMILIES = {
+    "gpt": ("logits", None),
+    "bert": ("pooled_output", None),
+    "vit": ("logits", None),
+    "resnet": ("logits", 32),
+    "wav2vec2": ("emissions", None),
+    "deepspeech": ("log_probs", None),
+    "lstm": ("log_probs", None),
+    "gru": ("log_probs", None),
+    "mobilenet_v3_small": ("logits", 32),
+}
+BATCH = 4
+
+
+def build(family, image_size):
+    """The family's reference model with its dropout removed, in training
+    mode if it has batch norm, else in eval mode."""
+    reference = MODELS[family].build()
+    if image_size is not None:
+        generator = torch.Generator().manual_seed(3)
+        reference.inputs = {"image": torch.randn(
+            BATCH, 3, image_size, image_size, generator=generator)}
+    without_dropout(reference.module)
+    reference.module.train(has_batch_norm(reference.module))
+    return reference
+
+
+def without_dropout(module):
+    """Replaces every dropout layer by an identity, and turns stochastic
+    depth off, so that a training-mode forward is deterministic."""
+    for name, child in module.named_children():
+        if isinstance(child, torch.nn.modules.dropout._DropoutNd):
+            setattr(module, name, torch.nn.Identity())
+        else:
+            if hasattr(child, "p") and type(child).__name__ == "StochasticDepth":
+                child.p = 0.0
+            without_dropout(child)
+
+
+def has_batch_norm(module):
+    return any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+               for m in module.modules())
+
+
+def parameter_of_initializers(model, module):
+    """{float initializer name: torch parameter name}."""
+    parameters = dict(module.named_parameters())
+    buffers = dict(module.named_buffers())
+    mapping = {}
+    for tensor in model.graph.initializer:
+        value = numpy_helper.to_array(tensor)
+        if value.dtype != np.float32 or tensor.name in buffers:
+            continue
+        if tensor.name in parameters:
+            mapping[tensor.name] = tensor.name
+            continue
+        same = [n for n, p in parameters.items()
+                if tuple(p.shape) == value.shape
+                and np.array_equal(p.detach().numpy(), value)]
+        if len(same) == 1:
+            mapping[tensor.name] = same[0]
+        else:
+            mapping[tensor.name] = None
+    return mapping
+
+
+def run(family, output, image_size, work):
+    print(f"== {family}")
+    reference = build(family, image_size)
+    module = reference.module
+    inputs = tuple(reference.inputs.values())
+    path = f"{work}/{family}.onnx"
+    # Traced with autograd on: see cleave.models.export.
+    torch.onnx.export(
+        module, inputs, path, input_names=list(reference.inputs),
+        output_names=list(reference.output_names), opset_version=17,
+        do_constant_folding=False,
+        training=(torch.onnx.TrainingMode.TRAINING if module.training
+                  else torch.onnx.TrainingMode.EVAL))
+    model = onnx.load(path)
+    mapping = parameter_of_initializers(model, module)
+
+    shape = [d.dim_value for o in model.graph.output if o.name == output
+             for d in o.type.tensor_type.shape.dim]
+    labels = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    feeds = {name: value.numpy() for name, value in reference.inputs.items()}
+    feeds["labels"] = labels
+
+    bundle = cleave.compile(model, f"{work}/{family}", loss="mse",
+                            logits=output, labels="labels")
+    outputs = cleave.Session(bundle).run(feeds)
+
+    # A second build holds the same weights (the builders seed torch); a
+    # copy cannot be made of wav2vec2, whose weight-normalised weight is not
+    # a leaf.
+    double = build(family, image_size).module.double()
+    double_inputs = [v.double() if v.is_floating_point() else v
+                     for v in inputs]
+    result = double(*double_inputs)
+    if isinstance(result, tuple):
+        result = result[list(reference.output_names).index(output)]
+    loss = torch.nn.functional.mse_loss(result, torch.from_numpy(labels).double())
+    loss.backward()
+    grads = {n: (p.grad if p.grad is not None else torch.zeros_like(p))
+             for n, p in double.named_parameters()}
+
+    failed = not check("loss", outputs["loss"], loss.item(), RTOL, ATOL)
+    checked = set()
+    for name, parameter in mapping.items():
+        if parameter is None:
+            print(f"grad:{name}  MISMATCH  no torch parameter")
+            failed = True
+            continue
+        checked.add(parameter)
+        failed |= not check(f"grad:{name}", outputs[f"grad:{name}"],
+                            grads[parameter].numpy(), RTOL, ATOL)
+    missing = sorted(set(grads) - checked)
+    if missing:
+        print(f"MISMATCH parameters without a gradient: {missing}")
+        failed = True
+    gradients = sum(1 for n in outputs if n.startswith("grad:"))
+    print(f"{family}: {'ok' if not failed else 'FAILED'} {len(mapping)} "
+          f"gradients, {len(grads)} parameters, {gradients} outputs")
+    return failed
+
+
+if __name__ == "__main__":
+    work = sys.argv[1]
+    names = sys.argv[2:] or list(FAMILIES)
+    failed = False
+    for family in names:
+        failed |= run(family, *FAMILIES[family], work)
+    sys.exit(1 if failed else 0)
+
+# Per family: no mismatch, and the summary: every float initializer is a
+# torch parameter with a gradient output, and each gradient matches torch's.
+# CHECK-LABEL: == gpt
+# CHECK-NOT: MISMATCH
+# CHECK: gpt: ok 28 gradients, 28 parameters, 28 outputs
+# CHECK-LABEL: == bert
+# CHECK-NOT: MISMATCH
+# CHECK: bert: ok 31 gradients, 31 parameters, 31 outputs
+# CHECK-LABEL: == vit
+# CHECK-NOT: MISMATCH
+# CHECK: vit: ok 32 gradients, 32 parameters, 32 outputs
+# CHECK-LABEL: == resnet
+# CHECK-NOT: MISMATCH
+# CHECK: resnet: ok 38 gradients, 38 parameters, 38 outputs
+# CHECK-LABEL: == wav2vec2
+# CHECK-NOT: MISMATCH
+# CHECK: wav2vec2: ok 47 gradients, 47 parameters, 47 outputs
+# CHECK-LABEL: == deepspeech
+# CHECK-NOT: MISMATCH
+# CHECK: deepspeech: ok 18 gradients, 18 parameters, 18 outputs
+# CHECK-LABEL: == lstm
+# CHECK-NOT: MISMATCH
+# CHECK: lstm: ok 18 gradients, 18 parameters, 18 outputs
+# CHECK-LABEL: == gru
+# CHECK-NOT: MISMATCH
+# CHECK: gru: ok 6 gradients, 6 parameters, 6 outputs
+# CHECK-LABEL: == mobilenet_v3_small
+# CHECK-NOT: MISMATCH
+# CHECK: mobilenet_v3_small: ok 142 gradients, 142 parameters, 142 outputs
+# CHECK-NOT: MISMATCH
