@@ -7,7 +7,10 @@
 // walks each output's reduced elements.
 //
 // float32, float64, int32 and int64 are supported; the mean of integers is
-// an integer division, as onnxruntime computes it.
+// an integer division, as onnxruntime computes it. Sums, means, products and
+// sums of squares of float32 accumulate in float64: a mean over tens of
+// thousands of elements (the batch statistics of a normalisation in
+// training) would otherwise lose digits with every addition.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,19 +25,26 @@ using namespace cleave::cpu;
 
 namespace {
 
+/// The type a sum of `T` accumulates in.
+template <typename T> struct Wide { using type = T; };
+template <> struct Wide<float> { using type = double; };
+
 template <typename T> struct Sum {
-  static T init() { return T(0); }
-  static void add(T &acc, T x) { acc += x; }
-  static T finish(T acc, int64_t) { return acc; }
+  using Acc = typename Wide<T>::type;
+  static Acc init() { return Acc(0); }
+  static void add(Acc &acc, T x) { acc += x; }
+  static T finish(Acc acc, int64_t) { return static_cast<T>(acc); }
 };
 template <typename T> struct Mean : Sum<T> {
-  static T finish(T acc, int64_t count) {
+  using typename Sum<T>::Acc;
+  static T finish(Acc acc, int64_t count) {
     if (std::numeric_limits<T>::is_integer && count == 0)
       return T(0);
-    return acc / static_cast<T>(count);
+    return static_cast<T>(acc / static_cast<Acc>(count));
   }
 };
 template <typename T> struct Max {
+  using Acc = T;
   static T init() {
     return std::numeric_limits<T>::has_infinity
                ? -std::numeric_limits<T>::infinity()
@@ -44,6 +54,7 @@ template <typename T> struct Max {
   static T finish(T acc, int64_t) { return acc; }
 };
 template <typename T> struct Min {
+  using Acc = T;
   static T init() {
     return std::numeric_limits<T>::has_infinity
                ? std::numeric_limits<T>::infinity()
@@ -53,17 +64,20 @@ template <typename T> struct Min {
   static T finish(T acc, int64_t) { return acc; }
 };
 template <typename T> struct Prod {
-  static T init() { return T(1); }
-  static void add(T &acc, T x) { acc *= x; }
-  static T finish(T acc, int64_t) { return acc; }
+  using Acc = typename Wide<T>::type;
+  static Acc init() { return Acc(1); }
+  static void add(Acc &acc, T x) { acc *= x; }
+  static T finish(Acc acc, int64_t) { return static_cast<T>(acc); }
 };
 template <typename T> struct SumSquare {
-  static T init() { return T(0); }
-  static void add(T &acc, T x) { acc += x * x; }
-  static T finish(T acc, int64_t) { return acc; }
+  using Acc = typename Wide<T>::type;
+  static Acc init() { return Acc(0); }
+  static void add(Acc &acc, T x) { acc += static_cast<Acc>(x) * x; }
+  static T finish(Acc acc, int64_t) { return static_cast<T>(acc); }
 };
 template <typename T> struct L2 : SumSquare<T> {
-  static T finish(T acc, int64_t) {
+  using typename SumSquare<T>::Acc;
+  static T finish(Acc acc, int64_t) {
     return static_cast<T>(std::sqrt(static_cast<double>(acc)));
   }
 };
@@ -88,7 +102,7 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
 #pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
     for (int64_t o = 0; o < outCount; ++o) {
       const T *row = x + o * reducedCount;
-      T acc = R::init();
+      typename R::Acc acc = R::init();
       for (int64_t i = 0; i < reducedCount; ++i)
         R::add(acc, row[i]);
       y[o] = R::finish(acc, reducedCount);
@@ -107,15 +121,16 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
     for (int64_t task = 0; task < outer * chunks; ++task) {
       const int64_t o = task / chunks, begin = (task % chunks) * kChunk;
       const int64_t end = begin + kChunk < inner ? begin + kChunk : inner;
-      T *acc = y + o * inner;
-      for (int64_t i = begin; i < end; ++i)
+      typename R::Acc acc[kChunk];
+      for (int64_t i = 0; i < end - begin; ++i)
         acc[i] = R::init();
-      const T *base = x + o * reducedCount * inner;
+      const T *base = x + o * reducedCount * inner + begin;
       for (int64_t r = 0; r < reducedCount; ++r)
-        for (int64_t i = begin; i < end; ++i)
+        for (int64_t i = 0; i < end - begin; ++i)
           R::add(acc[i], base[r * inner + i]);
-      for (int64_t i = begin; i < end; ++i)
-        acc[i] = R::finish(acc[i], reducedCount);
+      T *out = y + o * inner + begin;
+      for (int64_t i = 0; i < end - begin; ++i)
+        out[i] = R::finish(acc[i], reducedCount);
     }
     return;
   }
@@ -131,7 +146,7 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
       base += (rest % runs.size[d]) * strides[d];
       rest /= runs.size[d];
     }
-    T acc = R::init();
+    typename R::Acc acc = R::init();
     for (int64_t r = 0; r < reducedCount; ++r) {
       int64_t offset = base, left = r;
       for (int d = runs.count - 1; d >= 0; --d) {
