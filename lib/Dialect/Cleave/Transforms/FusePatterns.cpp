@@ -807,30 +807,34 @@ struct FuseRotaryEmbedding : public OpRewritePattern<AddOp> {
 /// multiplying `scale` by their factors; each peeled op must feed only the
 /// chain.
 static Value peelScale(Value value, double &scale, Decomposition &chain) {
+  // The factor of `op` when `factor` is a nonzero finite splat and `other`
+  // already has the result's type (the splat does not broadcast it).
+  auto splatFactor = [](Operation *op, Value factor,
+                        Value other) -> std::optional<double> {
+    std::optional<APFloat> c = getFloatSplat(factor);
+    if (!c || !c->isFiniteNonZero() ||
+        other.getType() != op->getResult(0).getType())
+      return std::nullopt;
+    return c->convertToDouble();
+  };
   while (true) {
     if (auto mul = getSingleUseDef<MulOp>(value)) {
-      if (auto c = getFloatSplat(mul.getRhs());
-          c && c->isFiniteNonZero() &&
-          mul.getLhs().getType() == mul.getType()) {
-        scale *= c->convertToDouble();
-        chain.add(mul);
-        value = mul.getLhs();
-        continue;
+      for (auto [factor, other] : {std::pair(mul.getRhs(), mul.getLhs()),
+                                   std::pair(mul.getLhs(), mul.getRhs())}) {
+        if (std::optional<double> c = splatFactor(mul, factor, other)) {
+          scale *= *c;
+          chain.add(mul);
+          value = other;
+          break;
+        }
       }
-      if (auto c = getFloatSplat(mul.getLhs());
-          c && c->isFiniteNonZero() &&
-          mul.getRhs().getType() == mul.getType()) {
-        scale *= c->convertToDouble();
-        chain.add(mul);
-        value = mul.getRhs();
+      if (value != mul.getResult())
         continue;
-      }
     }
     if (auto div = getSingleUseDef<DivOp>(value)) {
-      if (auto c = getFloatSplat(div.getRhs());
-          c && c->isFiniteNonZero() &&
-          div.getLhs().getType() == div.getType()) {
-        scale /= c->convertToDouble();
+      if (std::optional<double> c =
+              splatFactor(div, div.getRhs(), div.getLhs())) {
+        scale /= *c;
         chain.add(div);
         value = div.getLhs();
         continue;
