@@ -25,6 +25,12 @@ llvm::Error CompileOptions::validate() const {
                                    std::to_string(devices));
   if (llvm::Error error = validateTrainingOptions(getTraining(), ""))
     return error;
+  std::optional<int64_t> microbatches = cantFail(plan.get()).microbatches;
+  if (gradients && !train && microbatches && *microbatches > 1)
+    return llvm::createStringError(
+        "microbatches=" + std::to_string(*microbatches) +
+        ": gradients of one call are returned per batch; microbatches "
+        "accumulate into one update with train");
   if ((gradients || train) && devices > 1)
     return llvm::createStringError(
         std::string(train ? "training steps" : "gradients") +
@@ -97,6 +103,11 @@ getOptimizerUpdateOptions(const TrainingOptions &training, StringRef entry) {
   return update;
 }
 
+/// The microbatches of a one-device training step (1 unless pinned).
+static int64_t getTrainingMicrobatches(const CompileOptions &options) {
+  return cantFail(options.plan.get()).microbatches.value_or(1);
+}
+
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
                                          const CompileOptions &options) {
   if (llvm::Error error = options.validate())
@@ -137,11 +148,18 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   // One device runs the function as simplified: the plan is a report.
   if (options.devices == 1) {
     planPassOptions.annotate = false;
+    // Of one microbatch: accumulation repeats the function, it does not cut
+    // its batch.
+    if (training.train)
+      planOptions.microbatches = 1;
     pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
     // The plan reports the forward and backward ops; the updates follow.
-    if (training.train)
-      pm.addPass(createOptimizerUpdatePass(
-          getOptimizerUpdateOptions(training, options.entry)));
+    if (training.train) {
+      OptimizerUpdatePassOptions update =
+          getOptimizerUpdateOptions(training, options.entry);
+      update.microbatches = getTrainingMicrobatches(options);
+      pm.addPass(createOptimizerUpdatePass(update));
+    }
     return llvm::Error::success();
   }
   pm.addPass(createSplitProjectionsPass());
@@ -264,15 +282,44 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     FailureOr<func::FuncOp> func = getProgramFunction(module, options.entry);
     if (failed(func))
       return failure();
-    FailureOr<DeviceProgram> program = buildDeviceProgram(*func, lowering);
+    PlanOptions plan = cantFail(options.plan.get());
+    PipelineScheduleOptions schedule;
+    schedule.choice = plan.getSchedule();
+    if (options.train) {
+      // A training step runs forward and backward per microbatch (1F1B
+      // unless asked otherwise), then the update.
+      if (!plan.schedule)
+        schedule.choice = {ScheduleKind::OneFOneB, 1};
+      schedule.numMicrobatches = getTrainingMicrobatches(options);
+      schedule.phases = {PipelinePhase::Forward, PipelinePhase::Backward,
+                         PipelinePhase::Update};
+    }
+    llvm::Expected<PipelineSchedule> order = PipelineSchedule::create(schedule);
+    if (!order)
+      return module.emitError(llvm::toString(order.takeError()));
+    DeviceProgramOptions deviceLowering = lowering;
+    deviceLowering.stashSlots = std::max<int64_t>(1, order->activationsHeld(0));
+    FailureOr<DeviceProgram> program =
+        buildDeviceProgram(*func, deviceLowering);
     if (failed(program))
       return failure();
     contents = makeSingleDeviceContents(std::move(*program));
-    // The device runs the whole batch at once: one microbatch on one stage,
-    // in the schedule asked for.
-    PipelineScheduleOptions schedule;
-    schedule.choice = cantFail(options.plan.get()).getSchedule();
-    contents.schedule = cantFail(PipelineSchedule::create(schedule));
+    contents.schedule = std::move(*order);
+    int64_t microbatches = schedule.numMicrobatches;
+    if (microbatches == 1)
+      return success();
+    // The step takes the global batch, microbatches x the function's, and
+    // cuts every input along its first dimension.
+    contents.microbatches = microbatches;
+    for (BundlePort &port : contents.inputs) {
+      if (port.shape.empty())
+        return func->emitError("microbatches=")
+               << microbatches << ": input '" << port.name
+               << "' is a scalar, with no first dimension to cut the global "
+                  "batch along";
+      port.shape[0] *= microbatches;
+      port.batchDim = 0;
+    }
     return success();
   }
 
@@ -311,9 +358,9 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
   // names, which the runtime checks the manifest against.
   for (StageProgram &stage : contents.stages) {
     DeviceProgram &program = stage.program;
-    const ProgramEntry &forward = program.getForward();
-    std::vector<int> forwardInputs = forward.inputs;
-    std::vector<int> forwardOutputs = forward.outputs;
+    ProgramPorts ports = program.getPorts();
+    std::vector<int> forwardInputs = ports.inputs;
+    std::vector<int> forwardOutputs = ports.outputs;
     auto rename = [](ArrayRef<int> tensors, ArrayRef<int> forwardTensors,
                      ArrayRef<int64_t> graphIds,
                      ArrayRef<BundlePort> graphPorts,

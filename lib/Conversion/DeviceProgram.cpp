@@ -17,6 +17,12 @@
 // Writable weights live in persistent memory, filled from the weight file
 // when a session starts.
 //
+// A training step (a function that accumulates its loss and gradients,
+// `cleave.accumulate`) becomes three entries: the forward (what the loss
+// depends on), the backward (the rest of the gradients' computation), both
+// once per microbatch, and the update (what reads the accumulated sums),
+// once per step. The forward's results that the backward reads are stashed.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Conversion/DeviceProgram.h"
@@ -34,7 +40,9 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace cleave;
@@ -113,6 +121,33 @@ const ProgramEntry *DeviceProgram::getEntry(StringRef phase) const {
     if (entry.phase == phase)
       return &entry;
   return nullptr;
+}
+
+ProgramPorts DeviceProgram::getPorts() const {
+  std::map<int64_t, std::pair<int, std::string>> inputsAt, outputsAt;
+  for (const ProgramEntry &entry : entries) {
+    for (auto [tensor, name] : llvm::zip(entry.inputs, entry.inputNames))
+      inputsAt.try_emplace(tensors[tensor].offset, tensor, name);
+    for (auto [tensor, name] : llvm::zip(entry.outputs, entry.outputNames))
+      outputsAt.try_emplace(tensors[tensor].offset, tensor, name);
+  }
+  ProgramPorts ports;
+  for (auto &[index, port] : inputsAt) {
+    ports.inputs.push_back(port.first);
+    ports.inputNames.push_back(port.second);
+  }
+  for (auto &[index, port] : outputsAt) {
+    ports.outputs.push_back(port.first);
+    ports.outputNames.push_back(port.second);
+  }
+  return ports;
+}
+
+int64_t DeviceProgram::getInPlaceSteps() const {
+  int64_t steps = 0;
+  for (const ProgramEntry &entry : entries)
+    steps += entry.inPlaceSteps;
+  return steps;
 }
 
 int64_t DeviceProgram::getNumSteps() const {
@@ -228,7 +263,12 @@ private:
                            llvm::DenseMap<int, int> &loadOfTensor);
   FailureOr<int> buildExpression(Value value, FusedLoop &loop,
                                  llvm::DenseMap<int, int> &loadOfTensor);
-  void placeOutputs();
+  /// The entry of each op that becomes a step, for a training step.
+  void assignPhases(Block &block);
+  /// Marks the forward's results that the backward reads as stashed and
+  /// lists the graph inputs each entry reads.
+  LogicalResult connectEntries();
+  LogicalResult placeOutputs();
   void planArena();
   int getRoot(int tensor) const {
     while (aliasOf[tensor] >= 0)
@@ -236,8 +276,9 @@ private:
     return tensor;
   }
 
-  /// The entry being built: the forward, the only one functions lower to.
-  ProgramEntry &entry() { return program.entries.back(); }
+  /// The steps of every entry, in the order the entries run (forward,
+  /// backward, update): one timeline for the arena's liveness.
+  SmallVector<std::pair<int, int>> getTimeline() const;
 
   func::FuncOp func;
   const DeviceProgramOptions &options;
@@ -253,6 +294,13 @@ private:
   std::vector<int> aliasOf;
   /// For each tensor: the step that writes it, or -1 (inputs, weights).
   std::vector<int> producer;
+  /// For each tensor: the entry whose step writes it, or -1.
+  std::vector<int> producerEntry;
+  /// For a training step: the entry of each op (forward 0, backward 1,
+  /// update 2); empty for other functions, whose ops all run in the forward.
+  llvm::DenseMap<Operation *, int> entryOf;
+  /// Persistent state, one tensor per name.
+  llvm::StringMap<int> stateTensors;
   /// The ops fused into the loop being built, producers first.
   std::vector<std::string> fusedOps;
 };
@@ -339,9 +387,10 @@ void ProgramBuilder::chooseFusion() {
   if (!options.fuseElementwise)
     return;
   for (auto &[op, kind] : kinds) {
-    // A stashed result must be stored for the entry that reads it.
+    // A stashed result must be stored for the entry that reads it, and a
+    // write in place (an accumulation) happens where it stands.
     if (kind != OpKind::Elementwise || op->getNumResults() != 1 ||
-        isStashed(op))
+        isStashed(op) || isa<DestinationStyleOpInterface>(op))
       continue;
     Value result = op->getResult(0);
     if (!result.hasOneUse())
@@ -412,6 +461,7 @@ int ProgramBuilder::addTensor(Type valueType, MemorySpace space,
   program.tensors.push_back(std::move(tensor));
   aliasOf.push_back(-1);
   producer.push_back(-1);
+  producerEntry.push_back(-1);
   return static_cast<int>(program.tensors.size()) - 1;
 }
 
@@ -453,9 +503,17 @@ int ProgramBuilder::getTensor(Value value) {
   OpKind kind = kinds.lookup(def);
   if (kind == OpKind::Parameter) {
     if (auto state = dyn_cast<StateOp>(def)) {
+      // States of one name are one tensor (an accumulator that the
+      // backward writes and the update reads).
+      auto [known, inserted] = stateTensors.try_emplace(state.getName(), -1);
+      if (!inserted) {
+        tensorOf[value] = known->second;
+        return known->second;
+      }
       int64_t offset = alignTo(program.persistentBytes, options.alignment);
       int id = addTensor(value, MemorySpace::Persistent, offset);
       program.persistentBytes = offset + program.tensors[id].getBytes();
+      known->second = id;
       return id;
     }
   }
@@ -593,7 +651,12 @@ FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
   fusedOps.clear();
   llvm::DenseMap<int, int> loadOfTensor;
   SmallVector<int> operands;
+  // A clear writes zeros over its operand: the loop reads nothing.
   for (Value operand : root->getOperands()) {
+    if (isa<ClearOp>(root)) {
+      operands.push_back(-1);
+      continue;
+    }
     FailureOr<int> node = buildExpression(operand, loop, loadOfTensor);
     if (failed(node))
       return failure();
@@ -666,11 +729,132 @@ static ProgramStep makeCopy(int from, int to) {
   return step;
 }
 
-void ProgramBuilder::placeOutputs() {
+namespace {
+/// The entries of a training step, in the order they run.
+enum TrainingEntry { kForwardEntry, kBackwardEntry, kUpdateEntry };
+} // namespace
+
+void ProgramBuilder::assignPhases(Block &block) {
+  Operation *terminator = block.getTerminator();
+  // The update: what reads an accumulated sum (block order defines before
+  // use), then what only the update reads.
+  llvm::DenseSet<Operation *> update;
+  auto readsUpdate = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && (isa<AccumulateOp>(def) || update.contains(def));
+  };
+  for (Operation &op : block.without_terminator())
+    if (!isa<AccumulateOp>(op) && llvm::any_of(op.getOperands(), readsUpdate))
+      update.insert(&op);
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (update.contains(&op) || isa<AccumulateOp>(op) || op.use_empty())
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return user == terminator || update.contains(user);
+        }))
+      update.insert(&op);
+  }
+  // The forward: the loss's accumulation and what the loss depends on.
+  llvm::DenseSet<Operation *> forward;
+  SmallVector<Operation *> worklist;
+  for (Operation &op : block.without_terminator())
+    if (auto accumulate = dyn_cast<AccumulateOp>(op);
+        accumulate && accumulate.getLoss())
+      worklist.push_back(&op);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+  }
+  // The backward: the rest (the gradients, their accumulation, and the
+  // running statistics that training-mode normalisation updates).
+  for (Operation &op : block.without_terminator())
+    entryOf[&op] = update.contains(&op)    ? kUpdateEntry
+                   : forward.contains(&op) ? kForwardEntry
+                                           : kBackwardEntry;
+}
+
+LogicalResult ProgramBuilder::connectEntries() {
+  if (program.entries.size() == 1)
+    return success();
+  for (auto [e, entry] : llvm::enumerate(program.entries)) {
+    std::set<int64_t> inputsRead;
+    auto read = [&](int tensor) -> LogicalResult {
+      if (tensor < 0)
+        return success();
+      int root = getRoot(tensor);
+      const ProgramTensor &t = program.tensors[root];
+      if (t.space == MemorySpace::Input) {
+        inputsRead.insert(t.offset);
+        return success();
+      }
+      int from = producerEntry[root];
+      if (t.space != MemorySpace::Arena || from < 0 ||
+          from == static_cast<int>(e))
+        return success();
+      // What the forward leaves for the backward waits in a stash.
+      if (from == kForwardEntry && e == kBackwardEntry) {
+        stashed.insert(root);
+        return success();
+      }
+      return func.emitError("internal error: the ")
+             << entry.phase << " entry reads a value that the "
+             << program.entries[from].phase
+             << " entry computes, which does not outlive its call";
+    };
+    for (const ProgramStep &step : entry.steps) {
+      if (step.loop) {
+        for (const FusedLoad &load : step.loop->loads)
+          if (failed(read(load.tensor)))
+            return failure();
+        continue;
+      }
+      for (int input : step.call->inputs)
+        if (failed(read(input)))
+          return failure();
+    }
+    if (e == kForwardEntry)
+      continue;
+    for (int64_t index : inputsRead) {
+      entry.inputs.push_back(getTensor(func.getArgument(index)));
+      StringAttr name = getArgName(func, index);
+      entry.inputNames.push_back(name ? name.str()
+                                      : "input_" + std::to_string(index));
+    }
+  }
+  return success();
+}
+
+LogicalResult ProgramBuilder::placeOutputs() {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   llvm::DenseSet<int> placed;
+  int last = static_cast<int>(program.entries.size()) - 1;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     int tensor = getTensor(value);
+    // Persistent memory holds the value of its last write: a result
+    // returned from before a later write in place would read that write.
+    if (program.tensors[tensor].space == MemorySpace::Persistent)
+      if (Operation *def = value.getDefiningOp())
+        for (Operation *later = def->getNextNode(); later != ret;
+             later = later->getNextNode())
+          if (auto update = dyn_cast<DestinationStyleOpInterface>(later))
+            for (OpOperand &init : update.getDpsInitsMutable())
+              if (getTensor(init.get()) == tensor)
+                return later->emitOpError("writes in place the persistent "
+                                          "tensor of result ")
+                       << index
+                       << ", which the function returns from before the "
+                          "write";
+    // An output belongs to the entry that computes it; a copy of what no
+    // step writes runs last, after every write.
+    int owner = producerEntry[getRoot(tensor)];
+    ProgramEntry &entry = program.entries[owner >= 0 ? owner : last];
+    StringAttr name = getResultName(func, index);
+    entry.outputNames.push_back(name ? name.str()
+                                     : "output_" + std::to_string(index));
     ProgramTensor &t = program.tensors[tensor];
     // A stashed result stays in its region for the later entry; the caller
     // gets a copy.
@@ -680,14 +864,24 @@ void ProgramBuilder::placeOutputs() {
         placed.insert(tensor).second) {
       t.space = MemorySpace::Output;
       t.offset = index;
-      entry().outputs.push_back(tensor);
+      entry.outputs.push_back(tensor);
       continue;
     }
     int copy = addTensor(value.getType(), MemorySpace::Output, index);
-    producer[copy] = static_cast<int>(entry().steps.size());
-    entry().steps.push_back(makeCopy(tensor, copy));
-    entry().outputs.push_back(copy);
+    producer[copy] = static_cast<int>(entry.steps.size());
+    producerEntry[copy] = static_cast<int>(&entry - program.entries.data());
+    entry.steps.push_back(makeCopy(tensor, copy));
+    entry.outputs.push_back(copy);
   }
+  return success();
+}
+
+SmallVector<std::pair<int, int>> ProgramBuilder::getTimeline() const {
+  SmallVector<std::pair<int, int>> timeline;
+  for (auto [e, entry] : llvm::enumerate(program.entries))
+    for (size_t i = 0; i < entry.steps.size(); ++i)
+      timeline.push_back({static_cast<int>(e), static_cast<int>(i)});
+  return timeline;
 }
 
 void ProgramBuilder::planArena() {
@@ -700,8 +894,13 @@ void ProgramBuilder::planArena() {
     int root = getRoot(tensor);
     lastStep[root] = std::max(lastStep[root], step);
   };
-  for (auto [index, step] : llvm::enumerate(entry().steps)) {
+  SmallVector<std::pair<int, int>> timeline = getTimeline();
+  auto stepAt = [&](std::pair<int, int> at) -> ProgramStep & {
+    return program.entries[at.first].steps[at.second];
+  };
+  for (auto [index, at] : llvm::enumerate(timeline)) {
     int s = static_cast<int>(index);
+    const ProgramStep &step = stepAt(at);
     if (step.loop) {
       for (const FusedLoad &load : step.loop->loads)
         use(load.tensor, s);
@@ -729,8 +928,9 @@ void ProgramBuilder::planArena() {
     return aliasOf[tensor] < 0 &&
            program.tensors[tensor].space == MemorySpace::Arena;
   };
-  for (auto [index, step] : llvm::enumerate(entry().steps)) {
+  for (auto [index, at] : llvm::enumerate(timeline)) {
     int s = static_cast<int>(index);
+    const ProgramStep &step = stepAt(at);
     SmallVector<int, 2> outputs;
     if (step.loop)
       outputs.push_back(step.loop->output);
@@ -778,7 +978,7 @@ void ProgramBuilder::planArena() {
       if (reuse >= 0) {
         bufferOf[output] = reuse;
         buffers[reuse].last = std::max(s, lastStep[output]);
-        ++entry().inPlaceSteps;
+        ++program.entries[at.first].inPlaceSteps;
         continue;
       }
       Buffer buffer;
@@ -851,18 +1051,27 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
       return failure();
   chooseFusion();
 
-  program.entries.emplace_back();
-  entry().name = entry().phase = rt::phaseName(rt::Phase::Forward);
-  for (BlockArgument arg : func.getArguments()) {
-    entry().inputs.push_back(getTensor(arg));
-    StringAttr name = getArgName(func, arg.getArgNumber());
-    entry().inputNames.push_back(
-        name ? name.str() : "input_" + std::to_string(arg.getArgNumber()));
+  // A function that accumulates its gradients is a training step of
+  // three entries; any other runs as one forward.
+  bool training = llvm::any_of(block.without_terminator(), [](Operation &op) {
+    return isa<AccumulateOp>(op);
+  });
+  SmallVector<rt::Phase, 3> phases{rt::Phase::Forward};
+  if (training) {
+    phases.append({rt::Phase::Backward, rt::Phase::Update});
+    assignPhases(block);
   }
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    StringAttr name = getResultName(func, i);
-    entry().outputNames.push_back(name ? name.str()
-                                       : "output_" + std::to_string(i));
+  for (rt::Phase phase : phases) {
+    ProgramEntry &entry = program.entries.emplace_back();
+    entry.name = entry.phase = rt::phaseName(phase);
+  }
+  // The forward takes every graph input: its ports are the program's.
+  ProgramEntry &forward = program.entries.front();
+  for (BlockArgument arg : func.getArguments()) {
+    forward.inputs.push_back(getTensor(arg));
+    StringAttr name = getArgName(func, arg.getArgNumber());
+    forward.inputNames.push_back(
+        name ? name.str() : "input_" + std::to_string(arg.getArgNumber()));
   }
 
   for (Operation &op : block.without_terminator()) {
@@ -881,15 +1090,24 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
     step->node = getNodeName(op.getLoc());
     if (step->summary.empty())
       step->summary = op.getName().stripDialect().str();
-    int index = static_cast<int>(entry().steps.size());
+    int e = entryOf.lookup(&op);
+    ProgramEntry &entry = program.entries[e];
+    int index = static_cast<int>(entry.steps.size());
+    auto produce = [&](int output) {
+      producer[output] = index;
+      producerEntry[output] = e;
+    };
     if (step->loop)
-      producer[step->loop->output] = index;
+      produce(step->loop->output);
     else
       for (int output : step->call->outputs)
-        producer[output] = index;
-    entry().steps.push_back(std::move(*step));
+        produce(output);
+    entry.steps.push_back(std::move(*step));
   }
-  placeOutputs();
+  if (failed(connectEntries()))
+    return failure();
+  if (failed(placeOutputs()))
+    return failure();
   planArena();
   program.weightBytes = alignTo(program.weightBytes, options.alignment);
   program.persistentBytes = alignTo(program.persistentBytes, options.alignment);

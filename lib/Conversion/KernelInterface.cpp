@@ -156,6 +156,24 @@ struct ExpandModel : KernelInterface::ExternalModel<ExpandModel, ExpandOp> {
   }
 };
 
+/// Gradient accumulation is a generated loop over persistent memory: the
+/// accumulator (the loop's output, tied to the result) plus the value.
+struct AccumulateModel
+    : KernelInterface::ExternalModel<AccumulateModel, AccumulateOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int> operands) const {
+    return builder.call("add", {operands[1], operands[0]},
+                        getResultElementType(op));
+  }
+};
+
+struct ClearModel : KernelInterface::ExternalModel<ClearModel, ClearOp> {
+  FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
+                             ArrayRef<int>) const {
+    return builder.literal(0, getResultElementType(op));
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Library kernels
 //===----------------------------------------------------------------------===//
@@ -972,6 +990,8 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     LayerNormOp::attachInterface<LayerNormModel>(*context);
     SgdUpdateOp::attachInterface<SgdUpdateModel>(*context);
     AdamUpdateOp::attachInterface<AdamUpdateModel>(*context);
+    AccumulateOp::attachInterface<AccumulateModel>(*context);
+    ClearOp::attachInterface<ClearModel>(*context);
     RmsNormOp::attachInterface<RmsNormModel>(*context);
     RotaryEmbeddingOp::attachInterface<RotaryEmbeddingModel>(*context);
     AttentionOp::attachInterface<AttentionModel>(*context);

@@ -256,10 +256,10 @@ static llvm::json::Array toJSON(ArrayRef<int64_t> values) {
 }
 
 /// The entry points of a stage's program, each with the graph inputs and
-/// outputs it reads and writes. The stage's ports are its forward's; every
-/// entry's ports are among them.
+/// outputs it reads and writes: every entry's ports are among the
+/// program's.
 static Expected<llvm::json::Array> describeEntries(const StageProgram &stage) {
-  const ProgramEntry &forward = stage.program.getForward();
+  ProgramPorts forward = stage.program.getPorts();
   auto graphPorts =
       [&](ArrayRef<int> tensors, ArrayRef<int> forwardTensors,
           ArrayRef<int64_t> graphIds,
@@ -330,7 +330,7 @@ BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
     }
   };
   StageProgram stage;
-  const ProgramEntry &forward = program.getForward();
+  ProgramPorts forward = program.getPorts();
   ports(forward.inputs, forward.inputNames, contents.inputs, stage.graphInputs);
   ports(forward.outputs, forward.outputNames, contents.outputs,
         stage.graphOutputs);
@@ -411,7 +411,7 @@ static Error writeBundleFiles(const BundleContents &contents,
         {"weight_bytes", stage.program.weightBytes},
         {"persistent_bytes", stage.program.persistentBytes},
         {"steps", stage.program.getNumSteps()},
-        {"in_place_steps", stage.program.getForward().inPlaceSteps}});
+        {"in_place_steps", stage.program.getInPlaceSteps()}});
   {
     Expected<llvm::json::Value> plan = llvm::json::parse(options.planJSON);
     if (!plan)

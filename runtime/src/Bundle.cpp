@@ -286,8 +286,9 @@ public:
   }
 
   /// A stage's recorded order: forwards of microbatches 0 .. M-1, each
-  /// once, in any order, and at most one step of another phase per
-  /// microbatch; each phase names an entry of the program.
+  /// once, in any order, at most one step of another phase per microbatch,
+  /// and at most one update, which has no microbatch (-1); each phase names
+  /// an entry of the program.
   std::vector<ScheduleStep> steps(const json &item, const std::string &where,
                                   const ProgramEntry &program,
                                   int microbatches) const {
@@ -297,6 +298,7 @@ public:
     std::vector<ScheduleStep> result;
     std::vector<std::vector<bool>> seen(program.entries.size(),
                                         std::vector<bool>(microbatches, false));
+    int updates = 0;
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::string at = where + "steps[" + std::to_string(i) + "]: ";
       if (!list[i].is_object())
@@ -312,6 +314,17 @@ public:
              " has no entry point for it (it has: " + known + ")");
       }
       int64_t microbatch = integer(list[i], "microbatch", at);
+      if (phase == phaseName(Phase::Update)) {
+        if (microbatch != -1)
+          fail(at +
+               "the update runs once per step, with microbatch -1, "
+               "not " +
+               std::to_string(microbatch));
+        if (updates++ > 0)
+          fail(at + "the update runs twice in a step");
+        result.push_back({entry, -1});
+        continue;
+      }
       if (microbatch < 0 || microbatch >= microbatches)
         fail(at + "microbatch " + std::to_string(microbatch) +
              " is outside the " + std::to_string(microbatches) +
@@ -500,6 +513,9 @@ Manifest parseManifest(const std::string &text, const std::string &path) {
     manifest.schedule = reader.string(root, "schedule");
   // With several blocks of the batch, every graph tensor must say where its
   // batch is, and the batch must cut into the blocks.
+  // An output that only an update writes (once per step, such as a
+  // training step's mean loss) is whole; the programs below are checked for
+  // that.
   int blocks = manifest.dp * manifest.microbatches;
   if (blocks > 1)
     for (const auto *list : {&manifest.inputs, &manifest.outputs})
@@ -507,6 +523,8 @@ Manifest parseManifest(const std::string &text, const std::string &path) {
         std::string where = std::string(list == &manifest.inputs ? "input"
                                                                  : "output") +
                             " '" + info.name + "': ";
+        if (info.batchDim < 0 && list == &manifest.outputs)
+          continue;
         if (info.batchDim < 0)
           reader.fail(where + "no 'batch_dim', but the bundle cuts the batch "
                               "into " +
@@ -528,6 +546,19 @@ Manifest parseManifest(const std::string &text, const std::string &path) {
                 " stages (one program per stage)");
   for (std::size_t i = 0; i < programs.size(); ++i)
     manifest.programs.push_back(reader.program(programs[i], i, manifest));
+  if (blocks > 1)
+    for (const ProgramEntry &program : manifest.programs)
+      for (const EntryPoint &entry : program.entries)
+        for (int port : entry.outputs) {
+          const TensorInfo &info = manifest.outputs[program.outputs[port]];
+          if (info.batchDim < 0 && entry.phase != phaseName(Phase::Update))
+            reader.fail("output '" + info.name +
+                        "': no 'batch_dim', but the bundle cuts the batch "
+                        "into " +
+                        std::to_string(blocks) +
+                        " blocks (dp x microbatches) and the " + entry.phase +
+                        " entry writes it per block");
+        }
   // Each graph output comes from exactly one stage, so it is written once.
   for (std::size_t output = 0; output < manifest.outputs.size(); ++output) {
     std::vector<int> writers;

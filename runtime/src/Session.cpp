@@ -102,9 +102,12 @@ struct Blocks {
   std::size_t row = 0;
   int parts = 1;
 
-  Blocks(const TensorInfo &info, int parts) : parts(parts) {
+  /// A tensor with no batch dimension (an output that an update writes
+  /// once per step) is one whole block.
+  Blocks(const TensorInfo &info, int parts)
+      : parts(info.batchDim < 0 ? 1 : parts) {
     row = byteSize(info);
-    if (parts == 1)
+    if (this->parts == 1)
       return;
     for (int d = 0; d < info.batchDim; ++d)
       outer *= static_cast<std::size_t>(info.shape[d]);
@@ -114,6 +117,8 @@ struct Blocks {
   /// Whether a block is one contiguous run of the whole (the batch is the
   /// outermost dimension).
   bool contiguous() const { return outer == 1; }
+  /// The block that the call on batch block `block` reads or writes.
+  int blockOf(int block) const { return parts == 1 ? 0 : block; }
   const uint8_t *blockIn(const uint8_t *whole, int j) const {
     return whole + static_cast<std::size_t>(j) * row;
   }
@@ -537,19 +542,23 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   std::vector<void *> entryOutputs;
   ctx->batchBlocks = blocks;
   for (std::size_t step = 0; step < program.steps.size(); ++step) {
+    // An update (microbatch -1) runs once per step, on whole tensors.
     int k = program.steps[step].microbatch;
-    int block = impl->place.dp * manifest.microbatches + k;
+    int block = k < 0 ? 0 : impl->place.dp * manifest.microbatches + k;
     ctx->batchBlock = block;
-    for (std::size_t i = 0; i < program.inputs.size(); ++i) {
+    const EntryPoint &entry = program.entries[program.steps[step].entry];
+    // Only the ports the step's entry takes are cut and copied.
+    for (int i : entry.inputs) {
       const Tensor &feed = feeds.at(manifest.inputs[program.inputs[i]].name);
       const auto *whole = static_cast<const uint8_t *>(feed.data());
       const Blocks &cut = inputBlocks[i];
+      int at = cut.blockOf(block);
       const uint8_t *host = nullptr;
       if (cut.contiguous()) {
-        host = cut.blockIn(whole, block);
+        host = cut.blockIn(whole, at);
       } else {
         inputStaging[i].resize(cut.blockBytes());
-        cut.copyOut(whole, block, inputStaging[i].data());
+        cut.copyOut(whole, at, inputStaging[i].data());
         host = inputStaging[i].data();
       }
       if (device.isHost()) {
@@ -559,13 +568,14 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
         inputPointers[i] = impl->deviceInputs[i];
       }
     }
-    for (std::size_t i = 0; i < program.outputs.size(); ++i) {
+    for (int i : entry.outputs) {
       const Blocks &cut = outputBlocks[i];
       auto *whole = static_cast<uint8_t *>(outputs[program.outputs[i]].data());
       if (!device.isHost())
         outputPointers[i] = impl->deviceOutputs[i];
       else if (cut.contiguous())
-        outputPointers[i] = const_cast<uint8_t *>(cut.blockIn(whole, block));
+        outputPointers[i] =
+            const_cast<uint8_t *>(cut.blockIn(whole, cut.blockOf(block)));
       else {
         outputStaging[i].resize(cut.blockBytes());
         outputPointers[i] = outputStaging[i].data();
@@ -578,7 +588,6 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
       // program only queues its kernels and transfers, and a transfer that
       // never matches shows in the synchronisation.
       WatchScope watch(impl->watchdog.get(), "step");
-      const EntryPoint &entry = program.entries[program.steps[step].entry];
       entryInputs.clear();
       for (int port : entry.inputs)
         entryInputs.push_back(inputPointers[port]);
@@ -618,14 +627,14 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
                        : ctx->error));
 
     // Only the outputs the step's entry wrote come back.
-    const EntryPoint &ran = program.entries[program.steps[step].entry];
-    for (int i : ran.outputs) {
+    for (int i : entry.outputs) {
       const Blocks &cut = outputBlocks[i];
+      int at = cut.blockOf(block);
       auto *whole = static_cast<uint8_t *>(outputs[program.outputs[i]].data());
       if (!device.isHost()) {
         uint8_t *host = nullptr;
         if (cut.contiguous()) {
-          host = const_cast<uint8_t *>(cut.blockIn(whole, block));
+          host = const_cast<uint8_t *>(cut.blockIn(whole, at));
         } else {
           outputStaging[i].resize(cut.blockBytes());
           host = outputStaging[i].data();
@@ -633,9 +642,9 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
         device.copyToHost(host, impl->deviceOutputs[i], cut.blockBytes());
         device.synchronize();
         if (!cut.contiguous())
-          cut.copyIn(host, block, whole);
+          cut.copyIn(host, at, whole);
       } else if (!cut.contiguous()) {
-        cut.copyIn(outputStaging[i].data(), block, whole);
+        cut.copyIn(outputStaging[i].data(), at, whole);
       }
     }
   }

@@ -210,6 +210,13 @@ struct ProgramEntry {
   int64_t inPlaceSteps = 0;
 };
 
+/// The graph inputs and outputs of a program, in port order, with their
+/// names: every entry's ports are among them.
+struct ProgramPorts {
+  std::vector<int> inputs, outputs;
+  std::vector<std::string> inputNames, outputNames;
+};
+
 struct DeviceProgram {
   std::vector<ProgramTensor> tensors;
   /// The entry points, in a fixed order; each names a distinct phase.
@@ -230,6 +237,10 @@ struct DeviceProgram {
     return *getEntry(rt::phaseName(rt::Phase::Forward));
   }
   int64_t getNumSteps() const;
+  /// The union of the entries' ports, ordered by port index.
+  ProgramPorts getPorts() const;
+  /// Steps that overwrite an operand in place, over all entries.
+  int64_t getInPlaceSteps() const;
 };
 
 /// Options of the lowering.

@@ -1,9 +1,11 @@
 //===- OptimizerUpdate.cpp - the update of a training step ------*- C++ -*-===//
 //
-// `cleave-optimizer-update`: after the backward ops, one fused update per
-// parameter (`cleave.sgd_update` or `cleave.adam_update`) that writes the
-// parameter and its optimizer state in place, so that the function is a
-// whole training step whose only result is the loss.
+// `cleave-optimizer-update`: after the backward ops, the loss and every
+// gradient are added into persistent accumulators (one step sums several
+// microbatches); then one fused update per parameter (`cleave.sgd_update` or
+// `cleave.adam_update`) writes the parameter and its optimizer state in place
+// from the mean gradient, the accumulators are cleared, and the function
+// returns the mean loss: a whole training step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +53,12 @@ struct OptimizerUpdatePass
           << optimizer << ": the optimizer is sgd, adam or adamw";
       return signalPassFailure();
     }
+    if (microbatches < 1) {
+      emitError(module.getLoc(), "microbatches=")
+          << static_cast<int64_t>(microbatches)
+          << ": the number of microbatches must be positive";
+      return signalPassFailure();
+    }
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func || func.isExternal() || !func.getBody().hasOneBlock()) {
       emitError(module.getLoc(), "cleave-optimizer-update: no function @")
@@ -61,13 +69,46 @@ struct OptimizerUpdatePass
         collectParameters(func);
     if (failed(parameters))
       return signalPassFailure();
-    OpBuilder opBuilder(func.getBody().front().getTerminator());
+    Operation *terminator = func.getBody().front().getTerminator();
+    OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
                             NameLoc::get(opBuilder.getStringAttr(optimizer)));
+    // The microbatch's loss and gradients go into the step's sums.
+    SmallVector<Value> sums;
+    for (TrainedParameter &parameter : *parameters) {
+      parameter.gradient =
+          accumulate(builder, parameter.gradient, "grad:" + parameter.name);
+      sums.push_back(parameter.gradient);
+    }
+    StringAttr lossName = getResultName(func, 0);
+    Value lossSum =
+        accumulate(builder, terminator->getOperand(0),
+                   "loss.sum:" + (lossName ? lossName.str() : "loss"));
+    cast<AccumulateOp>(lossSum.getDefiningOp()).setLoss(true);
+    sums.push_back(lossSum);
+
     Value scale = buildGradientScale(builder, *parameters);
     for (TrainedParameter &parameter : *parameters)
       buildUpdate(builder, parameter, scale);
+    Type lossElement = getElementTypeOrSelf(lossSum.getType());
+    // A new value even when it divides by 1: the sum itself is cleared
+    // below.
+    Value meanLoss = DivOp::create(
+        opBuilder, builder.getLoc(), lossSum,
+        builder.scalar(static_cast<double>(microbatches), lossElement));
+    // Emptied after every read, for the next step's first microbatch.
+    for (Value sum : sums)
+      ClearOp::create(opBuilder, builder.getLoc(), sum);
+    terminator->setOperand(0, meanLoss);
     keepOnlyLoss(func);
+  }
+
+  /// Adds `value` into a new accumulator named `name`; the sum after it.
+  Value accumulate(GradientBuilder &b, Value value, const std::string &name) {
+    OpBuilder &builder = b.getBuilder();
+    Value sum = StateOp::create(builder, b.getLoc(), value.getType(),
+                                builder.getStringAttr(name));
+    return AccumulateOp::create(builder, b.getLoc(), value, sum);
   }
 
   /// The gradient results, each with the one weight op of its parameter
@@ -111,13 +152,15 @@ struct OptimizerUpdatePass
     return parameters;
   }
 
-  /// What every gradient is multiplied by: 1, or the clipping factor
-  /// min(1, max / (norm + eps)) of their global 2-norm.
+  /// What every accumulated gradient is multiplied by: 1 / microbatches
+  /// (the mean), times the clipping factor min(1, max / (norm + eps)) of the
+  /// mean gradients' global 2-norm.
   Value buildGradientScale(GradientBuilder &b,
                            ArrayRef<TrainedParameter> parameters) {
     Type f32 = b.getBuilder().getF32Type();
+    double mean = 1.0 / static_cast<double>(microbatches);
     if (clipGradNorm <= 0)
-      return b.scalar(1.0, f32);
+      return b.scalar(mean, f32);
     Value sumOfSquares;
     for (const TrainedParameter &parameter : parameters) {
       ArrayRef<int64_t> shape = getShape(parameter.gradient);
@@ -128,9 +171,12 @@ struct OptimizerUpdatePass
       sumOfSquares = sumOfSquares ? b.add(sumOfSquares, squares) : squares;
     }
     Value norm = b.create<SqrtOp>(sumOfSquares);
+    if (microbatches > 1)
+      norm = b.mul(norm, b.scalar(mean, f32));
     Value factor = b.div(b.scalar(clipGradNorm, f32),
                          b.add(norm, b.scalar(kClipEpsilon, f32)));
-    return b.create<MinOp>(factor, b.scalar(1.0, f32));
+    Value clip = b.create<MinOp>(factor, b.scalar(1.0, f32));
+    return microbatches > 1 ? b.mul(clip, b.scalar(mean, f32)) : clip;
   }
 
   /// The schedule's attributes, shared by both updates.

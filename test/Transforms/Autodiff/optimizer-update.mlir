@@ -1,6 +1,9 @@
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd lr=0.5 momentum=0.9 nesterov=true weight-decay=0.01" | FileCheck %s --check-prefix=SGD
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=adamw lr=0.01 beta1=0.8 weight-decay=0.1 clip-grad-norm=1.0 warmup-steps=2 decay-steps=10 min-lr-ratio=0.1" | FileCheck %s --check-prefix=ADAMW
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=adam" | FileCheck %s --check-prefix=ADAM
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd microbatches=4 clip-grad-norm=2.0" | FileCheck %s --check-prefix=ACC
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd" | FileCheck %s --check-prefix=SINGLE
+// RUN: not cleave-opt %s --cleave-optimizer-update="microbatches=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 
 // The function as cleave-autodiff leaves it: the loss, then the gradients of
 // w (read twice: the reads are merged into one writable weight) and b.
@@ -37,6 +40,47 @@
 // ADAMW: %[[V:.*]] = cleave.state "adamw.exp_avg_sq:w" : tensor<3x2xf32>
 // ADAMW: cleave.adam_update %[[DW]], %[[SCALE]], %{{.*}}, %[[M]], %[[V]], %[[STEP]] {beta1 = 8.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, decay_steps = 10 : i64, decoupled = true, epsilon = 1.000000e-08 : f64, learning_rate = 1.000000e-02 : f64, min_lr_ratio = 1.000000e-01 : f64, warmup_steps = 2 : i64, weight_decay = 1.000000e-01 : f64}
 // ADAMW: cleave.adam_update %[[DB]], %[[SCALE]]
+
+// Accumulation: each microbatch's gradients and loss go into persistent
+// sums (grad:<parameter>, loss.sum:<loss>); the update reads the sums, scaled
+// by 1/4 (the mean) times the clipping factor of the mean gradients' norm,
+// then clears them; the function returns the mean loss.
+// ACC-LABEL: func.func @main
+// ACC: %[[W:.*]] = cleave.weight "w" {cleave.writable
+// ACC: %[[L:.*]] = cleave.reduce_sum
+// ACC: %[[GW:.*]] = cleave.state "grad:w" : tensor<3x2xf32>
+// ACC: %[[SW:.*]] = cleave.accumulate %[[DW:.*]], %[[GW]] : tensor<3x2xf32>
+// ACC: %[[GB:.*]] = cleave.state "grad:b" : tensor<2xf32>
+// ACC: %[[SB:.*]] = cleave.accumulate %{{.*}}, %[[GB]] : tensor<2xf32>
+// ACC: %[[LS:.*]] = cleave.state "loss.sum:loss" : tensor<f32>
+// ACC: %[[SL:.*]] = cleave.accumulate %[[L]], %[[LS]] {loss} : tensor<f32>
+// ACC-DAG: cleave.reduce_sum_square %[[SW]]
+// ACC-DAG: cleave.reduce_sum_square %[[SB]]
+// ACC: %[[NORM:.*]] = cleave.sqrt
+// ACC: %[[QUARTER:.*]] = cleave.constant dense<2.500000e-01> : tensor<f32>
+// ACC: %[[MEAN_NORM:.*]] = cleave.mul %[[NORM]], %[[QUARTER]]
+// ACC: cleave.add %[[MEAN_NORM]]
+// ACC: %[[CLIP:.*]] = cleave.min
+// ACC: %[[SCALE:.*]] = cleave.mul %[[CLIP]], %{{.*}}
+// ACC: cleave.sgd_update %[[SW]], %[[SCALE]], %[[W]]
+// ACC: cleave.sgd_update %[[SB]], %[[SCALE]]
+// ACC: %[[FOUR:.*]] = cleave.constant dense<4.000000e+00> : tensor<f32>
+// ACC: %[[MEAN:.*]] = cleave.div %[[SL]], %[[FOUR]]
+// ACC-NEXT: cleave.clear %[[SW]] : tensor<3x2xf32>
+// ACC-NEXT: cleave.clear %[[SB]] : tensor<2xf32>
+// ACC-NEXT: cleave.clear %[[SL]] : tensor<f32>
+// ACC-NEXT: return %[[MEAN]] : tensor<f32>
+
+// One microbatch: the update reads the sums unscaled, and the loss is
+// still a value of its own (the sum is cleared before the function returns).
+// SINGLE-LABEL: func.func @main
+// SINGLE: %[[SL:.*]] = cleave.accumulate %{{.*}}, %{{.*}} {loss} : tensor<f32>
+// SINGLE: %[[ONE:.*]] = cleave.constant dense<1.000000e+00> : tensor<f32>
+// SINGLE: cleave.sgd_update %{{.*}}, %[[ONE]]
+// SINGLE: %[[MEAN:.*]] = cleave.div %[[SL]], %{{.*}}
+// SINGLE: return %[[MEAN]] : tensor<f32>
+
+// ZERO: error: microbatches=0: the number of microbatches must be positive
 
 // ADAM-LABEL: func.func @main
 // ADAM: cleave.adam_update {{.*}}decoupled = false{{.*}}weight_decay = 0.000000e+00 : f64

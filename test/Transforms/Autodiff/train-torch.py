@@ -24,7 +24,6 @@
 # RUN: %python %s %t mlp | FileCheck %s --check-prefix=MLP
 # RUN: %python %s %t transformer | FileCheck %s --check-prefix=GPT
 
-import importlib.util
 import math
 import os
 import sys
@@ -33,19 +32,12 @@ import numpy as np
 import torch
 
 import cleave
+from cleave.testing import load_sibling
 from cleave.testing.gradients import ModelBuilder
 
 torch.set_default_dtype(torch.float64)
 RTOL, ATOL = 1e-4, 1e-6
 STEPS = 20
-
-
-def load_test_module(name):
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class Spec:
@@ -94,7 +86,7 @@ def mlp():
 
 def transformer():
     m = ModelBuilder(np.float32, seed=4, opset=17)
-    grads = load_test_module("gradients-torch.py")
+    grads = load_sibling(__file__, "gradients-torch.py")
     feeds, reference = grads.transformer(m)
     vocab = 20
 

@@ -3,10 +3,15 @@ loss = mean((x @ w + b - y)^2), for cleave-compile-gradients.test.
 
     python linear_regression.py build DIR   # DIR/model.onnx, x.npy, y.npy,
                                             # target.npy
+    python linear_regression.py build-scaled DIR  # DIR/scaled.onnx: a
+                                            # scalar input too
     python linear_regression.py check DIR   # compares DIR/out/*.npy with
                                             # the closed-form gradients
     python linear_regression.py train DIR   # runs DIR/bundle (--train)
                                             # with cleave.Trainer
+    python linear_regression.py accumulate DIR  # one step of DIR/acc
+                                            # (--microbatches 2, SGD lr 0.1)
+                                            # against numpy
 """
 
 import os
@@ -33,6 +38,19 @@ if command == "build":
     for name, shape in [("x", (4, 3)), ("y", (4, 2)), ("target", ())]:
         np.save(os.path.join(out, f"{name}.npy"),
                 rng.standard_normal(shape).astype(np.float32))
+elif command == "build-scaled":
+    # The regression with a scalar input scaling the prediction.
+    rng = np.random.default_rng(0)
+    g = GraphBuilder(opset=17)
+    x = g.input("x", [4, 3])
+    y = g.input("y", [4, 2])
+    scale = g.input("scale", [])
+    w = g.initializer("w", rng.standard_normal((3, 2)).astype(np.float32))
+    prediction = g.node("Mul", [g.node("MatMul", [x, w]), scale])
+    error = g.node("Sub", [prediction, y])
+    g.node("ReduceMean", [g.node("Mul", [error, error])], ["mse"], keepdims=0)
+    g.output("mse", [])
+    g.save(os.path.join(out, "scaled.onnx"))
 elif command == "train":
     import cleave
 
@@ -50,6 +68,35 @@ elif command == "train":
         cleave.Trainer(os.path.join(out, "bundle-grad"))
     except ValueError as error:
         print("ValueError:", error)
+elif command == "accumulate":
+    import cleave
+
+    # A global batch of two microbatches of 4 samples: the loss is the mean
+    # of the microbatches' losses and the update uses the mean gradient.
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    y = rng.standard_normal((8, 2)).astype(np.float32)
+    model = onnx.load(os.path.join(out, "model.onnx"))
+    weights = {t.name: numpy_helper.to_array(t).astype(np.float64)
+               for t in model.graph.initializer}
+    w, b = weights["w"], weights["b"]
+    losses, grad_w, grad_b = [], 0, 0
+    for k in range(2):
+        xk, yk = x[4 * k:4 * k + 4].astype(np.float64), y[4 * k:4 * k + 4]
+        e = xk @ w + b - yk
+        losses.append((e * e).mean())
+        grad_w = grad_w + 2 * xk.T @ e / 8 / 2
+        grad_b = grad_b + 2 * e.sum(0) / 8 / 2
+    trainer = cleave.Trainer(os.path.join(out, "acc"))
+    loss = trainer.step({"x": x, "y": y})
+    after = trainer.parameters()
+    print("loss", np.isclose(loss, np.mean(losses), rtol=1e-5),
+          "w", np.allclose(after["w"], w - 0.1 * grad_w, rtol=1e-5, atol=1e-6),
+          "b", np.allclose(after["b"], b - 0.1 * grad_b, rtol=1e-5, atol=1e-6))
+    try:
+        trainer.step({"x": x[:4], "y": y[:4]})
+    except Exception as error:
+        print(type(error).__name__ + ":", error)
 else:
     model = onnx.load(os.path.join(out, "model.onnx"))
     weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}

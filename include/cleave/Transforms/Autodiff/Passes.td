@@ -200,9 +200,19 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
   let description = [{
     Turns the function `entry` as `cleave-autodiff` left it (the loss, then
     one gradient per parameter, each marked `cleave.gradient_of`) into a
-    training step: after the backward ops, each parameter is updated in
-    place by `optimizer` (`sgd`, `adam` or `adamw`, PyTorch's algorithms),
-    and the function returns the loss alone.
+    training step over `microbatches` microbatches: after the backward ops,
+    the loss and each gradient are added into persistent accumulators
+    (`cleave.accumulate` into `cleave.state`s named `loss.sum:<loss>` and
+    `grad:<parameter>`); then each parameter is updated in place by
+    `optimizer` (`sgd`, `adam` or `adamw`, PyTorch's algorithms) from the
+    mean of its accumulated gradients, the accumulators are cleared
+    (`cleave.clear`), and the function returns the mean loss alone.
+
+    The device program runs this as three entries: the forward (what the
+    loss depends on, and its accumulation) and the backward (the rest of
+    the gradients' computation) once per microbatch, and the update (what
+    reads the accumulators) once per step. With one microbatch the step
+    computes what the whole function did before accumulation.
 
     The parameter's `cleave.weight` becomes writable (`cleave.writable`: it
     lives in persistent memory, initialised from the weight file), and its
@@ -210,7 +220,8 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     count) are `cleave.state`s named `<optimizer>.<state>:<parameter>`. With
     `clip-grad-norm` the gradients are first scaled by
     `min(1, clip-grad-norm / (norm + 1e-6))`, `norm` the 2-norm of all of
-    them together (PyTorch's `clip_grad_norm_`). The learning rate is
+    the mean gradients together (PyTorch's `clip_grad_norm_` after
+    accumulating `loss / microbatches`). The learning rate is
     `lr`, optionally warmed up linearly over `warmup-steps` and decayed by a
     cosine to `min-lr-ratio * lr` at `decay-steps`.
 
@@ -234,11 +245,18 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     func.func @main(%x: tensor<4x8xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
       %w = cleave.weight "w" {..., cleave.writable} : tensor<8xf32>
       ...
+      %gs = cleave.state "grad:w" : tensor<8xf32>
+      %g = cleave.accumulate %dw, %gs : tensor<8xf32>
+      %ls = cleave.state "loss.sum:loss" : tensor<f32>
+      %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
       %one = cleave.constant dense<1.0> : tensor<f32>
       %b = cleave.state "sgd.momentum_buffer:w" : tensor<8xf32>
       %s = cleave.state "sgd.step:w" : tensor<f32>
-      %w2, %b2, %s2 = cleave.sgd_update %dw, %one, %w, %b, %s {learning_rate = 1.0e-01 : f64, ...} : tensor<8xf32>, tensor<f32>
-      return %l : tensor<f32>
+      %w2, %b2, %s2 = cleave.sgd_update %g, %one, %w, %b, %s {learning_rate = 1.0e-01 : f64, ...} : tensor<8xf32>, tensor<f32>
+      %mean = cleave.mul %lsum, %one : ...
+      %g3 = cleave.clear %g : tensor<8xf32>
+      %l3 = cleave.clear %lsum : tensor<f32>
+      return %mean : tensor<f32>
     }
     ```
   }];
@@ -269,6 +287,8 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
            "The step at which the cosine decay ends (0: no decay)">,
     Option<"minLrRatio", "min-lr-ratio", "double", /*default=*/"0",
            "The learning rate at the end of the decay, as a share of lr">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches whose gradients accumulate into one update">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

@@ -175,4 +175,68 @@ def Cleave_AdamUpdateOp : Cleave_UpdateOp<"adam_update",
   }]>];
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient accumulation
+//===----------------------------------------------------------------------===//
+
+def Cleave_AccumulateOp : Cleave_Op<"accumulate",
+    [DestinationStyleOpInterface, MemoryEffects<[MemWrite]>,
+     AllTypesMatch<["value", "accumulator", "new_accumulator"]>]> {
+  let summary = "adds a value into a persistent accumulator, in place";
+  let description = [{
+    `accumulator += value`, where the accumulator is a `cleave.state` that
+    lives from one call to the next: a training step over several
+    microbatches sums each microbatch's gradients (and its loss) into one,
+    and the update reads the sums once per step. The result is the
+    accumulator after the addition (destination style).
+
+    With `loss`, the value is the step's loss: that accumulation belongs to
+    the forward phase, and what the loss depends on is the forward; the
+    gradients' accumulations belong to the backward phase.
+
+    Created by `cleave-optimizer-update`; lowered to a generated loop that
+    writes persistent memory.
+
+    ```mlir
+    %g2 = cleave.accumulate %g, %sum : tensor<4x8xf32>
+    %l2 = cleave.accumulate %loss, %loss_sum {loss} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$value,
+                   Cleave_FloatTensor:$accumulator, UnitAttr:$loss);
+  let results = (outs Cleave_FloatTensor:$new_accumulator);
+  let assemblyFormat = [{
+    $value `,` $accumulator attr-dict `:` type($accumulator)
+  }];
+  let extraClassDeclaration = [{
+    mlir::MutableOperandRange getDpsInitsMutable() {
+      return getAccumulatorMutable();
+    }
+  }];
+}
+
+def Cleave_ClearOp : Cleave_Op<"clear",
+    [DestinationStyleOpInterface, MemoryEffects<[MemWrite]>,
+     AllTypesMatch<["accumulator", "new_accumulator"]>]> {
+  let summary = "sets a persistent accumulator to zeros, in place";
+  let description = [{
+    Empties an accumulator (a `cleave.state` that `cleave.accumulate`
+    writes) after the update of a training step has read it, so that the
+    next step's first microbatch starts from zeros. The result is the
+    accumulator after the write (destination style).
+
+    ```mlir
+    %g3 = cleave.clear %g2 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$accumulator);
+  let results = (outs Cleave_FloatTensor:$new_accumulator);
+  let assemblyFormat = "$accumulator attr-dict `:` type($accumulator)";
+  let extraClassDeclaration = [{
+    mlir::MutableOperandRange getDpsInitsMutable() {
+      return getAccumulatorMutable();
+    }
+  }];
+}
+
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVETRAININGOPS_TD
