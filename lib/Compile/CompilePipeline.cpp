@@ -69,6 +69,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(warmupSteps, training.warmupSteps);
   copy(decaySteps, training.decaySteps);
   copy(minLrRatio, training.minLrRatio);
+  copy(recompute, training.recompute);
   training.freeze = freeze;
   return training;
 }
@@ -159,6 +160,11 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
           getOptimizerUpdateOptions(training, options.entry);
       update.microbatches = getTrainingMicrobatches(options);
       pm.addPass(createOptimizerUpdatePass(update));
+      if (training.recompute.value_or(false)) {
+        RecomputePassOptions recompute;
+        recompute.entry = options.entry;
+        pm.addPass(createRecomputePass(recompute));
+      }
     }
     return llvm::Error::success();
   }

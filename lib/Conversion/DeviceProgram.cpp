@@ -30,6 +30,7 @@
 #include "cleave/Conversion/KernelInterface.h"
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -263,7 +264,8 @@ private:
                            llvm::DenseMap<int, int> &loadOfTensor);
   FailureOr<int> buildExpression(Value value, FusedLoop &loop,
                                  llvm::DenseMap<int, int> &loadOfTensor);
-  /// The entry of each op that becomes a step, for a training step.
+  /// The entry of each op that becomes a step, for a training step
+  /// (classifyStepPhases).
   void assignPhases(Block &block);
   /// Marks the forward's results that the backward reads as stashed and
   /// lists the graph inputs each entry reads.
@@ -735,46 +737,10 @@ enum TrainingEntry { kForwardEntry, kBackwardEntry, kUpdateEntry };
 } // namespace
 
 void ProgramBuilder::assignPhases(Block &block) {
-  Operation *terminator = block.getTerminator();
-  // The update: what reads an accumulated sum (block order defines before
-  // use), then what only the update reads.
-  llvm::DenseSet<Operation *> update;
-  auto readsUpdate = [&](Value value) {
-    Operation *def = value.getDefiningOp();
-    return def && (isa<AccumulateOp>(def) || update.contains(def));
-  };
-  for (Operation &op : block.without_terminator())
-    if (!isa<AccumulateOp>(op) && llvm::any_of(op.getOperands(), readsUpdate))
-      update.insert(&op);
-  for (Operation &op : llvm::reverse(block.without_terminator())) {
-    if (update.contains(&op) || isa<AccumulateOp>(op) || op.use_empty())
-      continue;
-    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
-          return user == terminator || update.contains(user);
-        }))
-      update.insert(&op);
-  }
-  // The forward: the loss's accumulation and what the loss depends on.
-  llvm::DenseSet<Operation *> forward;
-  SmallVector<Operation *> worklist;
-  for (Operation &op : block.without_terminator())
-    if (auto accumulate = dyn_cast<AccumulateOp>(op);
-        accumulate && accumulate.getLoss())
-      worklist.push_back(&op);
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (!forward.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-  }
-  // The backward: the rest (the gradients, their accumulation, and the
-  // running statistics that training-mode normalisation updates).
-  for (Operation &op : block.without_terminator())
-    entryOf[&op] = update.contains(&op)    ? kUpdateEntry
-                   : forward.contains(&op) ? kForwardEntry
-                                           : kBackwardEntry;
+  for (auto [op, phase] : classifyStepPhases(block))
+    entryOf[op] = phase == StepPhase::Update    ? kUpdateEntry
+                  : phase == StepPhase::Forward ? kForwardEntry
+                                                : kBackwardEntry;
 }
 
 LogicalResult ProgramBuilder::connectEntries() {

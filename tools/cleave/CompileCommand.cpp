@@ -59,6 +59,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.warmupSteps, training.warmupSteps);
   copy(command.decaySteps, training.decaySteps);
   copy(command.minLrRatio, training.minLrRatio);
+  copy(command.recompute, training.recompute);
   if (llvm::Error error = validateTrainingOptions(training, "--"))
     return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
@@ -143,6 +144,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.warmupSteps, options.warmupSteps);
   pass(training.decaySteps, options.decaySteps);
   pass(training.minLrRatio, options.minLrRatio);
+  pass(training.recompute, options.recompute);
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

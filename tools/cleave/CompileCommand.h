@@ -147,6 +147,12 @@ struct CompileCommand {
       llvm::cl::desc("With --decay-steps: the learning rate at the end of "
                      "the decay, as a share of --lr (default 0)"),
       llvm::cl::value_desc("x"), llvm::cl::sub(command)};
+  llvm::cl::opt<bool> recompute{
+      "recompute",
+      llvm::cl::desc("With --train: stash only the forward's segment "
+                     "boundaries for the backward and recompute the rest "
+                     "there (activation checkpointing)"),
+      llvm::cl::sub(command)};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "

@@ -127,6 +127,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "min-lr-ratio",
       llvm::cl::desc("With decay-steps: the final learning rate as a share "
                      "of lr (default 0)")};
+  Option<bool> recompute{
+      *this, "recompute",
+      llvm::cl::desc("With train: the backward recomputes the forward's "
+                     "activations from its segment boundaries "
+                     "(cleave-recompute)")};
   /// pp=, tp=, dp=, microbatches=, objective=, ... (PlanOptions::bindOptions;
   /// no batch=: a bundle computes the model's batch).
   BoundOptions<PlanOptions, PassOptionGroup> plan{*this,

@@ -185,7 +185,7 @@ bool anyOptimizerOption(const TrainingOptions &options) {
   return options.optimizer || options.learningRate || options.momentum ||
          options.weightDecay || options.epsilon || options.clipGradNorm ||
          options.minLrRatio || options.nesterov || options.betas ||
-         options.warmupSteps || options.decaySteps;
+         options.warmupSteps || options.decaySteps || options.recompute;
 }
 
 } // namespace
@@ -216,6 +216,10 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
       return fail(spell.name("ignore-index") + " applies only with " +
                   spell.name("gradients") + " or " + spell.name("train"));
   }
+  if (!options.train && options.recompute.value_or(false))
+    return fail(spell.name("recompute") + " applies only with " +
+                spell.name("train") +
+                ": it recomputes activations for a training step's backward");
   if (!options.train && anyOptimizerOption(options))
     return fail("the optimizer options (" + spell.name("optimizer") + ", " +
                 spell.name("lr") + ", ...) apply only with " +

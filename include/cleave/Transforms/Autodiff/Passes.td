@@ -293,4 +293,34 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
   let dependentDialects = ["cleave::CleaveDialect"];
 }
 
+def RecomputePass : Pass<"cleave-recompute", "mlir::ModuleOp"> {
+  let summary = "Recompute the forward activations of a training step in "
+                "its backward, segment by segment";
+  let description = [{
+    Activation recomputation (PyTorch's `checkpoint` per segment): in the
+    training step `entry` (as `cleave-optimizer-update` left it), the
+    backward reads only the forward's segment boundaries and recomputes
+    everything else it reads from them, so that the device program stashes
+    the boundaries alone from the forward to the backward.
+
+    The forward is cut where exactly one activation that the forward carries
+    is live (the residual stream between two transformer blocks), as the
+    planner's segments are; values computed only from the graph inputs and
+    the weights (masks, position tables) do not count and are kept. Each
+    forward op whose result the backward reads, and that is not a boundary,
+    is cloned before its first backward reader, with the clones of its own
+    operands; the clones carry `cleave.recomputed` (so that they are told
+    apart, and not merged back into the forward by CSE). Ops that write
+    memory are never cloned. The result computes the same values: only
+    where they are computed, and what the step holds, change.
+
+    Errors: a function that is not a training step (no `cleave.accumulate`).
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The training step to recompute in">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
 #endif // CLEAVE_TRANSFORMS_AUTODIFF_PASSES_TD

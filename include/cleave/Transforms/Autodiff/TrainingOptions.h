@@ -61,6 +61,8 @@ struct TrainingOptions {
   /// Adam's beta1 and beta2, as `0.9,0.999`.
   std::optional<std::string> betas;
   std::optional<int64_t> warmupSteps, decaySteps;
+  /// Recompute the forward's activations in the backward, per segment.
+  std::optional<bool> recompute;
 
   /// With `validateTrainingOptions` passed: the values, defaults filled in.
   std::string getOptimizer() const {

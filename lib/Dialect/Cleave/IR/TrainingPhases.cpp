@@ -1,0 +1,57 @@
+//===- TrainingPhases.cpp - the phases of a training step -------*- C++ -*-===//
+
+#include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace cleave;
+
+llvm::DenseMap<Operation *, StepPhase>
+cleave::classifyStepPhases(Block &block) {
+  llvm::DenseMap<Operation *, StepPhase> phases;
+  if (llvm::none_of(block.without_terminator(),
+                    [](Operation &op) { return isa<AccumulateOp>(op); }))
+    return phases;
+  Operation *terminator = block.getTerminator();
+  // The update: what reads an accumulated sum (block order defines before
+  // use), then what only the update reads; the returned values are the
+  // update's.
+  llvm::DenseSet<Operation *> update;
+  auto readsUpdate = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && (isa<AccumulateOp>(def) || update.contains(def));
+  };
+  for (Operation &op : block.without_terminator())
+    if (!isa<AccumulateOp>(op) && llvm::any_of(op.getOperands(), readsUpdate))
+      update.insert(&op);
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (update.contains(&op) || isa<AccumulateOp>(op) || op.use_empty())
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return user == terminator || update.contains(user);
+        }))
+      update.insert(&op);
+  }
+  // The forward: the loss's accumulation and what the loss depends on.
+  llvm::DenseSet<Operation *> forward;
+  SmallVector<Operation *> worklist;
+  for (Operation &op : block.without_terminator())
+    if (auto accumulate = dyn_cast<AccumulateOp>(op);
+        accumulate && accumulate.getLoss())
+      worklist.push_back(&op);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+  }
+  for (Operation &op : block.without_terminator())
+    phases[&op] = update.contains(&op)    ? StepPhase::Update
+                  : forward.contains(&op) ? StepPhase::Forward
+                                          : StepPhase::Backward;
+  return phases;
+}
