@@ -11,6 +11,7 @@
 
 #include "cleave/rt/RunCommand.h"
 
+#include "Arguments.h"
 #include "Bundle.h"
 #include "InProcessRun.h"
 #include "Npy.h"
@@ -112,40 +113,23 @@ double parseNumber(const std::string &option, const std::string &text) {
 
 RunOptions parseArguments(int argc, char **argv) {
   RunOptions options;
-  int i = 1;
-  if (i < argc && std::strcmp(argv[i], "run") == 0)
-    ++i;
-  for (; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool hasValue = false;
-    // --option=value and --option value.
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      hasValue = true;
-    }
-    auto next = [&]() -> std::string {
-      if (hasValue)
-        return value;
-      if (i + 1 >= argc)
-        throw Error(arg + " needs a value");
-      return argv[++i];
-    };
+  ArgumentScanner args(argc, argv, "run");
+  while (args.advance()) {
+    const std::string &arg = args.arg();
     if (arg == "-h" || arg == "--help") {
       options.help = true;
     } else if (arg == "--input") {
-      options.inputs.push_back(next());
+      options.inputs.push_back(args.value());
     } else if (arg == "--output-dir") {
-      options.outputDir = next();
+      options.outputDir = args.value();
     } else if (arg == "--test-data") {
-      options.testData = next();
+      options.testData = args.value();
     } else if (arg == "--rtol") {
-      options.rtol = parseNumber(arg, next());
+      options.rtol = parseNumber(arg, args.value());
     } else if (arg == "--atol") {
-      options.atol = parseNumber(arg, next());
+      options.atol = parseNumber(arg, args.value());
     } else if (arg == "--threads") {
-      std::string text = next();
+      std::string text = args.value();
       double threads = parseNumber(arg, text);
       if (threads != std::floor(threads))
         throw Error("--threads wants a whole number, not '" + text + "'");
@@ -154,28 +138,28 @@ RunOptions parseArguments(int argc, char **argv) {
                     " is more than the 4096 threads cleave runs a kernel on");
       options.threads = static_cast<int>(threads);
     } else if (arg == "--device") {
-      options.device = next();
+      options.device = args.value();
     } else if (arg == "--profile") {
       options.profile = true;
     } else if (arg == "--profile-dir") {
-      options.profileDir = next();
+      options.profileDir = args.value();
       if (options.profileDir.empty())
         throw Error("--profile-dir wants a directory");
       options.profile = true;
     } else if (arg == "--repeat") {
-      std::string text = next();
+      std::string text = args.value();
       double repeat = parseNumber(arg, text);
       if (repeat != std::floor(repeat) || repeat < 1 || repeat > 1e6)
         throw Error("--repeat wants a whole number of runs from 1, not '" +
                     text + "'");
       options.repeat = static_cast<int>(repeat);
     } else if (arg == "--timeout") {
-      options.timeout = parseNumber(arg, next());
+      options.timeout = parseNumber(arg, args.value());
     } else if (arg == "--launcher-args") {
-      options.launcherArgs = next();
+      options.launcherArgs = args.value();
     } else if (arg == "--single-process") {
       options.singleProcess = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
+    } else if (args.isOption()) {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (options.bundle.empty()) {
       options.bundle = arg;

@@ -11,6 +11,7 @@
 
 #include "cleave/rt/TrainCommand.h"
 
+#include "Arguments.h"
 #include "TrainingData.h"
 #include "cleave/rt/Checkpoint.h"
 #include "cleave/rt/RunCommand.h"
@@ -98,34 +99,18 @@ int64_t parseCount(const std::string &option, const std::string &text,
 
 TrainOptions parseArguments(int argc, char **argv) {
   TrainOptions options;
-  int i = 1;
-  if (i < argc && std::strcmp(argv[i], "train") == 0)
-    ++i;
-  for (; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool hasValue = false;
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      hasValue = true;
-    }
-    auto next = [&]() -> std::string {
-      if (hasValue)
-        return value;
-      if (i + 1 >= argc)
-        throw Error(arg + " needs a value");
-      return argv[++i];
-    };
+  ArgumentScanner args(argc, argv, "train");
+  while (args.advance()) {
+    const std::string &arg = args.arg();
     if (arg == "-h" || arg == "--help") {
       options.help = true;
     } else if (arg == "--data") {
-      options.data = next();
+      options.data = args.value();
     } else if (arg == "--steps") {
-      options.steps = parseCount(arg, next(), 1);
+      options.steps = parseCount(arg, args.value(), 1);
       options.stepsGiven = true;
     } else if (arg == "--seed") {
-      std::string text = next();
+      std::string text = args.value();
       char *end = nullptr;
       errno = 0;
       unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
@@ -133,24 +118,24 @@ TrainOptions parseArguments(int argc, char **argv) {
         throw Error("--seed wants a whole number from 0, not '" + text + "'");
       options.seed = seed;
     } else if (arg == "--log") {
-      options.log = next();
+      options.log = args.value();
     } else if (arg == "--checkpoint-dir") {
-      options.checkpointDir = next();
+      options.checkpointDir = args.value();
       if (options.checkpointDir.empty())
         throw Error("--checkpoint-dir wants a directory");
     } else if (arg == "--checkpoint-every") {
-      options.checkpointEvery = parseCount(arg, next(), 1);
+      options.checkpointEvery = parseCount(arg, args.value(), 1);
     } else if (arg == "--keep-checkpoints") {
-      options.keepCheckpoints = parseCount(arg, next(), 1);
+      options.keepCheckpoints = parseCount(arg, args.value(), 1);
     } else if (arg == "--resume") {
       options.resume = true;
     } else if (arg == "--resume-from") {
-      options.resumeFrom = next();
+      options.resumeFrom = args.value();
     } else if (arg == "--threads") {
-      options.threads = static_cast<int>(parseCount(arg, next(), 0));
+      options.threads = static_cast<int>(parseCount(arg, args.value(), 0));
     } else if (arg == "--device") {
-      options.device = next();
-    } else if (arg.size() > 1 && arg[0] == '-') {
+      options.device = args.value();
+    } else if (args.isOption()) {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (options.bundle.empty()) {
       options.bundle = arg;
@@ -514,6 +499,7 @@ int TrainingRun::run() {
   Clock::time_point start = Clock::now();
   double firstLoss = NAN, loss = NAN;
   StopRequests stops;
+  int64_t saved = -1;
   while (position.step < options.steps && !stopSignal) {
     std::map<std::string, Tensor> feeds = data.gather(nextBatch());
     double rate = session.learningRate(position.step);
@@ -528,9 +514,16 @@ int TrainingRun::run() {
     if (!options.checkpointDir.empty() &&
         ((options.checkpointEvery &&
           position.step % options.checkpointEvery == 0) ||
-         position.step == options.steps || stopSignal))
+         position.step == options.steps || stopSignal)) {
       save();
+      saved = position.step;
+    }
   }
+  // A signal that came after the last step's check still leaves a
+  // checkpoint of that step.
+  if (stopSignal && !options.checkpointDir.empty() && position.step > first &&
+      saved != position.step)
+    save();
   if (stopSignal) {
     if (terminal)
       std::printf("\n");
