@@ -1,5 +1,5 @@
-# Twenty AdamW steps of every reference model family of families-torch.py
-# (the same exports: parameters as initializers, batch norm in training
+# Twenty AdamW steps of the reference model families of families-torch.py
+# but mobilenet_v2 and efficientnet_b0 (the same exports: parameters as initializers, batch norm in training
 # mode, dropout removed; an attached mean squared error against random
 # targets), compiled with --train and run by cleave.Trainer, against the same
 # steps of torch.optim.AdamW (PyTorch 1.13) on the torch module from the same
@@ -48,6 +48,11 @@
 # exactly 0 (a dead unit, an embedding row no batch uses) only decay, and are
 # held to the bound above.
 #
+# mobilenet_v2 is left out: its gradient is not continuous within float32
+# rounding (families-torch.py), and after 20 steps torch's own float32 run
+# ends 25% away from float64's. efficientnet_b0 trains as close as resnet
+# does (at lr 1e-4, within 0.6 of that bound) but would add 30 s.
+#
 # Takes 30 to 60 s on two cores.
 #
 # REQUIRES: torch
@@ -92,6 +97,8 @@ def load_test_module(name):
 
 
 families = load_test_module("families-torch.py")
+TRAINED = [f for f in families.FAMILIES
+           if f not in ("mobilenet_v2", "efficientnet_b0")]
 
 
 def export(family, work):
@@ -307,7 +314,7 @@ def run(family, work):
 
 if __name__ == "__main__":
     work = sys.argv[1]
-    names = sys.argv[2:] or list(families.FAMILIES)
+    names = sys.argv[2:] or TRAINED
     failed = False
     for family in names:
         failed |= run(family, work)
