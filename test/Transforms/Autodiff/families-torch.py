@@ -1,9 +1,10 @@
 # The gradients of the reference models (python/cleave/models) against torch
 # autograd: gpt, bert, vit, resnet, wav2vec2, deepspeech, lstm, gru,
-# mobilenet_v3_small, mobilenet_v2 and efficientnet_b0. Each model is exported by torch.onnx with its
-# parameters as initializers (no constant folding; models with batch norm in
-# training mode, so that their BatchNormalization nodes compute the batch
-# statistics as .train() does; dropout removed), compiled with --gradients
+# mobilenet_v3_small, mobilenet_v2 and efficientnet_b0. Each model is
+# exported by torch.onnx with its parameters as initializers (no constant
+# folding; models with batch norm in training mode, so that their
+# BatchNormalization nodes compute the batch statistics as .train() does;
+# dropout removed), compiled with --gradients
 # and an attached mean squared error of its output against random float
 # targets, and run once. torch computes the same loss in float64 from the
 # same weights and inputs; cleave computes in float32. Each initializer is
@@ -19,10 +20,11 @@
 #   gradients: in efficientnet_b0 1e-6 to 1.1e-5 in four (torch's own float32
 #   leaves up to 4e-6, beyond 1e-6 in two), in mobilenet_v2 up to 9e-7.
 # - mobilenet_v2: its gradient is not a continuous function of the input
-#   within float32 rounding. ReLU6 cuts off pre-activations that its training
-#   mode batch norms put next to 0 and 6, so that float64 itself, fed the
-#   same image moved by half a float32 ulp per pixel, gives gradients 1e-3
-#   (relative to each tensor's scale) away, beyond the bound in 90 of 158
+#   within float32 rounding. ReLU6 has no derivative at 0 and 6, and some of
+#   the pre-activations its training-mode batch norms make lie within
+#   rounding of those points, so that float64 itself, fed the same image
+#   moved by half a float32 ulp per pixel, gives gradients 1e-3 (relative
+#   to each tensor's scale) away, beyond the bound in 90 of 158
 #   (torch's float32 happens to stay within it; cleave's is 1e-3 away too).
 #   The test measures that: the float64 gradients of three such moved
 #   images, and the bound adds twice the largest distance of any of them

@@ -1,14 +1,15 @@
 # Twenty AdamW steps of the reference model families of families-torch.py
-# but mobilenet_v2 and efficientnet_b0 (the same exports: parameters as initializers, batch norm in training
-# mode, dropout removed; an attached mean squared error against random
-# targets), compiled with --train and run by cleave.Trainer, against the same
-# steps of torch.optim.AdamW (PyTorch 1.13) on the torch module from the same
-# weights (its running statistics taken from the export, whose tracing moved
-# them). Four batches, five times over: fresh random float inputs and
-# targets, and token ids drawn anew. Options: betas 0.9,0.999, eps 1e-6,
-# weight decay 0.1, lr 1e-3 (1e-4 for the families with batch norm, see
-# below); gpt and lstm also clip the gradients' global norm, to a norm their
-# gradients exceed (the summary says at how many steps).
+# but mobilenet_v2 and efficientnet_b0 (the same exports: parameters as
+# initializers, batch norm in training mode, dropout removed; an attached
+# mean squared error against random targets), compiled with --train and run
+# by cleave.Trainer, against the same steps of torch.optim.AdamW (PyTorch
+# 1.13) on the torch module from the same weights (its running statistics
+# taken from the export, whose tracing moved them). Four batches, five times
+# over: fresh random float inputs and targets, and token ids drawn anew.
+# Options: betas 0.9,0.999, eps 1e-6, weight decay 0.1, lr 1e-3 (1e-4 for
+# the families with batch norm, see below); gpt and lstm also clip the
+# gradients' global norm, to a norm their gradients exceed (the summary says
+# at how many steps).
 #
 # Compared: the loss of every step, and every parameter and batch-norm
 # running statistic after the last step, cleave in float32 against torch in
@@ -162,9 +163,9 @@ def torch_run(family, model, reference, output, batches, dtype):
                     numpy_helper.to_array(initializers[name]).copy()))
     module = module.to(dtype)
     params = dict(module.named_parameters())
-    optimizer = torch.optim.AdamW(params.values(), lr=LR.get(family, DEFAULT_LR),
-                                  betas=BETAS, eps=EPS,
-                                  weight_decay=WEIGHT_DECAY)
+    optimizer = torch.optim.AdamW(
+        params.values(), lr=LR.get(family, DEFAULT_LR), betas=BETAS, eps=EPS,
+        weight_decay=WEIGHT_DECAY)
     losses, gradients, clipped = [], [], 0
     for batch in batches:
         optimizer.zero_grad()
@@ -180,7 +181,8 @@ def torch_run(family, model, reference, output, batches, dtype):
                               else torch.zeros_like(p))
                           for n, p in params.items()})
         if family in CLIP:
-            norm = torch.nn.utils.clip_grad_norm_(params.values(), CLIP[family])
+            norm = torch.nn.utils.clip_grad_norm_(params.values(),
+                                                  CLIP[family])
             clipped += int(norm > CLIP[family])
         optimizer.step()
         losses.append(loss.item())
@@ -288,7 +290,8 @@ def run(family, work):
     failed = False
     for initializer, parameter in mapping.items():
         if parameter is None or initializer not in trained:
-            print(f"{initializer}  MISMATCH  not trained or no torch parameter")
+            print(f"{initializer}  MISMATCH  not trained or no torch "
+                  "parameter")
             failed = True
             continue
         worst = max(worst, compare(initializer, trained[initializer],
