@@ -206,12 +206,20 @@ int cleave::runCompileCommand(CompileCommand &command) {
     return fail(llvm::toString(std::move(error)));
 
   if (!observer->isQuiet()) {
-    int64_t steps = 0, arena = 0, unplanned = 0, weights = 0;
+    int64_t steps = 0, arena = 0, unplanned = 0, weights = 0, persistent = 0,
+            trained = 0;
     for (const StageProgram &stage : contents->stages) {
       steps += stage.program.getNumSteps();
       arena = std::max(arena, stage.program.arenaBytes);
       unplanned = std::max(unplanned, stage.program.unplannedArenaBytes);
       weights = std::max(weights, stage.program.weightBytes);
+      if (stage.program.persistentBytes > persistent) {
+        persistent = stage.program.persistentBytes;
+        trained = 0;
+        for (const WeightEntry &weight : stage.program.weights)
+          if (weight.writable)
+            trained += weight.bytes;
+      }
     }
     llvm::outs() << "wrote " << command.output << ": ";
     if (contents->getNumDevices() > 1)
@@ -223,6 +231,16 @@ int cleave::runCompileCommand(CompileCommand &command) {
                  << llvm::format("%.1f", unplanned / 1024.0)
                  << " KiB without reuse), weights "
                  << llvm::format("%.1f", weights / 1024.0) << " KiB";
+    // Persistent memory outlives a run: the trained parameters, and the
+    // optimizer state and step counters between them.
+    if (persistent)
+      llvm::outs() << ", persistent "
+                   << llvm::format("%.1f", persistent / 1024.0)
+                   << " KiB (parameters "
+                   << llvm::format("%.1f", trained / 1024.0)
+                   << " KiB, optimizer state "
+                   << llvm::format("%.1f", (persistent - trained) / 1024.0)
+                   << " KiB)";
     if (contents->getNumDevices() > 1)
       llvm::outs() << " per device (largest)";
     llvm::outs() << "\n";

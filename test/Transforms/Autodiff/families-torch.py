@@ -1,9 +1,10 @@
 # The gradients of the reference models (python/cleave/models) against torch
-# autograd: gpt, bert, vit, resnet, wav2vec2, deepspeech, lstm, gru and
-# mobilenet_v3_small. Each model is exported by torch.onnx with its
-# parameters as initializers (no constant folding; models with batch norm in
-# training mode, so that their BatchNormalization nodes compute the batch
-# statistics as .train() does; dropout removed), compiled with --gradients
+# autograd: gpt, bert, vit, resnet, wav2vec2, deepspeech, lstm, gru,
+# mobilenet_v3_small, mobilenet_v2 and efficientnet_b0. Each model is
+# exported by torch.onnx with its parameters as initializers (no constant
+# folding; models with batch norm in training mode, so that their
+# BatchNormalization nodes compute the batch statistics as .train() does;
+# dropout removed), compiled with --gradients
 # and an attached mean squared error of its output against random float
 # targets, and run once. torch computes the same loss in float64 from the
 # same weights and inputs; cleave computes in float32. Each initializer is
@@ -11,7 +12,24 @@
 # holding the same values (should the exporter rename one), and every
 # parameter must have its gradient.
 # Tolerance: max |error| <= 1e-4 * max |reference| + 1e-6 per gradient, and
-# for the loss.
+# for the loss, but for two families:
+# - efficientnet_b0 and mobilenet_v2: the floor is 1e-6 of the model's
+#   largest gradient element (57 and 11 here) instead of 1e-6. Biases before
+#   a training-mode batch norm have an exact gradient of 0, and what float32
+#   leaves of it is rounding of sums whose terms scale with the model's
+#   gradients: in efficientnet_b0 1e-6 to 1.1e-5 in four (torch's own float32
+#   leaves up to 4e-6, beyond 1e-6 in two), in mobilenet_v2 up to 9e-7.
+# - mobilenet_v2: its gradient is not a continuous function of the input
+#   within float32 rounding. ReLU6 has no derivative at 0 and 6, and some of
+#   the pre-activations its training-mode batch norms make lie within
+#   rounding of those points, so that float64 itself, fed the same image
+#   moved by half a float32 ulp per pixel, gives gradients 1e-3 (relative
+#   to each tensor's scale) away, beyond the bound in 90 of 158
+#   (torch's float32 happens to stay within it; cleave's is 1e-3 away too).
+#   The test measures that: the float64 gradients of three such moved
+#   images, and the bound adds twice the largest distance of any of them
+#   from the unmoved one's, relative to a tensor's scale, times the tensor's
+#   scale.
 #
 # REQUIRES: torch
 # RUN: rm -rf %t && mkdir -p %t
@@ -44,8 +62,16 @@ FAMILIES = {
     "lstm": ("log_probs", None),
     "gru": ("log_probs", None),
     "mobilenet_v3_small": ("logits", 32),
+    "mobilenet_v2": ("logits", 64),
+    "efficientnet_b0": ("logits", 64),
 }
 BATCH = 4
+# The floor of the gradients' bound as a fraction of the model's largest
+# gradient element, where it is not ATOL (see above).
+MODEL_SCALED_FLOOR = {"efficientnet_b0": 1e-6, "mobilenet_v2": 1e-6}
+# The families whose bound adds the distance of float64 gradients of the
+# input moved by half a float32 ulp (see above).
+DISCONTINUOUS = {"mobilenet_v2"}
 
 
 def build(family, image_size):
@@ -100,6 +126,51 @@ def parameter_of_initializers(model, module):
     return mapping
 
 
+def reference_gradients(family, image_size, inputs, labels, output_names,
+                        output, moved=None):
+    """torch's float64 loss and {parameter: gradient}, the float inputs
+    moved by `moved` (a tensor per input, or None) when given."""
+    # A second build holds the same weights (the builders seed torch); a
+    # copy cannot be made of wav2vec2, whose weight-normalised weight is not
+    # a leaf.
+    double = build(family, image_size).module.double()
+    double_inputs = [v.double() if v.is_floating_point() else v
+                     for v in inputs]
+    if moved is not None:
+        double_inputs = [v + m for v, m in zip(double_inputs, moved)]
+    result = double(*double_inputs)
+    if isinstance(result, tuple):
+        result = result[list(output_names).index(output)]
+    loss = torch.nn.functional.mse_loss(result, torch.from_numpy(labels).double())
+    loss.backward()
+    return loss.item(), {
+        n: (p.grad if p.grad is not None else torch.zeros_like(p))
+        for n, p in double.named_parameters()}
+
+
+def discontinuity(family, image_size, inputs, labels, output_names, output,
+                  grads):
+    """The largest distance, relative to a tensor's scale, of the float64
+    gradients of three inputs each moved by half a float32 ulp per element
+    (up or down at random) from `grads`, the unmoved input's. Tensors whose
+    gradient is 0 up to rounding (below 1e-12 of the model's largest
+    element) have no scale to be relative to and are left out."""
+    rng = np.random.default_rng(0)
+    largest = max(float(g.abs().max()) for g in grads.values())
+    distance = 0.0
+    for _ in range(3):
+        moved = [torch.from_numpy(rng.choice([-1.0, 1.0], v.shape))
+                 * v.double().abs() * 2.0**-24 for v in inputs]
+        _, other = reference_gradients(family, image_size, inputs, labels,
+                                       output_names, output, moved)
+        for name, gradient in grads.items():
+            scale = float(gradient.abs().max())
+            if scale > 1e-12 * largest:
+                distance = max(distance, float(
+                    (other[name] - gradient).abs().max()) / scale)
+    return distance
+
+
 def run(family, output, image_size, work):
     print(f"== {family}")
     reference = build(family, image_size)
@@ -126,21 +197,20 @@ def run(family, output, image_size, work):
                             logits=output, labels="labels")
     outputs = cleave.Session(bundle).run(feeds)
 
-    # A second build holds the same weights (the builders seed torch); a
-    # copy cannot be made of wav2vec2, whose weight-normalised weight is not
-    # a leaf.
-    double = build(family, image_size).module.double()
-    double_inputs = [v.double() if v.is_floating_point() else v
-                     for v in inputs]
-    result = double(*double_inputs)
-    if isinstance(result, tuple):
-        result = result[list(reference.output_names).index(output)]
-    loss = torch.nn.functional.mse_loss(result, torch.from_numpy(labels).double())
-    loss.backward()
-    grads = {n: (p.grad if p.grad is not None else torch.zeros_like(p))
-             for n, p in double.named_parameters()}
+    loss, grads = reference_gradients(family, image_size, inputs, labels,
+                                      reference.output_names, output)
+    atol = ATOL
+    if family in MODEL_SCALED_FLOOR:
+        atol = MODEL_SCALED_FLOOR[family] * max(
+            float(g.abs().max()) for g in grads.values())
+        print(f"floor {atol:.2g}")
+    distance = 0.0
+    if family in DISCONTINUOUS:
+        distance = discontinuity(family, image_size, inputs, labels,
+                                 reference.output_names, output, grads)
+        print(f"float64 of the moved images: {distance:.2g} away")
 
-    failed = not check("loss", outputs["loss"], loss.item(), RTOL, ATOL)
+    failed = not check("loss", outputs["loss"], loss, RTOL, ATOL)
     checked = set()
     for name, parameter in mapping.items():
         if parameter is None:
@@ -149,7 +219,8 @@ def run(family, output, image_size, work):
             continue
         checked.add(parameter)
         failed |= not check(f"grad:{name}", outputs[f"grad:{name}"],
-                            grads[parameter].numpy(), RTOL, ATOL)
+                            grads[parameter].numpy(),
+                            RTOL + 2 * distance, atol)
     missing = sorted(set(grads) - checked)
     if missing:
         print(f"MISMATCH parameters without a gradient: {missing}")
@@ -197,4 +268,13 @@ if __name__ == "__main__":
 # CHECK-LABEL: == mobilenet_v3_small
 # CHECK-NOT: MISMATCH
 # CHECK: mobilenet_v3_small: ok 142 gradients, 142 parameters, 142 outputs
+# CHECK-LABEL: == mobilenet_v2
+# CHECK-NEXT: floor {{.*}}
+# CHECK-NEXT: float64 of the moved images: {{.*}} away
+# CHECK-NOT: MISMATCH
+# CHECK: mobilenet_v2: ok 158 gradients, 158 parameters, 158 outputs
+# CHECK-LABEL: == efficientnet_b0
+# CHECK-NEXT: floor {{.*}}
+# CHECK-NOT: MISMATCH
+# CHECK: efficientnet_b0: ok 213 gradients, 213 parameters, 213 outputs
 # CHECK-NOT: MISMATCH

@@ -1,0 +1,66 @@
+"""What `cleave compile --train` says it planned against the bundle and the
+runtime, for cleave-compile-train-memory.test.
+
+    python train_memory.py check SUMMARY BUNDLE CHECKPOINT MOMENTS
+
+SUMMARY: the compile command's output; CHECKPOINT: a checkpoint the runtime
+saved of the bundle (its rank file holds the persistent memory as the
+session holds it); MOMENTS: the optimizer's state per parameter element
+(adam: 2, sgd with momentum: 1).
+"""
+
+import json
+import math
+import os
+import re
+import struct
+import sys
+
+ALIGNMENT = 64
+
+
+def kib(text, name):
+    return float(re.search(name + r" ([0-9.]+) KiB", text).group(1))
+
+
+def check(summary_path, bundle, checkpoint, moments):
+    with open(summary_path) as f:
+        summary = f.read()
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        (program,) = json.load(f)["programs"]
+    persistent = program["persistent_bytes"]
+    parameters = sum(4 * math.prod(p["shape"])
+                     for p in program["trained_parameters"])
+
+    # The summary reports the manifest's sizes.
+    for name, value in [("arena", program["arena_bytes"]),
+                        ("weights", program["weight_bytes"]),
+                        ("persistent", persistent),
+                        ("parameters", parameters),
+                        ("optimizer state", persistent - parameters)]:
+        print(f"summary {name}: {abs(kib(summary, name) - value / 1024) < 0.05}")
+
+    # The optimizer state is its moments per parameter element, each tensor
+    # aligned, and the step counters: under one aligned block per tensor
+    # and moment more than the moments themselves.
+    state = persistent - parameters
+    count = len(program["trained_parameters"])
+    slack = state - moments * parameters
+    print(f"optimizer state: {moments} moments per element: "
+          f"{0 <= slack <= ALIGNMENT * (count * (moments + 1) + 1)}")
+
+    # The runtime holds exactly the planned persistent memory.
+    with open(os.path.join(checkpoint, "rank_0.bin"), "rb") as f:
+        data = f.read()
+    assert data[:8] == b"CLEAVECK"
+    (length,) = struct.unpack("<Q", data[8:16])
+    header = json.loads(data[16:16 + length])
+    held = len(data) - header["data_offset"]
+    print(f"runtime persistent bytes: {held}, planned: {persistent}, "
+          f"equal: {held == persistent == header['persistent_bytes']}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] != "check":
+        sys.exit(f"unknown command {sys.argv[1]}")
+    check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
