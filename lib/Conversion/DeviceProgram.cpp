@@ -516,6 +516,7 @@ int ProgramBuilder::getTensor(Value value) {
       int id = addTensor(value, MemorySpace::Persistent, offset);
       program.persistentBytes = offset + program.tensors[id].getBytes();
       known->second = id;
+      program.states.push_back({state.getName().str(), id});
       return id;
     }
   }

@@ -207,7 +207,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
 
   if (!observer->isQuiet()) {
     int64_t steps = 0, arena = 0, unplanned = 0, weights = 0, persistent = 0,
-            trained = 0;
+            trained = 0, sums = 0;
     for (const StageProgram &stage : contents->stages) {
       steps += stage.program.getNumSteps();
       arena = std::max(arena, stage.program.arenaBytes);
@@ -219,6 +219,12 @@ int cleave::runCompileCommand(CompileCommand &command) {
         for (const WeightEntry &weight : stage.program.weights)
           if (weight.writable)
             trained += weight.bytes;
+        // The gradient and loss sums of gradient accumulation.
+        sums = 0;
+        for (const auto &[name, tensor] : stage.program.states)
+          if (StringRef(name).starts_with("grad:") ||
+              StringRef(name).starts_with("loss.sum:"))
+            sums += stage.program.tensors[tensor].getBytes();
       }
     }
     llvm::outs() << "wrote " << command.output << ": ";
@@ -231,15 +237,18 @@ int cleave::runCompileCommand(CompileCommand &command) {
                  << llvm::format("%.1f", unplanned / 1024.0)
                  << " KiB without reuse), weights "
                  << llvm::format("%.1f", weights / 1024.0) << " KiB";
-    // Persistent memory outlives a run: the trained parameters, and the
-    // optimizer state and step counters between them.
+    // Persistent memory outlives a run: the trained parameters, the
+    // gradient sums, and the optimizer state and step counters (with the
+    // alignment between them).
     if (persistent)
       llvm::outs() << ", persistent "
                    << llvm::format("%.1f", persistent / 1024.0)
                    << " KiB (parameters "
                    << llvm::format("%.1f", trained / 1024.0)
+                   << " KiB, gradients " << llvm::format("%.1f", sums / 1024.0)
                    << " KiB, optimizer state "
-                   << llvm::format("%.1f", (persistent - trained) / 1024.0)
+                   << llvm::format("%.1f",
+                                   (persistent - trained - sums) / 1024.0)
                    << " KiB)";
     if (contents->getNumDevices() > 1)
       llvm::outs() << " per device (largest)";

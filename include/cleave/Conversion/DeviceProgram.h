@@ -223,6 +223,10 @@ struct DeviceProgram {
   std::vector<ProgramEntry> entries;
   std::vector<WeightEntry> weights;
   std::vector<StashRegion> stashes;
+  /// The persistent states (`cleave.state`: optimizer state, a training
+  /// step's gradient and loss sums) by name, each with its tensor. Known
+  /// where the program was lowered; the text form does not carry it.
+  std::vector<std::pair<std::string, int>> states;
   int64_t arenaBytes = 0;
   int64_t weightBytes = 0;
   int64_t persistentBytes = 0;

@@ -32,22 +32,26 @@ def check(summary_path, bundle, checkpoint, moments):
     parameters = sum(4 * math.prod(p["shape"])
                      for p in program["trained_parameters"])
 
+    # The gradient sums hold one float32 per parameter element and the
+    # loss's sum one more.
+    gradients = parameters + 4
     # The summary reports the manifest's sizes.
     for name, value in [("arena", program["arena_bytes"]),
                         ("weights", program["weight_bytes"]),
                         ("persistent", persistent),
                         ("parameters", parameters),
-                        ("optimizer state", persistent - parameters)]:
+                        ("gradients", gradients),
+                        ("optimizer state", persistent - parameters - gradients)]:
         print(f"summary {name}: {abs(kib(summary, name) - value / 1024) < 0.05}")
 
     # The optimizer state is its moments per parameter element, each tensor
     # aligned, and the step counters: under one aligned block per tensor
-    # and moment more than the moments themselves.
-    state = persistent - parameters
+    # (parameter, gradient sum, moment, counter) more than the moments.
+    state = persistent - parameters - gradients
     count = len(program["trained_parameters"])
     slack = state - moments * parameters
     print(f"optimizer state: {moments} moments per element: "
-          f"{0 <= slack <= ALIGNMENT * (count * (moments + 1) + 1)}")
+          f"{0 <= slack <= ALIGNMENT * (count * (moments + 3) + 2)}")
 
     # The runtime holds exactly the planned persistent memory.
     with open(os.path.join(checkpoint, "rank_0.bin"), "rb") as f:
