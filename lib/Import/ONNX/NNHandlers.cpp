@@ -712,6 +712,30 @@ LogicalResult importAttention(NodeBinder &b) {
     key = *presentKey, value = *presentValue;
   }
 
+  // A mask shorter than the keys hides the keys past its end (a last
+  // dimension of 1 broadcasts instead).
+  if (mask) {
+    RankedTensorType maskType = NodeBinder::getType(mask);
+    RankedTensorType keyType = NodeBinder::getType(key);
+    int64_t maskKeys = maskType.getDimSize(maskType.getRank() - 1);
+    int64_t keys = keyType.getDimSize(keyType.getRank() - 2);
+    if (!ShapedType::isDynamic(maskKeys) && !ShapedType::isDynamic(keys) &&
+        maskKeys > 1 && maskKeys < keys) {
+      SmallVector<int64_t> pads(2 * maskType.getRank(), 0);
+      pads.back() = keys - maskKeys;
+      double hidden = maskType.getElementType().isInteger(1)
+                          ? 0.0
+                          : -std::numeric_limits<double>::infinity();
+      OpBuilder &builder = b.getBuilder();
+      FailureOr<Value> padded = b.create<PadOp>(
+          {mask}, {b.named("pads", builder.getDenseI64ArrayAttr(pads)),
+                   b.named("value", builder.getF64FloatAttr(hidden))});
+      if (failed(padded))
+        return failure();
+      mask = *padded;
+    }
+  }
+
   // cleave.attention's own causal mask has no offset; a causal mask behind
   // a past cache, one that the steps below need, and the padding of
   // nonpad_kv_seqlen are built here.
@@ -937,7 +961,7 @@ constexpr StringLiteral kAxesInput =
 
 constexpr StringLiteral kAttentionOps =
     "cleave.attention cleave.concat cleave.reshape cleave.transpose "
-    "cleave.constant cleave.unsqueeze cleave.less_equal cleave.and "
+    "cleave.pad cleave.constant cleave.unsqueeze cleave.less_equal cleave.and "
     "cleave.where cleave.matmul cleave.mul cleave.div cleave.tanh cleave.add "
     "cleave.softmax";
 
@@ -945,8 +969,9 @@ const OpHandler nnHandlers[] = {
     {"Attention", 23, importAttention, kAttentionOps,
      "heads of 4-D inputs from their shapes; default scale 1/sqrt(head "
      "size); past_key/past_value concatenated into present_key/"
-     "present_value (3-D inputs split into heads for them); a causal mask "
-     "behind a past cache aligned to the bottom right. A used "
+     "present_value (3-D inputs split into heads for them); a mask shorter "
+     "than the keys padded with hidden keys; a causal mask behind a past "
+     "cache aligned to the bottom right. A used "
      "`qk_matmul_output` writes the attention out as its steps (scaled "
      "product, softcap, masks, softmax, product with the values) and reads "
      "it after the step `qk_matmul_output_mode` names (0 to 3); a query "

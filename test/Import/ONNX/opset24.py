@@ -1,7 +1,8 @@
 # Opset 24 (IR version 12). The operators whose version moved only to admit
 # FLOAT8E8M0 import as at opset 23, and that type is refused by name; Swish
 # is x * sigmoid(alpha * x); Attention's nonpad_kv_seqlen masks the padding
-# keys of each batch (moving a causal mask's diagonal to the bottom right).
+# keys of each batch (moving a causal mask's diagonal to the bottom right);
+# a mask shorter than the keys hides the keys past its end.
 # Attention's qk_matmul_output (opsets 23 and 24) writes the attention out as
 # its steps and reads the scores after the step qk_matmul_output_mode names.
 # Every model, compiled for the cpu target, agrees with onnxruntime within
@@ -58,6 +59,15 @@
 # NONPAD: cleave.attention {{.+}}, %[[ADD]] {{{.*}}nan_to_zero
 # NONPAD: return
 #
+# RUN: cleave-translate --import-onnx %t/short.onnx | FileCheck %s --check-prefix=SHORT
+# A mask shorter than the 6 keys is padded with hidden keys: -inf for an
+# additive mask, false for a boolean one.
+# SHORT: %[[SHORT:.+]] = cleave.pad %{{.+}} {pads = array<i64: 0, 0, 0, 2>, value = 0xFFF0000000000000 : f64} : (tensor<3x4xf32>) -> tensor<3x6xf32>
+# SHORT: cleave.where %{{.+}}, %[[SHORT]], %{{.+}} : (tensor<2x1x1x6xi1>, tensor<3x6xf32>, tensor<f32>) -> tensor<2x1x3x6xf32>
+# SHORT: %[[SHORTB:.+]] = cleave.pad %{{.+}} {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 2>} : (tensor<2x1x3x4xi1>) -> tensor<2x1x3x6xi1>
+# SHORT: %[[SHORTV:.+]] = cleave.and %[[SHORTB]], %{{.+}} : (tensor<2x1x3x6xi1>, tensor<2x1x1x6xi1>) -> tensor<2x1x3x6xi1>
+# SHORT: cleave.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[SHORTV]] {kv_num_heads = 2 : i64, nan_to_zero, q_num_heads = 4 : i64, scale = {{.+}}}
+#
 # A causal mask behind a past cache of 4 keys: query i sees keys j <= i + 4.
 # RUN: cleave-translate --import-onnx %t/past-causal.onnx | FileCheck %s --check-prefix=PAST
 # PAST: %[[VIS:.+]] = cleave.constant dense<{{\[\[}}true, true, true, true, true, false, false], [true, true, true, true, true, true, false], [true, true, true, true, true, true, true]]> : tensor<3x7xi1>
@@ -97,6 +107,7 @@
 # RUN: cleave compile %t/widened.onnx -o %t/widened.cleave --quiet
 # RUN: cleave compile %t/swish.onnx -o %t/swish.cleave --quiet
 # RUN: cleave compile %t/nonpad.onnx -o %t/nonpad.cleave --quiet
+# RUN: cleave compile %t/short.onnx -o %t/short.cleave --quiet
 # RUN: cleave compile %t/past-causal.onnx -o %t/past-causal.cleave --quiet
 # RUN: cleave compile %t/qk.onnx -o %t/qk.cleave --quiet
 # RUN: %python %s check %t | FileCheck %s --check-prefix=NUMERIC --implicit-check-not=MISMATCH
@@ -131,6 +142,8 @@
 # NUMERIC: qk y_past: ok
 # NUMERIC: qk present_k: ok
 # NUMERIC: qk qk1_past: ok
+# NUMERIC: short short_mask_y: ok
+# NUMERIC: short short_bool_y: ok
 #
 # Errors, each naming the node or value and the offending type or input.
 # RUN: not cleave-translate --import-onnx %t/e8m0-input.onnx 2>&1 | FileCheck %s --check-prefix=E8M0-INPUT
@@ -225,6 +238,20 @@ def build_nonpad():
         g.output(name, [2, 4, 3, 8])
     g.output("pad3d", [2, 3, 32])
     g.save(f"{work}/nonpad.onnx")
+
+    # Masks shorter than the 6 keys, which onnxruntime refuses: its reference
+    # reads the masks padded (with -inf, false) to the keys.
+    for name, keys in (("short", 4), ("short-reference", 6)):
+        g = builder()
+        q, k, v = (g.input(n, s) for n, s in QKV.items())
+        n = g.input("n", [2], np.int64)
+        short_mask = g.input("short_mask", [3, keys])
+        short_bool = g.input("short_bool", [2, 1, 3, keys], np.bool_)
+        g.node("Attention", [q, k, v, short_mask, "", "", n], ["short_mask_y"])
+        g.node("Attention", [q, k, v, short_bool, "", "", n], ["short_bool_y"])
+        g.output("short_mask_y", [2, 4, 3, 8])
+        g.output("short_bool_y", [2, 4, 3, 8])
+        g.save(f"{work}/{name}.onnx")
 
 
 def build_past_causal():
@@ -345,8 +372,12 @@ FEEDS = {
     "bool_mask": rng.random((3, 6)) > 0.3,
     "float_mask": rng.standard_normal((3, 6)).astype(np.float32),
     "bm": rng.random((2, 1, 3, 5)) > 0.4,
+    "short_bool": rng.random((2, 1, 3, 4)) > 0.4,
     "m": rng.standard_normal((3, 5)).astype(np.float32),
 }
+
+
+FEEDS["short_bool"][..., 0] = True  # every query sees a key
 
 
 def feed(info):
@@ -372,19 +403,33 @@ def agrees(got, want):
     return bool(np.allclose(got[~infinite], want[~infinite], rtol=1e-4, atol=1e-5))
 
 
-def check(name):
+def check(name, reference=None):
     import onnxruntime as ort
 
     import cleave
 
     model = onnx.load(f"{work}/{name}.onnx")
     feeds = {i.name: feed(i) for i in model.graph.input}
+    got = cleave.Session(f"{work}/{name}.cleave").run(feeds)
+    if reference:
+        model = onnx.load(f"{work}/{reference}.onnx")
+        feeds = {i.name: pad_keys(feeds[i.name], i) for i in model.graph.input}
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = cleave.Session(f"{work}/{name}.cleave").run(feeds)
     for output, expected in zip(model.graph.output, want):
         verdict = "ok" if agrees(got[output.name], expected) else "MISMATCH"
         print(f"{name} {output.name}: {verdict}")
+
+
+def pad_keys(value, info):
+    """`value` padded along its last axis to the length `info` declares, with
+    hidden keys (-inf, false)."""
+    keys = info.type.tensor_type.shape.dim[-1].dim_value
+    if value.ndim == 0 or value.shape[-1] == keys:
+        return value
+    widths = [(0, 0)] * (value.ndim - 1) + [(0, keys - value.shape[-1])]
+    hidden = False if value.dtype == np.bool_ else -np.inf
+    return np.pad(value, widths, constant_values=hidden)
 
 
 if sys.argv[1] == "build":
@@ -398,3 +443,4 @@ if sys.argv[1] == "build":
 else:
     for name in ("widened", "swish", "nonpad", "past-causal", "qk"):
         check(name)
+    check("short", reference="short-reference")
