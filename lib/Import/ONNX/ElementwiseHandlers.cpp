@@ -111,6 +111,30 @@ LogicalResult importHardSigmoid(NodeBinder &b) {
             b.named("beta", builder.getF32FloatAttr(beta))});
 }
 
+/// Swish (opset 24), `x * sigmoid(alpha * x)`: the scale is left out when
+/// alpha is 1 (SiLU).
+LogicalResult importSwish(NodeBinder &b) {
+  Value x;
+  float alpha;
+  if (failed(b.input(0, x)) || failed(b.floatAttr("alpha", alpha, 1.0f)))
+    return failure();
+  Type elementType = NodeBinder::getType(x).getElementType();
+  if (!isa<FloatType>(elementType))
+    return b.emitError() << "Swish needs a float input, not " << elementType;
+  Value gate = x;
+  if (alpha != 1.0f) {
+    FailureOr<Value> scaled =
+        b.create<MulOp>({x, b.scalarConstant(elementType, alpha)});
+    if (failed(scaled))
+      return failure();
+    gate = *scaled;
+  }
+  FailureOr<Value> sigmoid = b.create<SigmoidOp>({gate});
+  if (failed(sigmoid))
+    return failure();
+  return b.replaceWith<MulOp>({x, *sigmoid});
+}
+
 LogicalResult importGelu(NodeBinder &b) {
   Value x;
   std::string approximate;
@@ -261,6 +285,8 @@ const OpHandler elementwiseHandlers[] = {
     {"Sqrt", 11, importUnary<SqrtOp>, "cleave.sqrt", ""},
     {"Sub", 11, importBinary<SubOp>, "cleave.sub", kBroadcast},
     {"Sum", 11, importVariadic<AddOp>, "cleave.add", kChain},
+    {"Swish", 24, importSwish, "cleave.mul cleave.sigmoid",
+     "`x * sigmoid(alpha * x)`"},
     {"Tanh", 11, importUnary<TanhOp>, "cleave.tanh", ""},
     {"Where", 11, importWhere, "cleave.where", kBroadcast},
 };

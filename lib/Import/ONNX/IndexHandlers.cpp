@@ -1,7 +1,8 @@
 //===- IndexHandlers.cpp - gathers, scatters, one-hot, trilu --------------===//
 //
 // Handlers of the operators that index by tensors of indices (GatherND,
-// ScatterND, GatherElements, ScatterElements), OneHot and Trilu. Their
+// ScatterND, GatherElements, ScatterElements, TensorScatter), OneHot and
+// Trilu. Their
 // configuration inputs (OneHot's depth, Trilu's k) must be constants; the
 // indices are run-time data that the kernels check.
 //
@@ -83,6 +84,103 @@ LogicalResult importScatterElements(NodeBinder &b) {
        b.named("reduction", builder.getStringAttr(reduction))});
 }
 
+/// TensorScatter (opset 24): `update` written into a copy of `past_cache`
+/// along `axis`, starting at each batch's write index (0 without
+/// `write_indices`), the positions taken modulo the cache length in
+/// `circular` mode. Without write indices this is the update followed by
+/// the rest of the cache; with them, a scatter along `axis` to
+/// `write_indices[b] + s`.
+LogicalResult importTensorScatter(NodeBinder &b) {
+  Value past, update, writeIndices;
+  int64_t axis;
+  std::string mode;
+  if (failed(b.input(0, past)) || failed(b.input(1, update)) ||
+      failed(b.optionalInput(2, writeIndices)) ||
+      failed(b.intAttr("axis", axis, -2)) ||
+      failed(b.stringAttr("mode", mode, "linear")))
+    return failure();
+  if (mode != "linear" && mode != "circular")
+    return b.emitError() << "mode must be \"linear\" or \"circular\", not \""
+                         << mode << "\"";
+  RankedTensorType pastType = NodeBinder::getType(past);
+  RankedTensorType updateType = NodeBinder::getType(update);
+  int64_t rank = pastType.getRank();
+  if (failed(b.normalizeAxis(axis, rank, "axis")))
+    return failure();
+  if (axis == 0)
+    return b.emitError() << "axis cannot be the batch dimension (0)";
+  ArrayRef<int64_t> pastShape = pastType.getShape();
+  ArrayRef<int64_t> updateShape = updateType.getShape();
+  bool sameOffAxis = updateType.getRank() == rank;
+  for (int64_t d = 0; sameOffAxis && d < rank; ++d)
+    sameOffAxis = d == axis || updateShape[d] == pastShape[d];
+  if (!sameOffAxis || updateType.getElementType() != pastType.getElementType())
+    return b.emitError() << "update " << updateType
+                         << " must have the element type and, off axis " << axis
+                         << ", the shape of past_cache " << pastType;
+  int64_t cacheLength = pastShape[axis], length = updateShape[axis];
+  if (length > cacheLength)
+    return b.emitError() << "update's sequence length " << length
+                         << " exceeds the cache's " << cacheLength;
+  OpBuilder &builder = b.getBuilder();
+
+  if (!writeIndices) {
+    if (length == cacheLength)
+      return b.bindOutputs(update);
+    SmallVector<int64_t> starts(rank, 0), ends(pastShape), steps(rank, 1);
+    starts[axis] = length;
+    FailureOr<Value> rest = b.create<SliceOp>(
+        {past}, {b.named("starts", builder.getDenseI64ArrayAttr(starts)),
+                 b.named("ends", builder.getDenseI64ArrayAttr(ends)),
+                 b.named("steps", builder.getDenseI64ArrayAttr(steps))});
+    if (failed(rest))
+      return failure();
+    return b.replaceWith<ConcatOp>(
+        {update, *rest}, {b.named("axis", builder.getI64IntegerAttr(axis))});
+  }
+
+  RankedTensorType indicesType = NodeBinder::getType(writeIndices);
+  if (indicesType.getRank() != 1 ||
+      !indicesType.getElementType().isInteger(64) ||
+      indicesType.getDimSize(0) != pastShape[0])
+    return b.emitError() << "write_indices must be a 1-D int64 tensor of one "
+                            "index per batch ("
+                         << pastShape[0] << "), not " << indicesType;
+  // positions[b, ..., s, ...] = write_indices[b] + s
+  Type i64 = builder.getI64Type();
+  SmallVector<int64_t> offsetShape(rank, 1);
+  offsetShape[axis] = length;
+  SmallVector<int64_t> offsets(length);
+  for (int64_t s = 0; s < length; ++s)
+    offsets[s] = s;
+  Value steps = b.constant(DenseElementsAttr::get(
+      RankedTensorType::get(offsetShape, i64), ArrayRef<int64_t>(offsets)));
+  SmallVector<int64_t> trailing;
+  for (int64_t d = 1; d < rank; ++d)
+    trailing.push_back(d);
+  FailureOr<Value> starts = b.create<UnsqueezeOp>(
+      {writeIndices},
+      {b.named("axes", builder.getDenseI64ArrayAttr(trailing))});
+  if (failed(starts))
+    return failure();
+  FailureOr<Value> positions = b.create<AddOp>({*starts, steps});
+  if (failed(positions))
+    return failure();
+  if (mode == "circular") {
+    positions =
+        b.create<ModOp>({*positions, b.intScalarConstant(i64, cacheLength)});
+    if (failed(positions))
+      return failure();
+  }
+  positions = b.create<ExpandOp>({*positions}, {}, updateType.clone(i64));
+  if (failed(positions))
+    return failure();
+  return b.replaceWith<ScatterElementsOp>(
+      {past, *positions, update},
+      {b.named("axis", builder.getI64IntegerAttr(axis)),
+       b.named("reduction", builder.getStringAttr("none"))});
+}
+
 /// OneHot reads indices of any numeric type; the op takes int32 or int64,
 /// so others are cast to int64 (floats truncate toward zero, as ONNX's
 /// reference and onnxruntime do).
@@ -149,6 +247,12 @@ const OpHandler indexHandlers[] = {
     {"ScatterElements", 11, importScatterElements, "cleave.scatter_elements",
      kScatterNotes},
     {"ScatterND", 11, importScatterND, "cleave.scatter_nd", kScatterNotes},
+    {"TensorScatter", 24, importTensorScatter,
+     "cleave.slice cleave.concat cleave.constant cleave.unsqueeze cleave.add "
+     "cleave.mod cleave.expand cleave.scatter_elements",
+     "without `write_indices` the update followed by the rest of the cache; "
+     "with them a scatter to `write_indices[b] + s` (modulo the cache "
+     "length in `circular` mode), checked at run time"},
     {"Trilu", 14, importTrilu, "cleave.trilu", "constant `k`"},
 };
 

@@ -12,6 +12,7 @@
 #include "OpHandlers.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -445,30 +446,219 @@ FailureOr<Value> mergeHeads(NodeBinder &b, Value heads) {
   return b.create<ReshapeOp>({*transposed}, {}, packed);
 }
 
+/// The keys each query may see under causal masking and/or a per-batch count
+/// of valid keys, as an i1 mask that broadcasts to `batch x heads x qSeq x
+/// kvSeq`. Causal masking is aligned to the bottom right: query `i` sees key
+/// `j` when `j <= i + offset`, `offset` being the keys in front of the query
+/// block (`pastLength` for a past cache, `nonpad[b] - qSeq` with `nonpad`).
+/// With `nonpad` (int64, one count per batch) key `j` of batch `b` is
+/// visible when `j < nonpad[b]`.
+FailureOr<Value> buildVisibleKeys(NodeBinder &b, int64_t qSeq, int64_t kvSeq,
+                                  bool causal, int64_t pastLength,
+                                  Value nonpad) {
+  OpBuilder &builder = b.getBuilder();
+  if (!nonpad) {
+    SmallVector<bool> visible;
+    for (int64_t i = 0; i < qSeq; ++i)
+      for (int64_t j = 0; j < kvSeq; ++j)
+        visible.push_back(j <= i + pastLength);
+    auto type = RankedTensorType::get({qSeq, kvSeq}, builder.getI1Type());
+    return b.constant(DenseElementsAttr::get(type, ArrayRef<bool>(visible)));
+  }
+  // Key j is visible when threshold(i, j) <= nonpad[b]: j + 1 for the
+  // padding alone, j - i + qSeq when causal (which implies the padding
+  // bound, as i < qSeq).
+  int64_t rows = causal ? qSeq : 1;
+  SmallVector<int64_t> thresholds;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < kvSeq; ++j)
+      thresholds.push_back(causal ? j - i + qSeq : j + 1);
+  auto type = RankedTensorType::get({rows, kvSeq}, builder.getI64Type());
+  Value bounds =
+      b.constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(thresholds)));
+  FailureOr<Value> perBatch = b.create<UnsqueezeOp>(
+      {nonpad}, {b.named("axes", builder.getDenseI64ArrayAttr({1, 2, 3}))});
+  if (failed(perBatch))
+    return failure();
+  return b.create<LessEqualOp>({bounds, *perBatch});
+}
+
+/// `-inf` where `visible` is false, else `scores`.
+FailureOr<Value> hideKeys(NodeBinder &b, Value scores, Value visible) {
+  Type elementType = NodeBinder::getType(scores).getElementType();
+  Value blocked =
+      b.scalarConstant(elementType, -std::numeric_limits<double>::infinity());
+  return b.create<WhereOp>({visible, scores, blocked});
+}
+
+/// The node's `attn_mask` further restricted to the `visible` keys: an i1
+/// mask is and-ed, an additive one is `-inf` where a key is hidden.
+FailureOr<Value> restrictMask(NodeBinder &b, Value mask, Value visible) {
+  if (!mask)
+    return visible;
+  if (NodeBinder::getType(mask).getElementType().isInteger(1))
+    return b.create<AndOp>({mask, visible});
+  return hideKeys(b, mask, visible);
+}
+
+/// Attention as its steps (scores, softcap, mask, softmax, product with the
+/// values) on 4-D `q`, `key` and `value`, for a node whose qk_matmul_output
+/// is read. Returns the output and the scores after step `mode`: 0 the
+/// scaled product, 1 the softcap, 2 the masks, 3 the softmax. A query that
+/// sees no key has zero weights.
+FailureOr<std::pair<Value, Value>>
+buildAttentionSteps(NodeBinder &b, Value q, Value key, Value value, Value mask,
+                    Value visible, int64_t qHeads, int64_t kvHeads, float scale,
+                    float softcap, int64_t mode) {
+  for (Value operand : {q, key, value})
+    if (!NodeBinder::getType(operand).hasStaticShape())
+      return b.emitError() << "qk_matmul_output needs static shapes of Q, K "
+                              "and V, not "
+                           << formatShape(
+                                  NodeBinder::getType(operand).getShape());
+  ArrayRef<int64_t> qShape = NodeBinder::getType(q).getShape();
+  ArrayRef<int64_t> kShape = NodeBinder::getType(key).getShape();
+  ArrayRef<int64_t> vShape = NodeBinder::getType(value).getShape();
+  if (kShape[0] != qShape[0] || vShape[0] != qShape[0] ||
+      kShape[1] != kvHeads || vShape[1] != kvHeads || kShape[3] != qShape[3] ||
+      vShape[2] != kShape[2])
+    return b.emitError() << "query " << formatShape(qShape) << ", key "
+                         << formatShape(kShape) << " and value "
+                         << formatShape(vShape)
+                         << " disagree on the batch, the heads, the "
+                            "query/key head size or the key/value sequence";
+  if (kvHeads <= 0 || qHeads % kvHeads != 0)
+    return b.emitError() << "q_num_heads (" << qHeads
+                         << ") must be a positive multiple of kv_num_heads ("
+                         << kvHeads << ")";
+  int64_t batch = qShape[0], qSeq = qShape[2], kvSeq = kShape[2];
+  int64_t groups = qHeads / kvHeads;
+  Type elementType = NodeBinder::getType(q).getElementType();
+  auto shaped = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elementType);
+  };
+  OpBuilder &builder = b.getBuilder();
+  // The query heads that read one key/value head are stacked along the
+  // sequence (query head h reads key/value head h / groups), so that one
+  // batched product per key/value head computes their scores.
+  FailureOr<Value> grouped = b.create<ReshapeOp>(
+      {q}, {}, shaped({batch, kvHeads, groups * qSeq, qShape[3]}));
+  FailureOr<Value> keyT = b.create<TransposeOp>(
+      {key}, {b.named("perm", builder.getDenseI64ArrayAttr({0, 1, 3, 2}))});
+  if (failed(grouped) || failed(keyT))
+    return failure();
+  FailureOr<Value> product = b.create<MatMulOp>({*grouped, *keyT});
+  if (failed(product))
+    return failure();
+  auto scoresType = shaped({batch, qHeads, qSeq, kvSeq});
+  FailureOr<Value> scores = b.create<ReshapeOp>({*product}, {}, scoresType);
+  if (failed(scores))
+    return failure();
+  scores = b.create<MulOp>({*scores, b.scalarConstant(elementType, scale)});
+  if (failed(scores))
+    return failure();
+  SmallVector<Value, 4> steps = {*scores};
+
+  if (softcap > 0) {
+    Value cap = b.scalarConstant(elementType, softcap);
+    FailureOr<Value> ratio = b.create<DivOp>({*scores, cap});
+    if (failed(ratio))
+      return failure();
+    FailureOr<Value> squashed = b.create<TanhOp>({*ratio});
+    if (failed(squashed))
+      return failure();
+    scores = b.create<MulOp>({*squashed, cap});
+    if (failed(scores))
+      return failure();
+  }
+  steps.push_back(*scores);
+
+  if (mask) {
+    if (NodeBinder::getType(mask).getElementType().isInteger(1))
+      scores = hideKeys(b, *scores, mask);
+    else
+      scores = b.create<AddOp>({*scores, mask});
+    if (failed(scores))
+      return failure();
+    if (NodeBinder::getType(*scores) != scoresType)
+      return b.emitError() << "attn_mask shape "
+                           << formatShape(NodeBinder::getType(mask).getShape())
+                           << " does not broadcast to the scores "
+                           << formatShape(scoresType.getShape());
+  }
+  if (visible) {
+    scores = hideKeys(b, *scores, visible);
+    if (failed(scores))
+      return failure();
+  }
+  steps.push_back(*scores);
+
+  FailureOr<Value> weights = b.create<SoftmaxOp>(
+      {*scores}, {b.named("axis", builder.getI64IntegerAttr(3)),
+                  b.named("nan_to_zero", builder.getUnitAttr())});
+  if (failed(weights))
+    return failure();
+  steps.push_back(*weights);
+
+  FailureOr<Value> groupedWeights = b.create<ReshapeOp>(
+      {*weights}, {}, shaped({batch, kvHeads, groups * qSeq, kvSeq}));
+  if (failed(groupedWeights))
+    return failure();
+  FailureOr<Value> output = b.create<MatMulOp>({*groupedWeights, value});
+  if (failed(output))
+    return failure();
+  output = b.create<ReshapeOp>({*output}, {},
+                               shaped({batch, qHeads, qSeq, vShape[3]}));
+  if (failed(output))
+    return failure();
+  return std::make_pair(*output, steps[mode]);
+}
+
 LogicalResult importAttention(NodeBinder &b) {
-  Value q, k, v, mask, pastKey, pastValue;
+  Value q, k, v, mask, pastKey, pastValue, nonpad;
   int64_t isCausal, qHeads, kvHeads, outputMode, softmaxPrecision;
   std::optional<float> scale;
   float softcap;
   if (failed(b.input(0, q)) || failed(b.input(1, k)) || failed(b.input(2, v)) ||
       failed(b.optionalInput(3, mask)) || failed(b.optionalInput(4, pastKey)) ||
       failed(b.optionalInput(5, pastValue)) ||
+      (b.getOpset() >= 24 && failed(b.optionalInput(6, nonpad))) ||
       failed(b.intAttr("is_causal", isCausal, 0)) ||
       failed(b.intAttr("q_num_heads", qHeads, 0)) ||
       failed(b.intAttr("kv_num_heads", kvHeads, 0)) ||
       failed(b.intAttr("qk_matmul_output_mode", outputMode, 0)) ||
       failed(b.intAttr("softmax_precision", softmaxPrecision, 1)) ||
       failed(b.optionalFloatAttr("scale", scale)) ||
-      failed(b.floatAttr("softcap", softcap, 0.0f)) ||
-      failed(b.rejectUsedOutputs(3, "Attention's qk_matmul_output")))
+      failed(b.floatAttr("softcap", softcap, 0.0f)))
     return failure();
   // The softmax runs in float32 whatever softmax_precision asks for.
   (void)softmaxPrecision;
-  (void)outputMode;
   if (isCausal != 0 && isCausal != 1)
     return b.emitError() << "is_causal must be 0 or 1, not " << isCausal;
+  if (outputMode < 0 || outputMode > 3)
+    return b.emitError() << "qk_matmul_output_mode must be 0, 1, 2 or 3, not "
+                         << outputMode;
   if (bool(pastKey) != bool(pastValue))
     return b.emitError() << "past_key and past_value must be given together";
+  if (mask) {
+    Type maskElement = NodeBinder::getType(mask).getElementType();
+    if (!maskElement.isInteger(1) && !isa<FloatType>(maskElement))
+      return b.emitError() << "attn_mask must be boolean or of the query's "
+                              "float type, not "
+                           << maskElement;
+  }
+  if (nonpad) {
+    if (pastKey)
+      return b.emitError() << "input 6 (nonpad_kv_seqlen) describes a cache "
+                              "kept outside the node and cannot be combined "
+                              "with past_key and past_value";
+    RankedTensorType nonpadType = NodeBinder::getType(nonpad);
+    if (nonpadType.getRank() != 1 || !nonpadType.getElementType().isInteger(64))
+      return b.emitError() << "input 6 (nonpad_kv_seqlen) must be a 1-D int64 "
+                              "tensor of one count per batch, not "
+                           << nonpadType;
+  }
+  bool wantScores = b.isOutputUsed(3);
   RankedTensorType qType = NodeBinder::getType(q);
   int64_t rank = qType.getRank();
   if (rank == 4) {
@@ -497,9 +687,10 @@ LogicalResult importAttention(NodeBinder &b) {
     scale = static_cast<float>(1.0 / std::sqrt(double(headSize)));
   }
   // The caches are 4-D whatever the inputs: with 3-D inputs and a cache
-  // (given or asked for), the attention runs on the heads split out.
-  bool splitInputs =
-      rank == 3 && (pastKey || b.isOutputUsed(1) || b.isOutputUsed(2));
+  // (given or asked for), or the scores asked for, the attention runs on
+  // the heads split out.
+  bool splitInputs = rank == 3 && (pastKey || b.isOutputUsed(1) ||
+                                   b.isOutputUsed(2) || wantScores);
   if (splitInputs) {
     FailureOr<Value> q4 = splitHeads(b, q, qHeads);
     FailureOr<Value> k4 = splitHeads(b, k, kvHeads);
@@ -520,6 +711,74 @@ LogicalResult importAttention(NodeBinder &b) {
       return failure();
     key = *presentKey, value = *presentValue;
   }
+
+  // A mask shorter than the keys hides the keys past its end (a last
+  // dimension of 1 broadcasts instead).
+  if (mask) {
+    RankedTensorType maskType = NodeBinder::getType(mask);
+    RankedTensorType keyType = NodeBinder::getType(key);
+    int64_t maskKeys = maskType.getDimSize(maskType.getRank() - 1);
+    int64_t keys = keyType.getDimSize(keyType.getRank() - 2);
+    if (!ShapedType::isDynamic(maskKeys) && !ShapedType::isDynamic(keys) &&
+        maskKeys > 1 && maskKeys < keys) {
+      SmallVector<int64_t> pads(2 * maskType.getRank(), 0);
+      pads.back() = keys - maskKeys;
+      double hidden = maskType.getElementType().isInteger(1)
+                          ? 0.0
+                          : -std::numeric_limits<double>::infinity();
+      OpBuilder &builder = b.getBuilder();
+      FailureOr<Value> padded = b.create<PadOp>(
+          {mask}, {b.named("pads", builder.getDenseI64ArrayAttr(pads)),
+                   b.named("value", builder.getF64FloatAttr(hidden))});
+      if (failed(padded))
+        return failure();
+      mask = *padded;
+    }
+  }
+
+  // cleave.attention's own causal mask has no offset; a causal mask behind
+  // a past cache, one that the steps below need, and the padding of
+  // nonpad_kv_seqlen are built here.
+  Value visible;
+  if (nonpad || (isCausal && (pastKey || wantScores))) {
+    int64_t seqDim = NodeBinder::getType(q).getRank() - 2;
+    int64_t qSeq = NodeBinder::getType(q).getDimSize(seqDim);
+    int64_t kvSeq = NodeBinder::getType(key).getDimSize(seqDim);
+    int64_t pastLength =
+        pastKey ? NodeBinder::getType(pastKey).getDimSize(2) : 0;
+    if (ShapedType::isDynamic(qSeq) || ShapedType::isDynamic(kvSeq) ||
+        ShapedType::isDynamic(pastLength))
+      return b.emitError() << "a causal mask behind a past cache, with "
+                              "nonpad_kv_seqlen or with qk_matmul_output "
+                              "needs static sequence lengths";
+    FailureOr<Value> keys =
+        buildVisibleKeys(b, qSeq, kvSeq, isCausal, pastLength, nonpad);
+    if (failed(keys))
+      return failure();
+    visible = *keys;
+  }
+
+  if (wantScores) {
+    auto result = buildAttentionSteps(b, q, key, value, mask, visible, qHeads,
+                                      kvHeads, *scale, softcap, outputMode);
+    if (failed(result))
+      return failure();
+    Value output = result->first;
+    if (splitInputs) {
+      FailureOr<Value> merged = mergeHeads(b, output);
+      if (failed(merged))
+        return failure();
+      output = *merged;
+    }
+    return b.bindOutputs({output, key, value, result->second});
+  }
+
+  if (visible) {
+    FailureOr<Value> restricted = restrictMask(b, mask, visible);
+    if (failed(restricted))
+      return failure();
+    mask = *restricted;
+  }
   OpBuilder &builder = b.getBuilder();
   SmallVector<Value> operands = {q, key, value};
   if (mask)
@@ -529,8 +788,11 @@ LogicalResult importAttention(NodeBinder &b) {
       b.named("kv_num_heads", builder.getI64IntegerAttr(kvHeads)),
       b.named("scale", builder.getF32FloatAttr(*scale)),
       b.named("softcap", builder.getF32FloatAttr(softcap))};
-  if (isCausal)
+  if (isCausal && !visible)
     attrs.push_back(b.named("is_causal", builder.getUnitAttr()));
+  // A batch with no valid key has fully masked rows, which give zeros.
+  if (nonpad)
+    attrs.push_back(b.named("nan_to_zero", builder.getUnitAttr()));
   FailureOr<Value> attention = b.create<AttentionOp>(operands, attrs);
   if (failed(attention))
     return failure();
@@ -697,13 +959,28 @@ constexpr StringLiteral kAxesInput =
     "constant `axes` input; empty means every axis unless "
     "`noop_with_empty_axes`";
 
+constexpr StringLiteral kAttentionOps =
+    "cleave.attention cleave.concat cleave.reshape cleave.transpose "
+    "cleave.pad cleave.constant cleave.unsqueeze cleave.less_equal cleave.and "
+    "cleave.where cleave.matmul cleave.mul cleave.div cleave.tanh cleave.add "
+    "cleave.softmax";
+
 const OpHandler nnHandlers[] = {
-    {"Attention", 23, importAttention,
-     "cleave.attention cleave.concat cleave.reshape cleave.transpose",
+    {"Attention", 23, importAttention, kAttentionOps,
      "heads of 4-D inputs from their shapes; default scale 1/sqrt(head "
      "size); past_key/past_value concatenated into present_key/"
-     "present_value (3-D inputs split into heads for them); "
-     "qk_matmul_output must be unused"},
+     "present_value (3-D inputs split into heads for them); a mask shorter "
+     "than the keys padded with hidden keys; a causal mask behind a past "
+     "cache aligned to the bottom right. A used "
+     "`qk_matmul_output` writes the attention out as its steps (scaled "
+     "product, softcap, masks, softmax, product with the values) and reads "
+     "it after the step `qk_matmul_output_mode` names (0 to 3); a query "
+     "without keys then has zero weights."},
+    {"Attention", 24, importAttention, kAttentionOps,
+     "as at opset 23; `nonpad_kv_seqlen` hides each batch's keys from that "
+     "count on and moves a causal mask's diagonal by `nonpad_kv_seqlen - "
+     "q_sequence_length`; a query without keys has zero weights. Not with "
+     "past_key/past_value."},
     {"AveragePool", 11, importAveragePool, "cleave.average_pool", kAutoPad},
     {"BatchNormalization", 11, importBatchNorm, "cleave.batch_norm",
      "`training_mode` normalises by the batch's statistics; the running "

@@ -341,6 +341,10 @@ LogicalResult NodeBinder::tensorAttr(StringRef attrName, Value &value) {
   if (!attr)
     return emitError() << "attribute '" << attrName
                        << "' is required but missing";
+  if (!convertElementType(getContext(), attr->t().data_type()))
+    return emitError() << "attribute '" << attrName << "' has element type "
+                       << getDataTypeName(attr->t().data_type())
+                       << ", which cleave does not support";
   // Repeated message fields are arrays of pointers: find the index by
   // address.
   unsigned attrIndex = 0;

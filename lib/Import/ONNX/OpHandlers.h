@@ -24,7 +24,7 @@ class NodeBinder;
 
 /// The oldest and newest default-domain opsets the importer reads.
 constexpr int64_t kMinOpset = 11;
-constexpr int64_t kMaxOpset = 23;
+constexpr int64_t kMaxOpset = 24;
 
 /// Imports one node: reads its inputs and attributes through the binder,
 /// builds cleave ops and binds the node's outputs.

@@ -20,9 +20,9 @@
 # NOGRAPH: tensor.onnx:0:0: error: not an ONNX model: the file holds no graph
 #
 # RUN: not cleave-translate --import-onnx %t/ir2.onnx 2>&1 | FileCheck %s --check-prefix=IR
-# IR: ir2.onnx:0:0: error: ONNX IR version 2 is not supported (cleave reads IR versions 3 to 11)
+# IR: ir2.onnx:0:0: error: ONNX IR version 2 is not supported (cleave reads IR versions 3 to 12)
 # RUN: not cleave-translate --import-onnx %t/ir999.onnx 2>&1 | FileCheck %s --check-prefix=IR999
-# IR999: ir999.onnx:0:0: error: ONNX IR version 999 is not supported (cleave reads IR versions 3 to 11)
+# IR999: ir999.onnx:0:0: error: ONNX IR version 999 is not supported (cleave reads IR versions 3 to 12)
 #
 # Subgraphs nested past protobuf's depth limit (If inside If, 40 levels) are
 # named as such, not as damage.

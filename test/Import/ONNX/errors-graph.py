@@ -30,9 +30,9 @@
 # TOONEW-NEXT: {{^}}  Gelu (opset 17): 'Gelu_0'
 #
 # RUN: not cleave-translate --import-onnx %t/opset10.onnx 2>&1 | FileCheck %s --check-prefix=OPSET10
-# OPSET10: opset10.onnx:0:0: error: the model uses opset 10 of the default ONNX domain; cleave supports opsets 11 to 23
-# RUN: not cleave-translate --import-onnx %t/opset24.onnx 2>&1 | FileCheck %s --check-prefix=OPSET24
-# OPSET24: opset24.onnx:0:0: error: the model uses opset 24 of the default ONNX domain; cleave supports opsets 11 to 23
+# OPSET10: opset10.onnx:0:0: error: the model uses opset 10 of the default ONNX domain; cleave supports opsets 11 to 24
+# RUN: not cleave-translate --import-onnx %t/opset25.onnx 2>&1 | FileCheck %s --check-prefix=OPSET25
+# OPSET25: opset25.onnx:0:0: error: the model uses opset 25 of the default ONNX domain; cleave supports opsets 11 to 24
 # RUN: not cleave-translate --import-onnx %t/no-opset.onnx 2>&1 | FileCheck %s --check-prefix=NOOPSET
 # NOOPSET: error: the model imports no opset of the default ONNX domain
 #
@@ -106,7 +106,7 @@ g.output(g.node("Gelu", [g.input("x", [2])]), [2])
 g.save(f"{out}/too-new.onnx")
 
 simple("opset10.onnx", opset=10)
-simple("opset24.onnx", opset=24)
+simple("opset25.onnx", opset=25)
 g = GraphBuilder(opset=17)
 g.output(g.node("Relu", [g.input("x", [2])]), [2])
 model = g.model()

@@ -70,8 +70,6 @@
 # ATTN_HEADS: attention-heads.onnx:0:0: error: node 'attn' (Attention): q_num_heads (2) and kv_num_heads (0) disagree with the 4-D inputs' 4 and 2 heads
 # RUN: not cleave-translate --import-onnx %t/attention-groups.onnx 2>&1 | FileCheck %s --check-prefix=ATTN_GROUPS
 # ATTN_GROUPS: attention-groups.onnx:0:0: error: node 'attn' (Attention): {{.*}}attention_c3: q_num_heads (4) must be a positive multiple of kv_num_heads (3)
-# RUN: not cleave-translate --import-onnx %t/attention-qk-output.onnx 2>&1 | FileCheck %s --check-prefix=ATTN_QK
-# ATTN_QK: attention-qk-output.onnx:0:0: error: node 'attn' (Attention): output 3 ('qk') is used, but cleave does not represent Attention's qk_matmul_output
 # RUN: not cleave-translate --import-onnx %t/attention-past-3d.onnx 2>&1 | FileCheck %s --check-prefix=ATTN_PAST_3D
 # ATTN_PAST_3D: attention-past-3d.onnx:0:0: error: node 'attn' (Attention): hidden size 30 is not a multiple of the 4 heads
 # RUN: not cleave-translate --import-onnx %t/attention-past-half.onnx 2>&1 | FileCheck %s --check-prefix=ATTN_PAST_HALF
@@ -193,10 +191,6 @@ attention_error("attention-groups",
                 lambda g, i: g.node("Attention", [i["q"], i["k"], i["k"]], name="attn",
                                     q_num_heads=4, kv_num_heads=3),
                 q=[2, 3, 32], k=[2, 5, 24])
-attention_error("attention-qk-output",
-                lambda g, i: [g.node("Attention", [i["q"], i["k"], i["v"]], ["y", "pk", "pv", "qk"],
-                                     name="attn")[3]],
-                **QKV4)
 attention_error("attention-past-3d",
                 lambda g, i: g.node("Attention", [i["q"], i["k"], i["k"], "", i["pk"], i["pk"]],
                                     name="attn", q_num_heads=4, kv_num_heads=2),
