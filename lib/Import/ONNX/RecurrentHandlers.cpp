@@ -88,6 +88,11 @@ LogicalResult importRecurrent(NodeBinder &b, const RecurrentKind &kind) {
                          << "' is not forward, reverse or bidirectional";
   if (layout != 0 && layout != 1)
     return b.emitError() << "layout must be 0 or 1, not " << layout;
+  if (int64_t rank = NodeBinder::getType(x).getRank(); rank != 3)
+    return b.emitError() << "X must have rank 3 ("
+                         << (layout == 0 ? "sequence x batch"
+                                         : "batch x sequence")
+                         << " x input), not " << rank;
   int64_t directions = direction == "bidirectional" ? 2 : 1;
   if (failed(checkActivations(b, kind, directions, activations)))
     return failure();

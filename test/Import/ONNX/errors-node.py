@@ -98,6 +98,10 @@
 # RUN: not cleave-translate --import-onnx %t/rnn-lengths.onnx 2>&1 | FileCheck %s --check-prefix=RNN_LENGTHS
 # RNN_LENGTHS: rnn-lengths.onnx:0:0: error: node 'rnn' (RNN): sequence_lens other than the full sequence length are not supported
 #
+# A scalar X (with sequence_lens, whose check read X's first dimension).
+# RUN: not cleave-translate --import-onnx %t/rnn-rank.onnx 2>&1 | FileCheck %s --check-prefix=RNN_RANK
+# RNN_RANK: rnn-rank.onnx:0:0: error: node 'rnn' (RNN): X must have rank 3 (sequence x batch x input), not 0
+#
 # RUN: not cleave-translate --import-onnx %t/slice-step.onnx 2>&1 | FileCheck %s --check-prefix=SLICE_STEP
 # SLICE_STEP: slice-step.onnx:0:0: error: node 'Slice_0' (Slice): steps must be non-zero
 #
@@ -200,6 +204,12 @@ model("rnn-lengths",
                                   g.const(np.int32([3]))],
                           outputs=2, name="rnn", hidden_size=2)[1],
       x=[4, 1, 3])
+model("rnn-rank",
+      lambda g, x: g.node("RNN", [x, g.const(np.ones((1, 2, 3), np.float32)),
+                                  g.const(np.ones((1, 2, 2), np.float32)), "",
+                                  g.const(np.int32([3]))],
+                          outputs=2, name="rnn", hidden_size=2)[1],
+      x=[])
 
 model("attr-unknown", lambda g, x: g.node("Conv", [x, g.const(np.ones((1, 1, 1, 1), np.float32))],
                                           name="conv", stride=[2, 2]), x=[1, 1, 4, 4])

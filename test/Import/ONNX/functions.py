@@ -51,8 +51,23 @@
 #
 # RUN: not cleave-translate --import-onnx %t/recursive.onnx 2>&1 | FileCheck %s --check-prefix=RECURSIVE
 # RECURSIVE: recursive.onnx:0:0: error: node 'top' calls function 'test.fn.F': function 'test.fn.F' calls itself (test.fn.F -> test.fn.G -> test.fn.F)
+#
+# Inlining is bounded before anything is copied, in nodes (a fan of calls
+# doubling at each level) and in bytes (names that grow with the depth of
+# calls, attributes that references copy into every inlined node).
 # RUN: not cleave-translate --import-onnx %t/fan.onnx 2>&1 | FileCheck %s --check-prefix=FAN
-# FAN: fan.onnx:0:0: error: inlining the model's functions makes more than 1000000 nodes (at node 'top')
+# FAN: fan.onnx:0:0: error: inlining the model's functions makes more than 100000 nodes (at node 'top')
+# RUN: not cleave-translate --import-onnx %t/long-names.onnx 2>&1 | FileCheck %s --check-prefix=LONGNAMES
+# LONGNAMES: long-names.onnx:0:0: error: inlining the model's functions makes more than 32 MiB of nodes and names (at node 'top')
+# RUN: not cleave-translate --import-onnx %t/attribute-copies.onnx 2>&1 | FileCheck %s --check-prefix=ATTRCOPIES
+# ATTRCOPIES: attribute-copies.onnx:0:0: error: inlining the model's functions makes more than 32 MiB of nodes and names (at node 'top')
+# A fan within both bounds, 16 levels deep, is inlined whole: 2^15 Relus,
+# the last named by its whole chain of calls.
+# RUN: cleave-translate --import-onnx %t/deep-fan.onnx --mlir-print-debuginfo -o %t/deep-fan.mlir
+# RUN: grep -c "= cleave.relu " %t/deep-fan.mlir | FileCheck %s --check-prefix=DEEPFAN
+# DEEPFAN: {{^}}32768{{$}}
+# RUN: FileCheck %s --check-prefix=DEEPNAME < %t/deep-fan.mlir
+# DEEPNAME: loc("top/F1_1/F2_1/F3_1/F4_1/F5_1/F6_1/F7_1/F8_1/F9_1/F10_1/F11_1/F12_1/F13_1/F14_1/F15_1/Relu_0"
 # RUN: not cleave-translate --import-onnx %t/opset.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
 # OPSET: error: node 'call' calls function 'test.fn.Dense': the function uses opset 18 of the default ONNX domain and the model uses opset 17; cleave inlines functions of the model's opset only
 # RUN: not cleave-translate --import-onnx %t/inputs.onnx 2>&1 | FileCheck %s --check-prefix=INPUTS
@@ -82,12 +97,13 @@ def opsets(version=OPSET):
     return [helper.make_opsetid("", version), helper.make_opsetid(DOMAIN, 1)]
 
 
-def ref_attribute(name):
-    """A float attribute that takes the value of the caller's `name`."""
+def ref_attribute(name, kind=onnx.AttributeProto.FLOAT):
+    """An attribute (a float unless `kind` says otherwise) that takes the
+    value of the caller's `name`."""
     attribute = onnx.AttributeProto()
     attribute.name = name
     attribute.ref_attr_name = name
-    attribute.type = onnx.AttributeProto.FLOAT
+    attribute.type = kind
     return attribute
 
 
@@ -201,6 +217,24 @@ def overload(out):
          [scale("double", 2.0), scale("triple", 3.0)])
 
 
+def fan(levels, names=(None, None)):
+    """F0 calls F1 twice (the calls named `names`), ..., the last function
+    is one Relu."""
+    functions = []
+    for level in range(levels):
+        if level == levels - 1:
+            body = [helper.make_node("Relu", ["x"], ["y"])]
+        else:
+            callee = f"F{level + 1}"
+            body = [helper.make_node(callee, ["x"], ["h"], domain=DOMAIN,
+                                     name=names[0]),
+                    helper.make_node(callee, ["h"], ["y"], domain=DOMAIN,
+                                     name=names[1])]
+        functions.append(helper.make_function(
+            DOMAIN, f"F{level}", ["x"], ["y"], body, opsets()))
+    return functions
+
+
 def errors(out):
     relu_call = lambda name, op, inputs=("x",), outputs=("out",): \
         helper.make_node(op, list(inputs), list(outputs), name=name,
@@ -228,17 +262,37 @@ def errors(out):
     save(f"{out}/recursive.onnx", [relu_call("top", "F")], [f, g])
 
     # F0 calls F1 twice, ..., F23 is one Relu: 2^23 nodes.
-    fan = []
-    for level in range(24):
-        if level == 23:
-            body = [helper.make_node("Relu", ["x"], ["y"])]
-        else:
-            callee = f"F{level + 1}"
-            body = [helper.make_node(callee, ["x"], ["h"], domain=DOMAIN),
-                    helper.make_node(callee, ["h"], ["y"], domain=DOMAIN)]
-        fan.append(helper.make_function(DOMAIN, f"F{level}", ["x"], ["y"],
-                                        body, opsets()))
-    save(f"{out}/fan.onnx", [relu_call("top", "F0")], fan)
+    save(f"{out}/fan.onnx", [relu_call("top", "F0")], fan(24))
+    # 2^13 Relus, each named by a chain of 13 calls of 500-character names:
+    # far fewer nodes than the limit, about 110 MB of names.
+    save(f"{out}/long-names.onnx", [relu_call("top", "F0")],
+         fan(14, ["a" * 500, "b" * 500]))
+    save(f"{out}/deep-fan.onnx", [relu_call("top", "F0")], fan(16))
+
+    # A call passes a 64 KiB tensor attribute to a function that calls
+    # another 64 times, whose 64 Constants each take it as their value:
+    # 4096 nodes, 256 MiB of copies.
+    constants = []
+    for i in range(64):
+        node = helper.make_node("Constant", [], [f"c{i}"])
+        node.attribute.append(ref_attribute("v", onnx.AttributeProto.TENSOR))
+        constants.append(node)
+    constants.append(helper.make_node("Add", ["x", "c63"], ["y"]))
+    copies = helper.make_function(DOMAIN, "Copies", ["x"], ["y"], constants,
+                                  opsets(), attributes=["v"])
+    calls = []
+    for i in range(64):
+        calls.append(helper.make_node("Copies", [f"h{i}" if i else "x"],
+                                      ["y" if i == 63 else f"h{i + 1}"],
+                                      domain=DOMAIN))
+        calls[-1].attribute.append(
+            ref_attribute("v", onnx.AttributeProto.TENSOR))
+    spread = helper.make_function(DOMAIN, "Spread", ["x"], ["y"], calls,
+                                  opsets(), attributes=["v"])
+    top = relu_call("top", "Spread")
+    top.attribute.append(helper.make_attribute(
+        "v", numpy_helper.from_array(np.zeros([16384], np.float32))))
+    save(f"{out}/attribute-copies.onnx", [top], [spread, copies])
 
     w = [numpy_helper.from_array(np.zeros([8, 8], np.float32), "W"),
          numpy_helper.from_array(np.zeros([8], np.float32), "B")]
