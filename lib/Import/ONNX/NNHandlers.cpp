@@ -790,9 +790,9 @@ LogicalResult importAttention(NodeBinder &b) {
       b.named("softcap", builder.getF32FloatAttr(softcap))};
   if (isCausal && !visible)
     attrs.push_back(b.named("is_causal", builder.getUnitAttr()));
-  // A batch with no valid key has fully masked rows, which give zeros.
-  if (nonpad)
-    attrs.push_back(b.named("nan_to_zero", builder.getUnitAttr()));
+  // A query whose keys are all hidden (by the mask, or a batch with no
+  // valid key) gets zeros, as onnxruntime computes it, not NaN.
+  attrs.push_back(b.named("nan_to_zero", builder.getUnitAttr()));
   FailureOr<Value> attention = b.create<AttentionOp>(operands, attrs);
   if (failed(attention))
     return failure();

@@ -25,11 +25,11 @@
 # RUN: cleave-translate --import-onnx %t/attention.onnx | FileCheck %s --check-prefix=ATTN
 # ATTN-LABEL: func.func @main
 # ATTN-SAME: (%[[Q:[^:]+]]: tensor<2x4x3x8xf32> {{.*}}, %[[K:[^:]+]]: tensor<2x2x5x8xf32> {{.*}}, %[[V:[^:]+]]: tensor<2x2x5x6xf32> {{.*}}, %[[PK:[^:]+]]: tensor<2x2x7x8xf32> {{.*}}, %[[PV:[^:]+]]: tensor<2x2x7x6xf32> {{.*}}, %[[Q3:[^:]+]]: tensor<2x3x32xf32> {{.*}}, %[[K3:[^:]+]]: tensor<2x5x16xf32> {{.*}}, %[[M:[^:]+]]: tensor<3x5xi1>
-# ATTN: %[[Y4:.+]] = cleave.attention %[[Q]], %[[K]], %[[V]] {is_causal, kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 0.353553385 : f32} : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>) -> tensor<2x4x3x6xf32>
+# ATTN: %[[Y4:.+]] = cleave.attention %[[Q]], %[[K]], %[[V]] {is_causal, kv_num_heads = 2 : i64, nan_to_zero, q_num_heads = 4 : i64, scale = 0.353553385 : f32} : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x6xf32>) -> tensor<2x4x3x6xf32>
 # ATTN: %[[PRESENT_K:.+]] = cleave.concat %[[PK]], %[[K]] {axis = 2 : i64} : (tensor<2x2x7x8xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x12x8xf32>
 # ATTN: %[[PRESENT_V:.+]] = cleave.concat %[[PV]], %[[V]] {axis = 2 : i64} : (tensor<2x2x7x6xf32>, tensor<2x2x5x6xf32>) -> tensor<2x2x12x6xf32>
-# ATTN: %[[YP:.+]] = cleave.attention %[[Q]], %[[PRESENT_K]], %[[PRESENT_V]] {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 5.000000e-01 : f32, softcap = 2.000000e+01 : f32} : (tensor<2x4x3x8xf32>, tensor<2x2x12x8xf32>, tensor<2x2x12x6xf32>) -> tensor<2x4x3x6xf32>
-# ATTN: %[[Y3:.+]] = cleave.attention %[[Q3]], %[[K3]], %[[K3]], %[[M]] {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 0.353553385 : f32} : (tensor<2x3x32xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>, tensor<3x5xi1>) -> tensor<2x3x32xf32>
+# ATTN: %[[YP:.+]] = cleave.attention %[[Q]], %[[PRESENT_K]], %[[PRESENT_V]] {kv_num_heads = 2 : i64, nan_to_zero, q_num_heads = 4 : i64, scale = 5.000000e-01 : f32, softcap = 2.000000e+01 : f32} : (tensor<2x4x3x8xf32>, tensor<2x2x12x8xf32>, tensor<2x2x12x6xf32>) -> tensor<2x4x3x6xf32>
+# ATTN: %[[Y3:.+]] = cleave.attention %[[Q3]], %[[K3]], %[[K3]], %[[M]] {kv_num_heads = 2 : i64, nan_to_zero, q_num_heads = 4 : i64, scale = 0.353553385 : f32} : (tensor<2x3x32xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>, tensor<3x5xi1>) -> tensor<2x3x32xf32>
 # With 3-D inputs and a cache, the heads are split out for the cache and
 # merged back after the attention.
 # ATTN: %[[K3R:.+]] = cleave.reshape %[[K3]] : tensor<2x5x16xf32> -> tensor<2x5x2x8xf32>

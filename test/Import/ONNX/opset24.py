@@ -71,7 +71,7 @@
 # A causal mask behind a past cache of 4 keys: query i sees keys j <= i + 4.
 # RUN: cleave-translate --import-onnx %t/past-causal.onnx | FileCheck %s --check-prefix=PAST
 # PAST: %[[VIS:.+]] = cleave.constant dense<{{\[\[}}true, true, true, true, true, false, false], [true, true, true, true, true, true, false], [true, true, true, true, true, true, true]]> : tensor<3x7xi1>
-# PAST: cleave.attention {{.+}}, %[[VIS]] {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = {{.+}}} : (tensor<2x4x3x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<3x7xi1>) -> tensor<2x4x3x8xf32>
+# PAST: cleave.attention {{.+}}, %[[VIS]] {kv_num_heads = 2 : i64, nan_to_zero, q_num_heads = 4 : i64, scale = {{.+}}} : (tensor<2x4x3x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32>, tensor<3x7xi1>) -> tensor<2x4x3x8xf32>
 #
 # qk_matmul_output: the scores of the grouped query heads (4 query heads
 # over 2 key/value heads) in one product per key/value head, scaled, capped,
@@ -109,6 +109,7 @@
 # RUN: cleave compile %t/nonpad.onnx -o %t/nonpad.cleave --quiet
 # RUN: cleave compile %t/short.onnx -o %t/short.cleave --quiet
 # RUN: cleave compile %t/past-causal.onnx -o %t/past-causal.cleave --quiet
+# RUN: cleave compile %t/hidden-rows.onnx -o %t/hidden-rows.cleave --quiet
 # RUN: cleave compile %t/qk.onnx -o %t/qk.cleave --quiet
 # RUN: %python %s check %t | FileCheck %s --check-prefix=NUMERIC --implicit-check-not=MISMATCH
 # NUMERIC: widened wide: ok
@@ -127,6 +128,8 @@
 # NUMERIC: nonpad pad3d: ok
 # NUMERIC: past-causal y: ok
 # NUMERIC: past-causal present_k: ok
+# NUMERIC: hidden-rows bool_y: ok
+# NUMERIC: hidden-rows float_y: ok
 # NUMERIC: qk y0: ok
 # NUMERIC: qk qk0: ok
 # NUMERIC: qk y1: ok
@@ -254,6 +257,19 @@ def build_nonpad():
         g.save(f"{work}/{name}.onnx")
 
 
+def build_hidden_rows():
+    # Opset 23's Attention with masks that hide every key of one query.
+    g = builder(opset=23)
+    q, k, v = (g.input(n, s) for n, s in QKV.items())
+    hidden_bool = g.input("hidden_bool", [3, 6], np.bool_)
+    hidden_float = g.input("hidden_float", [3, 6])
+    g.node("Attention", [q, k, v, hidden_bool], ["bool_y"])
+    g.node("Attention", [q, k, v, hidden_float], ["float_y"])
+    g.output("bool_y", [2, 4, 3, 8])
+    g.output("float_y", [2, 4, 3, 8])
+    g.save(f"{work}/hidden-rows.onnx")
+
+
 def build_past_causal():
     g = builder()
     q, k, v = (g.input(n, s) for n, s in {"q": [2, 4, 3, 8], "k": [2, 2, 3, 8],
@@ -378,6 +394,11 @@ FEEDS = {
 
 
 FEEDS["short_bool"][..., 0] = True  # every query sees a key
+# A query that sees no key: zeros, as onnxruntime computes it.
+FEEDS["hidden_bool"] = rng.random((3, 6)) > 0.3
+FEEDS["hidden_bool"][1] = False
+FEEDS["hidden_float"] = rng.standard_normal((3, 6)).astype(np.float32)
+FEEDS["hidden_float"][2] = -np.inf
 
 
 def feed(info):
@@ -437,10 +458,11 @@ if sys.argv[1] == "build":
     build_swish()
     build_nonpad()
     build_past_causal()
+    build_hidden_rows()
     build_qk()
     build_qk_steps()
     build_errors()
 else:
-    for name in ("widened", "swish", "nonpad", "past-causal", "qk"):
+    for name in ("widened", "swish", "nonpad", "past-causal", "hidden-rows", "qk"):
         check(name)
     check("short", reference="short-reference")
