@@ -5,10 +5,13 @@
 # export; a softmax or IsNaN guard left over from an attention fails the
 # check (the two softmaxes of Mixtral are its routers').
 #
-# RUN: for e in llama-dynamo llama-torchscript mixtral-dynamo t5-encoder-dynamo gpt2-dynamo gpt2-torchscript bert-torchscript vit-torchscript whisper-dynamo; do \
+# RUN: for e in llama-dynamo llama-torchscript qwen3-dynamo phi3-dynamo gemma-dynamo mixtral-dynamo t5-encoder-dynamo gpt2-dynamo gpt2-torchscript bert-torchscript vit-torchscript whisper-dynamo; do \
 # RUN:   cleave-translate --import-onnx %S/exports/$e/model.onnx | cleave-opt --cleave-simplify | %python %s $e; done | FileCheck %s
 # CHECK:      llama-dynamo: 2 attention, 5 rms_norm, 4 rotary_embedding
 # CHECK-NEXT: llama-torchscript: 2 attention, 5 rms_norm, 4 rotary_embedding
+# CHECK-NEXT: qwen3-dynamo: 2 attention, 9 rms_norm, 4 rotary_embedding
+# CHECK-NEXT: phi3-dynamo: 2 attention, 5 rms_norm, 4 rotary_embedding
+# CHECK-NEXT: gemma-dynamo: 2 attention, 2 gelu, 5 rms_norm, 4 rotary_embedding
 # CHECK-NEXT: mixtral-dynamo: 2 attention, 5 rms_norm, 4 rotary_embedding, 2 softmax
 # CHECK-NEXT: t5-encoder-dynamo: 2 attention, 5 rms_norm
 # CHECK-NEXT: gpt2-dynamo: 2 attention, 2 gelu, 5 layer_norm

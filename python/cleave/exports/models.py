@@ -78,11 +78,22 @@ def _randomize_batch_norm(model: torch.nn.Module) -> None:
             layer.bias.data.uniform_(-0.5, 0.5)
 
 
-def _decoder_lm(config) -> Example:
+def _perturb_rms_norm(model: torch.nn.Module) -> None:
+    """Freshly built RMSNorm layers scale by one (a weight of ones, or of
+    zeros where the layer scales by 1 + w); a random offset in [-0.5, 0.5)
+    makes the scale, and which tensor it applies to, matter."""
+    for layer in model.modules():
+        if type(layer).__name__.endswith("RMSNorm"):
+            layer.weight.data.add_(torch.rand_like(layer.weight) - 0.5)
+
+
+def _decoder_lm(config, perturb_norms: bool = False) -> Example:
     """A causal LM on a batch of two sequences, the second right-padded."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_config(config)
+    if perturb_norms:
+        _perturb_rms_norm(model)
     inputs = {"input_ids": _tokens(2), "attention_mask": _padded_mask()}
     return _wrap(model, inputs, ("logits",), use_cache=False)
 
@@ -112,6 +123,40 @@ def mistral() -> Example:
         vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
         max_position_embeddings=64, sliding_window=4))
+
+
+def qwen3() -> Example:
+    from transformers import Qwen3Config
+
+    # RMSNorm on each head's queries and keys before the rotary embedding.
+    return _decoder_lm(Qwen3Config(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, max_position_embeddings=64), perturb_norms=True)
+
+
+def phi3() -> Example:
+    from transformers import Phi3Config
+
+    # One QKV projection sliced into queries, keys and values, and one
+    # gate-up projection split in two; the default pad token (32000) is
+    # outside the vocabulary.
+    return _decoder_lm(Phi3Config(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def gemma() -> Example:
+    from transformers import GemmaConfig
+
+    # Embeddings scaled by sqrt(hidden_size), RMSNorm weighted by (1 + w),
+    # a GELU-tanh gated MLP; head_dim defaults to 256.
+    return _decoder_lm(GemmaConfig(
+        vocab_size=VOCAB, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, max_position_embeddings=64), perturb_norms=True)
 
 
 def mixtral() -> Example:
@@ -289,6 +334,9 @@ SPECS: list[ExportSpec] = [
                (DYNAMO, DYNAMO_OPSET23, DYNAMO_DYNAMIC, TORCHSCRIPT)),
     ExportSpec("qwen2", qwen2, (DYNAMO,)),
     ExportSpec("mistral", mistral, (DYNAMO,)),
+    ExportSpec("qwen3", qwen3, (DYNAMO,)),
+    ExportSpec("phi3", phi3, (DYNAMO,)),
+    ExportSpec("gemma", gemma, (DYNAMO,)),
     ExportSpec("mixtral", mixtral, (DYNAMO, DYNAMO_DYNAMIC)),
     ExportSpec("gpt2", gpt2, (DYNAMO, DYNAMO_DYNAMIC, TORCHSCRIPT)),
     ExportSpec("bert", bert,
