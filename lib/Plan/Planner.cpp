@@ -417,8 +417,8 @@ AutoParallelPlanner::buildProblem(int64_t tp, int64_t microbatchSize,
       problem.candidates.push_back(
           getClassSharding(segment.segmentClass, tp, microbatchSize).summaries);
     int64_t bytes = 0;
-    for (Value output : segment.outputs)
-      bytes += scaledBytes(output, microbatchSize);
+    for (Value value : segment.liveAfter)
+      bytes += scaledBytes(value, microbatchSize);
     problem.outputBytes.push_back(bytes);
     problem.sendTimeIntraNode.push_back(boundarySendTime(bytes, false, tp));
     problem.sendTimeInterNode.push_back(boundarySendTime(bytes, true, tp));
@@ -1203,8 +1203,8 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
   if (stageIndex + 1 < getNumVirtualStages(mesh)) {
     const ModelSegment &last = model.segments[range.lastSegment];
     int64_t bytes = 0;
-    for (Value output : last.outputs)
-      bytes += scaledBytes(output, best.microbatchSize);
+    for (Value value : last.liveAfter)
+      bytes += scaledBytes(value, best.microbatchSize);
     bool crosses =
         buildSplitOptions(mesh, best.schedule).sendCrossesNodes[stageIndex];
     bool scatterGather = false;
@@ -1383,7 +1383,12 @@ FailureOr<Plan> cleave::planModel(ModuleOp module,
   if (llvm::Error error = validatePlanOptions(options))
     return mlir::emitError(function.getLoc())
            << llvm::toString(std::move(error));
-  FailureOr<SegmentedModel> model = segmentModel(function);
+  // Stages asked for need as many segments (a chunk each).
+  int64_t minSegments =
+      options.pipelineStages
+          ? *options.pipelineStages * options.getSchedule().virtualStages
+          : 1;
+  FailureOr<SegmentedModel> model = segmentModel(function, minSegments);
   if (failed(model))
     return failure();
   AutoParallelPlanner planner(*model, target, options);

@@ -223,7 +223,8 @@ private:
 } // namespace
 
 static void findSegmentBoundaries(SegmentedModel &model,
-                                  const Liveness &liveness) {
+                                  const Liveness &liveness,
+                                  int64_t minSegments) {
   auto numOps = static_cast<int64_t>(model.ops.size());
   // liveAcross[c]: activations defined at or before op c and used after it.
   std::vector<int64_t> delta(numOps + 1, 0);
@@ -234,10 +235,29 @@ static void findSegmentBoundaries(SegmentedModel &model,
     delta[std::max<int64_t>(definition, 0)] += 1;
     delta[std::min(lastUse, numOps)] -= 1;
   }
-  int64_t live = 0, first = 0;
+  std::vector<int64_t> liveAcross(numOps, 0);
+  int64_t live = 0;
   for (int64_t cut = 0; cut < numOps; ++cut) {
     live += delta[cut];
-    if ((live == 1 && cut + 1 < numOps) || cut + 1 == numOps) {
+    liveAcross[cut] = live;
+  }
+
+  // Cuts where one activation is live. A model with no such point (an
+  // encoder-decoder, whose decoder reads its own hidden state and the
+  // encoder's output) that must give more than one segment is cut where the
+  // fewest activations are live instead: the least to send between stages.
+  // A point with none splits unrelated work and is never a cut.
+  int64_t cutLive = 1;
+  if (minSegments > 1) {
+    int64_t fewest = 0;
+    for (int64_t cut = 0; cut + 1 < numOps; ++cut)
+      if (liveAcross[cut] >= 1 && (fewest == 0 || liveAcross[cut] < fewest))
+        fewest = liveAcross[cut];
+    cutLive = std::max<int64_t>(fewest, 1);
+  }
+  int64_t first = 0;
+  for (int64_t cut = 0; cut < numOps; ++cut) {
+    if (liveAcross[cut] == cutLive || cut + 1 == numOps) {
       ModelSegment segment;
       segment.firstOp = first;
       segment.lastOp = cut;
@@ -250,6 +270,19 @@ static void findSegmentBoundaries(SegmentedModel &model,
 static void collectSegmentPorts(SegmentedModel &model,
                                 const Liveness &liveness) {
   for (ModelSegment &segment : model.segments) {
+    for (const auto &[value, definition] : liveness.definition)
+      if (definition >= 0 && definition <= segment.lastOp &&
+          liveness.lastUse.lookup(value) > segment.lastOp)
+        segment.liveAfter.push_back(value);
+    // In program order, not the map's.
+    llvm::sort(segment.liveAfter, [&](Value a, Value b) {
+      int64_t da = liveness.definition.lookup(a),
+              db = liveness.definition.lookup(b);
+      if (da != db)
+        return da < db;
+      return cast<OpResult>(a).getResultNumber() <
+             cast<OpResult>(b).getResultNumber();
+    });
     llvm::SmallPtrSet<Value, 4> seen;
     for (int64_t i = segment.firstOp; i <= segment.lastOp; ++i) {
       model.ops[i]->walk([&](Operation *user) {
@@ -290,7 +323,8 @@ static void groupIdenticalSegments(SegmentedModel &model) {
   }
 }
 
-FailureOr<SegmentedModel> cleave::segmentModel(func::FuncOp function) {
+FailureOr<SegmentedModel> cleave::segmentModel(func::FuncOp function,
+                                               int64_t minSegments) {
   if (function.isExternal() || !function.getBody().hasOneBlock())
     return mlir::emitError(function.getLoc())
            << "planning needs a function with a body of one block";
@@ -313,7 +347,7 @@ FailureOr<SegmentedModel> cleave::segmentModel(func::FuncOp function) {
   Liveness liveness = computeLiveness(body, model);
   traceBatchDims(body, model);
   traceTokenDims(body, model);
-  findSegmentBoundaries(model, liveness);
+  findSegmentBoundaries(model, liveness, minSegments);
   collectSegmentPorts(model, liveness);
   groupIdenticalSegments(model);
   return model;

@@ -191,7 +191,8 @@ struct PlanStageEvent {
 };
 
 /// One segment of the model (a range of ops between two points where a
-/// single activation is live) as its stage runs it.
+/// single activation is live, or in a model with no such point the fewest)
+/// as its stage runs it.
 struct PlanSegment {
   int64_t index = 0;
   /// Segments of equal class are structurally identical (repeated layers).

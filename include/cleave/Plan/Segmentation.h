@@ -3,9 +3,12 @@
 // A transformer is the same block many times over, with one activation (the
 // residual stream) passed from each block to the next. The planner cuts the
 // op sequence of a function at every point where exactly one activation is
-// live, and recognises segments that are structurally identical (same op
-// names, attributes and types, the same wiring; not the same values or
-// weight names) so that each distinct segment is costed once.
+// live; a model with no such point (an encoder-decoder, whose decoder reads
+// the encoder's output in every layer), when asked for stages, is cut where
+// the fewest activations are live. It recognises segments that are
+// structurally identical (same op names, attributes and types, the same
+// wiring; not the same values or weight names) so that each distinct segment
+// is costed once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,11 @@ struct ModelSegment {
   /// Activations defined in the segment and used after it (by a later op or
   /// the function's return).
   llvm::SmallVector<mlir::Value> outputs;
+  /// Activations computed by ops up to the segment's last and used after
+  /// it, in program order: what a stage that ends with the segment sends to
+  /// the next. The outputs, and any value that passes by the segment on to
+  /// a later one (arguments are not sent: each stage reads those it uses).
+  llvm::SmallVector<mlir::Value> liveAfter;
 
   int64_t numOps() const { return lastOp - firstOp + 1; }
 };
@@ -94,9 +102,13 @@ struct SegmentedModel {
 /// function argument or an op result) rather than a parameter.
 bool isActivation(mlir::Value value);
 
-/// Cuts `function` into segments and groups the identical ones. Fails, with
-/// an error on the function, when it has no body or more than one block.
-mlir::FailureOr<SegmentedModel> segmentModel(mlir::func::FuncOp function);
+/// Cuts `function` into segments and groups the identical ones. When no
+/// point of the function has exactly one activation live and `minSegments`
+/// is above one, cuts where the fewest activations are live instead. Fails,
+/// with an error on the function, when it has no body or more than one
+/// block.
+mlir::FailureOr<SegmentedModel> segmentModel(mlir::func::FuncOp function,
+                                             int64_t minSegments = 1);
 
 } // namespace cleave
 
