@@ -8,10 +8,12 @@ device configuration this compiles the model for the cpu target with
 (|got - expected| <= atol + rtol * |expected|, rtol 1e-3, atol 1e-5). A
 model with dynamic input dimensions is compiled once per data set, its
 inputs bound to the set's shapes with `--input-shape`. A bundle for several
-devices runs as MPI ranks that `cleave run` starts.
+devices runs as MPI ranks that `cleave run` starts. With `--target` other
+than cpu (a GPU target such as h100-sxm) each bundle is only compiled, its
+programs built by nvcc: it runs on that target's devices alone.
 
     python -m cleave.testing.exports SET WORKDIR [--cleave PATH]
-        [--config 1,4,2x2] [--jobs N] [--only NAME]
+        [--config 1,4,2x2] [--jobs N] [--only NAME] [--target NAME]
 
 A configuration is `N` (N devices, the planner's choice of mesh) or
 `PPxTP` (pipeline stages by tensor-parallel devices, pinned). One line is
@@ -19,6 +21,7 @@ printed per folder and configuration, in order:
 
     NAME [CONFIG]: PASS (mesh pp=P tp=T dp=D)
     NAME [CONFIG]: PASS (at NAME=AxB: mesh pp=P tp=T dp=D; at ...)
+    NAME [CONFIG]: PASS (compiled for TARGET: mesh ...)
     NAME [CONFIG]: known failure: MESSAGE
 
 SET/known-failures.txt lists the exports that are expected to fail, one
@@ -143,14 +146,16 @@ def _input_shapes(data_set: Path, names: list[str]) -> list[str]:
 
 def _check_data_set(cleave: str, folder: Path, data_set: Path,
                     bundle: Path, config: Config,
-                    bindings: list[str]) -> Outcome:
+                    bindings: list[str], target: str = "cpu") -> Outcome:
     compiled = subprocess.run(
         [cleave, "compile", str(folder / "model.onnx"), "-o", str(bundle),
-         "--target", "cpu", "--quiet"] + config.compile_args()
+         "--target", target, "--quiet"] + config.compile_args()
         + [arg for binding in bindings for arg in ("--input-shape", binding)],
         capture_output=True, text=True)
     if compiled.returncode != 0:
         return Outcome(False, _first_error(compiled.stderr + compiled.stdout))
+    if target != "cpu":
+        return Outcome(True, f"compiled for {target}: mesh {_mesh(bundle)}")
     ran = subprocess.run(
         [cleave, "run", str(bundle), "--test-data", str(data_set),
          "--threads", "1"],
@@ -164,19 +169,21 @@ def _check_data_set(cleave: str, folder: Path, data_set: Path,
     return Outcome(True, f"mesh {_mesh(bundle)}")
 
 
-def _check(cleave: str, folder: Path, workdir: Path, config: Config) -> Outcome:
+def _check(cleave: str, folder: Path, workdir: Path, config: Config,
+           target: str = "cpu") -> Outcome:
     dynamic = _dynamic_inputs(folder / "model.onnx")
     data_sets = sorted(folder.glob("test_data_set_*"))
     if not dynamic:
         bundle = workdir / f"{folder.name}-{config.tag()}.cleave"
-        return _check_data_set(cleave, folder, data_sets[0], bundle, config, [])
+        return _check_data_set(cleave, folder, data_sets[0], bundle, config, [],
+                               target)
     details = []
     for data_set in data_sets:
         bindings = _input_shapes(data_set, dynamic)
         suffix = data_set.name.rsplit("_", 1)[-1]
         bundle = workdir / f"{folder.name}-{config.tag()}-{suffix}.cleave"
         outcome = _check_data_set(cleave, folder, data_set, bundle, config,
-                                  bindings)
+                                  bindings, target)
         detail = f"at {' '.join(bindings)}: {outcome.detail}"
         if not outcome.passed:
             return Outcome(False, detail)
@@ -228,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="exports checked at once (default 1)")
     parser.add_argument("--only", action="append", default=[],
                         help="check only this export (repeatable)")
+    parser.add_argument("--target", default="cpu",
+                        help="target preset; other than cpu, compile only")
     args = parser.parse_args(argv)
     try:
         configs = [Config.parse(c) for c in args.config.split(",")]
@@ -249,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = [(folder, config) for folder in folders for config in configs]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         outcomes = list(pool.map(
-            lambda case: _check(args.cleave, case[0], args.workdir, case[1]),
+            lambda case: _check(args.cleave, case[0], args.workdir, case[1],
+                                args.target),
             cases))
     ok = True
     for (folder, config), outcome in zip(cases, outcomes):
