@@ -31,15 +31,37 @@ llvm::Error CompileOptions::validate() const {
         "microbatches=" + std::to_string(*microbatches) +
         ": gradients of one call are returned per batch; microbatches "
         "accumulate into one update with train");
-  if ((gradients || train) && devices > 1)
+  if (gradients && !train && devices > 1)
     return llvm::createStringError(
-        std::string(train ? "training steps" : "gradients") +
-        " are compiled for one device so far (devices=" +
+        "gradients are compiled for one device (devices=" +
         std::to_string(devices) +
-        "): partitioning does not yet place the backward ops");
+        "): partitioning does not place the backward ops of a call that "
+        "returns them; a training step (train) runs on data-parallel "
+        "replicas");
   llvm::Expected<PlanOptions> options = plan.get();
   if (!options)
     return options.takeError();
+  if (train && devices > 1) {
+    // Each device runs the whole step on its share of the global batch.
+    auto pinned = [&](const char *name, std::optional<int64_t> value,
+                      int64_t allowed) -> llvm::Error {
+      if (!value || *value == allowed)
+        return llvm::Error::success();
+      return llvm::createStringError(
+          std::string(name) + "=" + std::to_string(*value) +
+          ": a training step on " + std::to_string(devices) +
+          " devices is compiled as " + std::to_string(devices) +
+          " data-parallel replicas (pp=1, tp=1, dp=" + std::to_string(devices) +
+          "); pipeline and tensor-parallel training steps are not "
+          "partitioned yet");
+    };
+    if (llvm::Error error = pinned("pp", options->pipelineStages, 1))
+      return error;
+    if (llvm::Error error = pinned("tp", options->tensorParallel, 1))
+      return error;
+    if (llvm::Error error = pinned("dp", options->dataParallel, devices))
+      return error;
+  }
   if (llvm::Error error = validatePlanOptions(*options, /*prefix=*/""))
     return error;
   return checkCompilableSchedule(*options, /*prefix=*/"");
@@ -146,19 +168,25 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
     pm.addPass(createAutodiffPass(autodiff));
     buildSimplifyPipeline(pm);
   }
-  // One device runs the function as simplified: the plan is a report.
-  if (options.devices == 1) {
+  // One device runs the function as simplified, and so does each
+  // data-parallel replica of a training step: the plan is a report, of
+  // one replica.
+  if (options.devices == 1 || training.train) {
     planPassOptions.annotate = false;
+    planPassOptions.devices = 1;
     // Of one microbatch: accumulation repeats the function, it does not cut
     // its batch.
-    if (training.train)
+    if (training.train) {
       planOptions.microbatches = 1;
+      planOptions.dataParallel.reset();
+    }
     pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
     // The plan reports the forward and backward ops; the updates follow.
     if (training.train) {
       OptimizerUpdatePassOptions update =
           getOptimizerUpdateOptions(training, options.entry);
       update.microbatches = getTrainingMicrobatches(options);
+      update.replicas = options.devices;
       pm.addPass(createOptimizerUpdatePass(update));
       if (training.recompute.value_or(false)) {
         RecomputePassOptions recompute;
@@ -284,7 +312,7 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
                                           const CompileOptions &options,
                                           const DeviceProgramOptions &lowering,
                                           BundleContents &contents) {
-  if (options.devices == 1) {
+  if (options.devices == 1 || options.train) {
     FailureOr<func::FuncOp> func = getProgramFunction(module, options.entry);
     if (failed(func))
       return failure();
@@ -311,19 +339,23 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
       return failure();
     contents = makeSingleDeviceContents(std::move(*program));
     contents.schedule = std::move(*order);
+    // Replicas of a training step run the same program.
+    contents.dp = options.devices;
     int64_t microbatches = schedule.numMicrobatches;
-    if (microbatches == 1)
-      return success();
-    // The step takes the global batch, microbatches x the function's, and
-    // cuts every input along its first dimension.
     contents.microbatches = microbatches;
+    int64_t blocks = microbatches * contents.dp;
+    if (blocks == 1)
+      return success();
+    // The step takes the global batch, replicas x microbatches x the
+    // function's, and cuts every input along its first dimension.
     for (BundlePort &port : contents.inputs) {
       if (port.shape.empty())
-        return func->emitError("microbatches=")
-               << microbatches << ": input '" << port.name
+        return func->emitError(microbatches > 1 ? "microbatches=" : "devices=")
+               << (microbatches > 1 ? microbatches : contents.dp) << ": input '"
+               << port.name
                << "' is a scalar, with no first dimension to cut the global "
                   "batch along";
-      port.shape[0] *= microbatches;
+      port.shape[0] *= blocks;
       port.batchDim = 0;
     }
     return success();

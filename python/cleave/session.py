@@ -79,9 +79,11 @@ def _bfloat16():
 
 
 class Session:
-    """A bundle loaded onto a device, ready to run.
+    """A bundle loaded onto its devices, ready to run. A bundle for several
+    devices runs each as a thread of this process.
 
-    ``threads``: CPU kernel threads (default: every core). ``device``:
+    ``threads``: CPU kernel threads, per device (default: every core,
+    shared among the devices). ``device``:
     ``"cpu"`` or ``"cuda:N"`` (default: the bundle's own kind). ``profile``:
     time every program step (see ``profile()``). ``build_dir``: where the
     compiled runtime module is, when it is not found by itself.

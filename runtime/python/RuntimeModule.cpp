@@ -1,7 +1,8 @@
 //===- RuntimeModule.cpp - cleave._runtime: Session for Python
 //-------------===//
 //
-// A thin binding of cleave::rt::Session over NumPy arrays. The Pythonic
+// A thin binding of cleave::rt::SessionGroup (a bundle's devices, as threads
+// of this process) over NumPy arrays. The Pythonic
 // surface (get_inputs, run with dicts, bfloat16 through ml_dtypes) is
 // python/cleave/session.py; this module only converts arrays.
 //
@@ -44,8 +45,10 @@ public:
     options.numThreads = threads;
     options.device = device;
     options.profile = profile;
-    session = Session::open(bundle, options);
+    group = SessionGroup::open(bundle, options);
   }
+
+  const Session &primary() const { return group->primary(); }
 
   static py::list describe(const std::vector<TensorInfo> &infos) {
     py::list list;
@@ -60,7 +63,7 @@ public:
     for (const auto &[key, value] : feeds) {
       std::string name = py::cast<std::string>(key);
       CleaveDType expected = CLEAVE_DTYPE_INVALID;
-      for (const TensorInfo &info : session->inputs())
+      for (const TensorInfo &info : primary().inputs())
         if (info.name == name)
           expected = info.dtype;
       py::array array = py::array::ensure(value, py::array::c_style);
@@ -77,7 +80,7 @@ public:
     std::vector<Tensor> outputs;
     {
       py::gil_scoped_release release;
-      outputs = session->run(tensors);
+      outputs = group->run(tensors);
     }
     py::list result;
     for (Tensor &output : outputs) {
@@ -92,7 +95,7 @@ public:
 
   py::dict trainedParameters() const {
     py::dict result;
-    for (auto &[name, tensor] : session->trainedParameters()) {
+    for (auto &[name, tensor] : group->trainedParameters()) {
       auto *owned = new Tensor(std::move(tensor));
       py::capsule base(owned, [](void *p) { delete static_cast<Tensor *>(p); });
       result[py::str(name)] = py::array(numpyDType(owned->dtype()),
@@ -105,14 +108,14 @@ public:
     TrainingPosition position;
     position.step = step;
     py::gil_scoped_release release;
-    cleave::rt::saveCheckpoint(*session, position, dir);
+    cleave::rt::saveCheckpoint(*group, position, dir);
   }
 
   py::dict loadCheckpoint(const std::string &dir) {
     TrainingPosition position;
     {
       py::gil_scoped_release release;
-      position = cleave::rt::loadCheckpoint(*session, dir);
+      position = cleave::rt::loadCheckpoint(*group, dir);
     }
     py::dict result;
     result["step"] = position.step;
@@ -125,12 +128,12 @@ public:
 
   py::list profile() const {
     py::list list;
-    for (const StepTime &step : session->profile())
+    for (const StepTime &step : primary().profile())
       list.append(py::make_tuple(step.step, step.node, step.seconds));
     return list;
   }
 
-  std::unique_ptr<Session> session;
+  std::unique_ptr<SessionGroup> group;
 };
 
 } // namespace
@@ -144,17 +147,18 @@ PYBIND11_MODULE(_runtime, m) {
            py::arg("profile") = false)
       .def_property_readonly("inputs",
                              [](const PySession &s) {
-                               return PySession::describe(s.session->inputs());
+                               return PySession::describe(s.primary().inputs());
                              })
       .def_property_readonly("outputs",
                              [](const PySession &s) {
-                               return PySession::describe(s.session->outputs());
+                               return PySession::describe(
+                                   s.primary().outputs());
                              })
       .def_property_readonly(
-          "device", [](const PySession &s) { return s.session->deviceName(); })
+          "device", [](const PySession &s) { return s.primary().deviceName(); })
       .def_property_readonly(
           "kernel_isa",
-          [](const PySession &s) { return s.session->kernelIsa(); })
+          [](const PySession &s) { return s.primary().kernelIsa(); })
       .def("run", &PySession::run, py::arg("feeds"))
       .def("trained_parameters", &PySession::trainedParameters)
       .def("save_checkpoint", &PySession::saveCheckpoint, py::arg("dir"),
@@ -162,7 +166,7 @@ PYBIND11_MODULE(_runtime, m) {
       .def("load_checkpoint", &PySession::loadCheckpoint, py::arg("dir"))
       .def("learning_rate",
            [](const PySession &s, int64_t step) {
-             return s.session->learningRate(step);
+             return s.primary().learningRate(step);
            })
       .def("profile", &PySession::profile);
   m.def(

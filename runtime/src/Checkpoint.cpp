@@ -249,12 +249,13 @@ std::string checkpointName(int64_t step) {
   return name;
 }
 
-void saveCheckpoint(const Session &session, const TrainingPosition &position,
-                    const std::string &dir) {
-  if (session.devices() != 1)
-    throw Error(session.bundleDirectory() + ": the bundle is for " +
-                std::to_string(session.devices()) +
-                " devices; checkpoints are saved for bundles of one device");
+namespace {
+
+/// Saves the persistent memory of `ranks`, every device of one bundle in
+/// rank order, as checkpoint `dir`.
+void saveRanks(const std::vector<const Session *> &ranks,
+               const TrainingPosition &position, const std::string &dir) {
+  const Session &session = *ranks.front();
   fs::path target = fs::path(dir).lexically_normal();
   if (!target.has_filename())
     target = target.parent_path();
@@ -276,8 +277,16 @@ void saveCheckpoint(const Session &session, const TrainingPosition &position,
                 ": cannot create: " + (error ? error.message() : "it exists"));
   TemporaryDirectory cleanup(staging);
 
-  std::string rankFile = writeRankFile(session, position, staging);
-  std::string rankHash = sha256File((staging / rankFile).string());
+  json rankList = json::array();
+  json files = json::object();
+  for (const Session *rank : ranks) {
+    std::string rankFile = writeRankFile(*rank, position, staging);
+    files[rankFile] = sha256File((staging / rankFile).string());
+    rankList.push_back(
+        json{{"rank", rank->place().rank},
+             {"file", rankFile},
+             {"layout_digest", rank->persistentLayout().digest}});
+  }
   json manifest{
       {"format", "cleave-checkpoint"},
       {"format_version", formatVersion},
@@ -286,11 +295,8 @@ void saveCheckpoint(const Session &session, const TrainingPosition &position,
       {"bundle_digest", session.bundleDigest()},
       {"model", session.modelName()},
       {"position", positionToJson(position)},
-      {"ranks", json::array({json{
-                    {"rank", session.place().rank},
-                    {"file", rankFile},
-                    {"layout_digest", session.persistentLayout().digest}}})},
-      {"files", json{{rankFile, rankHash}}}};
+      {"ranks", std::move(rankList)},
+      {"files", std::move(files)}};
   std::string text = manifest.dump(2) + "\n";
   {
     DurableFile file((staging / "manifest.json").string());
@@ -326,6 +332,52 @@ void saveCheckpoint(const Session &session, const TrainingPosition &position,
   }
   cleanup.release();
   syncDirectory(parent.string());
+}
+
+/// Restores `session` from checkpoint `dir`, which `info` describes.
+void restoreRank(Session &session, const CheckpointInfo &info,
+                 const std::string &dir) {
+  int rank = session.place().rank;
+  if (rank >= static_cast<int>(info.rankFiles.size()) ||
+      static_cast<int>(info.rankFiles.size()) != session.devices())
+    throw Error(dir + ": holds " + std::to_string(info.rankFiles.size()) +
+                " ranks, but " + session.bundleDirectory() + " has " +
+                std::to_string(session.devices()));
+  PersistentLayout layout = session.persistentLayout();
+  if (info.layoutDigests[rank] != layout.digest)
+    throw Error(dir + ": saved from another bundle (" + info.bundle +
+                ", of model " + info.model +
+                "), whose persistent memory is laid out differently from " +
+                session.bundleDirectory() + "'s (layout digest " +
+                info.layoutDigests[rank].substr(0, 16) + ", not " +
+                layout.digest.substr(0, 16) + ")");
+  std::string path = joinPath(dir, info.rankFiles[rank]);
+  RankFile file = readRankFile(path);
+  FieldReader reader(path);
+  if (reader.string(file.header, "layout_digest") != layout.digest ||
+      static_cast<int64_t>(file.memory.size()) != layout.bytes)
+    reader.fail("its header disagrees with " + dir + "/manifest.json");
+  session.writePersistent(file.memory);
+}
+
+} // namespace
+
+void saveCheckpoint(const Session &session, const TrainingPosition &position,
+                    const std::string &dir) {
+  if (session.devices() != 1)
+    throw Error(session.bundleDirectory() + ": the bundle is for " +
+                std::to_string(session.devices()) +
+                " devices; its checkpoint holds every device's memory (save "
+                "it from all of them together)");
+  saveRanks({&session}, position, dir);
+}
+
+void saveCheckpoint(const SessionGroup &group, const TrainingPosition &position,
+                    const std::string &dir) {
+  std::vector<const Session *> ranks;
+  for (int rank = 0; rank < group.size(); ++rank)
+    ranks.push_back(&group.rank(rank));
+  saveRanks(ranks, position, dir);
 }
 
 CheckpointInfo readCheckpoint(const std::string &dir) {
@@ -387,27 +439,14 @@ CheckpointInfo readCheckpoint(const std::string &dir) {
 
 TrainingPosition loadCheckpoint(Session &session, const std::string &dir) {
   CheckpointInfo info = readCheckpoint(dir);
-  int rank = session.place().rank;
-  if (rank >= static_cast<int>(info.rankFiles.size()) ||
-      static_cast<int>(info.rankFiles.size()) != session.devices())
-    throw Error(dir + ": holds " + std::to_string(info.rankFiles.size()) +
-                " ranks, but " + session.bundleDirectory() + " has " +
-                std::to_string(session.devices()));
-  PersistentLayout layout = session.persistentLayout();
-  if (info.layoutDigests[rank] != layout.digest)
-    throw Error(dir + ": saved from another bundle (" + info.bundle +
-                ", of model " + info.model +
-                "), whose persistent memory is laid out differently from " +
-                session.bundleDirectory() + "'s (layout digest " +
-                info.layoutDigests[rank].substr(0, 16) + ", not " +
-                layout.digest.substr(0, 16) + ")");
-  std::string path = joinPath(dir, info.rankFiles[rank]);
-  RankFile file = readRankFile(path);
-  FieldReader reader(path);
-  if (reader.string(file.header, "layout_digest") != layout.digest ||
-      static_cast<int64_t>(file.memory.size()) != layout.bytes)
-    reader.fail("its header disagrees with " + dir + "/manifest.json");
-  session.writePersistent(file.memory);
+  restoreRank(session, info, dir);
+  return info.position;
+}
+
+TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir) {
+  CheckpointInfo info = readCheckpoint(dir);
+  for (int rank = 0; rank < group.size(); ++rank)
+    restoreRank(group.rank(rank), info, dir);
   return info.position;
 }
 

@@ -670,6 +670,10 @@ void Session::Impl::gatherReplicas(std::vector<Tensor> &outputs) {
   std::vector<uint8_t> staging;
   for (std::size_t i = 0; i < program.outputs.size(); ++i) {
     int index = program.outputs[i];
+    // An output without a batch dimension (a training step's loss, reduced
+    // over the replicas) is whole on every replica already.
+    if (manifest.outputs[index].batchDim < 0)
+      continue;
     Blocks cut(manifest.outputs[index], manifest.dp);
     auto *whole = static_cast<uint8_t *>(outputs[index].data());
     staging.resize(cut.blockBytes());

@@ -5,7 +5,9 @@
 // data order (a permutation per epoch, from the seed), runs the step,
 // reports the loss, and saves a checkpoint every K steps and after the last.
 // A run resumed from a checkpoint takes the steps an uninterrupted run
-// would have taken, on the same samples, and ends with the same bytes.
+// would have taken, on the same samples, and ends with the same bytes. A
+// bundle for several devices (data-parallel replicas) runs every device as
+// a thread of this process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -279,13 +281,14 @@ double lossOf(const Tensor &output) {
 }
 
 /// Refuses a bundle whose step is not a training step.
-void checkTrainingBundle(const Session &session, const std::string &bundle) {
+void checkTrainingBundle(const SessionGroup &group, const std::string &bundle) {
+  const Session &session = group.primary();
   const std::vector<TensorInfo> &outputs = session.outputs();
   bool lossOnly =
       outputs.size() == 1 &&
       (outputs[0].dtype == CLEAVE_F32 || outputs[0].dtype == CLEAVE_F64) &&
       (outputs[0].shape.empty() || outputs[0].shape == std::vector<int64_t>{1});
-  if (!lossOnly || session.trainedParameters().empty())
+  if (!lossOnly || group.trainedParameters().empty())
     throw Error(bundle +
                 ": not a training bundle; a bundle compiled with `cleave "
                 "compile --train --loss NAME` updates its parameters and "
@@ -297,9 +300,9 @@ void checkTrainingBundle(const Session &session, const std::string &bundle) {
 
 class TrainingRun {
 public:
-  TrainingRun(const TrainOptions &options, Session &session,
+  TrainingRun(const TrainOptions &options, SessionGroup &group,
               const TrainingData &data)
-      : options(options), session(session), data(data),
+      : options(options), group(group), data(data),
         terminal(::isatty(STDOUT_FILENO)) {}
 
   /// Restores the checkpoint to resume from, if any.
@@ -317,7 +320,8 @@ private:
   void removeOlderCheckpoints();
 
   const TrainOptions &options;
-  Session &session;
+  /// Every device of the bundle, run together.
+  SessionGroup &group;
   const TrainingData &data;
   bool terminal;
   TrainingPosition position;
@@ -356,7 +360,7 @@ void TrainingRun::resume() {
   }
   if (from.empty())
     return;
-  TrainingPosition saved = loadCheckpoint(session, from);
+  TrainingPosition saved = loadCheckpoint(group, from);
   if (saved.samples == 0) {
     // Saved by cleave.Trainer, which feeds its own batches.
     std::fprintf(stderr,
@@ -463,7 +467,7 @@ void TrainingRun::save() {
   std::string dir =
       (fs::path(options.checkpointDir) / checkpointName(position.step))
           .string();
-  saveCheckpoint(session, position, dir);
+  saveCheckpoint(group, position, dir);
   lastCheckpoint = dir;
   if (options.keepCheckpoints)
     removeOlderCheckpoints();
@@ -502,8 +506,8 @@ int TrainingRun::run() {
   int64_t saved = -1;
   while (position.step < options.steps && !stopSignal) {
     std::map<std::string, Tensor> feeds = data.gather(nextBatch());
-    double rate = session.learningRate(position.step);
-    std::vector<Tensor> outputs = session.run(feeds);
+    double rate = group.primary().learningRate(position.step);
+    std::vector<Tensor> outputs = group.run(feeds);
     loss = lossOf(outputs[0]);
     if (position.step == first)
       firstLoss = loss;
@@ -583,11 +587,11 @@ int trainCommand(int argc, char **argv) {
     SessionOptions sessionOptions;
     sessionOptions.numThreads = options.threads;
     sessionOptions.device = options.device;
-    std::unique_ptr<Session> session =
-        Session::open(options.bundle, sessionOptions);
-    checkTrainingBundle(*session, options.bundle);
-    TrainingData data(options.data, session->inputs());
-    TrainingRun run(options, *session, data);
+    std::unique_ptr<SessionGroup> group =
+        SessionGroup::open(options.bundle, sessionOptions);
+    checkTrainingBundle(*group, options.bundle);
+    TrainingData data(options.data, group->primary().inputs());
+    TrainingRun run(options, *group, data);
     run.resume();
     run.openLog();
     return run.run();

@@ -37,7 +37,7 @@
 // ATTACH-KIND: error: cleave-compile-pipeline: loss=l: with logits the loss to attach is cross-entropy or mse
 // ATTACH-LABELS: error: cleave-compile-pipeline: logits needs labels=<name>, the graph input of the targets
 // ATTACH-IGNORE: error: cleave-compile-pipeline: ignore-index applies only with loss=cross-entropy
-// TRAIN-DEVICES: error: cleave-compile-pipeline: gradients are compiled for one device so far (devices=2): partitioning does not yet place the backward ops
+// TRAIN-DEVICES: error: cleave-compile-pipeline: gradients are compiled for one device (devices=2): partitioning does not place the backward ops of a call that returns them
 
 func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %y = cleave.relu %x : tensor<4x16xf32>

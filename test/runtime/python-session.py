@@ -117,9 +117,20 @@ del first
 print(cleave.Session(f"{work}/again").run({"x": np.arange(6, dtype=np.float32)})["y"].tolist())
 # CHECK-NEXT: [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
-# A bundle for several devices runs one process per device, which a
-# session of its own cannot be.
+# A bundle for several devices runs each device as a thread of this
+# process: stage 0 sends x * w to stage 1, which returns y = that + b, run
+# after run. A failing rank fails the run, naming it, and the session
+# cannot run again.
 subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "Inputs", "make_bundle.py"),
                 "pipeline", f"{work}/pipe", "--lib-dir", sys.argv[2]], check=True)
-error(lambda: cleave.Session(f"{work}/pipe"))
-# CHECK-NEXT: Error: WORK/pipe: the bundle is for 2 devices; `cleave run` starts them, or start cleave-worker under mpirun/srun with that many ranks
+pipe = cleave.Session(f"{work}/pipe", threads=1)
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+for scale in (1, 2):
+    y = pipe.run({"x": x * scale, "mode": np.zeros(1, np.int32)})["y"]
+    print(np.array_equal(y, x * scale * np.float32([1, 2, 3]) + np.float32([0.5, -1, 10])))
+# CHECK-NEXT: True
+# CHECK-NEXT: True
+error(lambda: pipe.run({"x": x, "mode": np.full(1, 3, np.int32)}))
+# CHECK-NEXT: Error: rank 1 (stage 1, dp 0, tp 0): {{.*}}mode 3 asks this step to fail
+error(lambda: pipe.run({"x": x, "mode": np.zeros(1, np.int32)}))
+# CHECK-NEXT: Error: the ranks of this bundle stopped at an earlier failure: rank 1 (stage 1, dp 0, tp 0)

@@ -5,7 +5,8 @@
 // microbatches); then one fused update per parameter (`cleave.sgd_update` or
 // `cleave.adam_update`) writes the parameter and its optimizer state in place
 // from the mean gradient, the accumulators are cleared, and the function
-// returns the mean loss: a whole training step.
+// returns the mean loss: a whole training step. Data-parallel replicas
+// all-reduce the sums before the update, so that each updates alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +60,12 @@ struct OptimizerUpdatePass
           << ": the number of microbatches must be positive";
       return signalPassFailure();
     }
+    if (replicas < 1) {
+      emitError(module.getLoc(), "replicas=")
+          << static_cast<int64_t>(replicas)
+          << ": the number of data-parallel replicas must be positive";
+      return signalPassFailure();
+    }
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func || func.isExternal() || !func.getBody().hasOneBlock()) {
       emitError(module.getLoc(), "cleave-optimizer-update: no function @")
@@ -87,6 +94,11 @@ struct OptimizerUpdatePass
     cast<AccumulateOp>(lossSum.getDefiningOp()).setLoss(true);
     sums.push_back(lossSum);
 
+    // The update reads the sums over every replica.
+    for (TrainedParameter &parameter : *parameters)
+      parameter.gradient = sumOverReplicas(builder, parameter.gradient);
+    Value stepLoss = sumOverReplicas(builder, lossSum);
+
     Value scale = buildGradientScale(builder, *parameters);
     for (TrainedParameter &parameter : *parameters)
       buildUpdate(builder, parameter, scale);
@@ -94,8 +106,8 @@ struct OptimizerUpdatePass
     // A new value even when it divides by 1: the sum itself is cleared
     // below.
     Value meanLoss = DivOp::create(
-        opBuilder, builder.getLoc(), lossSum,
-        builder.scalar(static_cast<double>(microbatches), lossElement));
+        opBuilder, builder.getLoc(), stepLoss,
+        builder.scalar(static_cast<double>(getContributions()), lossElement));
     // Emptied after every read, for the next step's first microbatch.
     for (Value sum : sums)
       ClearOp::create(opBuilder, builder.getLoc(), sum);
@@ -109,6 +121,20 @@ struct OptimizerUpdatePass
     Value sum = StateOp::create(builder, b.getLoc(), value.getType(),
                                 builder.getStringAttr(name));
     return AccumulateOp::create(builder, b.getLoc(), value, sum);
+  }
+
+  /// How many microbatch losses and gradients a step's sums hold: every
+  /// replica's microbatches.
+  int64_t getContributions() const { return microbatches * replicas; }
+
+  /// `sum` added up over the data-parallel replicas (itself with one).
+  Value sumOverReplicas(GradientBuilder &b, Value sum) {
+    if (replicas == 1)
+      return sum;
+    OpBuilder &builder = b.getBuilder();
+    return AllReduceOp::create(
+        builder, b.getLoc(), sum, builder.getStringAttr("dp"),
+        builder.getI64IntegerAttr(replicas), builder.getStringAttr("sum"));
   }
 
   /// The gradient results, each with the one weight op of its parameter
@@ -152,13 +178,14 @@ struct OptimizerUpdatePass
     return parameters;
   }
 
-  /// What every accumulated gradient is multiplied by: 1 / microbatches
-  /// (the mean), times the clipping factor min(1, max / (norm + eps)) of the
-  /// mean gradients' global 2-norm.
+  /// What every accumulated gradient is multiplied by: 1 / (microbatches x
+  /// replicas) (the mean), times the clipping factor min(1, max / (norm +
+  /// eps)) of the mean gradients' global 2-norm.
   Value buildGradientScale(GradientBuilder &b,
                            ArrayRef<TrainedParameter> parameters) {
     Type f32 = b.getBuilder().getF32Type();
-    double mean = 1.0 / static_cast<double>(microbatches);
+    int64_t contributions = getContributions();
+    double mean = 1.0 / static_cast<double>(contributions);
     if (clipGradNorm <= 0)
       return b.scalar(mean, f32);
     Value sumOfSquares;
@@ -171,12 +198,12 @@ struct OptimizerUpdatePass
       sumOfSquares = sumOfSquares ? b.add(sumOfSquares, squares) : squares;
     }
     Value norm = b.create<SqrtOp>(sumOfSquares);
-    if (microbatches > 1)
+    if (contributions > 1)
       norm = b.mul(norm, b.scalar(mean, f32));
     Value factor = b.div(b.scalar(clipGradNorm, f32),
                          b.add(norm, b.scalar(kClipEpsilon, f32)));
     Value clip = b.create<MinOp>(factor, b.scalar(1.0, f32));
-    return microbatches > 1 ? b.mul(clip, b.scalar(mean, f32)) : clip;
+    return contributions > 1 ? b.mul(clip, b.scalar(mean, f32)) : clip;
   }
 
   /// The schedule's attributes, shared by both updates.

@@ -4,6 +4,8 @@
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd microbatches=4 clip-grad-norm=2.0" | FileCheck %s --check-prefix=ACC
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd" | FileCheck %s --check-prefix=SINGLE
 // RUN: not cleave-opt %s --cleave-optimizer-update="microbatches=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd microbatches=2 replicas=2 clip-grad-norm=2.0" | FileCheck %s --check-prefix=REPLICAS
+// RUN: not cleave-opt %s --cleave-optimizer-update="replicas=0" 2>&1 | FileCheck %s --check-prefix=NO-REPLICAS
 
 // The function as cleave-autodiff leaves it: the loss, then the gradients of
 // w (read twice: the reads are merged into one writable weight) and b.
@@ -81,6 +83,32 @@
 // SINGLE: return %[[MEAN]] : tensor<f32>
 
 // ZERO: error: microbatches=0: the number of microbatches must be positive
+
+// Data-parallel replicas: the update sums each accumulator over the dp
+// group first, and the mean is over microbatches x replicas (4). The
+// accumulators themselves are cleared, not the reduced copies.
+// REPLICAS-LABEL: func.func @main
+// REPLICAS: %[[SW:.*]] = cleave.accumulate %{{.*}}, %{{.*}} : tensor<3x2xf32>
+// REPLICAS: %[[SB:.*]] = cleave.accumulate %{{.*}}, %{{.*}} : tensor<2xf32>
+// REPLICAS: %[[SL:.*]] = cleave.accumulate %{{.*}}, %{{.*}} {loss} : tensor<f32>
+// REPLICAS-NEXT: %[[RW:.*]] = cleave.all_reduce %[[SW]] {axis = "dp", group_size = 2 : i64, reduction = "sum"} : tensor<3x2xf32>
+// REPLICAS-NEXT: %[[RB:.*]] = cleave.all_reduce %[[SB]] {axis = "dp", group_size = 2 : i64, reduction = "sum"} : tensor<2xf32>
+// REPLICAS-NEXT: %[[RL:.*]] = cleave.all_reduce %[[SL]] {axis = "dp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+// REPLICAS-DAG: cleave.reduce_sum_square %[[RW]]
+// REPLICAS-DAG: cleave.reduce_sum_square %[[RB]]
+// REPLICAS: %[[NORM:.*]] = cleave.sqrt
+// REPLICAS: %[[QUARTER:.*]] = cleave.constant dense<2.500000e-01> : tensor<f32>
+// REPLICAS: cleave.mul %[[NORM]], %[[QUARTER]]
+// REPLICAS: %[[SCALE:.*]] = cleave.mul %{{.*}}, %{{.*}}
+// REPLICAS: cleave.sgd_update %[[RW]], %[[SCALE]]
+// REPLICAS: cleave.sgd_update %[[RB]], %[[SCALE]]
+// REPLICAS: %[[FOUR:.*]] = cleave.constant dense<4.000000e+00> : tensor<f32>
+// REPLICAS: %[[MEAN:.*]] = cleave.div %[[RL]], %[[FOUR]]
+// REPLICAS-NEXT: cleave.clear %[[SW]] : tensor<3x2xf32>
+// REPLICAS-NEXT: cleave.clear %[[SB]] : tensor<2xf32>
+// REPLICAS-NEXT: cleave.clear %[[SL]] : tensor<f32>
+// REPLICAS-NEXT: return %[[MEAN]] : tensor<f32>
+// NO-REPLICAS: error: replicas=0: the number of data-parallel replicas must be positive
 
 // ADAM-LABEL: func.func @main
 // ADAM: cleave.adam_update {{.*}}decoupled = false{{.*}}weight_decay = 0.000000e+00 : f64

@@ -11,6 +11,9 @@ fitted to the outputs of a fixed teacher MLP, with a mean squared error.
                                       # the exported model by onnxruntime
     python train_mlp.py same-log LOG1 LOG2
                                       # compares two logs but their times
+    python train_mlp.py same-parameters BUNDLE1 CKPT1 BUNDLE2 CKPT2
+                                      # the parameters of two checkpoints,
+                                      # each loaded into its bundle
     python train_mlp.py load BUNDLE CKPT
                                       # Trainer.load, printing its error
     python train_mlp.py forge CKPT garbage|truncated
@@ -256,6 +259,15 @@ elif command == "load":
         sys.exit(1)
 elif command == "same-log":
     same_log(out, sys.argv[3])
+elif command == "same-parameters":
+    import cleave
+
+    first, second = cleave.Trainer(out), cleave.Trainer(sys.argv[4])
+    first.load(sys.argv[3])
+    second.load(sys.argv[5])
+    p, q = first.parameters(), second.parameters()
+    print("parameters equal:", sorted(p) == sorted(q) and
+          all(np.array_equal(p[n], q[n]) for n in p))
 elif command == "forge":
     # "garbage", or a header that claims more bytes than the file has.
     forge(out, b"not a checkpoint" if sys.argv[3] == "garbage" else

@@ -221,7 +221,12 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     `clip-grad-norm` the gradients are first scaled by
     `min(1, clip-grad-norm / (norm + 1e-6))`, `norm` the 2-norm of all of
     the mean gradients together (PyTorch's `clip_grad_norm_` after
-    accumulating `loss / microbatches`). The learning rate is
+    accumulating `loss / microbatches`). With `replicas` data-parallel
+    replicas (each running the step on its own microbatches), the update
+    first sums each accumulator over the replicas (`cleave.all_reduce` along
+    `dp`), and the mean is over `microbatches * replicas`: every replica
+    then applies the same update and the weights stay equal. The learning
+    rate is
     `lr`, optionally warmed up linearly over `warmup-steps` and decayed by a
     cosine to `min-lr-ratio * lr` at `decay-steps`.
 
@@ -289,6 +294,9 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
            "The learning rate at the end of the decay, as a share of lr">,
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
            "Microbatches whose gradients accumulate into one update">,
+    Option<"replicas", "replicas", "int64_t", /*default=*/"1",
+           "Data-parallel replicas whose sums are all-reduced before the "
+           "update">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

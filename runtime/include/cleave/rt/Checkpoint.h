@@ -66,6 +66,10 @@ std::string checkpointName(int64_t step);
 /// that could not be written.
 void saveCheckpoint(const Session &session, const TrainingPosition &position,
                     const std::string &dir);
+/// The same for every device of a bundle: one rank file per device (the
+/// replicas of a data-parallel bundle each save theirs).
+void saveCheckpoint(const SessionGroup &group, const TrainingPosition &position,
+                    const std::string &dir);
 
 /// Reads checkpoint `dir` and checks the SHA-256 of every file it lists;
 /// throws Error naming the file that is missing, malformed or damaged.
@@ -75,6 +79,8 @@ CheckpointInfo readCheckpoint(const std::string &dir);
 /// does and refused when it was saved from another bundle or another
 /// persistent layout. Returns the position it was saved at.
 TrainingPosition loadCheckpoint(Session &session, const std::string &dir);
+/// The same for every device of `group`, each from its own rank file.
+TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir);
 
 /// The checkpoints (step_N directories) under `root`, newest first; none
 /// when `root` does not exist.

@@ -215,6 +215,46 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// Every device of a bundle, each a Session on a thread of this process,
+/// joined by an in-process job (runtime/comm/local), kept open from one run
+/// to the next: how a program drives a bundle for several devices without
+/// MPI (cleave.Session and cleave.Trainer in Python, `cleave train`). For a
+/// one-device bundle it is that device's Session, run on the caller's
+/// thread.
+class SessionGroup {
+public:
+  /// Opens every rank's Session. `options.numThreads` is per rank (0: the
+  /// cores divided among the ranks); `options.communicator` must be unset.
+  static std::unique_ptr<SessionGroup> open(const std::string &bundleDir,
+                                            const SessionOptions &options = {});
+  ~SessionGroup();
+
+  int size() const;
+  /// Rank `rank`'s session. Run it only through run().
+  Session &rank(int rank);
+  const Session &rank(int rank) const;
+  /// Rank 0's session: the bundle's ports, name and device kind.
+  const Session &primary() const { return rank(0); }
+
+  /// Runs every rank on `feeds` (each takes its share); returns every
+  /// graph output, each from the device that writes it. A rank's failure
+  /// fails the run, naming the rank; the group cannot run again after it.
+  std::vector<Tensor> run(const std::map<std::string, Tensor> &feeds);
+
+  /// The trained parameters, by name, from the devices that hold them
+  /// (one of each data-parallel group, which all hold the same values).
+  std::map<std::string, Tensor> trainedParameters() const;
+
+  /// The ranks whose persistent memory is the training state: the first
+  /// data-parallel replica's (the others hold copies of it).
+  std::vector<int> stateRanks() const;
+
+private:
+  struct Impl;
+  explicit SessionGroup(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
 } // namespace cleave::rt
 
 #endif // CLEAVE_RT_RUNTIME_H

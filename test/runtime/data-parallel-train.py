@@ -1,0 +1,199 @@
+# Data-parallel training steps (`cleave compile --train --devices D`): every
+# device runs the whole step on its share of the global batch (D x
+# microbatches x the model's batch, cut along the first dimension), and the
+# update all-reduces the gradient and loss sums over the replicas, so that
+# each applies the same update. cleave.Trainer runs the devices as threads
+# of one process.
+#
+# Checked against the one-device bundle of the same global batch, whose
+# microbatches are the replicas' microbatches in order:
+#   - dp=2 x 1 microbatch against 1 device x 2: the sums add the same two
+#     gradients in the same order, so every loss and parameter is bitwise
+#     equal (SGD with Nesterov momentum; AdamW with clipping);
+#   - dp=2 x 2 and dp=4 x 1 against 1 device x 4: the all-reduce adds in
+#     another order than one device's running sum; tolerance
+#     max |error| <= 1e-5 * max |reference| per loss and parameter.
+# Models: a ReLU MLP with an attached cross-entropy (-1 ignored), and a
+# one-layer GPT (cleave.generators.gpt) with cross-entropy on its logits,
+# learning to predict the next token id.
+# Also: the manifest's mesh and ports, a checkpoint of a dp bundle (a rank
+# file per device) read back into a new session, and training resumed from
+# it equal to training straight on.
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t | FileCheck %s
+
+import json
+import sys
+
+import numpy as np
+
+import cleave
+from cleave.generators.gpt import GPTConfig, build_gpt
+from cleave.testing.gradients import ModelBuilder
+
+STEPS = 5
+RTOL = 1e-5
+
+
+def mlp(work):
+    """A ReLU MLP over 3 positions of 6 features, 4 classes; position 1 of
+    the first sample is ignored."""
+    m = ModelBuilder(np.float32, seed=7, opset=17)
+    m.input("x", np.zeros((2, 3, 6)))
+    hidden = m.node("Relu", [m.node("Add", [
+        m.node("MatMul", ["x", m.weight("fc1.weight", [6, 10], -0.4, 0.4)]),
+        m.weight("fc1.bias", [10], -0.1, 0.1)])])
+    m.graph.node("MatMul", [hidden, m.weight("fc2.weight", [10, 4], -0.4, 0.4)],
+                 ["logits"])
+    m.graph.output("logits", [2, 3, 4], np.float32)
+
+    def batch(rng):
+        labels = rng.integers(0, 4, (2, 3))
+        labels[0, 1] = -1
+        return {"x": rng.standard_normal((2, 3, 6)).astype(np.float32),
+                "labels": labels.astype(np.int64)}
+
+    loss = {"loss": "cross-entropy", "logits": "logits", "labels": "labels",
+            "ignore_index": -1}
+    return m.model(), batch, loss
+
+
+def gpt(work):
+    cfg = GPTConfig(layers=1, hidden=16, heads=2, seq=8, vocab=32, batch=2)
+    path = f"{work}/gpt.onnx"
+    build_gpt(cfg, path, seed=5)
+
+    def batch(rng):
+        ids = rng.integers(0, cfg.vocab, (cfg.batch, cfg.seq))
+        return {"input_ids": ids.astype(np.int64),
+                "labels": ((ids + 1) % cfg.vocab).astype(np.int64)}
+
+    loss = {"loss": "cross-entropy", "logits": "logits", "labels": "labels"}
+    return path, batch, loss
+
+
+def train(bundle, batches):
+    trainer = cleave.Trainer(bundle)
+    losses = [trainer.step(b) for b in batches]
+    return np.array(losses), trainer.parameters(), trainer
+
+
+def global_batches(batch, parts, seed=0):
+    rng = np.random.default_rng(seed)
+    result = []
+    for _ in range(STEPS):
+        blocks = [batch(rng) for _ in range(parts)]
+        result.append({k: np.concatenate([b[k] for b in blocks])
+                       for k in blocks[0]})
+    return result
+
+
+def error(a, b):
+    return float(np.max(np.abs(a - b))), float(np.max(np.abs(b)))
+
+
+def compare(work, name, family, options, devices, microbatches, exact):
+    model, batch, loss = family(work)
+    blocks = devices * microbatches
+    one = cleave.compile(model, f"{work}/{name}_one", **loss,
+                         train={**options, "microbatches": blocks})
+    dp = cleave.compile(model, f"{work}/{name}_dp", devices=devices, **loss,
+                        train={**options, "microbatches": microbatches})
+    batches = global_batches(batch, blocks)
+    ref_losses, ref_params, _ = train(one, batches)
+    losses, params, trainer = train(dp, batches)
+    print(f"== {name}: dp={devices} x {microbatches} against 1 x {blocks}")
+    manifest = json.loads((dp / "manifest.json").read_text())
+    print("mesh", manifest["mesh"], "microbatches", manifest["microbatches"],
+          "devices", manifest["devices"])
+    print("inputs", [(p["name"], p["shape"], p.get("batch_dim"))
+                     for p in manifest["inputs"]])
+    if exact:
+        print("losses bitwise equal:", np.array_equal(losses, ref_losses))
+        print("parameters bitwise equal:", sorted(params) == sorted(ref_params)
+              and all(np.array_equal(params[n], ref_params[n])
+                      for n in ref_params))
+    else:
+        worst, scale = error(losses, ref_losses)
+        print(f"losses within tolerance: {worst <= RTOL * scale} "
+              f"({worst:.1e} of {scale:.2f})")
+        ok = sorted(params) == sorted(ref_params)
+        relative = 0.0
+        for n in ref_params:
+            worst, scale = error(params[n], ref_params[n])
+            ok = ok and worst <= RTOL * scale
+            relative = max(relative, worst / scale)
+        print(f"parameters within tolerance: {ok} "
+              f"(largest error {relative:.1e} of the scale)")
+    print(f"loss {ref_losses[0]:.4f} -> {ref_losses[-1]:.4f}, falls:",
+          ref_losses[-1] < ref_losses[0])
+    return dp, trainer, batches
+
+
+def checkpoint(work, bundle, trainer, batches):
+    """Saves after STEPS steps, restores into a new trainer and trains two
+    more steps on both: the same losses and bytes."""
+    print("== checkpoint")
+    trainer.save(f"{work}/ckpt")
+    files = sorted(json.loads(
+        open(f"{work}/ckpt/manifest.json").read())["files"])
+    print("files", files)
+    restored = cleave.Trainer(bundle)
+    restored.load(f"{work}/ckpt")
+    print("restored at step", restored.steps)
+    print("parameters restored:", all(
+        np.array_equal(restored.parameters()[n], v)
+        for n, v in trainer.parameters().items()))
+    more = batches[:2]
+    straight = [trainer.step(b) for b in more]
+    resumed = [restored.step(b) for b in more]
+    print("resumed losses equal:", straight == resumed)
+    print("resumed parameters equal:", all(
+        np.array_equal(restored.parameters()[n], v)
+        for n, v in trainer.parameters().items()))
+
+
+if __name__ == "__main__":
+    work = sys.argv[1]
+    sgd = {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "nesterov": True}
+    adamw = {"optimizer": "adamw", "lr": 0.01, "clip-grad-norm": 0.5}
+    bundle, trainer, batches = compare(work, "mlp_sgd", mlp, sgd, 2, 1, True)
+    checkpoint(work, bundle, trainer, batches)
+    compare(work, "mlp_adamw", mlp, adamw, 2, 1, True)
+    compare(work, "mlp_dp2x2", mlp, adamw, 2, 2, False)
+    compare(work, "gpt_dp2", gpt, adamw, 2, 1, True)
+    compare(work, "gpt_dp4", gpt, adamw, 4, 1, False)
+
+# CHECK-LABEL: == mlp_sgd: dp=2 x 1 against 1 x 2
+# CHECK-NEXT: mesh {'dp': 2, 'pp': 1, 'tp': 1} microbatches 1 devices 2
+# CHECK-NEXT: inputs [('x', [4, 3, 6], 0), ('labels', [4, 3], 0)]
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == checkpoint
+# CHECK-NEXT: files ['rank_0.bin', 'rank_1.bin']
+# CHECK-NEXT: restored at step 5
+# CHECK-NEXT: parameters restored: True
+# CHECK-NEXT: resumed losses equal: True
+# CHECK-NEXT: resumed parameters equal: True
+# CHECK-LABEL: == mlp_adamw: dp=2 x 1 against 1 x 2
+# CHECK: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == mlp_dp2x2: dp=2 x 2 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 2, 'pp': 1, 'tp': 1} microbatches 2 devices 2
+# CHECK-NEXT: inputs [('x', [8, 3, 6], 0), ('labels', [8, 3], 0)]
+# CHECK-NEXT: losses within tolerance: True
+# CHECK-NEXT: parameters within tolerance: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_dp2: dp=2 x 1 against 1 x 2
+# CHECK: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_dp4: dp=4 x 1 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 4, 'pp': 1, 'tp': 1} microbatches 1 devices 4
+# CHECK-NEXT: inputs [('input_ids', [8, 8], 0), ('labels', [8, 8], 0)]
+# CHECK-NEXT: losses within tolerance: True
+# CHECK-NEXT: parameters within tolerance: True
+# CHECK-NEXT: loss {{.*}}, falls: True
