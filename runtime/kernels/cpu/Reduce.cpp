@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 using namespace cleave::cpu;
@@ -195,7 +196,11 @@ int32_t reduceKernel(CleaveContext *ctx, const char *kernel,
     return fail(ctx, kernel, "Y has %lld elements, expected %lld",
                 (long long)numElements(y), (long long)outCount);
   size_t elementBytes = cleave_dtype_size(x.dtype);
-  if (axes.size() == 0 && elementBytes != 0) {
+  // Reducing no axis folds one element per output: the input itself, but
+  // for the reductions that square their elements first.
+  constexpr bool squares = std::is_same_v<Op<float>, SumSquare<float>> ||
+                           std::is_same_v<Op<float>, L2<float>>;
+  if (axes.size() == 0 && elementBytes != 0 && !squares) {
     if (y.data != x.data)
       std::memcpy(y.data, x.data, elementBytes * outCount);
     return 0;

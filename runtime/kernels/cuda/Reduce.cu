@@ -124,7 +124,9 @@ int32_t reduceKernelEntry(CleaveContext *ctx, const char *kernel,
       return fail(ctx, kernel, "axis %lld out of range", (long long)axis);
     axes |= 1u << axis;
   }
-  if (naxes == 0) {
+  // Reducing no axis folds one element per output: the input itself, but
+  // for the reductions that square their elements first.
+  if (naxes == 0 && op != ReduceOp::L2 && op != ReduceOp::SumSquare) {
     size_t bytes = numElements(x) * dtypeSize(x.dtype);
     if (bytes && x.data != y.data &&
         cudaMemcpyAsync(y.data, x.data, bytes, cudaMemcpyDeviceToDevice,

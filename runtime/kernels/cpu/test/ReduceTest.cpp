@@ -144,11 +144,23 @@ TEST_F(ReduceTest, FloatMeansOfManyElementsKeepTheirDigits) {
   }
 }
 
-TEST_F(ReduceTest, EmptyAxesCopy) {
+// No axis reduced: each output folds one element, so a sum copies the
+// input and the reductions that square (ONNX's ReduceSumSquare and ReduceL2
+// with no axes, a scalar's norm) still square it.
+TEST_F(ReduceTest, EmptyAxesFoldOneElement) {
   Tensor x = Tensor::f32({3}, {-1, 2, -3});
   Tensor y({3});
-  ASSERT_EQ(run(cleave_cpu_reduce_sum_square, {x.desc()}, {y.desc()}, {0}), 0);
+  ASSERT_EQ(run(cleave_cpu_reduce_sum, {x.desc()}, {y.desc()}, {0}), 0);
   EXPECT_EQ(y.vec(), (std::vector<float>{-1, 2, -3}));
+  ASSERT_EQ(run(cleave_cpu_reduce_sum_square, {x.desc()}, {y.desc()}, {0}), 0);
+  EXPECT_EQ(y.vec(), (std::vector<float>{1, 4, 9}));
+  ASSERT_EQ(run(cleave_cpu_reduce_l2, {x.desc()}, {y.desc()}, {0}), 0);
+  EXPECT_EQ(y.vec(), (std::vector<float>{1, 2, 3}));
+  Tensor scalar = Tensor::f32(Shape{}, {-0.5f});
+  Tensor out(Shape{});
+  ASSERT_EQ(
+      run(cleave_cpu_reduce_sum_square, {scalar.desc()}, {out.desc()}, {0}), 0);
+  EXPECT_EQ(out.vec(), (std::vector<float>{0.25f}));
 }
 
 TEST_F(ReduceTest, IntegerTypes) {

@@ -923,7 +923,11 @@ TEST_F(CudaKernelTest, Reductions) {
     std::vector<int64_t> axes;
     Shape ys;
   } cases[] = {
-      {{2}, {4, 6}}, {{0, 2}, {1, 6, 1}}, {{1}, {4, 50}}, {{0, 1, 2}, {}}};
+      {{2}, {4, 6}},
+      {{0, 2}, {1, 6, 1}},
+      {{1}, {4, 50}},
+      {{0, 1, 2}, {}},
+      {{}, {4, 6, 50}}}; // no axis: one element per output, still squared
   CleaveKernelFn kernels[] = {
       cleave_cuda_reduce_sum,       cleave_cuda_reduce_mean,
       cleave_cuda_reduce_max,       cleave_cuda_reduce_min,
