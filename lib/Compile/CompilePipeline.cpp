@@ -62,6 +62,11 @@ llvm::Error CompileOptions::validate() const {
     if (llvm::Error error = pinned("dp", options->dataParallel, devices))
       return error;
   }
+  if (train && devices == 1 && zero.getValue() > 0)
+    return llvm::createStringError(
+        "zero=" + std::to_string(zero.getValue()) +
+        " shards the training state over data-parallel replicas; a step "
+        "compiled for one device has none (compile for several devices)");
   if (llvm::Error error = validatePlanOptions(*options, /*prefix=*/""))
     return error;
   return checkCompilableSchedule(*options, /*prefix=*/"");
@@ -92,6 +97,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(decaySteps, training.decaySteps);
   copy(minLrRatio, training.minLrRatio);
   copy(recompute, training.recompute);
+  copy(zero, training.zero);
   training.freeze = freeze;
   return training;
 }
@@ -187,6 +193,7 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
           getOptimizerUpdateOptions(training, options.entry);
       update.microbatches = getTrainingMicrobatches(options);
       update.replicas = options.devices;
+      update.zero = training.zero.value_or(0);
       pm.addPass(createOptimizerUpdatePass(update));
       if (training.recompute.value_or(false)) {
         RecomputePassOptions recompute;

@@ -654,9 +654,14 @@ FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
   fusedOps.clear();
   llvm::DenseMap<int, int> loadOfTensor;
   SmallVector<int> operands;
-  // A clear writes zeros over its operand: the loop reads nothing.
-  for (Value operand : root->getOperands()) {
-    if (isa<ClearOp>(root)) {
+  // A clear or an assignment overwrites its target: the loop does not read
+  // it.
+  auto overwrites = dyn_cast<DestinationStyleOpInterface>(root);
+  if (overwrites && !isa<ClearOp, AssignOp>(root))
+    overwrites = nullptr;
+  for (OpOperand &use : root->getOpOperands()) {
+    Value operand = use.get();
+    if (overwrites && overwrites.isDpsInit(&use)) {
       operands.push_back(-1);
       continue;
     }
@@ -706,14 +711,23 @@ FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
       call.inputs.push_back(index < 0 ? -1 : getTensor(op->getOperand(index)));
   for (Value result : op->getResults())
     call.outputs.push_back(getTensor(result));
-  // What an update writes must outlive the call.
+  // What an update writes must outlive the call, or be a scratch copy
+  // that nothing else reads (a ZeRO replica's block of a parameter, which
+  // the update's result carries on to the gather).
   if (auto update = dyn_cast<DestinationStyleOpInterface>(op))
-    for (auto [index, output] : llvm::enumerate(call.outputs))
-      if (program.tensors[output].space != MemorySpace::Persistent)
-        return op->emitOpError("updates operand ")
-               << update.getDpsInitOperand(index)->getOperandNumber()
-               << " in place, which must be persistent: a writable weight "
-                  "(cleave.writable) or a cleave.state";
+    for (auto [index, output] : llvm::enumerate(call.outputs)) {
+      OpOperand *init = update.getDpsInitOperand(index);
+      MemorySpace space = program.tensors[output].space;
+      if (space == MemorySpace::Persistent ||
+          (space == MemorySpace::Arena && init->get().hasOneUse() &&
+           program.tensors[output].stash < 0))
+        continue;
+      return op->emitOpError("updates operand ")
+             << init->getOperandNumber()
+             << " in place, which must be persistent (a writable weight, "
+                "cleave.writable, or a cleave.state) or a scratch value that "
+                "nothing else reads";
+    }
   ProgramStep step;
   step.call = std::move(call);
   return step;
@@ -868,18 +882,22 @@ void ProgramBuilder::planArena() {
   for (auto [index, at] : llvm::enumerate(timeline)) {
     int s = static_cast<int>(index);
     const ProgramStep &step = stepAt(at);
+    // A tensor is born at the first step that writes it: a call that
+    // updates a scratch tensor in place writes it again.
+    auto define = [&](int tensor) {
+      if (firstStep[tensor] < 0)
+        firstStep[tensor] = s;
+      use(tensor, s);
+    };
     if (step.loop) {
       for (const FusedLoad &load : step.loop->loads)
         use(load.tensor, s);
-      firstStep[step.loop->output] = s;
-      use(step.loop->output, s);
+      define(step.loop->output);
     } else {
       for (int input : step.call->inputs)
         use(input, s);
-      for (int output : step.call->outputs) {
-        firstStep[output] = s;
-        use(output, s);
-      }
+      for (int output : step.call->outputs)
+        define(output);
     }
   }
 
@@ -904,7 +922,8 @@ void ProgramBuilder::planArena() {
     else
       outputs.append(step.call->outputs.begin(), step.call->outputs.end());
     for (int output : outputs) {
-      if (!isArena(output))
+      // Already placed: updated in place, it keeps its bytes.
+      if (!isArena(output) || bufferOf[output] >= 0)
         continue;
       const ProgramTensor &out = program.tensors[output];
       if (stashed.contains(output)) {

@@ -174,6 +174,14 @@ struct ClearModel : KernelInterface::ExternalModel<ClearModel, ClearOp> {
   }
 };
 
+/// An assignment is a loop that copies the value over its target.
+struct AssignModel : KernelInterface::ExternalModel<AssignModel, AssignOp> {
+  FailureOr<int> buildScalar(Operation *, ScalarExprBuilder &,
+                             ArrayRef<int> operands) const {
+    return operands[0];
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Library kernels
 //===----------------------------------------------------------------------===//
@@ -992,6 +1000,7 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     AdamUpdateOp::attachInterface<AdamUpdateModel>(*context);
     AccumulateOp::attachInterface<AccumulateModel>(*context);
     ClearOp::attachInterface<ClearModel>(*context);
+    AssignOp::attachInterface<AssignModel>(*context);
     RmsNormOp::attachInterface<RmsNormModel>(*context);
     RotaryEmbeddingOp::attachInterface<RotaryEmbeddingModel>(*context);
     AttentionOp::attachInterface<AttentionModel>(*context);

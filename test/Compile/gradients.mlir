@@ -20,7 +20,7 @@
 // the function returns the loss alone.
 // TRAIN-PASSES: cleave-autodiff{entry=main freeze= loss=loss}
 // TRAIN-PASSES: cleave-plan{{.*}}annotate=false
-// TRAIN-PASSES-NEXT: cleave-optimizer-update{{{.*}} lr=5.000000e-01 {{.*}} optimizer=sgd {{.*}}weight-decay=0.000000e+00}
+// TRAIN-PASSES-NEXT: cleave-optimizer-update{{{.*}} lr=5.000000e-01 {{.*}} optimizer=sgd {{.*}}weight-decay=0.000000e+00 zero=0}
 // TRAIN-LABEL: func.func @main
 // TRAIN-SAME: -> (tensor<f32> {cleave.name = "loss"})
 // TRAIN: cleave.weight "w" {cleave.writable

@@ -21,7 +21,7 @@
 // CHECK: step 0 loop {{.*}} = reduce add over [0, 1] of mul(t0, t[[P]])
 // CHECK-NEXT: step 1 kernel adam_update (t0, t[[ONE]]) -> (t[[P]], t[[M]], t[[V]], t[[STEP]]) ints [1, 0, 0] floats [0.001, 0.9, 0.999, 1e-08, 0.01, 0]
 
-// READ-ONLY: error: 'cleave.adam_update' op updates operand 2 in place, which must be persistent: a writable weight (cleave.writable) or a cleave.state
+// READ-ONLY: error: 'cleave.adam_update' op updates operand 2 in place, which must be persistent (a writable weight, cleave.writable, or a cleave.state) or a scratch value that nothing else reads
 func.func @main(%x: tensor<2x4xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave.name = "loss"}) {
   %w = cleave.weight "w" {file = "/dev/null", offset = 0 : i64, length = 32 : i64, cleave.writable} : tensor<2x4xf32>
   %y = cleave.mul %x, %w : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>

@@ -20,6 +20,20 @@
 # file per device) read back into a new session, and training resumed from
 # it equal to training straight on.
 #
+# ZeRO stage 1 (`zero: 1`): each replica keeps the optimizer state of one
+# block of every parameter, updates that block from the reduce-scattered
+# gradient sums and gathers the others'. The update is elementwise, so
+# without clipping the parameters are bitwise those of the replicas that
+# hold everything; with clipping the norm adds the blocks' squares in
+# another order (tolerance as above). Each replica's persistent memory is
+# smaller, and its checkpoint (the replicas' rank files now differ) resumes
+# exactly. dp=4 pads blocks (a bias of 10 elements: blocks of 3).
+#
+# ZeRO stage 2 (`zero: 2`) shards the gradient sums too: each microbatch's
+# gradient is reduce-scattered in the backward. With one microbatch per
+# replica it is bitwise ZeRO-1; with two, the sums add in another order
+# (tolerance as above); persistent memory is smaller again.
+#
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t | FileCheck %s
 
@@ -131,16 +145,52 @@ def compare(work, name, family, options, devices, microbatches, exact):
     return dp, trainer, batches
 
 
+def persistent_bytes(bundle):
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    return manifest["programs"][0]["persistent_bytes"]
+
+
+def compare_zero(work, name, family, options, devices, stage=1,
+                 microbatches=1):
+    """ZeRO replicas against replicas that hold the whole state (or, for
+    stage 2, against stage 1)."""
+    model, batch, loss = family(work)
+    options = {**options, "microbatches": microbatches}
+    reference = {"zero": 1} if stage == 2 else {}
+    whole = cleave.compile(model, f"{work}/{name}_whole", devices=devices,
+                           **loss, train={**options, **reference})
+    zero = cleave.compile(model, f"{work}/{name}_zero", devices=devices,
+                          **loss, train={**options, "zero": stage})
+    batches = global_batches(batch, devices * microbatches)
+    ref_losses, ref_params, _ = train(whole, batches)
+    losses, params, trainer = train(zero, batches)
+    print(f"== {name}: ZeRO-{stage} on dp={devices} x {microbatches}")
+    print("losses bitwise equal:", np.array_equal(losses, ref_losses))
+    worst = max(float(np.max(np.abs(params[n] - ref_params[n])))
+                / float(np.max(np.abs(ref_params[n]))) for n in ref_params)
+    print("parameters bitwise equal:", worst == 0.0)
+    print(f"parameters within tolerance: {worst <= RTOL} "
+          f"(largest error {worst:.1e} of the scale)")
+    print("persistent bytes per device smaller:",
+          persistent_bytes(zero) < persistent_bytes(whole),
+          f"({persistent_bytes(whole)} -> {persistent_bytes(zero)})")
+    ir = (zero / "model.mlir").read_text()
+    print("reduce_scatter, all_slice, all_gather, assign:",
+          [ir.count(f"cleave.{op} ") for op in
+           ("reduce_scatter", "all_slice", "all_gather", "assign")])
+    return zero, trainer, batches
+
+
 def checkpoint(work, bundle, trainer, batches):
     """Saves after STEPS steps, restores into a new trainer and trains two
     more steps on both: the same losses and bytes."""
     print("== checkpoint")
-    trainer.save(f"{work}/ckpt")
-    files = sorted(json.loads(
-        open(f"{work}/ckpt/manifest.json").read())["files"])
+    where = f"{work}/ckpt_{bundle.name}"
+    trainer.save(where)
+    files = sorted(json.loads(open(f"{where}/manifest.json").read())["files"])
     print("files", files)
     restored = cleave.Trainer(bundle)
-    restored.load(f"{work}/ckpt")
+    restored.load(where)
     print("restored at step", restored.steps)
     print("parameters restored:", all(
         np.array_equal(restored.parameters()[n], v)
@@ -164,6 +214,18 @@ if __name__ == "__main__":
     compare(work, "mlp_dp2x2", mlp, adamw, 2, 2, False)
     compare(work, "gpt_dp2", gpt, adamw, 2, 1, True)
     compare(work, "gpt_dp4", gpt, adamw, 4, 1, False)
+    plain = {"optimizer": "adamw", "lr": 0.01}
+    compare_zero(work, "mlp_adamw", mlp, plain, 2)
+    bundle, trainer, batches = compare_zero(work, "mlp_sgd", mlp, sgd, 4)
+    checkpoint(work, bundle, trainer, batches)
+    compare_zero(work, "mlp_clip", mlp, adamw, 2)
+    # SGD: Adam would turn the rounding noise of the key bias's gradient
+    # (0 in exact arithmetic) into steps of lr (see train-torch.py).
+    compare_zero(work, "gpt_clip", gpt,
+                 {"optimizer": "sgd", "lr": 0.5, "clip-grad-norm": 0.5}, 2)
+    compare_zero(work, "mlp_zero2", mlp, adamw, 2, stage=2)
+    compare_zero(work, "gpt_zero2", gpt, {"optimizer": "sgd", "lr": 0.5}, 2,
+                 stage=2, microbatches=2)
 
 # CHECK-LABEL: == mlp_sgd: dp=2 x 1 against 1 x 2
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 1, 'tp': 1} microbatches 1 devices 2
@@ -197,3 +259,35 @@ if __name__ == "__main__":
 # CHECK-NEXT: losses within tolerance: True
 # CHECK-NEXT: parameters within tolerance: True
 # CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == mlp_adamw: ZeRO-1 on dp=2 x 1
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: parameters within tolerance: True
+# CHECK-NEXT: persistent bytes per device smaller: True
+# CHECK-NEXT: reduce_scatter, all_slice, all_gather, assign: [3, 3, 3, 3]
+# CHECK-LABEL: == mlp_sgd: ZeRO-1 on dp=4 x 1
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: parameters within tolerance: True
+# CHECK-NEXT: persistent bytes per device smaller: True
+# CHECK-NEXT: reduce_scatter, all_slice, all_gather, assign: [3, 3, 3, 3]
+# CHECK-LABEL: == checkpoint
+# CHECK-NEXT: files ['rank_0.bin', 'rank_1.bin', 'rank_2.bin', 'rank_3.bin']
+# CHECK-NEXT: restored at step 5
+# CHECK-NEXT: parameters restored: True
+# CHECK-NEXT: resumed losses equal: True
+# CHECK-NEXT: resumed parameters equal: True
+# CHECK-LABEL: == mlp_clip: ZeRO-1 on dp=2 x 1
+# CHECK: parameters within tolerance: True
+# CHECK-NEXT: persistent bytes per device smaller: True
+# CHECK-LABEL: == gpt_clip: ZeRO-1 on dp=2 x 1
+# CHECK: parameters within tolerance: True
+# CHECK-NEXT: persistent bytes per device smaller: True
+# CHECK-LABEL: == mlp_zero2: ZeRO-2 on dp=2 x 1
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK: persistent bytes per device smaller: True
+# CHECK-NEXT: reduce_scatter, all_slice, all_gather, assign: [3, 3, 3, 3]
+# CHECK-LABEL: == gpt_zero2: ZeRO-2 on dp=2 x 2
+# CHECK: parameters within tolerance: True
+# CHECK-NEXT: persistent bytes per device smaller: True

@@ -60,6 +60,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.decaySteps, training.decaySteps);
   copy(command.minLrRatio, training.minLrRatio);
   copy(command.recompute, training.recompute);
+  copy(command.zero, training.zero);
   if (llvm::Error error = validateTrainingOptions(training, "--"))
     return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
@@ -145,6 +146,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.decaySteps, options.decaySteps);
   pass(training.minLrRatio, options.minLrRatio);
   pass(training.recompute, options.recompute);
+  pass(training.zero, options.zero);
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

@@ -153,6 +153,12 @@ struct CompileCommand {
                      "boundaries for the backward and recompute the rest "
                      "there (activation checkpointing)"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> zero{
+      "zero",
+      llvm::cl::desc("With --train on several devices: the ZeRO stage; 1 "
+                     "shards the optimizer state over the data-parallel "
+                     "replicas, 2 the gradient sums too (default 0)"),
+      llvm::cl::value_desc("stage"), llvm::cl::sub(command)};
   llvm::cl::list<std::string> inputShapes{
       "input-shape",
       llvm::cl::desc("Bind the shape of graph input NAME, e.g. "

@@ -132,6 +132,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("With train: the backward recomputes the forward's "
                      "activations from its segment boundaries "
                      "(cleave-recompute)")};
+  Option<int64_t> zero{
+      *this, "zero",
+      llvm::cl::desc("With train on several devices: the ZeRO stage, 1 "
+                     "shards the optimizer state over the data-parallel "
+                     "replicas, 2 the gradient sums too (default 0)")};
   /// pp=, tp=, dp=, microbatches=, objective=, ... (PlanOptions::bindOptions;
   /// no batch=: a bundle computes the model's batch).
   BoundOptions<PlanOptions, PassOptionGroup> plan{*this,

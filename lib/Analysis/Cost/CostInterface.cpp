@@ -560,9 +560,11 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     // more); Adam also updates two moments and divides by a root.
     attachElementwise<8, SgdUpdateOp>(context);
     attachElementwise<14, AdamUpdateOp>(context);
-    // Gradient accumulation adds one value per element; a clear writes one.
+    // Gradient accumulation adds one value per element; a clear or an
+    // assignment writes one.
     attachElementwise<1, AccumulateOp>(context);
     attachElementwise<0, ClearOp>(context);
+    attachElementwise<0, AssignOp>(context);
 
     // Parameters (optimizer state among them), views and data movement.
     attachAll<ParameterCostModel, WeightOp, ConstantOp, WeightSliceOp, StateOp>(

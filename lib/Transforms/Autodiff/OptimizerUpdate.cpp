@@ -40,6 +40,9 @@ struct TrainedParameter {
   std::string name;
   WeightOp weight;
   Value gradient;
+  /// What the update writes: the weight, or under ZeRO this replica's
+  /// block of it (a copy, gathered and assigned back after the update).
+  Value target;
 };
 
 struct OptimizerUpdatePass
@@ -66,6 +69,21 @@ struct OptimizerUpdatePass
           << ": the number of data-parallel replicas must be positive";
       return signalPassFailure();
     }
+    if (zero < 0 || zero > 2) {
+      emitError(module.getLoc(), "zero=")
+          << static_cast<int64_t>(zero)
+          << ": the ZeRO stage is 0 (every replica holds the whole optimizer "
+             "state), 1 (the state is sharded over the replicas) or 2 (the "
+             "gradient sums too)";
+      return signalPassFailure();
+    }
+    if (zero > 0 && replicas == 1) {
+      emitError(module.getLoc(), "zero=")
+          << static_cast<int64_t>(zero)
+          << " shards the training state over data-parallel replicas, and "
+             "replicas=1";
+      return signalPassFailure();
+    }
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func || func.isExternal() || !func.getBody().hasOneBlock()) {
       emitError(module.getLoc(), "cleave-optimizer-update: no function @")
@@ -80,11 +98,16 @@ struct OptimizerUpdatePass
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
                             NameLoc::get(opBuilder.getStringAttr(optimizer)));
-    // The microbatch's loss and gradients go into the step's sums.
+    // The microbatch's loss and gradients go into the step's sums. Under
+    // ZeRO stage 2 each microbatch's gradient is reduce-scattered at once,
+    // and a replica sums only its block.
     SmallVector<Value> sums;
     for (TrainedParameter &parameter : *parameters) {
+      Value gradient = parameter.gradient;
+      if (zero == 2)
+        gradient = reduceScatterBlock(builder, gradient);
       parameter.gradient =
-          accumulate(builder, parameter.gradient, "grad:" + parameter.name);
+          accumulate(builder, gradient, "grad:" + parameter.name);
       sums.push_back(parameter.gradient);
     }
     StringAttr lossName = getResultName(func, 0);
@@ -94,14 +117,26 @@ struct OptimizerUpdatePass
     cast<AccumulateOp>(lossSum.getDefiningOp()).setLoss(true);
     sums.push_back(lossSum);
 
-    // The update reads the sums over every replica.
-    for (TrainedParameter &parameter : *parameters)
-      parameter.gradient = sumOverReplicas(builder, parameter.gradient);
+    // The update reads the sums over every replica: whole, or under ZeRO
+    // this replica's block of them, with its block of the parameter.
+    for (TrainedParameter &parameter : *parameters) {
+      if (zero > 0) {
+        if (zero == 1)
+          parameter.gradient = reduceScatterBlock(builder, parameter.gradient);
+        parameter.target = localBlock(builder, parameter.weight.getOutput());
+      } else {
+        parameter.gradient = sumOverReplicas(builder, parameter.gradient);
+        parameter.target = parameter.weight.getOutput();
+      }
+    }
     Value stepLoss = sumOverReplicas(builder, lossSum);
 
     Value scale = buildGradientScale(builder, *parameters);
-    for (TrainedParameter &parameter : *parameters)
-      buildUpdate(builder, parameter, scale);
+    for (TrainedParameter &parameter : *parameters) {
+      Value updated = buildUpdate(builder, parameter, scale);
+      if (zero > 0)
+        gatherInto(builder, updated, parameter.weight.getOutput());
+    }
     Type lossElement = getElementTypeOrSelf(lossSum.getType());
     // A new value even when it divides by 1: the sum itself is cleared
     // below.
@@ -126,6 +161,70 @@ struct OptimizerUpdatePass
   /// How many microbatch losses and gradients a step's sums hold: every
   /// replica's microbatches.
   int64_t getContributions() const { return microbatches * replicas; }
+
+  /// The block length of a tensor of `elements` elements cut into one
+  /// block per replica (the last padded with zeros).
+  int64_t getBlockLength(int64_t elements) const {
+    return (elements + replicas - 1) / replicas;
+  }
+
+  /// The type of one replica's block of `value`.
+  RankedTensorType getBlockType(Value value) const {
+    auto type = cast<RankedTensorType>(value.getType());
+    return RankedTensorType::get({getBlockLength(type.getNumElements())},
+                                 type.getElementType());
+  }
+
+  /// `value` flattened and padded with zeros to one block per replica.
+  Value flattenToBlocks(GradientBuilder &b, Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t elements = type.getNumElements();
+    int64_t padded = getBlockLength(elements) * replicas;
+    Value flat = b.reshape(value, {elements});
+    if (padded == elements)
+      return flat;
+    return b.create<PadOp>(flat, ArrayRef<int64_t>{0, padded - elements},
+                           StringRef("constant"), llvm::APFloat(0.0));
+  }
+
+  /// This replica's block of `sum` summed over the replicas (ZeRO: each
+  /// replica updates one block of every parameter).
+  Value reduceScatterBlock(GradientBuilder &b, Value sum) {
+    OpBuilder &builder = b.getBuilder();
+    return ReduceScatterOp::create(
+        builder, b.getLoc(), getBlockType(sum), flattenToBlocks(b, sum),
+        builder.getStringAttr("dp"), builder.getI64IntegerAttr(replicas),
+        builder.getI64IntegerAttr(0), builder.getStringAttr("sum"));
+  }
+
+  /// A copy of this replica's block of `value` (no communication).
+  Value localBlock(GradientBuilder &b, Value value) {
+    OpBuilder &builder = b.getBuilder();
+    return AllSliceOp::create(
+        builder, b.getLoc(), getBlockType(value), flattenToBlocks(b, value),
+        builder.getStringAttr("dp"), builder.getI64IntegerAttr(replicas),
+        builder.getI64IntegerAttr(0));
+  }
+
+  /// Gathers every replica's updated block and writes the whole parameter
+  /// into `weight`, which the next step's forward reads.
+  void gatherInto(GradientBuilder &b, Value block, Value weight) {
+    OpBuilder &builder = b.getBuilder();
+    auto type = cast<RankedTensorType>(weight.getType());
+    int64_t elements = type.getNumElements();
+    int64_t padded = getBlockLength(elements) * replicas;
+    Value gathered = AllGatherOp::create(
+        builder, b.getLoc(),
+        RankedTensorType::get({padded}, type.getElementType()), block,
+        builder.getStringAttr("dp"), builder.getI64IntegerAttr(replicas),
+        builder.getI64IntegerAttr(0));
+    if (padded != elements)
+      gathered =
+          b.create<SliceOp>(gathered, ArrayRef<int64_t>{0},
+                            ArrayRef<int64_t>{elements}, ArrayRef<int64_t>{1});
+    AssignOp::create(builder, b.getLoc(), b.reshape(gathered, type.getShape()),
+                     weight);
+  }
 
   /// `sum` added up over the data-parallel replicas (itself with one).
   Value sumOverReplicas(GradientBuilder &b, Value sum) {
@@ -197,6 +296,10 @@ struct OptimizerUpdatePass
                                                   /*keepdims=*/false);
       sumOfSquares = sumOfSquares ? b.add(sumOfSquares, squares) : squares;
     }
+    // Under ZeRO each replica holds a block of every gradient: the squares
+    // add up over the replicas.
+    if (zero > 0)
+      sumOfSquares = sumOverReplicas(b, sumOfSquares);
     Value norm = b.create<SqrtOp>(sumOfSquares);
     if (contributions > 1)
       norm = b.mul(norm, b.scalar(mean, f32));
@@ -214,17 +317,19 @@ struct OptimizerUpdatePass
     attrs.append("min_lr_ratio", builder.getF64FloatAttr(minLrRatio));
   }
 
-  void buildUpdate(GradientBuilder &b, TrainedParameter &parameter,
-                   Value scale) {
+  /// Updates `parameter.target` and its optimizer state; returns the
+  /// target after the update.
+  Value buildUpdate(GradientBuilder &b, TrainedParameter &parameter,
+                    Value scale) {
     OpBuilder &builder = b.getBuilder();
-    auto type = cast<RankedTensorType>(parameter.weight.getType());
+    auto type = cast<RankedTensorType>(parameter.target.getType());
     auto state = [&](StringRef what, RankedTensorType stateType) {
       return StateOp::create(
           builder, b.getLoc(), stateType,
           builder.getStringAttr(optimizer + "." + what + ":" + parameter.name));
     };
     Value step = state("step", RankedTensorType::get({}, builder.getF32Type()));
-    Value weight = parameter.weight.getOutput();
+    Value weight = parameter.target;
     NamedAttrList attrs;
     addSchedule(builder, attrs);
     attrs.append("weight_decay", builder.getF64FloatAttr(weightDecay));
@@ -232,9 +337,10 @@ struct OptimizerUpdatePass
       attrs.append("momentum", builder.getF64FloatAttr(momentum));
       attrs.append("dampening", builder.getF64FloatAttr(0.0));
       attrs.append("nesterov", builder.getBoolAttr(nesterov));
-      SgdUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale,
-                          weight, state("momentum_buffer", type), step, attrs);
-      return;
+      return SgdUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale,
+                                 weight, state("momentum_buffer", type), step,
+                                 attrs)
+          .getNewParameter();
     }
     attrs.append("beta1", builder.getF64FloatAttr(beta1));
     attrs.append("beta2", builder.getF64FloatAttr(beta2));
@@ -243,8 +349,9 @@ struct OptimizerUpdatePass
                  builder.getBoolAttr(optimizer == kAdamWOptimizer));
     Value first = state("exp_avg", type);
     Value second = state("exp_avg_sq", type);
-    AdamUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale, weight,
-                         first, second, step, attrs);
+    return AdamUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale,
+                                weight, first, second, step, attrs)
+        .getNewParameter();
   }
 
   /// The function returns the loss (its first result) alone.

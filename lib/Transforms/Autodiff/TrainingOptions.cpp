@@ -185,7 +185,8 @@ bool anyOptimizerOption(const TrainingOptions &options) {
   return options.optimizer || options.learningRate || options.momentum ||
          options.weightDecay || options.epsilon || options.clipGradNorm ||
          options.minLrRatio || options.nesterov || options.betas ||
-         options.warmupSteps || options.decaySteps || options.recompute;
+         options.warmupSteps || options.decaySteps || options.recompute ||
+         options.zero;
 }
 
 } // namespace
@@ -220,6 +221,11 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
     return fail(spell.name("recompute") + " applies only with " +
                 spell.name("train") +
                 ": it recomputes activations for a training step's backward");
+  if (options.zero && (*options.zero < 0 || *options.zero > 2))
+    return fail(spell.withValue("zero", std::to_string(*options.zero)) +
+                ": the ZeRO stage is 0 (nothing sharded), 1 (the optimizer "
+                "state sharded over the data-parallel replicas) or 2 (the "
+                "gradient sums too)");
   if (!options.train && anyOptimizerOption(options))
     return fail("the optimizer options (" + spell.name("optimizer") + ", " +
                 spell.name("lr") + ", ...) apply only with " +

@@ -3,9 +3,13 @@
 # squared error against random targets, AdamW): 10 steps of the bundle for 2
 # replicas (`--devices 2`, one microbatch each) against 10 steps of the
 # one-device bundle with 2 microbatches, on the same global batches (the
-# replicas' microbatches in order). The replicas all-reduce two gradient
-# sums, which one device adds in the same order, so every loss and every
-# trained parameter is bitwise equal.
+# replicas' microbatches in order); and the same on 2 replicas under ZeRO
+# stage 1 (`zero: 1`, the optimizer state sharded). The replicas all-reduce
+# (or reduce-scatter) two gradient sums, which one device adds in the same
+# order, and the updates are elementwise, so every loss and every trained
+# parameter is bitwise equal. No clipping here: its norm adds the squares in
+# another order under ZeRO (runtime/data-parallel-train.py checks that
+# within a tolerance).
 #
 # Batch normalisation's running statistics are not compared: each replica
 # updates its own from its own microbatch, as PyTorch's DDP does without
@@ -45,28 +49,35 @@ def run(family, work):
     batches = global_batches(model, reference, output)
     options = {"optimizer": "adamw", "lr": base.LR.get(family, base.DEFAULT_LR),
                "weight-decay": base.WEIGHT_DECAY, "eps": base.EPS}
-    if family in base.CLIP:
-        options["clip-grad-norm"] = base.CLIP[family]
     loss = {"loss": "mse", "logits": output, "labels": "labels"}
-    one = cleave.compile(model, f"{work}/{family}_one", **loss,
-                         train={**options, "microbatches": 2})
-    dp = cleave.compile(model, f"{work}/{family}_dp", devices=2, **loss,
-                        train=options)
+    bundles = [
+        cleave.compile(model, f"{work}/{family}_one", **loss,
+                       train={**options, "microbatches": 2}),
+        cleave.compile(model, f"{work}/{family}_dp", devices=2, **loss,
+                       train=options),
+        cleave.compile(model, f"{work}/{family}_zero", devices=2, **loss,
+                       train={**options, "zero": 1})]
     results = []
-    for bundle in (one, dp):
+    for bundle in bundles:
         trainer = cleave.Trainer(bundle, threads=1)
         losses = np.array([trainer.step(b) for b in batches])
         results.append((losses, trainer.parameters()))
-    (ref_losses, ref_params), (losses, params) = results
+    ref_losses, ref_params = results[0]
     compared = sorted(n for n in mapping if n in ref_params)
     statistics = sorted(set(ref_params) - set(mapping))
-    print("losses bitwise equal:", np.array_equal(losses, ref_losses))
-    equal = [n for n in compared if np.array_equal(params[n], ref_params[n])]
-    print(f"parameters bitwise equal: {len(equal)} of {len(compared)} "
-          f"(of {len(mapping)} initializers; {len(statistics)} running "
-          "statistics not compared)")
+    ok = True
+    for name, (losses, params) in zip(("dp=2", "ZeRO-1"), results[1:]):
+        equal = [n for n in compared
+                 if np.array_equal(params[n], ref_params[n])]
+        print(f"{name}: losses bitwise equal: "
+              f"{np.array_equal(losses, ref_losses)}; parameters bitwise "
+              f"equal: {len(equal)} of {len(compared)} (of {len(mapping)} "
+              f"initializers; {len(statistics)} running statistics not "
+              "compared)")
+        ok = ok and len(equal) == len(mapping) and np.array_equal(
+            losses, ref_losses)
     print(f"loss {ref_losses[0]:.4g} -> {ref_losses[-1]:.4g}")
-    return len(equal) == len(mapping) and np.array_equal(losses, ref_losses)
+    return ok
 
 
 if __name__ == "__main__":
@@ -77,20 +88,20 @@ if __name__ == "__main__":
     sys.exit(1 if failed else 0)
 
 # CHECK-LABEL: == gpt
-# CHECK-NEXT: losses bitwise equal: True
-# CHECK-NEXT: parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running statistics not compared)
+# CHECK-NEXT: dp=2: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: ZeRO-1: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
 # CHECK-LABEL: == bert
-# CHECK-NEXT: losses bitwise equal: True
-# CHECK-NEXT: parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: dp=2: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: ZeRO-1: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
 # CHECK-LABEL: == vit
-# CHECK-NEXT: losses bitwise equal: True
-# CHECK-NEXT: parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: dp=2: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: ZeRO-1: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
 # CHECK-LABEL: == resnet
-# CHECK-NEXT: losses bitwise equal: True
-# CHECK-NEXT: parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; {{[1-9][0-9]*}} running
+# CHECK-NEXT: dp=2: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; {{[1-9][0-9]*}} running
+# CHECK-NEXT: ZeRO-1: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; {{[1-9][0-9]*}} running
 # CHECK-LABEL: == wav2vec2
-# CHECK-NEXT: losses bitwise equal: True
-# CHECK-NEXT: parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: dp=2: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
+# CHECK-NEXT: ZeRO-1: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers; 0 running
 # CHECK-LABEL: == deepspeech
-# CHECK-NEXT: losses bitwise equal: True
-# CHECK-NEXT: parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers
+# CHECK-NEXT: dp=2: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers
+# CHECK-NEXT: ZeRO-1: losses bitwise equal: True; parameters bitwise equal: [[N:[0-9]+]] of [[N]] (of [[N]] initializers

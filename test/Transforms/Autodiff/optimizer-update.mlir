@@ -6,6 +6,10 @@
 // RUN: not cleave-opt %s --cleave-optimizer-update="microbatches=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd microbatches=2 replicas=2 clip-grad-norm=2.0" | FileCheck %s --check-prefix=REPLICAS
 // RUN: not cleave-opt %s --cleave-optimizer-update="replicas=0" 2>&1 | FileCheck %s --check-prefix=NO-REPLICAS
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=adamw replicas=4 zero=1 clip-grad-norm=1.0" | FileCheck %s --check-prefix=ZERO1
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd replicas=2 zero=2 microbatches=2" | FileCheck %s --check-prefix=ZERO2
+// RUN: not cleave-opt %s --cleave-optimizer-update="zero=3 replicas=2" 2>&1 | FileCheck %s --check-prefix=ZERO3
+// RUN: not cleave-opt %s --cleave-optimizer-update="zero=1" 2>&1 | FileCheck %s --check-prefix=ZERO-ONE-REPLICA
 
 // The function as cleave-autodiff leaves it: the loss, then the gradients of
 // w (read twice: the reads are merged into one writable weight) and b.
@@ -109,6 +113,64 @@
 // REPLICAS-NEXT: cleave.clear %[[SL]] : tensor<f32>
 // REPLICAS-NEXT: return %[[MEAN]] : tensor<f32>
 // NO-REPLICAS: error: replicas=0: the number of data-parallel replicas must be positive
+
+// ZeRO stage 1 over 4 replicas: each keeps the optimizer state of one block
+// of every parameter, flattened and padded to 4 blocks (w: 6 elements in
+// blocks of 2; b: 2 in blocks of 1). The update reduce-scatters the sums,
+// updates its block of a copy of the parameter, gathers the blocks and
+// assigns the parameter back; the clipping norm adds the blocks' squares
+// over the replicas.
+// ZERO1-LABEL: func.func @main
+// ZERO1: %[[W:.*]] = cleave.weight "w" {cleave.writable
+// ZERO1: %[[B:.*]] = cleave.weight "b" {cleave.writable
+// ZERO1: %[[SW:.*]] = cleave.accumulate %{{.*}}, %{{.*}} : tensor<3x2xf32>
+// ZERO1: %[[SB:.*]] = cleave.accumulate %{{.*}}, %{{.*}} : tensor<2xf32>
+// ZERO1: %[[SL:.*]] = cleave.accumulate %{{.*}}, %{{.*}} {loss} : tensor<f32>
+// ZERO1-NEXT: %[[FW:.*]] = cleave.reshape %[[SW]] : tensor<3x2xf32> -> tensor<6xf32>
+// ZERO1-NEXT: %[[PW:.*]] = cleave.pad %[[FW]] {pads = array<i64: 0, 2>} : (tensor<6xf32>) -> tensor<8xf32>
+// ZERO1-NEXT: %[[GW:.*]] = cleave.reduce_scatter %[[PW]] {axis = "dp", dim = 0 : i64, group_size = 4 : i64, reduction = "sum"} : tensor<8xf32> -> tensor<2xf32>
+// ZERO1-NEXT: %[[FW2:.*]] = cleave.reshape %[[W]] : tensor<3x2xf32> -> tensor<6xf32>
+// ZERO1-NEXT: %[[PW2:.*]] = cleave.pad %[[FW2]] {pads = array<i64: 0, 2>}
+// ZERO1-NEXT: %[[BW:.*]] = cleave.all_slice %[[PW2]] {axis = "dp", dim = 0 : i64, group_size = 4 : i64} : tensor<8xf32> -> tensor<2xf32>
+// ZERO1: %[[GB:.*]] = cleave.reduce_scatter %{{.*}} {{.*}} : tensor<4xf32> -> tensor<1xf32>
+// ZERO1: %[[BB:.*]] = cleave.all_slice %{{.*}} {{.*}} : tensor<4xf32> -> tensor<1xf32>
+// ZERO1: %[[RL:.*]] = cleave.all_reduce %[[SL]] {axis = "dp", group_size = 4 : i64, reduction = "sum"} : tensor<f32>
+// ZERO1: %[[QW:.*]] = cleave.reduce_sum_square %[[GW]]
+// ZERO1: %[[QB:.*]] = cleave.reduce_sum_square %[[GB]]
+// ZERO1: %[[Q:.*]] = cleave.add %[[QW]], %[[QB]]
+// ZERO1: cleave.all_reduce %[[Q]] {axis = "dp", group_size = 4 : i64, reduction = "sum"} : tensor<f32>
+// ZERO1: cleave.state "adamw.exp_avg:w" : tensor<2xf32>
+// ZERO1: cleave.state "adamw.exp_avg_sq:w" : tensor<2xf32>
+// ZERO1: %[[NW:.*]], %{{.*}}, %{{.*}}, %{{.*}} = cleave.adam_update %[[GW]], %{{.*}}, %[[BW]],
+// ZERO1-NEXT: %[[AW:.*]] = cleave.all_gather %[[NW]] {axis = "dp", dim = 0 : i64, group_size = 4 : i64} : tensor<2xf32> -> tensor<8xf32>
+// ZERO1-NEXT: %[[CW:.*]] = cleave.slice %[[AW]] {ends = array<i64: 6>, starts = array<i64: 0>, steps = array<i64: 1>}
+// ZERO1-NEXT: %[[RW:.*]] = cleave.reshape %[[CW]] : tensor<6xf32> -> tensor<3x2xf32>
+// ZERO1-NEXT: cleave.assign %[[RW]], %[[W]] : tensor<3x2xf32>
+// ZERO1: cleave.state "adamw.exp_avg:b" : tensor<1xf32>
+// ZERO1: %[[NB:.*]], %{{.*}}, %{{.*}}, %{{.*}} = cleave.adam_update %[[GB]], %{{.*}}, %[[BB]],
+// ZERO1: cleave.assign %{{.*}}, %[[B]] : tensor<2xf32>
+// ZERO1: cleave.div %[[RL]]
+// ZERO1-NEXT: cleave.clear %[[SW]]
+// ZERO1-NEXT: cleave.clear %[[SB]]
+// ZERO1-NEXT: cleave.clear %[[SL]]
+// ZeRO stage 2: each microbatch's gradient is reduce-scattered where the
+// backward made it, and the replica accumulates its block (the sums and the
+// optimizer state are blocks); the update reads the block sums.
+// ZERO2-LABEL: func.func @main
+// ZERO2: %[[FW:.*]] = cleave.reshape %{{.*}} : tensor<3x2xf32> -> tensor<6xf32>
+// ZERO2-NEXT: %[[GW:.*]] = cleave.reduce_scatter %[[FW]] {axis = "dp", dim = 0 : i64, group_size = 2 : i64, reduction = "sum"} : tensor<6xf32> -> tensor<3xf32>
+// ZERO2-NEXT: %[[AW:.*]] = cleave.state "grad:w" : tensor<3xf32>
+// ZERO2-NEXT: %[[SW:.*]] = cleave.accumulate %[[GW]], %[[AW]] : tensor<3xf32>
+// ZERO2: %[[SB:.*]] = cleave.accumulate %{{.*}}, %{{.*}} : tensor<1xf32>
+// ZERO2: %[[SL:.*]] = cleave.accumulate %{{.*}}, %{{.*}} {loss} : tensor<f32>
+// ZERO2-NOT: cleave.reduce_scatter
+// ZERO2: %[[BW:.*]] = cleave.all_slice %{{.*}} : tensor<6xf32> -> tensor<3xf32>
+// ZERO2: cleave.state "sgd.momentum_buffer:w" : tensor<3xf32>
+// ZERO2: cleave.sgd_update %[[SW]], %{{.*}}, %[[BW]],
+// ZERO2: cleave.all_gather
+// ZERO2: cleave.clear %[[SW]] : tensor<3xf32>
+// ZERO3: error: zero=3: the ZeRO stage is 0 (every replica holds the whole optimizer state), 1 (the state is sharded over the replicas) or 2 (the gradient sums too)
+// ZERO-ONE-REPLICA: error: zero=1 shards the training state over data-parallel replicas, and replicas=1
 
 // ADAM-LABEL: func.func @main
 // ADAM: cleave.adam_update {{.*}}decoupled = false{{.*}}weight_decay = 0.000000e+00 : f64

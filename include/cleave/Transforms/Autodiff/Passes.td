@@ -225,7 +225,16 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     replicas (each running the step on its own microbatches), the update
     first sums each accumulator over the replicas (`cleave.all_reduce` along
     `dp`), and the mean is over `microbatches * replicas`: every replica
-    then applies the same update and the weights stay equal. The learning
+    then applies the same update and the weights stay equal. With `zero=1`
+    (ZeRO stage 1) each replica keeps the optimizer state of one block of
+    every parameter (the parameter flattened and cut into `replicas`
+    blocks, the last padded with zeros): the update reduce-scatters the
+    gradient sums (`cleave.reduce_scatter`), updates its block of a copy of
+    the parameter (`cleave.all_slice`), all-gathers the updated blocks and
+    writes the whole parameter back (`cleave.assign`); clipping adds the
+    blocks' squares over the replicas. With `zero=2` (stage 2) the gradient
+    sums are sharded too: each microbatch's gradient is reduce-scattered in
+    the backward and a replica accumulates only its block. The learning
     rate is
     `lr`, optionally warmed up linearly over `warmup-steps` and decayed by a
     cosine to `min-lr-ratio * lr` at `decay-steps`.
@@ -297,6 +306,9 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     Option<"replicas", "replicas", "int64_t", /*default=*/"1",
            "Data-parallel replicas whose sums are all-reduced before the "
            "update">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage: 1 shards the optimizer state over the replicas, 2 "
+           "the gradient sums too">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

@@ -63,6 +63,9 @@ struct TrainingOptions {
   std::optional<int64_t> warmupSteps, decaySteps;
   /// Recompute the forward's activations in the backward, per segment.
   std::optional<bool> recompute;
+  /// The ZeRO stage of data-parallel replicas: 1 shards the optimizer
+  /// state over them.
+  std::optional<int64_t> zero;
 
   /// With `validateTrainingOptions` passed: the values, defaults filled in.
   std::string getOptimizer() const {

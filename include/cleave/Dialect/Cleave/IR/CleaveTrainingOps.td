@@ -239,4 +239,33 @@ def Cleave_ClearOp : Cleave_Op<"clear",
   }];
 }
 
+def Cleave_AssignOp : Cleave_Op<"assign",
+    [DestinationStyleOpInterface, MemoryEffects<[MemWrite]>,
+     AllTypesMatch<["value", "target", "new_target"]>]> {
+  let summary = "overwrites a persistent tensor with a value, in place";
+  let description = [{
+    `target = value`, where the target lives from one call to the next (a
+    writable `cleave.weight` or a `cleave.state`). Under ZeRO each
+    data-parallel replica updates its block of a parameter and the blocks
+    are gathered; the gathered parameter is assigned back to the weight
+    that the next step's forward reads. The result is the target after the
+    write (destination style).
+
+    Created by `cleave-optimizer-update`; lowered to a generated loop that
+    writes persistent memory.
+
+    ```mlir
+    %w2 = cleave.assign %gathered, %w : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$value, Cleave_FloatTensor:$target);
+  let results = (outs Cleave_FloatTensor:$new_target);
+  let assemblyFormat = "$value `,` $target attr-dict `:` type($target)";
+  let extraClassDeclaration = [{
+    mlir::MutableOperandRange getDpsInitsMutable() {
+      return getTargetMutable();
+    }
+  }];
+}
+
 #endif // CLEAVE_DIALECT_CLEAVE_IR_CLEAVETRAININGOPS_TD
