@@ -62,6 +62,11 @@ llvm::Error CompileOptions::validate() const {
     if (llvm::Error error = pinned("dp", options->dataParallel, devices))
       return error;
   }
+  if (train && devices == 1 && syncBatchNorm.getValue())
+    return llvm::createStringError(
+        "sync-batch-norm takes batch statistics over data-parallel "
+        "replicas; a step compiled for one device has none (compile for "
+        "several devices)");
   if (train && devices == 1 && zero.getValue() > 0)
     return llvm::createStringError(
         "zero=" + std::to_string(zero.getValue()) +
@@ -98,6 +103,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(minLrRatio, training.minLrRatio);
   copy(recompute, training.recompute);
   copy(zero, training.zero);
+  copy(syncBatchNorm, training.syncBatchNorm);
   training.freeze = freeze;
   return training;
 }
@@ -154,6 +160,8 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
   BatchNormTrainingPassOptions batchNorm;
   batchNorm.entry = options.entry;
   batchNorm.step = training.differentiates();
+  if (training.syncBatchNorm.value_or(false))
+    batchNorm.syncReplicas = options.devices;
   pm.addPass(createBatchNormTrainingPass(batchNorm));
   if (training.differentiates()) {
     if (training.attachesLoss()) {

@@ -72,7 +72,7 @@
 // PASSES-NEXT:     canonicalize
 // PASSES-NEXT:     cse
 // PASSES-NEXT:   ),
-// PASSES-NEXT:   cleave-batch-norm-training{entry=main step=false},
+// PASSES-NEXT:   cleave-batch-norm-training{entry=main step=false sync-replicas=1},
 // PASSES-NEXT:   cleave-split-projections,
 // PASSES-NEXT:   cleave-plan{{[{].*}}annotate=true {{.*}}devices=4 {{.*}}objective=latency {{.*}}pp=2 {{.*}}target=cpu {{.*}}tp=0
 // PASSES-NEXT:   cleave-split-projections,
@@ -86,7 +86,7 @@
 
 // ONE-PASSES:      cse
 // ONE-PASSES-NEXT:   ),
-// ONE-PASSES-NEXT:   cleave-batch-norm-training{entry=main step=false},
+// ONE-PASSES-NEXT:   cleave-batch-norm-training{entry=main step=false sync-replicas=1},
 // ONE-PASSES-NEXT:   cleave-plan{{[{].*}}annotate=false {{.*}}devices=1 {{.*}}target=cpu
 // ONE-PASSES-NEXT: )
 

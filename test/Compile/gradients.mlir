@@ -10,7 +10,7 @@
 // (twice 1 * y) folds to y + y. The frozen weight gets no gradient.
 
 // PASSES: cleave-fuse-patterns
-// PASSES: cleave-batch-norm-training{entry=main step=true}
+// PASSES: cleave-batch-norm-training{entry=main step=true sync-replicas=1}
 // PASSES-NEXT: cleave-autodiff{entry=main freeze= loss=loss}
 // PASSES: cleave-fuse-patterns
 // PASSES: cse

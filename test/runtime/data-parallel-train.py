@@ -29,6 +29,13 @@
 # smaller, and its checkpoint (the replicas' rank files now differ) resumes
 # exactly. dp=4 pads blocks (a bias of 10 elements: blocks of 3).
 #
+# Synchronised batch normalisation (`--sync-batch-norm`): a conv, batch
+# norm, ReLU, pool, linear model on 2 replicas of batch 2 trains as the
+# same model of batch 4 on one device (losses, parameters and running
+# statistics within the tolerance); each replica's own statistics do not.
+# Two all-reduces per batch norm in the forward, their adjoints in the
+# backward.
+#
 # ZeRO stage 2 (`zero: 2`) shards the gradient sums too: each microbatch's
 # gradient is reduce-scattered in the backward. With one microbatch per
 # replica it is bitwise ZeRO-1; with two, the sums add in another order
@@ -85,6 +92,65 @@ def gpt(work):
 
     loss = {"loss": "cross-entropy", "logits": "logits", "labels": "labels"}
     return path, batch, loss
+
+
+def cnn_model(batch):
+    """A convolution, a batch norm, ReLU, global pooling and a linear layer
+    over `batch` images of 3 x 6 x 6; 5 classes."""
+    from cleave.testing import GraphBuilder
+
+    rng = np.random.default_rng(11)
+    g = GraphBuilder(opset=17)
+    x = g.input("x", [batch, 3, 6, 6])
+    weight = lambda name, array: g.initializer(name, array.astype(np.float32))
+    conv = g.node("Conv", [x, weight("conv.weight", rng.uniform(
+        -0.4, 0.4, (4, 3, 3, 3)))], pads=[1, 1, 1, 1])
+    norm = g.node("BatchNormalization", [
+        conv, weight("bn.weight", rng.uniform(0.5, 1.5, 4)),
+        weight("bn.bias", rng.uniform(-0.2, 0.2, 4)),
+        weight("bn.running_mean", np.zeros(4)),
+        weight("bn.running_var", np.ones(4))], momentum=0.9)
+    pooled = g.node("Flatten", [g.node("GlobalAveragePool",
+                                       [g.node("Relu", [norm])])])
+    g.node("MatMul", [pooled, weight("fc.weight", rng.uniform(
+        -0.5, 0.5, (4, 5)))], ["logits"])
+    g.output("logits", [batch, 5])
+    return g.model()
+
+
+def sync_batch_norm(work):
+    """Synchronised batch normalisation on 2 replicas (model batch 2)
+    against one device whose model takes the whole batch of 4: the same
+    statistics, so the same step up to the order of the sums; without
+    synchronisation each replica normalises by its own half."""
+    print("== sync_batch_norm: dp=2 x 1 against 1 device of batch 4")
+    loss = {"loss": "cross-entropy", "logits": "logits", "labels": "labels"}
+    options = {"optimizer": "sgd", "lr": 0.2, "momentum": 0.9}
+    whole = cleave.compile(cnn_model(4), f"{work}/bn_whole", **loss,
+                           train=options)
+    bundles = {
+        sync: cleave.compile(
+            cnn_model(2), f"{work}/bn_{sync}", devices=2, **loss,
+            train=options,
+            extra_args=["--sync-batch-norm"] if sync else [])
+        for sync in (True, False)}
+    rng = np.random.default_rng(4)
+    batches = [{"x": rng.standard_normal((4, 3, 6, 6)).astype(np.float32),
+                "labels": rng.integers(0, 5, 4).astype(np.int64)}
+               for _ in range(STEPS)]
+    ref_losses, ref_params, _ = train(whole, batches)
+    for sync, bundle in bundles.items():
+        losses, params, _ = train(bundle, batches)
+        worst = max(float(np.max(np.abs(params[n] - ref_params[n])))
+                    / float(np.max(np.abs(ref_params[n]))) for n in ref_params)
+        loss_error = float(np.max(np.abs(losses - ref_losses)))
+        print(f"{'synchronised' if sync else 'per replica'}: losses and "
+              f"parameters (running statistics too) within tolerance: "
+              f"{loss_error <= RTOL * float(np.max(np.abs(ref_losses))) and worst <= RTOL}"
+              f" (largest error {worst:.1e} of the scale)")
+    count = {sync: (bundle / "model.mlir").read_text().count(
+        "cleave.all_reduce ") for sync, bundle in bundles.items()}
+    print("all-reduces added by synchronisation:", count[True] - count[False])
 
 
 def train(bundle, batches):
@@ -226,6 +292,7 @@ if __name__ == "__main__":
     compare_zero(work, "mlp_zero2", mlp, adamw, 2, stage=2)
     compare_zero(work, "gpt_zero2", gpt, {"optimizer": "sgd", "lr": 0.5}, 2,
                  stage=2, microbatches=2)
+    sync_batch_norm(work)
 
 # CHECK-LABEL: == mlp_sgd: dp=2 x 1 against 1 x 2
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 1, 'tp': 1} microbatches 1 devices 2
@@ -291,3 +358,7 @@ if __name__ == "__main__":
 # CHECK-LABEL: == gpt_zero2: ZeRO-2 on dp=2 x 2
 # CHECK: parameters within tolerance: True
 # CHECK-NEXT: persistent bytes per device smaller: True
+# CHECK-LABEL: == sync_batch_norm: dp=2 x 1 against 1 device of batch 4
+# CHECK-NEXT: synchronised: losses and parameters (running statistics too) within tolerance: True
+# CHECK-NEXT: per replica: losses and parameters (running statistics too) within tolerance: False
+# CHECK-NEXT: all-reduces added by synchronisation: 4

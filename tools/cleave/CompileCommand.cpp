@@ -61,6 +61,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.minLrRatio, training.minLrRatio);
   copy(command.recompute, training.recompute);
   copy(command.zero, training.zero);
+  copy(command.syncBatchNorm, training.syncBatchNorm);
   if (llvm::Error error = validateTrainingOptions(training, "--"))
     return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
@@ -147,6 +148,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.minLrRatio, options.minLrRatio);
   pass(training.recompute, options.recompute);
   pass(training.zero, options.zero);
+  pass(training.syncBatchNorm, options.syncBatchNorm);
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

@@ -153,6 +153,12 @@ struct CompileCommand {
                      "boundaries for the backward and recompute the rest "
                      "there (activation checkpointing)"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<bool> syncBatchNorm{
+      "sync-batch-norm",
+      llvm::cl::desc("With --train on several devices: batch normalisation "
+                     "over every data-parallel replica's batch "
+                     "(SyncBatchNorm; default: each replica's own)"),
+      llvm::cl::sub(command)};
   llvm::cl::opt<int64_t> zero{
       "zero",
       llvm::cl::desc("With --train on several devices: the ZeRO stage; 1 "

@@ -132,6 +132,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("With train: the backward recomputes the forward's "
                      "activations from its segment boundaries "
                      "(cleave-recompute)")};
+  Option<bool> syncBatchNorm{
+      *this, "sync-batch-norm",
+      llvm::cl::desc("With train on several devices: batch normalisation's "
+                     "statistics over every data-parallel replica's batch "
+                     "(SyncBatchNorm)")};
   Option<int64_t> zero{
       *this, "zero",
       llvm::cl::desc("With train on several devices: the ZeRO stage, 1 "

@@ -5,7 +5,8 @@
 // the batch's mean and biased variance, built from reductions and
 // arithmetic, which have gradient rules, so that the gradient flows through
 // the statistics; the running statistics move towards the batch's, in
-// place.
+// place. Synchronised over data-parallel replicas, the statistics are
+// over every replica's batch: the per-channel sums are all-reduced.
 //
 // The running-statistics update `r = (1 - m) r + m s` is one step of SGD of
 // rate `m` on `|r - s|^2 / 2` (its gradient is `r - s`), so it is a
@@ -50,6 +51,12 @@ struct BatchNormTrainingPass
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func || func.isExternal())
       return;
+    if (syncReplicas < 1) {
+      emitError(module.getLoc(), "sync-replicas=")
+          << static_cast<int64_t>(syncReplicas)
+          << ": the number of data-parallel replicas must be positive";
+      return signalPassFailure();
+    }
     SmallVector<BatchNormOp> norms;
     func.walk([&](BatchNormOp norm) {
       if (step || norm.getTrainingMode())
@@ -69,7 +76,7 @@ struct BatchNormTrainingPass
                               "static shape, but its input is ")
              << x.getType()
              << "; bind the model's input shapes before training";
-    BatchStatistics stats = computeStatistics(b, x);
+    BatchStatistics stats = computeStatistics(b, x, syncReplicas);
     if (step && (failed(updateRunning(b, norm, norm.getMean(), stats.mean,
                                       stats.count, /*unbiased=*/false)) ||
                  failed(updateRunning(b, norm, norm.getVariance(),
@@ -94,7 +101,10 @@ struct BatchNormTrainingPass
     return success();
   }
 
-  static BatchStatistics computeStatistics(GradientBuilder &b, Value x) {
+  /// The statistics of `x` over its batch, or over the batches of
+  /// `replicas` data-parallel replicas.
+  static BatchStatistics computeStatistics(GradientBuilder &b, Value x,
+                                           int64_t replicas) {
     ArrayRef<int64_t> shape = getShape(x);
     SmallVector<int64_t> axes{0};
     int64_t count = shape[0];
@@ -102,10 +112,26 @@ struct BatchNormTrainingPass
       axes.push_back(i);
       count *= shape[i];
     }
-    Value mean = b.reduceMean(x, axes, /*keepdims=*/true);
+    if (replicas == 1) {
+      Value mean = b.reduceMean(x, axes, /*keepdims=*/true);
+      Value centred = b.sub(x, mean);
+      Value variance = b.reduceMean(b.mul(centred, centred), axes, true);
+      return {mean, variance, centred, count};
+    }
+    // Sums over every replica's batch, divided by the whole count.
+    int64_t total = count * replicas;
+    auto meanOverReplicas = [&](Value value) {
+      Value sum = b.reduceSum(value, axes, /*keepdims=*/true);
+      OpBuilder &builder = b.getBuilder();
+      Value all = AllReduceOp::create(
+          builder, b.getLoc(), sum, builder.getStringAttr("dp"),
+          builder.getI64IntegerAttr(replicas), builder.getStringAttr("sum"));
+      return b.scale(all, 1.0 / static_cast<double>(total));
+    };
+    Value mean = meanOverReplicas(x);
     Value centred = b.sub(x, mean);
-    Value variance = b.reduceMean(b.mul(centred, centred), axes, true);
-    return {mean, variance, centred, count};
+    Value variance = meanOverReplicas(b.mul(centred, centred));
+    return {mean, variance, centred, total};
   }
 
   /// Moves the running statistic `running` towards the batch's `batch` by

@@ -21,6 +21,7 @@ void cleave::registerGradientInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, CleaveDialect *) {
     detail::attachAttentionGradients(context);
+    detail::attachCommGradients(context);
     detail::attachConvGradients(context);
     detail::attachElementwiseGradients(context);
     detail::attachNNGradients(context);

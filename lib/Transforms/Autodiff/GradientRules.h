@@ -15,6 +15,8 @@ namespace detail {
 
 /// RMS normalisation, rotary embedding and scaled dot-product attention.
 void attachAttentionGradients(mlir::MLIRContext *context);
+/// Collectives: an all-reduce's sum along the data-parallel axis.
+void attachCommGradients(mlir::MLIRContext *context);
 /// Unary math, broadcasting arithmetic, selection and casts.
 void attachElementwiseGradients(mlir::MLIRContext *context);
 /// Convolutions, pools and per-channel normalisations.

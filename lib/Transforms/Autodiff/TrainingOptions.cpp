@@ -186,7 +186,7 @@ bool anyOptimizerOption(const TrainingOptions &options) {
          options.weightDecay || options.epsilon || options.clipGradNorm ||
          options.minLrRatio || options.nesterov || options.betas ||
          options.warmupSteps || options.decaySteps || options.recompute ||
-         options.zero;
+         options.zero || options.syncBatchNorm;
 }
 
 } // namespace

@@ -1,5 +1,21 @@
 // RUN: cleave-opt %s -split-input-file --cleave-batch-norm-training | FileCheck %s
 // RUN: cleave-opt %s -split-input-file --cleave-batch-norm-training=step=false | FileCheck %s --check-prefix=ONNX
+// RUN: cleave-opt %s -split-input-file --cleave-batch-norm-training=sync-replicas=2 | FileCheck %s --check-prefix=SYNC
+// RUN: not cleave-opt %s -split-input-file --cleave-batch-norm-training=sync-replicas=0 2>&1 | FileCheck %s --check-prefix=SYNC-ZERO
+
+// Synchronised over 2 replicas: the per-channel sums of the input and of
+// the squared deviations are all-reduced along dp and divided by the count
+// of both replicas' values (2 x 16 per channel: 1/32); the running
+// variance is unbiased over 32 values (32/31).
+// SYNC-LABEL: func.func @main
+// SYNC: %[[SUM:.*]] = cleave.reduce_sum %{{.*}} {axes = array<i64: 0, 2>} : (tensor<2x4x8xf32>) -> tensor<1x4x1xf32>
+// SYNC-NEXT: %[[ALL:.*]] = cleave.all_reduce %[[SUM]] {axis = "dp", group_size = 2 : i64, reduction = "sum"} : tensor<1x4x1xf32>
+// SYNC-NEXT: %[[INV:.*]] = cleave.constant dense<3.125000e-02> : tensor<f32>
+// SYNC-NEXT: %[[MEAN:.*]] = cleave.mul %[[ALL]], %[[INV]]
+// SYNC: %[[SQ:.*]] = cleave.reduce_sum %{{.*}} {axes = array<i64: 0, 2>}
+// SYNC-NEXT: cleave.all_reduce %[[SQ]] {axis = "dp", group_size = 2 : i64, reduction = "sum"}
+// SYNC: cleave.constant dense<1.03225803> : tensor<f32>
+// SYNC-ZERO: error: sync-replicas=0: the number of data-parallel replicas must be positive
 
 // In a training step the output is normalised by the batch's mean and
 // biased variance over every dimension but the channels, and each running

@@ -94,6 +94,13 @@ def BatchNormTrainingPass : Pass<"cleave-batch-norm-training", "mlir::ModuleOp">
     the ops with `training_mode` (ONNX's `training_mode = 1`) are rewritten,
     and nothing is updated, as ONNX computes them.
 
+    With `sync-replicas=D` (synchronised batch normalisation, PyTorch's
+    `SyncBatchNorm`) the statistics are over the batches of all D
+    data-parallel replicas: each replica's per-channel sums of the input and
+    of the squared deviations are summed over the replicas
+    (`cleave.all_reduce` along `dp`, whose gradient is the same all-reduce of
+    the cotangent), and the running variance is unbiased over all of them.
+
     Errors: a batch_norm whose input has no static shape, and (with `step`)
     a running statistic that is a weight of another type than float32.
 
@@ -123,6 +130,9 @@ def BatchNormTrainingPass : Pass<"cleave-batch-norm-training", "mlir::ModuleOp">
     Option<"step", "step", "bool", /*default=*/"true",
            "A training step: rewrite every batch_norm and update the running "
            "statistics (otherwise only training_mode ones, without update)">,
+    Option<"syncReplicas", "sync-replicas", "int64_t", /*default=*/"1",
+           "Data-parallel replicas whose batches one batch's statistics are "
+           "over (synchronised batch normalisation); 1: each replica's own">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

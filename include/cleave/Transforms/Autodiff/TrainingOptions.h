@@ -66,6 +66,8 @@ struct TrainingOptions {
   /// The ZeRO stage of data-parallel replicas: 1 shards the optimizer
   /// state over them.
   std::optional<int64_t> zero;
+  /// Batch statistics over every data-parallel replica's batch.
+  std::optional<bool> syncBatchNorm;
 
   /// With `validateTrainingOptions` passed: the values, defaults filled in.
   std::string getOptimizer() const {
