@@ -15,6 +15,10 @@ runs ``cleave plan --train --target a100-80gb`` twice:
   fp16 with fp32 master weights (Adam), ``--schedule`` (1F1B by default);
 - free: only the GPU count, the global batch and fp16 pinned.
 
+Both plan with ``--fuse-pointwise`` (``--unfused``: without), since
+Megatron-LM runs the bias adds, GeLU, attention scaling and masking and the
+residual adds in fused kernels.
+
 The paper counts a step's work as
 
     F = 96 B s l h^2 (1 + s / (6h) + V / (16 l h))
@@ -27,7 +31,8 @@ columns are comparable.
 
     python bench/megatron_fidelity.py [--cleave build/bin/cleave]
         [--rows 1.7B 3.6B ...] [--no-free] [--timeout 600]
-        [--schedule 1f1b|interleaved] [--json FILE]
+        [--schedule 1f1b|interleaved] [--unfused] [--plan-option OPTION]
+        [--json FILE]
 
 Prints per row the paper's TFLOP/s, the pinned prediction and its error,
 the free plan's prediction, mesh (pp tp dp) and microbatch size, and the
@@ -120,11 +125,11 @@ def pinned_options(row: Row, microbatch_size: int, schedule: str) -> list[str]:
 
 
 def plan(cleave: Path, model: Path, row: Row, extra: list[str],
-         timeout: float) -> tuple[dict | None, str, float]:
+         timeout: float, common: list[str]) -> tuple[dict | None, str, float]:
     """Runs one `cleave plan --train`; returns (plan or None, error, seconds)."""
     command = [str(cleave), "plan", str(model), "--train", "--target", "a100-80gb",
                "--devices", str(row.gpus), "--batch", str(row.batch), "--precision", "fp16",
-               "--format", "json", "--quiet"] + extra
+               "--format", "json", "--quiet"] + common + extra
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, timeout=timeout)
@@ -147,17 +152,26 @@ def main() -> int:
     parser.add_argument("--schedule", default="1f1b",
                         help="pipeline schedule of the pinned plans where p > 1")
     parser.add_argument("--no-free", action="store_true", help="skip the unpinned plans")
+    parser.add_argument("--unfused", action="store_true",
+                        help="plan without --fuse-pointwise (Megatron-LM runs bias, GeLU, "
+                             "scaling, masking and residual adds in fused kernels)")
+    parser.add_argument("--plan-option", action="append", default=[],
+                        help="pass this option to every cleave plan (repeatable), "
+                             "e.g. --plan-option=--fuse-pointwise")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per plan")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args()
     cleave = args.cleave or find_cleave()
+    if not args.unfused:
+        args.plan_option.insert(0, "--fuse-pointwise")
     rows = [row for row in TABLE if args.rows is None or row.name in args.rows]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-megatron-"))
     workdir.mkdir(parents=True, exist_ok=True)
 
     print(f"cleave: {cleave}\ntarget: a100-80gb; pinned: microbatch {args.microbatch_size}, "
-          f"{args.schedule} where p > 1, full recomputation, no ZeRO, fp16 + Adam\n")
+          f"{args.schedule} where p > 1, full recomputation, no ZeRO, fp16 + Adam"
+          f"{'; ' + ' '.join(args.plan_option) if args.plan_option else ''}\n")
     print(f"{'model':>7} {'GPUs':>5} {'t p dp':>9} {'paper':>6} {'pinned':>7} {'error':>7} "
           f"{'plan s':>7} {'free':>7} {'free pp tp dp mb':>17} {'plan s':>7}")
     results = []
@@ -169,7 +183,7 @@ def main() -> int:
                         "dp": row.dp, "paper_tflops": row.tflops}
         pinned, error, seconds = plan(cleave, model, row,
                                       pinned_options(row, args.microbatch_size, args.schedule),
-                                      args.timeout)
+                                      args.timeout, args.plan_option)
         mesh = f"{row.tp} {row.pp} {row.dp}"
         line = f"{row.name:>7} {row.gpus:>5} {mesh:>9} {row.tflops:>6.0f} "
         result["pinned_seconds"] = seconds
@@ -184,7 +198,7 @@ def main() -> int:
                           pinned_microbatch_size=pinned["microbatch_size"])
             line += f"{predicted:>7.1f} {100 * (predicted / row.tflops - 1):>+6.1f}% {seconds:>7.1f} "
         if not args.no_free:
-            free, free_error, free_seconds = plan(cleave, model, row, [], args.timeout)
+            free, free_error, free_seconds = plan(cleave, model, row, [], args.timeout, args.plan_option)
             result["free_seconds"] = free_seconds
             if free is None:
                 line += f"{'-':>7} {free_error[:17]:>17} {free_seconds:>7.1f}"
