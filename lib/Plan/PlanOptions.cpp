@@ -44,6 +44,10 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
                   "Share of device memory the plan may use");
   binder.flag("allow-tf32", costOptions.allowTF32,
               "Let f32 contractions run in TF32");
+  binder.flag("fuse-pointwise", costOptions.fusePointwise,
+              "Price a pointwise op whose operand nothing else reads as fused "
+              "into that operand's producer (bias, activation, scaling and "
+              "residual adds as fused-kernel frameworks run them)");
   if (set != PlanOptionSet::Planning)
     return;
   binder.flag("train", training.enabled,

@@ -666,9 +666,12 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
   if (!best.invalidReason.empty())
     return best;
   int64_t replicaBatch = globalBatch / mesh.dp;
+  // A pinned count is tried whatever the search's bound on counts.
+  int64_t maxMicrobatches =
+      pins.microbatches ? replicaBatch
+                        : std::min(replicaBatch, options.maxMicrobatches);
   SmallVector<int64_t> counts;
-  for (int64_t microbatches = 1;
-       microbatches <= std::min(replicaBatch, options.maxMicrobatches);
+  for (int64_t microbatches = 1; microbatches <= maxMicrobatches;
        ++microbatches) {
     if (replicaBatch % microbatches != 0 ||
         (pins.microbatches && *pins.microbatches != microbatches))

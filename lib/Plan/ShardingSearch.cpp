@@ -105,6 +105,47 @@ static void markResidualStream(SegmentShardingModel &model) {
   }
 }
 
+/// Marks the activations that `CostOptions::fusePointwise` keeps out of
+/// memory: defined in the segment by an op that is not a view, not an
+/// output, read by exactly one op (a view of it counts as a reader), and that
+/// op is pointwise-like. A reduction (softmax, a normalization) reads its
+/// operand from memory, so a pointwise chain ends in one write.
+static void markFusedPointwise(SegmentShardingModel &model) {
+  SmallVector<int64_t> readers(model.values.size(), 0);
+  SmallVector<int64_t> lastReader(model.values.size(), -1);
+  for (auto [step, op] : llvm::enumerate(model.ops)) {
+    op.fusedOperands.assign(op.operands.size(), false);
+    op.fusedResults.assign(op.results.size(), false);
+    for (const SegmentOperand &operand : op.operands) {
+      if (operand.kind != SegmentOperand::Kind::Activation ||
+          lastReader[operand.index] == static_cast<int64_t>(step))
+        continue;
+      ++readers[operand.index];
+      lastReader[operand.index] = static_cast<int64_t>(step);
+    }
+  }
+  for (auto [step, op] : llvm::enumerate(model.ops)) {
+    if (isViewOp(op.op) || !isPointwiseLike(op.op))
+      continue;
+    for (auto [index, operand] : llvm::enumerate(op.operands)) {
+      if (operand.kind != SegmentOperand::Kind::Activation)
+        continue;
+      const SegmentValue &value = model.values[operand.index];
+      if (value.definition < 0 || value.isOutput ||
+          value.bufferRoot != operand.index || readers[operand.index] != 1 ||
+          value.lastUse != static_cast<int64_t>(step))
+        continue;
+      SegmentOp &producer = model.ops[value.definition];
+      if (isViewOp(producer.op))
+        continue;
+      op.fusedOperands[index] = true;
+      for (auto [resultIndex, result] : llvm::enumerate(producer.results))
+        if (result == operand.index)
+          producer.fusedResults[resultIndex] = true;
+    }
+  }
+}
+
 /// A parameter as a segment holds it.
 static SegmentParameter describeParameter(Value value, ArrayRef<int64_t> shape,
                                           const CostOptions &costOptions) {
@@ -238,6 +279,8 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     value.lastUse = numOps;
   }
   markResidualStream(result);
+  if (costOptions.fusePointwise)
+    markFusedPointwise(result);
   return result;
 }
 
@@ -470,13 +513,41 @@ private:
     Precision precision = Precision::F32;
     const DeviceDescription *device = nullptr;
 
+    /// The share of the multiprocessors a matrix product keeps busy
+    /// (`getMatmulTileEfficiency`); 1 for other ops.
+    double tileEfficiency = 1;
+
     /// The roofline time of the work with its FLOPs and bytes scaled.
     double time(double flopsFactor, double bytesFactor) const {
-      return getRoofline(flops * flopsFactor, bytes * bytesFactor, precision,
-                         *device)
+      return getRoofline(flops * flopsFactor / tileEfficiency,
+                         bytes * bytesFactor, precision, *device)
           .time();
     }
   };
+
+  /// How well a matrix product's share of the output fills the device
+  /// (cleave.matmul and cleave.gemm; 1 for other ops).
+  double getTileEfficiency(const SegmentOp &info,
+                           const ShardingStrategy &chosen) const {
+    if (!isa<MatMulOp, GemmOp>(info.op) || info.results.size() != 1)
+      return 1.0;
+    int64_t result = info.results.front();
+    const SegmentValue &value = model.values[result];
+    const ValueSharding &layout = chosen.results.front();
+    SmallVector<double, 4> dims;
+    for (auto [dim, size] : llvm::enumerate(value.shape)) {
+      double extent = static_cast<double>(size);
+      if (static_cast<int64_t>(dim) == value.batchDim)
+        extent *= context.batchScale;
+      if (layout.isSplit() && layout.dim == static_cast<int64_t>(dim))
+        extent /= static_cast<double>(context.tp);
+      dims.push_back(extent);
+    }
+    auto rhs = dyn_cast<RankedTensorType>(info.op->getOperand(1).getType());
+    bool batchedRhs = isa<MatMulOp>(info.op) && rhs && rhs.getRank() > 2;
+    return getMatmulTileEfficiency(getMatmulOutputShape(dims, batchedRhs),
+                                   context.target->device);
+  }
 
   OpWork getOpWork(int64_t op, int64_t strategy) const {
     const SegmentOp &info = model.ops[op];
@@ -487,11 +558,14 @@ private:
     if (chosen.loop >= 0)
       flops /= static_cast<double>(context.tp);
 
-    double written = 0, writtenWhole = 0;
+    double written = 0, writtenWhole = 0, fusedWritten = 0;
     for (auto [index, value] : llvm::enumerate(info.results)) {
       double bytes = static_cast<double>(model.values[value].bytes);
-      written += bytes * share(value, chosen.results[index]);
+      double shard = bytes * share(value, chosen.results[index]);
+      written += shard;
       writtenWhole += bytes;
+      if (!info.fusedResults.empty() && info.fusedResults[index])
+        fusedWritten += shard;
     }
     double writeShare = writtenWhole > 0 ? written / writtenWhole : 1.0;
 
@@ -500,6 +574,7 @@ private:
       llvm::SmallDenseSet<std::pair<int, int64_t>, 4> seen;
       for (auto [index, use] : llvm::enumerate(info.operands)) {
         if (use.kind == SegmentOperand::Kind::Other ||
+            (!info.fusedOperands.empty() && info.fusedOperands[index]) ||
             !seen.insert({static_cast<int>(use.kind), use.index}).second)
           continue;
         const ValueSharding &layout = chosen.operands[index];
@@ -513,9 +588,11 @@ private:
     } else {
       read = static_cast<double>(info.cost.bytesRead) * writeShare;
     }
-    double bytes =
-        read + static_cast<double>(info.cost.bytesWritten) * writeShare;
-    return {flops, bytes, info.cost.precision, &context.target->device};
+    double bytes = std::max(
+        0.0, read + static_cast<double>(info.cost.bytesWritten) * writeShare -
+                 fusedWritten);
+    return {flops, bytes, info.cost.precision, &context.target->device,
+            info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0};
   }
 
   const SegmentShardingModel &model;

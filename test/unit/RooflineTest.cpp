@@ -128,4 +128,41 @@ TEST_F(RooflineTest, DynamicShapeIsAnError) {
                      "has type 'tensor<?x4xf32>'");
 }
 
+TEST(MatmulTileTest, OutputShape) {
+  // x @ W folds the leading dimensions into the rows.
+  MatmulOutputShape folded = getMatmulOutputShape({2, 2048, 2304}, false);
+  EXPECT_EQ(folded.batch, 1);
+  EXPECT_EQ(folded.rows, 4096);
+  EXPECT_EQ(folded.columns, 2304);
+  // A batched right-hand side keeps them as independent products.
+  MatmulOutputShape batched = getMatmulOutputShape({2, 24, 2048, 96}, true);
+  EXPECT_EQ(batched.batch, 48);
+  EXPECT_EQ(batched.rows, 2048);
+  EXPECT_EQ(batched.columns, 96);
+}
+
+TEST(MatmulTileTest, WaveQuantization) {
+  DeviceDescription device;
+  // Without tiles, every shape runs at the device's efficiency.
+  EXPECT_EQ(getMatmulTileEfficiency({1, 2048, 2304}, device), 1.0);
+
+  device.multiprocessors = 108;
+  device.matmulTiles = {{256, 128}, {128, 256}, {128, 128}};
+  // 2048 x 6912: 8 x 54 = 432 tiles of 256x128, 4 full waves.
+  EXPECT_DOUBLE_EQ(getMatmulTileEfficiency({1, 2048, 6912}, device), 1.0);
+  // 2048 x 2304: 144 large tiles take 2 waves (67%); 288 tiles of 128x128
+  // take 3 (288 / 324 = 89%), the best.
+  EXPECT_DOUBLE_EQ(getMatmulTileEfficiency({1, 2048, 2304}, device),
+                   288.0 / 324.0);
+  // Edge tiles count their padding: 100 x 100 is one 128x128 tile on one
+  // of 108 SMs.
+  EXPECT_DOUBLE_EQ(getMatmulTileEfficiency({1, 100, 100}, device),
+                   100.0 * 100.0 / (108.0 * 128.0 * 128.0));
+  // A batch of products shares the waves: 48 products of 2048 x 96 are
+  // 48 x 16 = 768 tiles of 128x128, 8 waves (864 slots), each tile 96/128
+  // full.
+  EXPECT_DOUBLE_EQ(getMatmulTileEfficiency({48, 2048, 96}, device),
+                   48.0 * 2048.0 * 96.0 / (8.0 * 108.0 * 128.0 * 128.0));
+}
+
 } // namespace

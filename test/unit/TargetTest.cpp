@@ -125,6 +125,61 @@ TEST(TargetTest, PresetA100) {
   EXPECT_EQ(target->device.memoryBytes, 80000000000);
   EXPECT_EQ(target->device.memoryBandwidth, 2.0e12);
   EXPECT_EQ(target->intraNode.bandwidth, 300.0e9);
+  // 108 SMs, tiled by cuBLAS's large tiles.
+  EXPECT_EQ(target->device.multiprocessors, 108);
+  ASSERT_EQ(target->device.matmulTiles.size(), 3u);
+  EXPECT_EQ(target->device.matmulTiles[0].first, 256);
+  EXPECT_EQ(target->device.matmulTiles[0].second, 128);
+}
+
+TEST(TargetTest, MatmulTiles) {
+  // Without the field, no tiles: products run at compute_efficiency.
+  llvm::Expected<TargetDescription> plain =
+      parseTarget(kValidTarget, "test.json");
+  ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
+  EXPECT_EQ(plain->device.multiprocessors, 0);
+  EXPECT_TRUE(plain->device.matmulTiles.empty());
+
+  auto withTiles = [](const std::string &tiles) {
+    return withReplacement("\"memory_efficiency\": 0.25",
+                           "\"memory_efficiency\": 0.25, \"matmul_tiles\": " +
+                               tiles);
+  };
+  llvm::Expected<TargetDescription> tiled = parseTarget(
+      withTiles(R"({"multiprocessors": 4, "tiles": ["64x32", "16x16"]})"),
+      "test.json");
+  ASSERT_TRUE(static_cast<bool>(tiled)) << llvm::toString(tiled.takeError());
+  EXPECT_EQ(tiled->device.multiprocessors, 4);
+  ASSERT_EQ(tiled->device.matmulTiles.size(), 2u);
+  EXPECT_EQ(tiled->device.matmulTiles[0].first, 64);
+  EXPECT_EQ(tiled->device.matmulTiles[0].second, 32);
+  EXPECT_EQ(tiled->device.matmulTiles[1].first, 16);
+  EXPECT_EQ(tiled->device.matmulTiles[1].second, 16);
+
+  EXPECT_EQ(parseError(withTiles(R"({"tiles": ["64x32"]})")),
+            "bad.json: devices.matmul_tiles.multiprocessors: missing required "
+            "field");
+  EXPECT_EQ(parseError(withTiles(R"({"multiprocessors": 4})")),
+            "bad.json: devices.matmul_tiles.tiles: missing required field");
+  EXPECT_EQ(parseError(withTiles(R"({"multiprocessors": 4, "tiles": []})")),
+            "bad.json: devices.matmul_tiles.tiles: expected a non-empty array "
+            "of \"RxC\" tile shapes, got an array");
+  EXPECT_EQ(
+      parseError(withTiles(R"({"multiprocessors": 4, "tiles": ["64by32"]})")),
+      "bad.json: devices.matmul_tiles.tiles: expected tile shapes such as "
+      "\"256x128\", got \"64by32\"");
+  EXPECT_EQ(
+      parseError(withTiles(R"({"multiprocessors": 4, "tiles": ["0x32"]})")),
+      "bad.json: devices.matmul_tiles.tiles: expected tile shapes such as "
+      "\"256x128\", got \"0x32\"");
+  EXPECT_EQ(
+      parseError(withTiles(R"({"multiprocessors": 0, "tiles": ["64x32"]})")),
+      "bad.json: devices.matmul_tiles.multiprocessors: expected a "
+      "positive number, got 0");
+  EXPECT_EQ(parseError(withTiles(
+                R"({"multiprocessors": 4, "tiles": ["64x32"], "sms": 4})")),
+            "bad.json: devices.matmul_tiles.sms: unknown field (expected "
+            "multiprocessors, tiles)");
 }
 
 TEST(TargetTest, PresetCPU) {
@@ -310,7 +365,7 @@ TEST(TargetTest, UnknownDtypeAndField) {
             "bad.json: devices.memory_byte: unknown field (expected name, "
             "kind, isa, peak_flops_per_s, memory_bytes, "
             "memory_bandwidth_bytes_per_s, "
-            "compute_efficiency, memory_efficiency)");
+            "compute_efficiency, memory_efficiency, matmul_tiles)");
   EXPECT_EQ(parseError(withReplacement("\"intra_node\"", "\"pcie\"")),
             "bad.json: links.pcie: unknown field (expected intra_node, "
             "inter_node)");

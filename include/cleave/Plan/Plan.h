@@ -88,7 +88,8 @@ struct PlanOptions {
   /// Bound on the sharding states the per-segment search keeps per op;
   /// beyond it only the cheapest survive and the result is marked inexact.
   int64_t maxShardingStates = 1 << 14;
-  /// Microbatch counts above this are not tried.
+  /// Microbatch counts above this are not searched (a pinned count is
+  /// tried whatever its size).
   int64_t maxMicrobatches = 256;
   CostOptions costOptions;
   /// The function that holds the model.

@@ -142,6 +142,11 @@ struct SegmentOp {
   llvm::SmallVector<SegmentOperand> operands;
   /// The activation index of each result.
   llvm::SmallVector<int64_t> results;
+  /// Per operand: whether it is fused into this op (`fusePointwise`): not
+  /// read from memory.
+  llvm::SmallVector<bool> fusedOperands;
+  /// Per result: whether its only reader fuses it: not written to memory.
+  llvm::SmallVector<bool> fusedResults;
   /// Strategy 0 is replicated; the others split one loop each.
   llvm::SmallVector<ShardingStrategy> strategies;
 };

@@ -32,6 +32,45 @@ Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
   return roofline;
 }
 
+MatmulOutputShape cleave::getMatmulOutputShape(ArrayRef<double> resultDims,
+                                               bool batchedRhs) {
+  MatmulOutputShape shape;
+  if (resultDims.empty())
+    return shape;
+  shape.columns = resultDims.back();
+  shape.rows = 1;
+  ArrayRef<double> leading = resultDims.drop_back();
+  if (batchedRhs && !leading.empty()) {
+    shape.rows = leading.back();
+    leading = leading.drop_back();
+    for (double dim : leading)
+      shape.batch *= dim;
+  } else {
+    for (double dim : leading)
+      shape.rows *= dim;
+  }
+  return shape;
+}
+
+double cleave::getMatmulTileEfficiency(const MatmulOutputShape &shape,
+                                       const DeviceDescription &device) {
+  if (device.multiprocessors <= 0 || device.matmulTiles.empty() ||
+      shape.rows <= 0 || shape.columns <= 0 || shape.batch <= 0)
+    return 1.0;
+  auto slots = static_cast<double>(device.multiprocessors);
+  double best = 0;
+  for (auto [tileRows, tileColumns] : device.matmulTiles) {
+    double rows = static_cast<double>(tileRows);
+    double columns = static_cast<double>(tileColumns);
+    double tiles = shape.batch * std::ceil(shape.rows / rows) *
+                   std::ceil(shape.columns / columns);
+    double waves = std::ceil(tiles / slots);
+    best = std::max(best, shape.batch * shape.rows * shape.columns /
+                              (waves * slots * rows * columns));
+  }
+  return std::min(1.0, best);
+}
+
 /// Whether `options` hold elements of type `element` in their compute
 /// precision rather than their own.
 static bool isHeldInComputePrecision(Type element, const CostOptions &options) {

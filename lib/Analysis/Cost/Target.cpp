@@ -240,12 +240,49 @@ static Error describeSyntaxError(Error error, StringRef text,
                                ": invalid JSON: " + groups[2]);
 }
 
+/// `devices.matmul_tiles`: `{"multiprocessors": N, "tiles": ["RxC", ...]}`.
+static Error readMatmulTiles(const ObjectReader &device,
+                             DeviceDescription &description) {
+  Expected<ObjectReader> reader = device.getObject("matmul_tiles");
+  if (!reader)
+    return reader.takeError();
+  if (Error error = reader->checkKnownFields({"multiprocessors", "tiles"}))
+    return error;
+  Expected<int64_t> multiprocessors =
+      reader->getPositiveInteger("multiprocessors");
+  if (!multiprocessors)
+    return multiprocessors.takeError();
+  description.multiprocessors = *multiprocessors;
+  const json::Value *tiles = reader->object.get("tiles");
+  if (!tiles)
+    return reader->error("tiles", "missing required field");
+  const json::Array *list = tiles->getAsArray();
+  if (!list || list->empty())
+    return reader->error("tiles", "expected a non-empty array of \"RxC\" "
+                                  "tile shapes, got " +
+                                      describeValue(*tiles));
+  for (const json::Value &tile : *list) {
+    std::optional<StringRef> text = tile.getAsString();
+    int64_t rows = 0, columns = 0;
+    StringRef first, second;
+    if (text)
+      std::tie(first, second) = text->split('x');
+    if (!text || first.getAsInteger(10, rows) ||
+        second.getAsInteger(10, columns) || rows <= 0 || columns <= 0)
+      return reader->error("tiles", "expected tile shapes such as "
+                                    "\"256x128\", got " +
+                                        (text ? "\"" + text->str() + "\""
+                                              : describeValue(tile)));
+    description.matmulTiles.emplace_back(rows, columns);
+  }
+  return Error::success();
+}
+
 static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
-  if (Error error =
-          reader.checkKnownFields({"name", "kind", "isa", "peak_flops_per_s",
-                                   "memory_bytes",
-                                   "memory_bandwidth_bytes_per_s",
-                                   "compute_efficiency", "memory_efficiency"}))
+  if (Error error = reader.checkKnownFields(
+          {"name", "kind", "isa", "peak_flops_per_s", "memory_bytes",
+           "memory_bandwidth_bytes_per_s", "compute_efficiency",
+           "memory_efficiency", "matmul_tiles"}))
     return error;
   Expected<std::optional<std::string>> name =
       reader.getString("name", /*required=*/true);
@@ -319,6 +356,8 @@ static Error readDevice(const ObjectReader &reader, DeviceDescription &device) {
   if (!memoryEfficiency)
     return memoryEfficiency.takeError();
   device.memoryEfficiency = *memoryEfficiency;
+  if (reader.object.get("matmul_tiles"))
+    return readMatmulTiles(reader, device);
   return Error::success();
 }
 

@@ -43,6 +43,12 @@ struct CostOptions {
   /// as a mixed-precision training step computes whatever the model was
   /// exported in; unset, in their own.
   std::optional<Precision> computePrecision;
+  /// Price a pointwise op whose activation operand no other op reads as
+  /// fused into that operand's producer (an epilogue, as frameworks with
+  /// fused kernels run bias, activation, scaling and residual adds): the
+  /// operand is neither written by its producer nor read back. The planner
+  /// applies it (ShardingSearch.h); a single op's cost does not change.
+  bool fusePointwise = false;
 };
 
 /// Bytes of a statically shaped ranked tensor as `options` hold it: its
@@ -60,6 +66,29 @@ struct Roofline {
   double time() const { return std::max(computeTime, memoryTime); }
   bool isComputeBound() const { return computeTime > memoryTime; }
 };
+
+/// A matrix product's output as a GEMM library tiles it: `batch`
+/// independent products of `rows` x `columns` elements.
+struct MatmulOutputShape {
+  double batch = 1;
+  double rows = 0;
+  double columns = 0;
+};
+
+/// The output of a matrix product whose result has dimensions `resultDims`
+/// (possibly a device's share of them): with a batched right-hand side
+/// (`batchedRhs`, rank above 2) the leading dimensions are the batch;
+/// otherwise they fold into the rows, as `x @ W` runs as one GEMM.
+MatmulOutputShape getMatmulOutputShape(llvm::ArrayRef<double> resultDims,
+                                       bool batchedRhs);
+
+/// The share of the device's multiprocessors that a matrix product of
+/// output `shape` keeps busy, with the best tile of `device.matmulTiles`:
+/// the output is cut into tiles, one multiprocessor computes one tile at a
+/// time, and the last wave of tiles (and the padding of edge tiles) leaves
+/// the rest idle. 1 when the device does not describe its tiles.
+double getMatmulTileEfficiency(const MatmulOutputShape &shape,
+                               const DeviceDescription &device);
 
 /// Roofline time of `flops` operations at `precision` that move `bytes`
 /// bytes on `device`. The planner calls this for a share of an op's work.

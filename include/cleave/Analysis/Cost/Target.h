@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cleave {
 
@@ -62,6 +63,12 @@ struct DeviceDescription {
   double computeEfficiency = 1;
   /// Fraction of the peak memory bandwidth that kernels reach, in (0, 1].
   double memoryEfficiency = 1;
+  /// Streaming multiprocessors (or compute units) that run a matrix
+  /// product's output tiles side by side; 0 when the file does not say, and
+  /// then no shape effects are modelled (`getMatmulTileEfficiency`).
+  int64_t multiprocessors = 0;
+  /// Output tile shapes (rows, columns) the matrix library picks from.
+  std::vector<std::pair<int64_t, int64_t>> matmulTiles;
 
   /// The peak FLOP/s for `precision`. A precision the file leaves out runs at
   /// the f32 rate (a CPU without bf16 arithmetic converts to f32).
