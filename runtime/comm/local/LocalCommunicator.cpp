@@ -91,6 +91,7 @@ public:
     std::deque<MessagePtr> &box = mailboxes[{from, self, channel, tag}];
     waitUntil(
         lock, [&] { return !box.empty(); }, boundFor(channel), op,
+        /*pastFailure=*/false,
         [&] {
           return "a message from " + placeText(places[from]) + " (tag " +
                  std::to_string(tag) + ")";
@@ -118,9 +119,12 @@ public:
   }
 
   /// Every member's slot of rendezvous `key`, once all `members` brought
-  /// theirs; `index` is this rank's place among them.
+  /// theirs; `index` is this rank's place among them. With `pastFailure`
+  /// it waits for the members even after another rank failed: the members
+  /// of a collective's closing rendezvous are copying from each other's
+  /// buffers and will arrive, and none may free its buffers before.
   std::vector<Slot> exchange(int key, int index, int members, Slot slot,
-                             const char *op) {
+                             const char *op, bool pastFailure = false) {
     std::unique_lock<std::mutex> lock(mutex);
     Rendezvous &round = rendezvous[key];
     if (round.slots.empty()) {
@@ -141,19 +145,30 @@ public:
       lock.lock();
       return round.published;
     }
-    waitUntil(
-        lock, [&] { return round.generation != generation; },
-        key == worldKey ? 2 * timeoutSeconds : timeoutSeconds, op,
-        [&] {
-          std::string missing;
-          for (std::size_t r = 0, m = 0; r < places.size(); ++r) {
-            if (!memberOf(key, static_cast<int>(r)))
-              continue;
-            if (!round.present[m++])
-              missing += (missing.empty() ? "" : ", ") + placeText(places[r]);
-          }
-          return missing;
-        });
+    try {
+      waitUntil(
+          lock, [&] { return round.generation != generation; },
+          key == worldKey ? 2 * timeoutSeconds : timeoutSeconds, op,
+          pastFailure,
+          [&] {
+            std::string missing;
+            for (std::size_t r = 0, m = 0; r < places.size(); ++r) {
+              if (!memberOf(key, static_cast<int>(r)))
+                continue;
+              if (!round.present[m++])
+                missing += (missing.empty() ? "" : ", ") + placeText(places[r]);
+            }
+            return missing;
+          });
+    } catch (...) {
+      // Leaving before the others came: take the slot back, so that no
+      // member that comes later reads this rank's buffers once they are
+      // freed (the round never completes; every member fails).
+      round.slots[index] = Slot();
+      round.present[index] = false;
+      --round.arrived;
+      throw;
+    }
     return round.published;
   }
 
@@ -205,23 +220,25 @@ private:
     return channel == RuntimeChannel ? 2 * timeoutSeconds : timeoutSeconds;
   }
 
-  /// Waits for `ready`; throws when another rank failed or, after
-  /// `seconds` (0: never), naming `op` and what it waited for.
+  /// Waits for `ready`; throws when another rank failed (unless
+  /// `pastFailure`) or, after `seconds` (0: never), naming `op` and what it
+  /// waited for.
   template <typename Ready, typename Awaited>
   void waitUntil(std::unique_lock<std::mutex> &lock, Ready ready,
-                 double seconds, const char *op, Awaited awaited) {
+                 double seconds, const char *op, bool pastFailure,
+                 Awaited awaited) {
     Clock::time_point deadline =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(seconds));
     while (!ready()) {
-      if (!failure.empty())
+      if (!failure.empty() && !pastFailure)
         throw Error(std::string(op) + " stopped: " + failure);
       if (seconds <= 0) {
         changed.wait(lock);
         continue;
       }
       if (changed.wait_until(lock, deadline) == std::cv_status::timeout &&
-          !ready() && failure.empty()) {
+          !ready() && (failure.empty() || pastFailure)) {
         char elapsed[32];
         std::snprintf(elapsed, sizeof elapsed, "%gs", seconds);
         throw Error("timed out after " + std::string(elapsed) + " in " + op +
@@ -454,7 +471,8 @@ private:
     slot.mark = transport().mark();
     for (const Slot &each :
          job->exchange(job->groupKey(axis, rank_), groupIndex(axis),
-                       groupSize(axis), std::move(slot), op))
+                       groupSize(axis), std::move(slot), op,
+                       /*pastFailure=*/true))
       transport().waitFor(each.mark);
   }
 
