@@ -171,6 +171,15 @@ class Session:
         session was opened with ``profile=True``."""
         return self._session.profile()
 
+    def memory(self) -> list[dict[str, int]]:
+        """Per device (rank order): the bytes its session holds for the
+        program, as allocated or mapped: ``arena`` (working memory, stash
+        included), ``persistent`` (parameters, gradient sums, optimizer
+        state), ``weights`` (the weight file, mapped on the host) and
+        ``ports`` (a GPU's buffers for one block of the inputs and
+        outputs)."""
+        return self._session.memory()
+
     def trained_parameters(self) -> dict[str, np.ndarray]:
         """``{name: array}`` of the parameters a training bundle (compiled
         with ``--train``) updates, as they are now; empty for other

@@ -168,7 +168,20 @@ PYBIND11_MODULE(_runtime, m) {
            [](const PySession &s, int64_t step) {
              return s.primary().learningRate(step);
            })
-      .def("profile", &PySession::profile);
+      .def("profile", &PySession::profile)
+      .def("memory", [](const PySession &s) {
+        py::list ranks;
+        for (int rank = 0; rank < s.group->size(); ++rank) {
+          SessionMemory memory = s.group->rank(rank).memory();
+          py::dict entry;
+          entry["arena"] = memory.arena;
+          entry["persistent"] = memory.persistent;
+          entry["weights"] = memory.weights;
+          entry["ports"] = memory.ports;
+          ranks.append(entry);
+        }
+        return ranks;
+      });
   m.def(
       "sample_order",
       [](int64_t samples, uint64_t seed, int64_t epoch) {

@@ -140,6 +140,8 @@ struct Session::Impl {
   std::string programPath;
   DevicePlace place;
   Communicator *comm = nullptr;
+  /// What was allocated and mapped, as it was.
+  SessionMemory memory;
   std::unique_ptr<Watchdog> watchdog;
 
   void *arena = nullptr;
@@ -190,6 +192,7 @@ struct Session::Impl {
     std::size_t bytes =
         static_cast<std::size_t>(bundle->program().persistentBytes);
     persistent = device->allocate(bytes);
+    memory.persistent = static_cast<int64_t>(bytes);
     std::vector<uint8_t> initial(bytes, 0);
     const CleaveProgramInfo &info = bundle->programInfo();
     for (int32_t i = 0; i < info.numWritableWeights; ++i) {
@@ -280,6 +283,9 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
   }
 
   impl->arena = device.allocate(static_cast<std::size_t>(program.arenaBytes));
+  SessionMemory &memory = impl->memory;
+  memory.arena = program.arenaBytes;
+  memory.weights = program.weightBytes;
   if (device.isHost()) {
     impl->weights = impl->bundle->weights();
   } else {
@@ -288,12 +294,15 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
     device.copyToDevice(impl->deviceWeights, impl->bundle->weights(), bytes);
     impl->weights = static_cast<const uint8_t *>(impl->deviceWeights);
     int blocks = manifest.dp * manifest.microbatches;
+    auto port = [&](const TensorInfo &info) {
+      std::size_t bytes = Blocks(info, blocks).blockBytes();
+      memory.ports += static_cast<int64_t>(bytes);
+      return device.allocate(bytes);
+    };
     for (int index : program.inputs)
-      impl->deviceInputs.push_back(device.allocate(
-          Blocks(manifest.inputs[index], blocks).blockBytes()));
+      impl->deviceInputs.push_back(port(manifest.inputs[index]));
     for (int index : program.outputs)
-      impl->deviceOutputs.push_back(device.allocate(
-          Blocks(manifest.outputs[index], blocks).blockBytes()));
+      impl->deviceOutputs.push_back(port(manifest.outputs[index]));
     device.synchronize();
   }
   impl->initPersistent();
@@ -438,6 +447,8 @@ double Session::learningRate(int64_t step) const {
                                    schedule->warmupSteps, schedule->decaySteps,
                                    schedule->minLrRatio);
 }
+
+SessionMemory Session::memory() const { return impl->memory; }
 
 std::vector<StepTime> Session::profile() const {
   std::lock_guard<std::mutex> lock(impl->running);

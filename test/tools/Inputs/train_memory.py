@@ -63,6 +63,19 @@ def check(summary_path, bundle, checkpoint, moments):
     print(f"runtime persistent bytes: {held}, planned: {persistent}, "
           f"equal: {held == persistent == header['persistent_bytes']}")
 
+    # What a session of the bundle allocates (and maps) is what the
+    # compiler planned and reported.
+    import cleave
+
+    (memory,) = cleave.Session(bundle, threads=1).memory()
+    for name, planned in [("arena", program["arena_bytes"]),
+                          ("persistent", persistent),
+                          ("weights", program["weight_bytes"])]:
+        print(f"session {name} bytes: {memory[name]}, planned: {planned}, "
+              f"reported: {abs(kib(summary, name) - memory[name] / 1024) < 0.05}"
+              f", equal: {memory[name] == planned}")
+    print(f"session port buffers on the host: {memory['ports']}")
+
 
 if __name__ == "__main__":
     if sys.argv[1] != "check":

@@ -143,6 +143,21 @@ struct SessionOptions {
   double timeoutSeconds = 0;
 };
 
+/// The memory a session holds for its program, in bytes, as it allocated
+/// or mapped it: to check against what the compiler planned (the manifest's
+/// `arena_bytes`, `persistent_bytes` and `weight_bytes`).
+struct SessionMemory {
+  /// Working memory, stash regions included (allocated on the device).
+  int64_t arena = 0;
+  /// Trained parameters, gradient sums and optimizer state (allocated on
+  /// the device).
+  int64_t persistent = 0;
+  /// The weight file: mapped on the host, copied to a GPU's memory.
+  int64_t weights = 0;
+  /// A GPU's buffers for the ports of one batch block (0 on the host).
+  int64_t ports = 0;
+};
+
 /// One step of the last run: from the program's cleave_rt_step call for it
 /// to the next one (or the program's end), device work included. `start`
 /// counts seconds from the beginning of Session::run.
@@ -208,6 +223,9 @@ public:
 
   /// The steps of the last run with their times (empty unless profiling).
   std::vector<StepTime> profile() const;
+
+  /// What this session allocated and mapped for its program.
+  SessionMemory memory() const;
 
 private:
   struct Impl;
