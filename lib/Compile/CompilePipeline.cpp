@@ -345,7 +345,7 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     }
     llvm::Expected<PipelineSchedule> order = PipelineSchedule::create(schedule);
     if (!order)
-      return module.emitError(llvm::toString(order.takeError()));
+      return emitError(module.getLoc(), llvm::toString(order.takeError()));
     DeviceProgramOptions deviceLowering = lowering;
     deviceLowering.stashSlots = std::max<int64_t>(1, order->activationsHeld(0));
     FailureOr<DeviceProgram> program =
@@ -365,7 +365,9 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     // function's, and cuts every input along its first dimension.
     for (BundlePort &port : contents.inputs) {
       if (port.shape.empty())
-        return func->emitError(microbatches > 1 ? "microbatches=" : "devices=")
+        // At the function's location, without printing the function.
+        return emitError(func->getLoc(),
+                         microbatches > 1 ? "microbatches=" : "devices=")
                << (microbatches > 1 ? microbatches : contents.dp) << ": input '"
                << port.name
                << "' is a scalar, with no first dimension to cut the global "
