@@ -654,23 +654,19 @@ FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
   fusedOps.clear();
   llvm::DenseMap<int, int> loadOfTensor;
   SmallVector<int> operands;
-  // A clear or an assignment overwrites its target: the loop does not read
-  // it.
-  auto overwrites = dyn_cast<DestinationStyleOpInterface>(root);
-  if (overwrites && !isa<ClearOp, AssignOp>(root))
-    overwrites = nullptr;
+  auto kernel = cast<KernelInterface>(root);
   for (OpOperand &use : root->getOpOperands()) {
-    Value operand = use.get();
-    if (overwrites && overwrites.isDpsInit(&use)) {
+    // An operand the op overwrites (a clear's, an assignment's target) is
+    // not loaded.
+    if (!kernel.readsOperand(use.getOperandNumber())) {
       operands.push_back(-1);
       continue;
     }
-    FailureOr<int> node = buildExpression(operand, loop, loadOfTensor);
+    FailureOr<int> node = buildExpression(use.get(), loop, loadOfTensor);
     if (failed(node))
       return failure();
     operands.push_back(*node);
   }
-  auto kernel = cast<KernelInterface>(root);
   if (FailureOr<ScalarReduction> reduction = kernel.getScalarReduction();
       succeeded(reduction)) {
     // The loop folds its single operand over the reduced dimensions.

@@ -167,18 +167,24 @@ struct AccumulateModel
   }
 };
 
+/// A clear writes zeros over its accumulator, which it does not read.
 struct ClearModel : KernelInterface::ExternalModel<ClearModel, ClearOp> {
   FailureOr<int> buildScalar(Operation *op, ScalarExprBuilder &builder,
                              ArrayRef<int>) const {
     return builder.literal(0, getResultElementType(op));
   }
+  bool readsOperand(Operation *, unsigned) const { return false; }
 };
 
-/// An assignment is a loop that copies the value over its target.
+/// An assignment is a loop that copies the value over its target, which it
+/// does not read.
 struct AssignModel : KernelInterface::ExternalModel<AssignModel, AssignOp> {
   FailureOr<int> buildScalar(Operation *, ScalarExprBuilder &,
                              ArrayRef<int> operands) const {
     return operands[0];
+  }
+  bool readsOperand(Operation *op, unsigned index) const {
+    return index != cast<AssignOp>(op).getTargetMutable().getOperandNumber();
   }
 };
 

@@ -140,10 +140,11 @@ std::map<std::string, Tensor> SessionGroup::trainedParameters() const {
   std::map<std::string, Tensor> parameters;
   for (int rank : stateRanks()) {
     const Session &session = *impl->sessions[rank];
-    if (session.place().tp != 0)
+    std::map<std::string, Tensor> held = session.trainedParameters();
+    if (session.place().tp != 0 && !held.empty())
       throw Error("the trained parameters of rank " + std::to_string(rank) +
                   " are tensor-parallel shards, which are not gathered");
-    for (auto &[name, tensor] : session.trainedParameters())
+    for (auto &[name, tensor] : held)
       parameters.emplace(name, std::move(tensor));
   }
   return parameters;

@@ -134,3 +134,9 @@ error(lambda: pipe.run({"x": x, "mode": np.full(1, 3, np.int32)}))
 # CHECK-NEXT: Error: rank 1 (stage 1, dp 0, tp 0): {{.*}}mode 3 asks this step to fail
 error(lambda: pipe.run({"x": x, "mode": np.zeros(1, np.int32)}))
 # CHECK-NEXT: Error: the ranks of this bundle stopped at an earlier failure: rank 1 (stage 1, dp 0, tp 0)
+
+# A tensor-parallel bundle that trains nothing has no parameters to gather.
+subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "Inputs", "make_bundle.py"),
+                "collectives", f"{work}/tp2", "--lib-dir", sys.argv[2], "--tp", "2"], check=True)
+print(cleave.Session(f"{work}/tp2", threads=1).trained_parameters())
+# CHECK-NEXT: {}

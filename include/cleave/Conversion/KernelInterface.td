@@ -35,6 +35,13 @@ def Cleave_KernelInterface : OpInterface<"KernelInterface"> {
            "::llvm::ArrayRef<int>":$operands),
       [{}], [{ return ::mlir::failure(); }]>,
     InterfaceMethod<[{
+        Whether the scalar expression reads operand `index`: an op that
+        overwrites its destination (a clear, an assignment) does not, and
+        its loop loads nothing for it (`buildScalar` gets -1 there).
+      }],
+      "bool", "readsOperand", (ins "unsigned":$index),
+      [{}], [{ return true; }]>,
+    InterfaceMethod<[{
         For a reduction that a generated loop can compute (so that the
         elementwise chain feeding it fuses into the same loop): how elements
         combine, and the reduced dimensions. Fails for other ops.

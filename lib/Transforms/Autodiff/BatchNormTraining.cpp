@@ -122,11 +122,8 @@ struct BatchNormTrainingPass
     int64_t total = count * replicas;
     auto meanOverReplicas = [&](Value value) {
       Value sum = b.reduceSum(value, axes, /*keepdims=*/true);
-      OpBuilder &builder = b.getBuilder();
-      Value all = AllReduceOp::create(
-          builder, b.getLoc(), sum, builder.getStringAttr("dp"),
-          builder.getI64IntegerAttr(replicas), builder.getStringAttr("sum"));
-      return b.scale(all, 1.0 / static_cast<double>(total));
+      return b.scale(b.allReduceSum(sum, "dp", replicas),
+                     1.0 / static_cast<double>(total));
     };
     Value mean = meanOverReplicas(x);
     Value centred = b.sub(x, mean);

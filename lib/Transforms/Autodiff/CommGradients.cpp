@@ -32,10 +32,8 @@ struct AllReduceGradientModel
              << reduce.getReduction() << "' all-reduce along '"
              << reduce.getAxis() << "' (only a sum along 'dp')";
     if (gradients.wanted[0])
-      gradients.operands[0] =
-          AllReduceOp::create(b.getBuilder(), b.getLoc(), gradients.results[0],
-                              reduce.getAxisAttr(), reduce.getGroupSizeAttr(),
-                              reduce.getReductionAttr());
+      gradients.operands[0] = b.allReduceSum(
+          gradients.results[0], reduce.getAxis(), reduce.getGroupSize());
     return success();
   }
 };

@@ -74,6 +74,13 @@ Value GradientBuilder::cast(Value value, Type elementType) {
                         value);
 }
 
+Value GradientBuilder::allReduceSum(Value value, StringRef axis,
+                                    int64_t groupSize) {
+  return AllReduceOp::create(builder, loc, value, builder.getStringAttr(axis),
+                             builder.getI64IntegerAttr(groupSize),
+                             builder.getStringAttr("sum"));
+}
+
 Value GradientBuilder::reshape(Value value, ArrayRef<int64_t> shape) {
   if (getShape(value) == shape)
     return value;

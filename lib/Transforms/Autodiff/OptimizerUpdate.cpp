@@ -228,12 +228,7 @@ struct OptimizerUpdatePass
 
   /// `sum` added up over the data-parallel replicas (itself with one).
   Value sumOverReplicas(GradientBuilder &b, Value sum) {
-    if (replicas == 1)
-      return sum;
-    OpBuilder &builder = b.getBuilder();
-    return AllReduceOp::create(
-        builder, b.getLoc(), sum, builder.getStringAttr("dp"),
-        builder.getI64IntegerAttr(replicas), builder.getStringAttr("sum"));
+    return replicas == 1 ? sum : b.allReduceSum(sum, "dp", replicas);
   }
 
   /// The gradient results, each with the one weight op of its parameter

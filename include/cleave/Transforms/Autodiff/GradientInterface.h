@@ -76,6 +76,10 @@ public:
   mlir::Value selectOrZero(mlir::Value condition, mlir::Value value);
   /// `value` converted to `elementType` (itself when it has it).
   mlir::Value cast(mlir::Value value, mlir::Type elementType);
+  /// The sum of `value` over the `groupSize` devices of its group along
+  /// mesh axis `axis` (`dp`, `tp`), which every one of them gets.
+  mlir::Value allReduceSum(mlir::Value value, llvm::StringRef axis,
+                           int64_t groupSize);
 
   /// `value` reinterpreted with shape `shape` (itself when it has it).
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
