@@ -42,25 +42,30 @@ llvm::Error CompileOptions::validate() const {
   if (!options)
     return options.takeError();
   if (train && devices > 1) {
-    // Each device runs the whole step on its share of the global batch.
-    auto pinned = [&](const char *name, std::optional<int64_t> value,
-                      int64_t allowed) -> llvm::Error {
-      if (!value || *value == allowed)
-        return llvm::Error::success();
+    // The devices are pp stages of dp replicas, each stage running its part
+    // of the step on its replica's share of the global batch.
+    int64_t pp = options->pipelineStages.value_or(1);
+    if (devices % pp != 0)
       return llvm::createStringError(
-          std::string(name) + "=" + std::to_string(*value) +
-          ": a training step on " + std::to_string(devices) +
-          " devices is compiled as " + std::to_string(devices) +
-          " data-parallel replicas (pp=1, tp=1, dp=" + std::to_string(devices) +
-          "); pipeline and tensor-parallel training steps are not "
-          "partitioned yet");
-    };
-    if (llvm::Error error = pinned("pp", options->pipelineStages, 1))
-      return error;
-    if (llvm::Error error = pinned("tp", options->tensorParallel, 1))
-      return error;
-    if (llvm::Error error = pinned("dp", options->dataParallel, devices))
-      return error;
+          "pp=" + std::to_string(pp) +
+          " does not divide devices=" + std::to_string(devices) +
+          ": a training step's devices are pp stages of devices/pp "
+          "data-parallel replicas");
+    int64_t dp = devices / pp;
+    if (options->tensorParallel && *options->tensorParallel != 1)
+      return llvm::createStringError(
+          "tp=" + std::to_string(*options->tensorParallel) +
+          ": tensor-parallel training steps are not partitioned yet; a "
+          "training step on " +
+          std::to_string(devices) +
+          " devices is pp stages (pp=" + std::to_string(pp) +
+          ") of data-parallel replicas (dp=" + std::to_string(dp) + "), tp=1");
+    if (options->dataParallel && *options->dataParallel != dp)
+      return llvm::createStringError(
+          "dp=" + std::to_string(*options->dataParallel) +
+          ": a training step " + "on " + std::to_string(devices) +
+          " devices with pp=" + std::to_string(pp) +
+          " has dp=" + std::to_string(dp));
   }
   if (train && devices == 1 && syncBatchNorm.getValue())
     return llvm::createStringError(
@@ -138,9 +143,57 @@ getOptimizerUpdateOptions(const TrainingOptions &training, StringRef entry) {
   return update;
 }
 
-/// The microbatches of a one-device training step (1 unless pinned).
+/// The microbatches of a training step (1 unless pinned).
 static int64_t getTrainingMicrobatches(const CompileOptions &options) {
   return cantFail(options.plan.get()).microbatches.value_or(1);
+}
+
+/// The pipeline stages of a training step (1 unless pinned).
+static int64_t getTrainingStages(const CompileOptions &options) {
+  if (!options.train)
+    return 1;
+  return cantFail(options.plan.get()).pipelineStages.value_or(1);
+}
+
+/// The passes of a training step split into pipeline stages: the plan
+/// places the forward ops (the loss attached), the backward of each op
+/// runs on its stage, and each stage updates the parameters it reads.
+static void buildPipelinedTrainingPipeline(OpPassManager &pm,
+                                           const CompileOptions &options,
+                                           PlanPassOptions planPassOptions,
+                                           PlanOptions planOptions,
+                                           const TrainingOptions &training) {
+  // The function is one microbatch of one replica: the plan balances the
+  // stages for the step's microbatches and replicas, which repeat the
+  // stage programs rather than cut them.
+  int64_t stages = getTrainingStages(options);
+  int64_t microbatches = getTrainingMicrobatches(options);
+  int64_t replicas = options.devices / stages;
+  planOptions.pipelineStages = stages;
+  planOptions.tensorParallel = 1;
+  planOptions.dataParallel = replicas;
+  planOptions.microbatches = microbatches;
+  planOptions.modelBatchScale = microbatches * replicas;
+  planOptions.training.enabled = true;
+  pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
+  AutodiffPassOptions autodiff;
+  autodiff.entry = options.entry;
+  autodiff.loss = training.getLossResult();
+  autodiff.freeze = training.freeze;
+  pm.addPass(createAutodiffPass(autodiff));
+  buildSimplifyPipeline(pm);
+  OptimizerUpdatePassOptions update =
+      getOptimizerUpdateOptions(training, options.entry);
+  update.microbatches = microbatches;
+  update.replicas = replicas;
+  update.zero = training.zero.value_or(0);
+  pm.addPass(createOptimizerUpdatePass(update));
+  if (training.recompute.value_or(false)) {
+    RecomputePassOptions recompute;
+    recompute.entry = options.entry;
+    pm.addPass(createRecomputePass(recompute));
+  }
+  pm.addPass(createOutlineStagesPass({options.entry}));
 }
 
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
@@ -172,6 +225,11 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
       attach.labels = training.labels;
       attach.ignoreIndex = training.getIgnoreIndex();
       pm.addPass(createAttachLossPass(attach));
+    }
+    if (getTrainingStages(options) > 1) {
+      buildPipelinedTrainingPipeline(pm, options, planPassOptions, planOptions,
+                                     training);
+      return llvm::Error::success();
     }
     // Differentiated after simplification, the fused ops (gelu, layer_norm)
     // have one rule each rather than their decompositions' chains.
@@ -323,10 +381,143 @@ lowerStage(func::FuncOp func, int64_t stage,
   return entry;
 }
 
+/// A training step takes the global batch, replicas x microbatches x the
+/// function's, and cuts every input along its first dimension.
+static LogicalResult cutGlobalBatch(BundleContents &contents, Location loc) {
+  int64_t blocks = contents.microbatches * contents.dp;
+  if (blocks == 1)
+    return success();
+  for (BundlePort &port : contents.inputs) {
+    if (port.shape.empty())
+      // At the function's location, without printing the function.
+      return emitError(loc,
+                       contents.microbatches > 1 ? "microbatches=" : "devices=")
+             << (contents.microbatches > 1 ? contents.microbatches
+                                           : contents.dp)
+             << ": input '" << port.name
+             << "' is a scalar, with no first dimension to cut the global "
+                "batch along";
+    port.shape[0] *= blocks;
+    port.batchDim = 0;
+  }
+  return success();
+}
+
+/// The graph's ports as the stage functions hold them (the entry is gone):
+/// each port from the stage that reads or writes it.
+static LogicalResult describeStagePorts(ModuleOp module,
+                                        BundleContents &contents) {
+  std::map<int64_t, BundlePort> inputs, outputs;
+  auto port = [](Type type, StringAttr name) {
+    auto tensor = cast<RankedTensorType>(type);
+    return BundlePort{name ? name.str() : "", getDType(tensor.getElementType()),
+                      std::vector<int64_t>(tensor.getShape().begin(),
+                                           tensor.getShape().end())};
+  };
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!getStage(func))
+      continue;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (std::optional<int64_t> index = getInputIndex(func, i))
+        inputs.try_emplace(
+            *index, port(func.getArgument(i).getType(), getArgName(func, i)));
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (std::optional<int64_t> index = getOutputIndex(func, i))
+        outputs.try_emplace(
+            *index, port(func.getResultTypes()[i], getResultName(func, i)));
+  }
+  auto collect = [&](std::map<int64_t, BundlePort> &ports,
+                     std::vector<BundlePort> &out, const char *kind) {
+    out.clear();
+    for (auto &[index, port] : ports) {
+      if (index != static_cast<int64_t>(out.size()))
+        return module.emitError("no stage of the training step holds graph ")
+                   << kind << " " << out.size(),
+               failure();
+      if (port.name.empty())
+        port.name = std::string(kind) + "_" + std::to_string(index);
+      out.push_back(std::move(port));
+    }
+    return success();
+  };
+  if (failed(collect(inputs, contents.inputs, "input")) ||
+      failed(collect(outputs, contents.outputs, "output")))
+    return failure();
+  return success();
+}
+
+static void nameStagePorts(BundleContents &contents);
+
+/// Lowers every stage function of `module` into `contents.stages`, in
+/// stage order, with ports named by the graph's names.
+static LogicalResult lowerStages(ModuleOp module,
+                                 const DeviceProgramOptions &lowering,
+                                 BundleContents &contents) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    std::optional<int64_t> stage = getStage(func);
+    if (!stage)
+      continue;
+    // Each stash region holds as many microbatches as the schedule keeps in
+    // flight on the stage.
+    DeviceProgramOptions stageLowering = lowering;
+    if (*stage >= 0 && *stage < contents.schedule.getNumStages())
+      stageLowering.stashSlots =
+          std::max<int64_t>(1, contents.schedule.activationsHeld(*stage));
+    FailureOr<StageProgram> program = lowerStage(func, *stage, stageLowering);
+    if (failed(program))
+      return failure();
+    contents.stages.push_back(std::move(*program));
+  }
+  llvm::sort(contents.stages, [](const StageProgram &a, const StageProgram &b) {
+    return a.stage < b.stage;
+  });
+  if (static_cast<int64_t>(contents.stages.size()) != contents.pp)
+    return module.emitError("partitioning made ")
+           << contents.stages.size() << " stage functions for " << contents.pp
+           << " pipeline stages";
+  nameStagePorts(contents);
+  return success();
+}
+
+/// A training step in pipeline stages: one program per stage, each with
+/// forward, backward and update entries, run in the order of a training
+/// schedule (1F1B unless asked otherwise) over the step's microbatches.
+static LogicalResult lowerPipelinedStep(ModuleOp module,
+                                        const CompileOptions &options,
+                                        const DeviceProgramOptions &lowering,
+                                        BundleContents &contents) {
+  FailureOr<PlanContract> plan = readPlanContract(module);
+  if (failed(plan))
+    return failure();
+  if (failed(describeStagePorts(module, contents)))
+    return failure();
+  PlanOptions planOptions = cantFail(options.plan.get());
+  PipelineScheduleOptions schedule;
+  schedule.choice =
+      planOptions.schedule.value_or(ScheduleChoice{ScheduleKind::OneFOneB, 1});
+  schedule.numStages = plan->pp;
+  schedule.numMicrobatches = getTrainingMicrobatches(options);
+  schedule.phases = {PipelinePhase::Forward, PipelinePhase::Backward,
+                     PipelinePhase::Update};
+  llvm::Expected<PipelineSchedule> order = PipelineSchedule::create(schedule);
+  if (!order)
+    return emitError(module.getLoc(), llvm::toString(order.takeError()));
+  contents.schedule = std::move(*order);
+  contents.pp = plan->pp;
+  contents.tp = 1;
+  contents.dp = options.devices / plan->pp;
+  contents.microbatches = schedule.numMicrobatches;
+  if (failed(lowerStages(module, lowering, contents)))
+    return failure();
+  return cutGlobalBatch(contents, module.getLoc());
+}
+
 LogicalResult cleave::lowerCompiledModule(ModuleOp module,
                                           const CompileOptions &options,
                                           const DeviceProgramOptions &lowering,
                                           BundleContents &contents) {
+  if (options.train && getTrainingStages(options) > 1)
+    return lowerPipelinedStep(module, options, lowering, contents);
   if (options.devices == 1 || options.train) {
     FailureOr<func::FuncOp> func = getProgramFunction(module, options.entry);
     if (failed(func))
@@ -356,26 +547,8 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     contents.schedule = std::move(*order);
     // Replicas of a training step run the same program.
     contents.dp = options.devices;
-    int64_t microbatches = schedule.numMicrobatches;
-    contents.microbatches = microbatches;
-    int64_t blocks = microbatches * contents.dp;
-    if (blocks == 1)
-      return success();
-    // The step takes the global batch, replicas x microbatches x the
-    // function's, and cuts every input along its first dimension.
-    for (BundlePort &port : contents.inputs) {
-      if (port.shape.empty())
-        // At the function's location, without printing the function.
-        return emitError(func->getLoc(),
-                         microbatches > 1 ? "microbatches=" : "devices=")
-               << (microbatches > 1 ? microbatches : contents.dp) << ": input '"
-               << port.name
-               << "' is a scalar, with no first dimension to cut the global "
-                  "batch along";
-      port.shape[0] *= blocks;
-      port.batchDim = 0;
-    }
-    return success();
+    contents.microbatches = schedule.numMicrobatches;
+    return cutGlobalBatch(contents, func->getLoc());
   }
 
   FailureOr<PlanContract> plan = readPlanContract(module);
@@ -387,30 +560,12 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
   contents.microbatches = plan->microbatches;
   contents.schedule = plan->getSchedule();
   readBatchDims(module, contents);
-  for (auto func : module.getOps<func::FuncOp>()) {
-    std::optional<int64_t> stage = getStage(func);
-    if (!stage)
-      continue;
-    // Each stash region holds as many microbatches as the schedule keeps in
-    // flight on the stage.
-    DeviceProgramOptions stageLowering = lowering;
-    if (*stage >= 0 && *stage < contents.schedule.getNumStages())
-      stageLowering.stashSlots =
-          std::max<int64_t>(1, contents.schedule.activationsHeld(*stage));
-    FailureOr<StageProgram> program = lowerStage(func, *stage, stageLowering);
-    if (failed(program))
-      return failure();
-    contents.stages.push_back(std::move(*program));
-  }
-  llvm::sort(contents.stages, [](const StageProgram &a, const StageProgram &b) {
-    return a.stage < b.stage;
-  });
-  if (static_cast<int64_t>(contents.stages.size()) != contents.pp)
-    return module.emitError("partitioning made ")
-           << contents.stages.size() << " stage functions for " << contents.pp
-           << " pipeline stages";
-  // A stage's ports are graph ports: the programs record them by the graph's
-  // names, which the runtime checks the manifest against.
+  return lowerStages(module, lowering, contents);
+}
+
+/// A stage's ports are graph ports: the programs record them by the graph's
+/// names, which the runtime checks the manifest against.
+static void nameStagePorts(BundleContents &contents) {
   for (StageProgram &stage : contents.stages) {
     DeviceProgram &program = stage.program;
     ProgramPorts ports = program.getPorts();
@@ -436,5 +591,4 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
              contents.outputs, entry.outputNames);
     }
   }
-  return success();
 }

@@ -150,6 +150,12 @@ private:
   std::vector<DeviceMesh> enumerateMeshes(int64_t numDevices,
                                           const MeshPins &pins) const;
   std::string invalidReason(const DeviceMesh &mesh) const;
+  /// Whether the global batch may be cut into blocks: when the model's ops
+  /// keep the samples apart, or when each block is the model's own batch
+  /// (a training step's function, run once per microbatch and replica).
+  bool isBatchSplittable() const {
+    return model.batchSplittable || options.modelBatchScale > 1;
+  }
   /// Why the batch cannot be split (`model.batchSplittable` is false).
   std::string describeBatchBarrier() const;
   Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
@@ -251,7 +257,8 @@ LogicalResult AutoParallelPlanner::initialize() {
   }
   for (auto [index, op] : llvm::enumerate(model.ops))
     opNames.push_back(getOpLocationName(op, index));
-  globalBatch = options.globalBatch.value_or(model.batchSize);
+  globalBatch =
+      options.globalBatch.value_or(model.batchSize * options.modelBatchScale);
   usableMemory =
       static_cast<int64_t>(static_cast<double>(target.device.memoryBytes) *
                            options.usableMemoryFraction);
@@ -630,7 +637,7 @@ std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
   if (globalBatch % mesh.dp != 0)
     return llvm::formatv("dp={0} does not divide the global batch {1}", mesh.dp,
                          globalBatch);
-  if (mesh.dp > 1 && !model.batchSplittable)
+  if (mesh.dp > 1 && !isBatchSplittable())
     return llvm::formatv("dp={0} splits the batch, which {1}", mesh.dp,
                          describeBatchBarrier());
   return "";
@@ -676,7 +683,7 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
     if (replicaBatch % microbatches != 0 ||
         (pins.microbatches && *pins.microbatches != microbatches))
       continue;
-    if (microbatches > 1 && !model.batchSplittable)
+    if (microbatches > 1 && !isBatchSplittable())
       break;
     counts.push_back(microbatches);
   }
@@ -929,8 +936,8 @@ FailureOr<Plan> AutoParallelPlanner::run() {
                        << numDevices;
   if (failed(checkPins(numDevices)))
     return failure();
-  if (!model.batchSplittable && (options.dataParallel.value_or(1) > 1 ||
-                                 options.microbatches.value_or(1) > 1))
+  if (!isBatchSplittable() && (options.dataParallel.value_or(1) > 1 ||
+                               options.microbatches.value_or(1) > 1))
     return emitError() << "the batch cannot be split: "
                        << describeBatchBarrier();
 

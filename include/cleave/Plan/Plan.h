@@ -61,8 +61,13 @@ struct PlanOptions {
   std::optional<int64_t> tensorParallel;
   std::optional<int64_t> dataParallel;
   std::optional<int64_t> microbatches;
-  /// Samples per step; unset, the batch dimension of the model's inputs.
+  /// Samples per step; unset, the batch dimension of the model's inputs
+  /// times `modelBatchScale`.
   std::optional<int64_t> globalBatch;
+  /// Not a user option: how many of the model's batches a step takes when
+  /// `globalBatch` is unset (a training step's function computes one
+  /// microbatch of one replica: microbatches x replicas).
+  int64_t modelBatchScale = 1;
   PlanObjective objective = PlanObjective::Throughput;
   /// The pipeline schedule (`--schedule`); interleaved splits the model into
   /// pp x chunks stages, `virtualStages` per device. Unset: `getSchedule`.

@@ -10,6 +10,12 @@
 // active ops need a gradient rule, so integer index computations, masks and
 // the parts of the model that do not reach the loss never ask for one.
 //
+// Under a pipeline plan (`cleave.stage` on the forward ops) the ops a rule
+// builds take the stage of the op it differentiates, so that each stage runs
+// its own ops' backward; a parameter that every stage reads gets one
+// gradient per stage, the sum of that stage's reads, and the update adds
+// them up.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Transforms/Autodiff/Passes.h"
@@ -25,6 +31,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Regex.h"
+
+#include <set>
 
 namespace cleave {
 #define GEN_PASS_DEF_AUTODIFFPASS
@@ -78,7 +86,8 @@ public:
       : func(func), lossName(lossName), freeze(freeze) {}
 
   LogicalResult run() {
-    if (failed(findLoss()) || failed(collectParameters()))
+    if (failed(findLoss()) || failed(collectParameters()) ||
+        failed(placeParameterReads()))
       return failure();
     analyzeActivity();
     if (failed(checkActiveOps()) || failed(buildBackward()))
@@ -237,6 +246,79 @@ private:
     return diag;
   }
 
+  /// The pipeline stages that read `weight`, when a plan placed them.
+  static std::set<int64_t> getReaderStages(WeightOp weight) {
+    std::set<int64_t> stages;
+    for (Operation *user : weight->getUsers())
+      if (std::optional<int64_t> stage = getStage(user))
+        stages.insert(*stage);
+    return stages;
+  }
+
+  /// Under a pipeline plan, every stage that reads a parameter holds a copy
+  /// of it: a weight op read by several stages becomes one per stage, so
+  /// that each stage's reads have a cotangent of their own (the stages'
+  /// gradients add up in the update). A parameter shared by some stages
+  /// but not all is refused: the stages add their gradients by an
+  /// all-reduce along pp, in which every stage takes part.
+  LogicalResult placeParameterReads() {
+    std::optional<rt::MeshShape> mesh =
+        getMesh(func->getParentOfType<ModuleOp>());
+    int64_t pipelineStages = mesh ? mesh->pp : 1;
+    for (Parameter &parameter : parameters) {
+      SmallVector<WeightOp> uses = parameter.uses;
+      for (WeightOp weight : uses) {
+        std::set<int64_t> stages = getReaderStages(weight);
+        if (stages.size() <= 1)
+          continue;
+        OpBuilder builder(weight);
+        builder.setInsertionPointAfter(weight);
+        for (int64_t stage : llvm::drop_begin(stages)) {
+          auto copy = cast<WeightOp>(builder.clone(*weight));
+          setStage(copy, stage);
+          weight.getOutput().replaceUsesWithIf(
+              copy.getOutput(), [&](OpOperand &use) {
+                return getStage(use.getOwner()) == stage;
+              });
+          parameter.uses.push_back(copy);
+        }
+        setStage(weight, *stages.begin());
+      }
+      std::set<int64_t> stages = getParameterStages(parameter);
+      if (stages.size() <= 1 ||
+          static_cast<int64_t>(stages.size()) == pipelineStages)
+        continue;
+      InFlightDiagnostic diag = error() << "parameter '" << parameter.name
+                                        << "' is read by pipeline stages ";
+      llvm::interleaveComma(stages, diag);
+      return diag << " of " << pipelineStages
+                  << "; a parameter shared by stages is read by one stage or "
+                     "by every stage (their gradients add up by an "
+                     "all-reduce along pp)";
+    }
+    return success();
+  }
+
+  /// The stages that read `parameter`.
+  static std::set<int64_t> getParameterStages(const Parameter &parameter) {
+    std::set<int64_t> stages;
+    for (WeightOp weight : parameter.uses)
+      stages.merge(getReaderStages(weight));
+    return stages;
+  }
+
+  /// The ops built after `mark` (then the op before the terminator) run on
+  /// `stage`: the backward of an op runs where the plan put the op.
+  void placeBuiltOps(Operation *mark, std::optional<int64_t> stage) {
+    if (!stage)
+      return;
+    Operation *terminator = getTerminator();
+    for (Operation *op = mark->getNextNode(); op != terminator;
+         op = op->getNextNode())
+      if (!getStage(op))
+        setStage(op, *stage);
+  }
+
   /// Adds `gradient` to the cotangent of `value`.
   void accumulate(GradientBuilder &builder, Value value, Value gradient) {
     Value &total = cotangents[value];
@@ -249,8 +331,11 @@ private:
   LogicalResult buildBackward() {
     OpBuilder opBuilder(getTerminator());
     GradientBuilder builder(opBuilder, getGradientLoc(loss.getLoc()));
+    Operation *mark = getTerminator()->getPrevNode();
     cotangents[loss] =
         builder.splat(1.0, cast<RankedTensorType>(loss.getType()));
+    if (Operation *def = loss.getDefiningOp())
+      placeBuiltOps(mark, getStage(def));
     Block &body = func.getBody().front();
     for (Operation &op : llvm::reverse(body.without_terminator()))
       if (isActive(&op) && failed(differentiate(op, builder)))
@@ -266,6 +351,7 @@ private:
                       [&](Value v) { return cotangents.count(v); }))
       return success();
     builder.setLoc(getGradientLoc(op.getLoc()));
+    Operation *mark = getTerminator()->getPrevNode();
     OpGradients gradients;
     for (Value result : op.getResults()) {
       Value cotangent = cotangents.lookup(result);
@@ -288,24 +374,40 @@ private:
                << operand.getType();
       accumulate(builder, operand, gradient);
     }
+    placeBuiltOps(mark, getStage(&op));
     return success();
   }
 
   /// One gradient per parameter: the sum of its weight ops' cotangents, or
-  /// zeros when the loss does not depend on it.
+  /// zeros when the loss does not depend on it. A parameter that several
+  /// pipeline stages read has one per stage, the sum of that stage's
+  /// reads': the update adds them up.
   void sumParameterGradients() {
     OpBuilder opBuilder(getTerminator());
     GradientBuilder builder(opBuilder, func.getLoc());
     for (const Parameter &parameter : parameters) {
-      Value total;
+      std::set<int64_t> stages = getParameterStages(parameter);
+      SmallVector<std::optional<int64_t>> wanted;
+      if (stages.empty())
+        wanted.push_back(std::nullopt);
+      for (int64_t stage : stages)
+        wanted.push_back(stage);
       WeightOp first = parameter.uses.front();
       builder.setLoc(getGradientLoc(first.getLoc()));
-      for (WeightOp weight : parameter.uses)
-        if (Value cotangent = cotangents.lookup(weight.getOutput()))
-          total = total ? builder.add(total, cotangent) : cotangent;
-      if (!total)
-        total = builder.zeros(cast<RankedTensorType>(first.getType()));
-      gradients.push_back(total);
+      for (std::optional<int64_t> stage : wanted) {
+        Operation *mark = getTerminator()->getPrevNode();
+        Value total;
+        for (WeightOp weight : parameter.uses) {
+          if (stage && getStage(weight) != stage)
+            continue;
+          if (Value cotangent = cotangents.lookup(weight.getOutput()))
+            total = total ? builder.add(total, cotangent) : cotangent;
+        }
+        if (!total)
+          total = builder.zeros(cast<RankedTensorType>(first.getType()));
+        placeBuiltOps(mark, stage);
+        gradients.push_back({parameter.name, total});
+      }
     }
   }
 
@@ -315,16 +417,17 @@ private:
     Operation *terminator = getTerminator();
     DictionaryAttr lossAttrs = func.getResultAttrDict(*lossIndex);
     SmallVector<Value> results{loss};
-    results.append(gradients);
+    for (auto &[name, gradient] : gradients)
+      results.push_back(gradient);
     terminator->setOperands(results);
     func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
                                    ValueRange(results).getTypes()));
     SmallVector<DictionaryAttr> attrs{lossAttrs};
     attrs.resize(results.size());
     func.setAllResultAttrs(attrs);
-    for (auto [index, parameter] : llvm::enumerate(parameters)) {
-      setResultName(func, index + 1, (kGradientPrefix + parameter.name).str());
-      setGradientOf(func, index + 1, parameter.name);
+    for (auto [index, gradient] : llvm::enumerate(gradients)) {
+      setResultName(func, index + 1, (kGradientPrefix + gradient.first).str());
+      setGradientOf(func, index + 1, gradient.first);
     }
   }
 
@@ -357,7 +460,8 @@ private:
   SmallVector<Parameter> parameters;
   llvm::DenseSet<Value> varied, useful;
   llvm::DenseMap<Value, Value> cotangents;
-  SmallVector<Value> gradients;
+  /// Each gradient result: its parameter's name and value.
+  SmallVector<std::pair<std::string, Value>> gradients;
 };
 
 struct AutodiffPass : public cleave::impl::AutodiffPassBase<AutodiffPass> {

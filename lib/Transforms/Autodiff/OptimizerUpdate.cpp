@@ -20,7 +20,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <numeric>
+#include <set>
 
 namespace cleave {
 #define GEN_PASS_DEF_OPTIMIZERUPDATEPASS
@@ -40,6 +43,9 @@ struct TrainedParameter {
   std::string name;
   WeightOp weight;
   Value gradient;
+  /// In a pipelined step, the stage that holds this copy of the parameter
+  /// and updates it.
+  std::optional<int64_t> stage;
   /// What the update writes: the weight, or under ZeRO this replica's
   /// block of it (a copy, gathered and assigned back after the update).
   Value target;
@@ -94,6 +100,7 @@ struct OptimizerUpdatePass
         collectParameters(func);
     if (failed(parameters))
       return signalPassFailure();
+    int64_t stages = getPipelineStages(module);
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
@@ -103,12 +110,14 @@ struct OptimizerUpdatePass
     // and a replica sums only its block.
     SmallVector<Value> sums;
     for (TrainedParameter &parameter : *parameters) {
+      Operation *mark = terminator->getPrevNode();
       Value gradient = parameter.gradient;
       if (zero == 2)
         gradient = reduceScatterBlock(builder, gradient);
       parameter.gradient =
           accumulate(builder, gradient, "grad:" + parameter.name);
       sums.push_back(parameter.gradient);
+      placeOps(mark, terminator, parameter.stage);
     }
     StringAttr lossName = getResultName(func, 0);
     Value lossSum =
@@ -120,6 +129,7 @@ struct OptimizerUpdatePass
     // The update reads the sums over every replica: whole, or under ZeRO
     // this replica's block of them, with its block of the parameter.
     for (TrainedParameter &parameter : *parameters) {
+      Operation *mark = terminator->getPrevNode();
       if (zero > 0) {
         if (zero == 1)
           parameter.gradient = reduceScatterBlock(builder, parameter.gradient);
@@ -128,14 +138,21 @@ struct OptimizerUpdatePass
         parameter.gradient = sumOverReplicas(builder, parameter.gradient);
         parameter.target = parameter.weight.getOutput();
       }
+      if (isShared(*parameters, parameter))
+        parameter.gradient =
+            builder.allReduceSum(parameter.gradient, "pp", stages);
+      placeOps(mark, terminator, parameter.stage);
     }
     Value stepLoss = sumOverReplicas(builder, lossSum);
 
-    Value scale = buildGradientScale(builder, *parameters);
-    for (TrainedParameter &parameter : *parameters) {
+    SmallVector<Value> scales =
+        buildGradientScales(builder, *parameters, stages, terminator);
+    for (auto [parameter, scale] : llvm::zip(*parameters, scales)) {
+      Operation *mark = terminator->getPrevNode();
       Value updated = buildUpdate(builder, parameter, scale);
       if (zero > 0)
         gatherInto(builder, updated, parameter.weight.getOutput());
+      placeOps(mark, terminator, parameter.stage);
     }
     Type lossElement = getElementTypeOrSelf(lossSum.getType());
     // A new value even when it divides by 1: the sum itself is cleared
@@ -144,10 +161,25 @@ struct OptimizerUpdatePass
         opBuilder, builder.getLoc(), stepLoss,
         builder.scalar(static_cast<double>(getContributions()), lossElement));
     // Emptied after every read, for the next step's first microbatch.
-    for (Value sum : sums)
-      ClearOp::create(opBuilder, builder.getLoc(), sum);
+    for (Value sum : sums) {
+      auto clear = ClearOp::create(opBuilder, builder.getLoc(), sum);
+      if (std::optional<int64_t> stage = getStage(sum.getDefiningOp()))
+        setStage(clear, *stage);
+    }
     terminator->setOperand(0, meanLoss);
     keepOnlyLoss(func);
+  }
+
+  /// The ops built after `mark` (up to `terminator`) run on `stage`, when
+  /// the step is pipelined.
+  static void placeOps(Operation *mark, Operation *terminator,
+                       std::optional<int64_t> stage) {
+    if (!stage)
+      return;
+    for (Operation *op = mark->getNextNode(); op != terminator;
+         op = op->getNextNode())
+      if (!getStage(op))
+        setStage(op, *stage);
   }
 
   /// Adds `value` into a new accumulator named `name`; the sum after it.
@@ -240,6 +272,7 @@ struct OptimizerUpdatePass
         [&](WeightOp weight) { weights[weight.getName()].push_back(weight); });
     Operation *terminator = func.getBody().front().getTerminator();
     SmallVector<TrainedParameter> parameters;
+    llvm::StringMap<unsigned> seen;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       StringAttr of = getGradientOf(func, i);
       if (!of)
@@ -249,20 +282,48 @@ struct OptimizerUpdatePass
         return emitError(func.getLoc(), "result ")
                << i << " is the gradient of '" << of.getValue() << "', which @"
                << func.getSymName() << " does not read";
-      WeightOp weight = found->second.front();
+      // In a pipelined step each stage that reads the parameter has a
+      // gradient, in the order of the stages, and updates its own copy.
+      Value gradient = terminator->getOperand(i);
+      std::set<int64_t> readers;
+      for (WeightOp weight : found->second)
+        if (std::optional<int64_t> stage = getStage(weight))
+          readers.insert(*stage);
+      unsigned copy = seen[of.getValue()]++;
+      std::optional<int64_t> stage;
+      if (copy < readers.size())
+        stage = *std::next(readers.begin(), copy);
+      else if (copy > 0)
+        return emitError(func.getLoc(), "result ")
+               << i << " is gradient " << copy + 1 << " of '" << of.getValue()
+               << "', which " << readers.size() << " pipeline stages read";
+      SmallVector<WeightOp> reads;
+      for (WeightOp weight : found->second)
+        if (!stage || getStage(weight) == stage)
+          reads.push_back(weight);
+      WeightOp weight = reads.front();
       auto type = cast<RankedTensorType>(weight.getType());
       if (!type.getElementType().isF32())
         return emitError(weight.getLoc(), "optimizer=")
                << optimizer << ": parameter '" << of.getValue()
                << "' is a tensor of " << type.getElementType()
                << "; the updates compute float32 parameters";
-      for (WeightOp other : llvm::drop_begin(found->second)) {
+      for (WeightOp other : llvm::drop_begin(reads)) {
         other.getOutput().replaceAllUsesWith(weight.getOutput());
+        llvm::erase(found->second, other);
         other.erase();
       }
+      // The copies hold the same values: what this stage reads of another
+      // stage's copy (a backward op reading the weight) reads its own.
+      if (stage)
+        for (WeightOp other : found->second)
+          if (other != weight)
+            other.getOutput().replaceUsesWithIf(
+                weight.getOutput(), [&](OpOperand &use) {
+                  return getStage(use.getOwner()) == stage;
+                });
       setWritable(weight);
-      parameters.push_back(
-          {of.getValue().str(), weight, terminator->getOperand(i)});
+      parameters.push_back({of.getValue().str(), weight, gradient, stage});
     }
     if (parameters.empty())
       return emitError(func.getLoc(), "cleave-optimizer-update: @")
@@ -272,11 +333,62 @@ struct OptimizerUpdatePass
     return parameters;
   }
 
-  /// What every accumulated gradient is multiplied by: 1 / (microbatches x
-  /// replicas) (the mean), times the clipping factor min(1, max / (norm +
-  /// eps)) of the mean gradients' global 2-norm.
+  /// Whether several pipeline stages hold copies of `parameter`, each
+  /// with its own reads' gradient.
+  static bool isShared(ArrayRef<TrainedParameter> parameters,
+                       const TrainedParameter &parameter) {
+    return llvm::count_if(parameters, [&](const TrainedParameter &other) {
+             return other.name == parameter.name;
+           }) > 1;
+  }
+
+  /// The pipeline stages the plan split the function into (1 without a
+  /// plan).
+  static int64_t getPipelineStages(ModuleOp module) {
+    std::optional<rt::MeshShape> mesh = getMesh(module);
+    return mesh ? mesh->pp : 1;
+  }
+
+  /// What each parameter's accumulated gradient is multiplied by: 1 /
+  /// (microbatches x replicas) (the mean), times the clipping factor min(1,
+  /// max / (norm + eps)) of the mean gradients' global 2-norm. In a
+  /// pipelined step each stage holds its parameters' gradients: each adds
+  /// its squares, the stages all-reduce the sums along pp, and each computes
+  /// the factor for its own parameters.
+  /// The ops are built before `terminator`.
+  SmallVector<Value> buildGradientScales(GradientBuilder &b,
+                                         ArrayRef<TrainedParameter> parameters,
+                                         int64_t stages,
+                                         Operation *terminator) {
+    if (clipGradNorm <= 0 || stages == 1)
+      return SmallVector<Value>(parameters.size(),
+                                buildGradientScale(b, parameters, stages));
+    SmallVector<Value> scales(parameters.size());
+    llvm::StringSet<> counted;
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      // A parameter every stage holds counts once, on the first.
+      SmallVector<TrainedParameter> own;
+      for (const TrainedParameter &parameter : parameters)
+        if (parameter.stage.value_or(0) == stage &&
+            counted.insert(parameter.name).second)
+          own.push_back(parameter);
+      Operation *mark = terminator->getPrevNode();
+      Value scale = buildGradientScale(b, own, stages);
+      for (Operation *op = mark->getNextNode(); op != terminator;
+           op = op->getNextNode())
+        setStage(op, stage);
+      for (auto [index, parameter] : llvm::enumerate(parameters))
+        if (parameter.stage.value_or(0) == stage)
+          scales[index] = scale;
+    }
+    return scales;
+  }
+
+  /// The scale of `parameters` (buildGradientScales), whose squares add up
+  /// over `stages` pipeline stages.
   Value buildGradientScale(GradientBuilder &b,
-                           ArrayRef<TrainedParameter> parameters) {
+                           ArrayRef<TrainedParameter> parameters,
+                           int64_t stages) {
     Type f32 = b.getBuilder().getF32Type();
     int64_t contributions = getContributions();
     double mean = 1.0 / static_cast<double>(contributions);
@@ -291,10 +403,15 @@ struct OptimizerUpdatePass
                                                   /*keepdims=*/false);
       sumOfSquares = sumOfSquares ? b.add(sumOfSquares, squares) : squares;
     }
+    // A stage that trains nothing adds nothing.
+    if (!sumOfSquares)
+      sumOfSquares = b.scalar(0.0, f32);
     // Under ZeRO each replica holds a block of every gradient: the squares
     // add up over the replicas.
     if (zero > 0)
       sumOfSquares = sumOverReplicas(b, sumOfSquares);
+    if (stages > 1)
+      sumOfSquares = b.allReduceSum(sumOfSquares, "pp", stages);
     Value norm = b.create<SqrtOp>(sumOfSquares);
     if (contributions > 1)
       norm = b.mul(norm, b.scalar(mean, f32));

@@ -10,11 +10,18 @@
 // increasing destination order and receives in increasing source order, and
 // both ends of a pair order their transfers by the value's definition.
 //
+// A training step (TrainingPhases.h) is outlined the same way: its
+// activations flow to later stages in the forward, its gradients to earlier
+// stages in the backward, and since each phase becomes an entry of its own
+// (the phase of a send or receive follows from its direction), each entry
+// receives before it computes and sends after.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Transforms/Partition/Passes.h"
 
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
 #include "cleave/Transforms/Partition/Contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,6 +96,7 @@ private:
         stage = 0;
       stages[op] = *stage;
     }
+    llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(body);
     for (Operation &op : body.without_terminator()) {
       numStages = std::max(numStages, stages[&op] + 1);
       if (maxStages && stages[&op] >= *maxStages)
@@ -97,12 +105,45 @@ private:
                << *maxStages << " pipeline stages";
       for (Value operand : op.getOperands()) {
         Operation *def = operand.getDefiningOp();
-        if (def && !isDuplicatedSource(def) && stages[def] > stages[&op])
-          return op.emitOpError()
-                 << "in stage " << stages[&op] << " uses a value of stage "
-                 << stages[def] << "; values may only flow to later stages";
+        if (!def || isDuplicatedSource(def) || stages[def] == stages[&op])
+          continue;
+        if (failed(checkCrossing(def, &op, phases)))
+          return failure();
       }
     }
+    return success();
+  }
+
+  /// Whether a value of `def`'s stage may reach `user` on another. Without
+  /// phases (inference) values flow to later stages only. In a training
+  /// step the forward's activations flow to later stages, and the
+  /// backward's gradients (and what the backward reads of the forward) to
+  /// earlier ones; the update reads only its own stage's values.
+  LogicalResult
+  checkCrossing(Operation *def, Operation *user,
+                const llvm::DenseMap<Operation *, StepPhase> &phases) {
+    int64_t from = stages[def], to = stages[user];
+    if (phases.empty()) {
+      if (from < to)
+        return success();
+      return user->emitOpError()
+             << "in stage " << to << " uses a value of stage " << from
+             << "; values may only flow to later stages";
+    }
+    StepPhase defPhase = phases.lookup(def), userPhase = phases.lookup(user);
+    if (userPhase == StepPhase::Update)
+      return user->emitOpError()
+             << "updates stage " << to << "'s state from a value of stage "
+             << from
+             << "; each stage's update reads only what the stage computed";
+    if (from < to && defPhase != StepPhase::Forward)
+      return user->emitOpError()
+             << "in stage " << to << " uses a backward value of stage " << from
+             << "; the backward's values may only flow to earlier stages";
+    if (from > to && userPhase != StepPhase::Backward)
+      return user->emitOpError()
+             << "in the forward of stage " << to << " uses a value of stage "
+             << from << "; the forward's values may only flow to later stages";
     return success();
   }
 
@@ -164,12 +205,16 @@ private:
       setStage(func, stage);
       for (auto [i, arg] : llvm::enumerate(args)) {
         setInputIndex(func, i, arg.getArgNumber());
+        if (StringAttr name = getArgName(entry, arg.getArgNumber()))
+          setArgName(func, i, name.getValue());
         if (std::optional<int64_t> dim =
                 getArgBatchDim(entry, arg.getArgNumber()))
           setArgBatchDim(func, i, *dim);
       }
       for (auto [i, result] : llvm::enumerate(results)) {
         setOutputIndex(func, i, result.second);
+        if (StringAttr name = getResultName(entry, result.second))
+          setResultName(func, i, name.getValue());
         if (std::optional<int64_t> dim =
                 getResultBatchDim(entry, result.second))
           setResultBatchDim(func, i, *dim);

@@ -93,3 +93,19 @@ module {
 func.func @main(%x: tensor<f32>) -> (tensor<f32> {cleave.name = "o0"}, tensor<f32> {cleave.name = "o1"}, tensor<f32> {cleave.name = "o2"}, tensor<f32> {cleave.name = "o3"}, tensor<f32> {cleave.name = "o4"}, tensor<f32> {cleave.name = "o5"}, tensor<f32> {cleave.name = "o6"}, tensor<f32> {cleave.name = "o7"}, tensor<f32> {cleave.name = "o8"}, tensor<f32> {cleave.name = "o9"}) {
   return %x, %x, %x, %x, %x, %x, %x, %x, %x, %x : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// Under a pipeline plan, a parameter read by some stages but not all: the
+// stages that hold it add their gradients by an all-reduce along pp.
+module attributes {cleave.mesh = {dp = 1 : i64, pp = 3 : i64, tp = 1 : i64}, cleave.microbatches = 1 : i64, cleave.schedule = "1f1b"} {
+  // expected-error @below {{parameter 'w' is read by pipeline stages 0, 1 of 3; a parameter shared by stages is read by one stage or by every stage (their gradients add up by an all-reduce along pp)}}
+  func.func @main(%x: tensor<2xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave.name = "loss"}) {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 8 : i64, cleave.stage = 0 : i64} : tensor<2xf32>
+    %a = cleave.mul %x, %w {cleave.stage = 0 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %b = cleave.mul %a, %w {cleave.stage = 1 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %l = cleave.reduce_sum %b {axes = array<i64: 0>, keepdims = false, cleave.stage = 1 : i64} : (tensor<2xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+

@@ -1,6 +1,7 @@
 //===- TrainingPhases.cpp - the phases of a training step -------*- C++ -*-===//
 
 #include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -34,12 +35,27 @@ cleave::classifyStepPhases(Block &block) {
         }))
       update.insert(&op);
   }
-  // The forward: the loss's accumulation and what the loss depends on.
+  // The forward: the loss's accumulation, the activations a pipeline stage
+  // sends on to later stages and receives from earlier ones, and what they
+  // depend on.
+  std::optional<int64_t> stage;
+  if (Operation *parent = block.getParentOp())
+    stage = getStage(parent);
+  auto isForwardRoot = [&](Operation &op) {
+    if (auto accumulate = dyn_cast<AccumulateOp>(op))
+      return static_cast<bool>(accumulate.getLoss());
+    if (!stage)
+      return false;
+    if (auto send = dyn_cast<SendOp>(op))
+      return send.getPeer() > *stage;
+    if (auto recv = dyn_cast<RecvOp>(op))
+      return recv.getPeer() < *stage;
+    return false;
+  };
   llvm::DenseSet<Operation *> forward;
   SmallVector<Operation *> worklist;
   for (Operation &op : block.without_terminator())
-    if (auto accumulate = dyn_cast<AccumulateOp>(op);
-        accumulate && accumulate.getLoss())
+    if (isForwardRoot(op))
       worklist.push_back(&op);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();

@@ -20,8 +20,10 @@ enum class StepPhase { Forward, Backward, Update };
 
 /// The phase of every op of `block` but its terminator: the update is what
 /// reads an accumulated sum and what only that reads; the forward is the
-/// loss's accumulation (`cleave.accumulate {loss}`) and what the loss
-/// depends on; the backward is the rest (the gradients, their
+/// loss's accumulation (`cleave.accumulate {loss}`), on a pipeline stage's
+/// function the sends to later stages and the receives from earlier ones
+/// (activations; gradients flow the other way), and what those depend on;
+/// the backward is the rest (the gradients, their
 /// accumulations, running statistics). Empty when the block accumulates
 /// nothing: it is not a training step.
 llvm::DenseMap<mlir::Operation *, StepPhase>

@@ -1,0 +1,132 @@
+# Pipelined training steps (`cleave compile --train --devices N --pp P`):
+# the plan cuts the forward into P stages, the backward of each op runs on
+# its op's stage, and each stage accumulates and updates the parameters it
+# reads. Activations flow to later stages in the forward entries, their
+# gradients to earlier stages in the backward entries, and each stage runs
+# its entries in the order of the schedule (1F1B unless --schedule gpipe)
+# over the microbatches, then its update once per step. With N = P x D the
+# stages are replicated D times and each stage's update all-reduces its sums
+# over its D replicas.
+#
+# Checked against the one-device bundle of the same global batch:
+#   - pp=2 over 4 microbatches (1F1B and GPipe) against 1 device x 4: each
+#     stage adds the same gradients in the same order, so every loss and
+#     parameter is bitwise equal (MLP: SGD with Nesterov momentum, and
+#     AdamW; one-layer GPT: AdamW);
+#   - with clipping by the global norm (the stages all-reduce their sums of
+#     squares along pp, so the squares add in another order), and pp=2 x
+#     dp=2 x 2 microbatches on 4 devices (the replicas' sums add in another
+#     order): max |error| <= 1e-5 * max |reference| per loss and parameter.
+#     SGD for the GPT: Adam would turn the rounding noise of a gradient that
+#     is 0 in exact arithmetic into steps of lr.
+# Also: the manifest's mesh, schedule and per-stage order of entries; a
+# checkpoint (one rank file per
+# device) restored into a new trainer resumes exactly.
+#
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %python %s %t | FileCheck %s
+
+import json
+import sys
+
+import numpy as np
+
+import cleave
+from cleave.testing import load_sibling
+
+dp_test = load_sibling(__file__, "data-parallel-train.py")
+RTOL = 1e-5
+
+
+def compare(work, name, family, options, devices, pp, microbatches, exact,
+            schedule=None):
+    model, batch, loss = family(work)
+    blocks = devices // pp * microbatches
+    one = cleave.compile(model, f"{work}/{name}_one", **loss,
+                         train={**options, "microbatches": blocks})
+    extra = {"pp": pp, "microbatches": microbatches}
+    if schedule:
+        extra["schedule"] = schedule
+    piped = cleave.compile(model, f"{work}/{name}_pp", devices=devices,
+                           **loss, train={**options, **extra})
+    batches = dp_test.global_batches(batch, blocks)
+    ref_losses, ref_params, _ = dp_test.train(one, batches)
+    losses, params, trainer = dp_test.train(piped, batches)
+    print(f"== {name}: pp={pp} x dp={devices // pp} x {microbatches} "
+          f"against 1 x {blocks}")
+    manifest = json.loads((piped / "manifest.json").read_text())
+    print("mesh", manifest["mesh"], "schedule", manifest["schedule"],
+          "microbatches", manifest["microbatches"])
+    for program in manifest["programs"]:
+        order = " ".join(
+            f"{s['phase'][0].upper()}{s['microbatch']}"
+            if s["microbatch"] >= 0 else s["phase"][0].upper()
+            for s in program["steps"])
+        print(f"stage {program['stage']}: {order}")
+    if exact:
+        print("losses bitwise equal:", np.array_equal(losses, ref_losses))
+        print("parameters bitwise equal:", sorted(params) == sorted(ref_params)
+              and all(np.array_equal(params[n], ref_params[n])
+                      for n in ref_params))
+    else:
+        worst, scale = dp_test.error(losses, ref_losses)
+        ok = worst <= RTOL * scale
+        relative = 0.0
+        for n in ref_params:
+            worst, scale = dp_test.error(params[n], ref_params[n])
+            ok = ok and worst <= RTOL * scale
+            relative = max(relative, worst / scale)
+        print(f"losses and parameters within tolerance: "
+              f"{ok and sorted(params) == sorted(ref_params)} "
+              f"(largest error {relative:.1e} of the scale)")
+    print(f"loss {ref_losses[0]:.4f} -> {ref_losses[-1]:.4f}, falls:",
+          ref_losses[-1] < ref_losses[0])
+    return piped, trainer, batches
+
+
+if __name__ == "__main__":
+    work = sys.argv[1]
+    sgd = {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "nesterov": True}
+    adamw = {"optimizer": "adamw", "lr": 0.01}
+    bundle, trainer, batches = compare(work, "mlp_sgd", dp_test.mlp, sgd,
+                                       2, 2, 4, True)
+    dp_test.checkpoint(work, bundle, trainer, batches)
+    compare(work, "mlp_gpipe", dp_test.mlp, adamw, 2, 2, 4, True,
+            schedule="gpipe")
+    compare(work, "gpt_adamw", dp_test.gpt, adamw, 2, 2, 4, True)
+    compare(work, "gpt_clip", dp_test.gpt,
+            {"optimizer": "sgd", "lr": 0.5, "clip-grad-norm": 0.5},
+            2, 2, 4, False)
+    compare(work, "gpt_pp2_dp2", dp_test.gpt, {"optimizer": "sgd", "lr": 0.5},
+            4, 2, 2, False)
+
+# CHECK-LABEL: == mlp_sgd: pp=2 x dp=1 x 4 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 1, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 4
+# CHECK-NEXT: stage 0: F0 F1 B0 F2 B1 F3 B2 B3 U
+# CHECK-NEXT: stage 1: F0 B0 F1 B1 F2 B2 F3 B3 U
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == checkpoint
+# CHECK-NEXT: files ['rank_0.bin', 'rank_1.bin']
+# CHECK-NEXT: restored at step 5
+# CHECK-NEXT: parameters restored: True
+# CHECK-NEXT: resumed losses equal: True
+# CHECK-NEXT: resumed parameters equal: True
+# CHECK-LABEL: == mlp_gpipe: pp=2 x dp=1 x 4 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 1, 'pp': 2, 'tp': 1} schedule gpipe microbatches 4
+# CHECK-NEXT: stage 0: F0 F1 F2 F3 B0 B1 B2 B3 U
+# CHECK-NEXT: stage 1: F0 F1 F2 F3 B0 B1 B2 B3 U
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-LABEL: == gpt_adamw: pp=2 x dp=1 x 4 against 1 x 4
+# CHECK: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_clip: pp=2 x dp=1 x 4 against 1 x 4
+# CHECK: losses and parameters within tolerance: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_pp2_dp2: pp=2 x dp=2 x 2 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
+# CHECK: losses and parameters within tolerance: True
+# CHECK-NEXT: loss {{.*}}, falls: True
