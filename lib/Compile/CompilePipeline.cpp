@@ -194,6 +194,12 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
     pm.addPass(createRecomputePass(recompute));
   }
   pm.addPass(createOutlineStagesPass({options.entry}));
+  // The transfers replayed in the training schedule's order, and each
+  // stage's memory against the device's.
+  pm.addPass(createVerifyPartitionPass(
+      {options.target, options.targetsDir.empty()
+                           ? defaultTargetsDirectory()
+                           : options.targetsDir.getValue()}));
 }
 
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
@@ -491,22 +497,13 @@ static LogicalResult lowerPipelinedStep(ModuleOp module,
     return failure();
   if (failed(describeStagePorts(module, contents)))
     return failure();
-  PlanOptions planOptions = cantFail(options.plan.get());
-  PipelineScheduleOptions schedule;
-  schedule.choice =
-      planOptions.schedule.value_or(ScheduleChoice{ScheduleKind::OneFOneB, 1});
-  schedule.numStages = plan->pp;
-  schedule.numMicrobatches = getTrainingMicrobatches(options);
-  schedule.phases = {PipelinePhase::Forward, PipelinePhase::Backward,
-                     PipelinePhase::Update};
-  llvm::Expected<PipelineSchedule> order = PipelineSchedule::create(schedule);
-  if (!order)
-    return emitError(module.getLoc(), llvm::toString(order.takeError()));
-  contents.schedule = std::move(*order);
+  // The plan recorded the mesh (pp stages of dp replicas), the microbatches
+  // and the schedule of the step.
+  contents.schedule = plan->getSchedule(/*training=*/true);
   contents.pp = plan->pp;
-  contents.tp = 1;
-  contents.dp = options.devices / plan->pp;
-  contents.microbatches = schedule.numMicrobatches;
+  contents.tp = plan->tp;
+  contents.dp = plan->dp;
+  contents.microbatches = plan->microbatches;
   if (failed(lowerStages(module, lowering, contents)))
     return failure();
   return cutGlobalBatch(contents, module.getLoc());

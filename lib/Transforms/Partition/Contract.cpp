@@ -7,11 +7,14 @@
 using namespace mlir;
 using namespace cleave;
 
-PipelineSchedule PlanContract::getSchedule() const {
+PipelineSchedule PlanContract::getSchedule(bool training) const {
   PipelineScheduleOptions options;
   options.choice = schedule;
   options.numStages = pp;
   options.numMicrobatches = microbatches;
+  if (training)
+    options.phases = {PipelinePhase::Forward, PipelinePhase::Backward,
+                      PipelinePhase::Update};
   // `readPlanContract` has checked that the schedule takes these.
   return llvm::cantFail(PipelineSchedule::create(options));
 }

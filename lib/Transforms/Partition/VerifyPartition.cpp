@@ -12,6 +12,7 @@
 #include "cleave/Analysis/Cost/CostModel.h"
 #include "cleave/Analysis/Cost/Target.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
 #include "cleave/Transforms/Partition/Contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <deque>
 #include <map>
 
 namespace cleave {
@@ -150,52 +152,67 @@ LogicalResult checkMemory(ArrayRef<func::FuncOp> stages,
 // Deadlock
 //===----------------------------------------------------------------------===//
 
-/// One send or receive of a stage in one microbatch.
+/// One send or receive of a stage in one step of its schedule.
 struct Transfer {
   Operation *op;
   bool isSend;
   int64_t peer;
   int64_t tag;
   Type type;
-  int64_t microbatch;
+  PipelineStep step;
 };
 
-std::string describe(const Transfer &t, int64_t stage, int64_t microbatches) {
+std::string describe(const Transfer &t, int64_t stage, int64_t microbatches,
+                     bool training) {
   std::string text =
       t.isSend
           ? llvm::formatv("stage {0} sends to stage {1}", stage, t.peer).str()
           : llvm::formatv("stage {0} receives from stage {1}", stage, t.peer)
                 .str();
   text += llvm::formatv(" (tag {0}", t.tag).str();
-  if (microbatches > 1)
-    text += llvm::formatv(", microbatch {0}", t.microbatch).str();
+  if (training)
+    text +=
+        llvm::formatv(", {0} of microbatch {1}",
+                      stringifyPipelinePhase(t.step.phase), t.step.microbatch)
+            .str();
+  else if (microbatches > 1)
+    text += llvm::formatv(", microbatch {0}", t.step.microbatch).str();
   return text + ")";
 }
 
 /// Replays the transfers of every stage in the order its schedule runs the
-/// stage's function (its forward: the only phase stage functions have), and
-/// reports the first pair that mismatches or the cycle of waits that
-/// deadlocks.
+/// stage's phases (a training step's entries: TrainingPhases.h; otherwise
+/// the forward alone), and reports the first transfer that mismatches or
+/// the cycle of waits that deadlocks.
+///
+/// The runtime's communicators never make a send wait for its receiver
+/// (rt/Communicator.h): a send completes when it is posted, and a receive
+/// when the sender has posted the message it takes. Messages between two
+/// stages arrive in the order they were sent, whatever their tags (NCCL has
+/// none), so a receive that finds another message first is a mismatch.
 class CommunicationSimulator {
 public:
   CommunicationSimulator(const std::map<int64_t, func::FuncOp> &stages,
-                         const PipelineSchedule &schedule)
-      : microbatches(schedule.getNumMicrobatches()) {
+                         const PipelineSchedule &schedule, bool training)
+      : microbatches(schedule.getNumMicrobatches()), training(training) {
     for (auto [stage, func] : stages) {
+      Block &body = func.getBody().front();
+      llvm::DenseMap<Operation *, StepPhase> phases;
+      if (training)
+        phases = classifyStepPhases(body);
       std::vector<Transfer> &sequence = sequences[stage];
       for (const PipelineStep &step : schedule.getOrder(stage)) {
-        assert(step.phase == PipelinePhase::Forward &&
-               "stage functions have only a forward");
-        int64_t mb = step.microbatch;
-        for (Operation &op : func.getBody().front()) {
+        for (Operation &op : body) {
+          if (training && toPipelinePhase(phases.lookup(&op)) != step.phase)
+            continue;
           if (auto send = dyn_cast<SendOp>(op))
             sequence.push_back({&op, true, send.getPeerAttr().getInt(),
                                 send.getTagAttr().getInt(),
-                                send.getInput().getType(), mb});
+                                send.getInput().getType(), step});
           else if (auto recv = dyn_cast<RecvOp>(op))
             sequence.push_back({&op, false, recv.getPeerAttr().getInt(),
                                 recv.getTagAttr().getInt(),
-                                recv.getOutput().getType(), mb});
+                                recv.getOutput().getType(), step});
         }
       }
       position[stage] = 0;
@@ -203,36 +220,31 @@ public:
   }
 
   LogicalResult run() {
-    while (true) {
-      bool progress = false;
+    bool progress = true;
+    while (progress) {
+      progress = false;
       for (auto &[stage, sequence] : sequences) {
-        const Transfer *send = current(stage);
-        if (!send || !send->isSend)
-          continue;
-        if (!sequences.count(send->peer))
-          return send->op->emitError()
-                 << describe(*send, stage, microbatches)
-                 << ", but there is no stage " << send->peer;
-        const Transfer *recv = current(send->peer);
-        if (!recv || recv->isSend || recv->peer != stage)
-          continue;
-        if (recv->tag != send->tag || recv->type != send->type) {
-          InFlightDiagnostic diag =
-              send->op->emitError()
-              << "mismatched transfer: " << describe(*send, stage, microbatches)
-              << " a " << send->type << ", but stage " << send->peer
-              << " expects tag " << recv->tag << " and a " << recv->type;
-          diag.attachNote(recv->op->getLoc())
-              << "the receive it meets: "
-              << describe(*recv, send->peer, microbatches);
-          return failure();
+        while (const Transfer *transfer = current(stage)) {
+          if (transfer->isSend) {
+            if (!sequences.count(transfer->peer))
+              return transfer->op->emitError()
+                     << describe(*transfer, stage, microbatches, training)
+                     << ", but there is no stage " << transfer->peer;
+            inFlight[{stage, transfer->peer}].push_back(transfer);
+          } else {
+            std::deque<const Transfer *> &queue =
+                inFlight[{transfer->peer, stage}];
+            if (queue.empty())
+              break;
+            const Transfer *send = queue.front();
+            if (send->tag != transfer->tag || send->type != transfer->type)
+              return reportMismatch(*send, *transfer, stage);
+            queue.pop_front();
+          }
+          ++position[stage];
+          progress = true;
         }
-        ++position[stage];
-        ++position[send->peer];
-        progress = true;
       }
-      if (!progress)
-        break;
     }
     return reportBlocked();
   }
@@ -244,8 +256,23 @@ private:
     return at < sequence.size() ? &sequence[at] : nullptr;
   }
 
-  /// When no pair can meet: either every stage is done, or the waits form a
-  /// cycle, or a stage waits for one that has finished (or does not exist).
+  LogicalResult reportMismatch(const Transfer &send, const Transfer &recv,
+                               int64_t stage) {
+    InFlightDiagnostic diag =
+        send.op->emitError()
+        << "mismatched transfer: "
+        << describe(send, recv.peer, microbatches, training) << " a "
+        << send.type << ", but stage " << stage << " expects tag " << recv.tag
+        << " and a " << recv.type;
+    diag.attachNote(recv.op->getLoc())
+        << "the receive it meets: "
+        << describe(recv, stage, microbatches, training);
+    return failure();
+  }
+
+  /// When no receive can complete: either every stage is done, or the
+  /// receives wait in a cycle, or one waits for a stage that has finished
+  /// (or does not exist). Every stage left waits in a receive.
   LogicalResult reportBlocked() {
     std::optional<int64_t> first;
     for (auto &[stage, sequence] : sequences)
@@ -264,8 +291,8 @@ private:
       if (!sequences.count(peer) || !current(peer))
         return waiting.op->emitError()
                << "communication cannot complete: "
-               << describe(waiting, stage, microbatches) << ", but stage "
-               << peer
+               << describe(waiting, stage, microbatches, training)
+               << ", but stage " << peer
                << (sequences.count(peer) ? " has no transfer left"
                                          : " does not exist");
       path.push_back(stage);
@@ -280,20 +307,35 @@ private:
                                chain.empty() ? "" : ", ", s, current(s)->peer)
                      .str();
       const Transfer &head = *current(cycle.front());
-      InFlightDiagnostic diag = head.op->emitError()
-                                << "communication deadlock: " << chain << "; "
-                                << describe(head, cycle.front(), microbatches)
-                                << " here";
+      InFlightDiagnostic diag =
+          head.op->emitError()
+          << "communication deadlock: " << chain << "; "
+          << describe(head, cycle.front(), microbatches, training) << " here";
       for (int64_t s : cycle.drop_front())
         diag.attachNote(current(s)->op->getLoc())
-            << "blocked: " << describe(*current(s), s, microbatches);
+            << "blocked: " << describe(*current(s), s, microbatches, training);
       return failure();
     }
   }
 
+  static PipelinePhase toPipelinePhase(StepPhase phase) {
+    switch (phase) {
+    case StepPhase::Forward:
+      return PipelinePhase::Forward;
+    case StepPhase::Backward:
+      return PipelinePhase::Backward;
+    case StepPhase::Update:
+      return PipelinePhase::Update;
+    }
+    llvm_unreachable("every phase is handled");
+  }
+
   int64_t microbatches;
+  bool training;
   std::map<int64_t, std::vector<Transfer>> sequences;
   std::map<int64_t, size_t> position;
+  /// The messages sent and not yet received, per (sender, receiver).
+  std::map<std::pair<int64_t, int64_t>, std::deque<const Transfer *>> inFlight;
 };
 
 /// Collectives run at the top level of their stage (every device of the
@@ -372,13 +414,20 @@ struct VerifyPartitionPass
     if (!ok)
       return signalPassFailure();
 
-    // Without a plan, each stage runs once.
+    // A training step runs its stages' phases; without a plan, each stage
+    // runs once.
+    bool training = llvm::any_of(stages, [](auto &entry) {
+      return !classifyStepPhases(entry.second.getBody().front()).empty();
+    });
     PipelineSchedule schedule;
     if (contract) {
-      schedule = contract->getSchedule();
+      schedule = contract->getSchedule(training);
     } else if (!stages.empty()) {
       PipelineScheduleOptions options;
       options.numStages = stages.rbegin()->first + 1;
+      if (training)
+        options.phases = {PipelinePhase::Forward, PipelinePhase::Backward,
+                          PipelinePhase::Update};
       schedule = llvm::cantFail(PipelineSchedule::create(options));
     }
     for (auto &[stage, func] : stages)
@@ -390,7 +439,7 @@ struct VerifyPartitionPass
                                                           : " stages");
         return signalPassFailure();
       }
-    if (failed(CommunicationSimulator(stages, schedule).run()))
+    if (failed(CommunicationSimulator(stages, schedule, training).run()))
       return signalPassFailure();
 
     std::string targetName = target;

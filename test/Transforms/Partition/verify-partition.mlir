@@ -25,17 +25,35 @@ module attributes {cleave.mesh = {pp = 3 : i64, tp = 2 : i64, dp = 1 : i64}, cle
 
 // -----
 
-// Crossed transfers: each stage sends before it receives.
+// Crossed receives: each stage receives before it sends. (Crossed sends
+// complete: a send never waits for its receiver.)
 
 module attributes {cleave.mesh = {pp = 2 : i64, tp = 1 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
   func.func @stage_0(%x: tensor<4xf32>) -> tensor<4xf32> attributes {cleave.stage = 0 : i64} {
-    // expected-error @+1 {{communication deadlock: stage 0 waits for stage 1, stage 1 waits for stage 0; stage 0 sends to stage 1 (tag 0) here}}
+    // expected-error @+1 {{communication deadlock: stage 0 waits for stage 1, stage 1 waits for stage 0; stage 0 receives from stage 1 (tag 1) here}}
+    %y = cleave.recv from 1 tag 1 : tensor<4xf32>
+    cleave.send %x to 1 tag 0 : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+  func.func @stage_1(%x: tensor<4xf32>) -> tensor<4xf32> attributes {cleave.stage = 1 : i64} {
+    // expected-note @+1 {{blocked: stage 1 receives from stage 0 (tag 0)}}
+    %y = cleave.recv from 0 tag 0 : tensor<4xf32>
+    cleave.send %x to 0 tag 1 : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Crossed sends complete (each stage sends, then receives the other's).
+
+module attributes {cleave.mesh = {pp = 2 : i64, tp = 1 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @stage_0(%x: tensor<4xf32>) -> tensor<4xf32> attributes {cleave.stage = 0 : i64} {
     cleave.send %x to 1 tag 0 : tensor<4xf32>
     %y = cleave.recv from 1 tag 1 : tensor<4xf32>
     return %y : tensor<4xf32>
   }
   func.func @stage_1(%x: tensor<4xf32>) -> tensor<4xf32> attributes {cleave.stage = 1 : i64} {
-    // expected-note @+1 {{blocked: stage 1 sends to stage 0 (tag 1)}}
     cleave.send %x to 0 tag 1 : tensor<4xf32>
     %y = cleave.recv from 0 tag 0 : tensor<4xf32>
     return %y : tensor<4xf32>

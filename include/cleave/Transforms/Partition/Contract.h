@@ -45,8 +45,10 @@ struct PlanContract {
   ScheduleChoice schedule;
 
   rt::MeshShape getMesh() const { return rt::MeshShape{pp, dp, tp}; }
-  /// The order of an inference step's microbatches on each pipeline stage.
-  PipelineSchedule getSchedule() const;
+  /// The order of an inference step's microbatches on each pipeline stage;
+  /// with `training`, of a training step's phases (forward and backward
+  /// per microbatch, then the update).
+  PipelineSchedule getSchedule(bool training = false) const;
   /// The size of mesh axis `axis` ("pp", "tp" or "dp"), if it is one.
   std::optional<int64_t> axisSize(llvm::StringRef axis) const;
 };
