@@ -10,7 +10,9 @@
 // the index along the axis, for the collectives.
 //
 // Everything is queued on the stream of the context the communication
-// calls give (useContext); flush() waits for it. NCCL has no tags: the
+// calls give (useContext); flush() waits for it. A send is staged and
+// issued with the next receive, in one group (see send()). NCCL has no
+// tags: the
 // transfers between two ranks match in the order they are issued, which
 // the partitioner guarantees (both ends order them by the value sent).
 // A watchdog that expires calls abort(), which aborts the NCCL
@@ -29,8 +31,10 @@
 #include <nccl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <string>
@@ -171,21 +175,35 @@ public:
     stream = nullptr;
   }
 
+  // An NCCL send waits for its receiver, and a 1F1B stage sends an
+  // activation while its neighbour sends a gradient the other way. So a
+  // send copies its bytes into a staging buffer of its own (the program may
+  // overwrite the source at once) and is issued with this device's next
+  // receive, in one NCCL group, or before its next collective or flush:
+  // no send then waits for a receive that waits for it.
   void send(const void *data, std::size_t bytes, int stage, int tag) override {
     (void)tag;
-    check(ncclSend(data, bytes, ncclUint8, peerOf(stage), world, queue()),
-          "ncclSend");
+    cudaStream_t s = queue();
+    void *staging = nullptr;
+    check(cudaMallocAsync(&staging, std::max<std::size_t>(bytes, 1), s),
+          "cudaMallocAsync");
+    pendingSends.push_back({staging, bytes, peerOf(stage)});
+    check(cudaMemcpyAsync(staging, data, bytes, cudaMemcpyDeviceToDevice, s),
+          "cudaMemcpyAsync");
   }
 
   void recv(void *data, std::size_t bytes, int stage, int tag) override {
     (void)tag;
-    check(ncclRecv(data, bytes, ncclUint8, peerOf(stage), world, queue()),
-          "ncclRecv");
+    issueSends([&] {
+      check(ncclRecv(data, bytes, ncclUint8, peerOf(stage), world, queue()),
+            "ncclRecv");
+    });
   }
 
   void flush() override {
     if (!stream)
       return;
+    issueSends();
     check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     // Pipeline transfers run on `world`, collectives on `groups`.
@@ -204,6 +222,7 @@ public:
 
   void allReduce(MeshAxis axis, const void *in, void *out, std::size_t count,
                  CleaveDType dtype, Reduction reduction) override {
+    issueSends();
     check(ncclAllReduce(in, out, count, ncclType(dtype),
                         ncclOp(reduction, dtype), group(axis), queue()),
           "ncclAllReduce");
@@ -212,6 +231,7 @@ public:
 
   void allGather(MeshAxis axis, const void *in, void *out,
                  std::size_t bytes) override {
+    issueSends();
     check(ncclAllGather(in, out, bytes, ncclUint8, group(axis), queue()),
           "ncclAllGather");
   }
@@ -219,6 +239,7 @@ public:
   void reduceScatter(MeshAxis axis, const void *in, void *out,
                      std::size_t count, CleaveDType dtype,
                      Reduction reduction) override {
+    issueSends();
     check(ncclReduceScatter(in, out, count, ncclType(dtype),
                             ncclOp(reduction, dtype), group(axis), queue()),
           "ncclReduceScatter");
@@ -227,6 +248,7 @@ public:
 
   void allToAll(MeshAxis axis, const void *in, void *out,
                 std::size_t bytes) override {
+    issueSends();
     cudaStream_t s = queue();
     ncclComm_t comm = group(axis);
     check(ncclGroupStart(), "ncclGroupStart");
@@ -343,6 +365,32 @@ private:
     return boot;
   }
 
+  /// The sends posted and not yet issued: their staging buffers.
+  struct PendingSend {
+    void *staging;
+    std::size_t bytes;
+    int peer;
+  };
+
+  /// Issues the pending sends and what `alongside` issues (a receive) as one
+  /// NCCL group, then frees the staging buffers in stream order.
+  void issueSends(const std::function<void()> &alongside = {}) {
+    if (pendingSends.empty() && !alongside)
+      return;
+    cudaStream_t s = queue();
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (const PendingSend &pending : pendingSends)
+      check(ncclSend(pending.staging, pending.bytes, ncclUint8, pending.peer,
+                     world, s),
+            "ncclSend");
+    if (alongside)
+      alongside();
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    for (const PendingSend &pending : pendingSends)
+      check(cudaFreeAsync(pending.staging, s), "cudaFreeAsync");
+    pendingSends.clear();
+  }
+
   cudaStream_t queue() {
     if (!stream)
       throw Error("the NCCL communicator runs on a CUDA device's stream, and "
@@ -380,6 +428,7 @@ private:
   /// This device's group along each axis, by axis code.
   ncclComm_t groups[std::size(kMeshAxes)] = {nullptr, nullptr, nullptr};
   cudaStream_t stream = nullptr;
+  std::vector<PendingSend> pendingSends;
 };
 
 } // namespace

@@ -86,10 +86,13 @@ public:
 
   /// Bytes to and from the device of `stage` with this device's tp and dp
   /// index. `tag` tells apart the messages between one pair; messages with
-  /// the same peer and tag arrive in the order they were sent. send() may
-  /// return before the peer has the bytes (the buffer may be reused at
-  /// once): flush() waits for every send still in flight, so that the next
-  /// microbatch's compute overlaps the previous one's transfer.
+  /// the same peer and tag arrive in the order they were sent. send() never
+  /// waits for the peer's receive (the buffer may be reused at once): a
+  /// pipeline whose stages send both ways (a training step's activations
+  /// and gradients) relies on it, and cleave-verify-partition checks
+  /// schedules under it. flush() waits for every send still in flight, so
+  /// that the next microbatch's compute overlaps the previous one's
+  /// transfer.
   virtual void send(const void *data, std::size_t bytes, int stage,
                     int tag) = 0;
   virtual void recv(void *data, std::size_t bytes, int stage, int tag) = 0;
