@@ -174,7 +174,19 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
   planOptions.dataParallel = replicas;
   planOptions.microbatches = microbatches;
   planOptions.modelBatchScale = microbatches * replicas;
-  planOptions.training.enabled = true;
+  // The plan costs the step as it is compiled: its optimizer, ZeRO stage
+  // and recomputation.
+  TrainingPlanOptions &costed = planOptions.training;
+  costed.enabled = true;
+  std::string optimizer = training.getOptimizer();
+  costed.optimizer = optimizer == "adamw"                ? Optimizer::AdamW
+                     : optimizer == "adam"               ? Optimizer::Adam
+                     : training.momentum.value_or(0) > 0 ? Optimizer::Momentum
+                                                         : Optimizer::SGD;
+  costed.zero = static_cast<ZeroStage>(training.zero.value_or(0));
+  costed.recompute = training.recompute.value_or(false)
+                         ? RecomputePolicy::Segments
+                         : RecomputePolicy::None;
   pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
   AutodiffPassOptions autodiff;
   autodiff.entry = options.entry;

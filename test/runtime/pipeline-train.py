@@ -15,8 +15,9 @@
 #     AdamW; one-layer GPT: AdamW);
 #   - with clipping by the global norm (the stages all-reduce their sums of
 #     squares along pp, so the squares add in another order), and pp=2 x
-#     dp=2 x 2 microbatches on 4 devices (the replicas' sums add in another
-#     order): max |error| <= 1e-5 * max |reference| per loss and parameter.
+#     dp=2 x 2 microbatches on 4 devices, with whole state and under ZeRO-1
+#     (the replicas' sums add in another order): max |error| <= 1e-5 *
+#     max |reference| per loss and parameter.
 #     SGD for the GPT: Adam would turn the rounding noise of a gradient that
 #     is 0 in exact arithmetic into steps of lr.
 # Also: the manifest's mesh, schedule and per-stage order of entries; a
@@ -42,8 +43,10 @@ def compare(work, name, family, options, devices, pp, microbatches, exact,
             schedule=None):
     model, batch, loss = family(work)
     blocks = devices // pp * microbatches
+    # One device has no replicas to shard the state over.
+    whole = {k: v for k, v in options.items() if k != "zero"}
     one = cleave.compile(model, f"{work}/{name}_one", **loss,
-                         train={**options, "microbatches": blocks})
+                         train={**whole, "microbatches": blocks})
     extra = {"pp": pp, "microbatches": microbatches}
     if schedule:
         extra["schedule"] = schedule
@@ -99,6 +102,9 @@ if __name__ == "__main__":
             2, 2, 4, False)
     compare(work, "gpt_pp2_dp2", dp_test.gpt, {"optimizer": "sgd", "lr": 0.5},
             4, 2, 2, False)
+    compare(work, "gpt_pp2_dp2_zero1", dp_test.gpt,
+            {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9, "zero": 1},
+            4, 2, 2, False)
 
 # CHECK-LABEL: == mlp_sgd: pp=2 x dp=1 x 4 against 1 x 4
 # CHECK-NEXT: mesh {'dp': 1, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 4
@@ -127,6 +133,10 @@ if __name__ == "__main__":
 # CHECK: losses and parameters within tolerance: True
 # CHECK-NEXT: loss {{.*}}, falls: True
 # CHECK-LABEL: == gpt_pp2_dp2: pp=2 x dp=2 x 2 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
+# CHECK: losses and parameters within tolerance: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_pp2_dp2_zero1: pp=2 x dp=2 x 2 against 1 x 4
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
 # CHECK: losses and parameters within tolerance: True
 # CHECK-NEXT: loss {{.*}}, falls: True
