@@ -67,6 +67,16 @@ llvm::Error CompileOptions::validate() const {
           " devices with pp=" + std::to_string(pp) +
           " has dp=" + std::to_string(dp));
   }
+  if (!train && options->globalBatch)
+    return llvm::createStringError(
+        "batch=" + std::to_string(*options->globalBatch) +
+        ": the global batch is planned for a training step (train); an "
+        "inference bundle takes the model's batch");
+  if (train && devices == 1 && options->globalBatch)
+    return llvm::createStringError(
+        "batch=" + std::to_string(*options->globalBatch) +
+        ": a training step on one device takes the model's batch times "
+        "microbatches; the global batch is planned for several devices");
   if (train && devices == 1 && syncBatchNorm.getValue())
     return llvm::createStringError(
         "sync-batch-norm takes batch statistics over data-parallel "
@@ -155,6 +165,16 @@ static int64_t getTrainingStages(const CompileOptions &options) {
   return cantFail(options.plan.get()).pipelineStages.value_or(1);
 }
 
+/// Whether a training step is planned into stages and replicas: when it
+/// has pipeline stages, or when the global batch is given and the plan
+/// chooses them (each microbatch is the model's batch).
+static bool isPlannedStep(const CompileOptions &options) {
+  if (!options.train || options.devices == 1)
+    return false;
+  return getTrainingStages(options) > 1 ||
+         cantFail(options.plan.get()).globalBatch.has_value();
+}
+
 /// The passes of a training step split into pipeline stages: the plan
 /// places the forward ops (the loss attached), the backward of each op
 /// runs on its stage, and each stage updates the parameters it reads.
@@ -166,14 +186,20 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
   // The function is one microbatch of one replica: the plan balances the
   // stages for the step's microbatches and replicas, which repeat the
   // stage programs rather than cut them.
-  int64_t stages = getTrainingStages(options);
-  int64_t microbatches = getTrainingMicrobatches(options);
-  int64_t replicas = options.devices / stages;
-  planOptions.pipelineStages = stages;
   planOptions.tensorParallel = 1;
-  planOptions.dataParallel = replicas;
-  planOptions.microbatches = microbatches;
-  planOptions.modelBatchScale = microbatches * replicas;
+  if (planOptions.globalBatch) {
+    // The plan chooses the stages and replicas; the microbatch count
+    // follows (the global batch over the replicas' microbatches).
+    planOptions.microbatchIsModelBatch = true;
+  } else {
+    int64_t stages = getTrainingStages(options);
+    int64_t microbatches = getTrainingMicrobatches(options);
+    int64_t replicas = options.devices / stages;
+    planOptions.pipelineStages = stages;
+    planOptions.dataParallel = replicas;
+    planOptions.microbatches = microbatches;
+    planOptions.modelBatchScale = microbatches * replicas;
+  }
   // The plan costs the step as it is compiled: its optimizer, ZeRO stage
   // and recomputation.
   TrainingPlanOptions &costed = planOptions.training;
@@ -196,8 +222,7 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
   buildSimplifyPipeline(pm);
   OptimizerUpdatePassOptions update =
       getOptimizerUpdateOptions(training, options.entry);
-  update.microbatches = microbatches;
-  update.replicas = replicas;
+  update.fromPlan = true;
   update.zero = training.zero.value_or(0);
   pm.addPass(createOptimizerUpdatePass(update));
   if (training.recompute.value_or(false)) {
@@ -244,7 +269,7 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
       attach.ignoreIndex = training.getIgnoreIndex();
       pm.addPass(createAttachLossPass(attach));
     }
-    if (getTrainingStages(options) > 1) {
+    if (isPlannedStep(options)) {
       buildPipelinedTrainingPipeline(pm, options, planPassOptions, planOptions,
                                      training);
       return llvm::Error::success();
@@ -525,7 +550,7 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
                                           const CompileOptions &options,
                                           const DeviceProgramOptions &lowering,
                                           BundleContents &contents) {
-  if (options.train && getTrainingStages(options) > 1)
+  if (isPlannedStep(options))
     return lowerPipelinedStep(module, options, lowering, contents);
   if (options.devices == 1 || options.train) {
     FailureOr<func::FuncOp> func = getProgramFunction(module, options.entry);

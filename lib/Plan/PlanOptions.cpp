@@ -26,6 +26,12 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
   if (set == PlanOptionSet::Planning)
     binder.pin("batch", globalBatch,
                "Global batch (default: the model's batch dimension)");
+  else
+    binder.pin("batch", globalBatch,
+               "With --train on several devices: the global batch; the plan "
+               "chooses the pipeline stages and replicas, each microbatch "
+               "the model's batch (default: devices x microbatches x the "
+               "model's batch, all replicas)");
   binder.choice<PlanObjective>(
       "objective", objective,
       {PlanObjective::Throughput, PlanObjective::Latency},

@@ -154,7 +154,8 @@ private:
   /// keep the samples apart, or when each block is the model's own batch
   /// (a training step's function, run once per microbatch and replica).
   bool isBatchSplittable() const {
-    return model.batchSplittable || options.modelBatchScale > 1;
+    return model.batchSplittable || options.modelBatchScale > 1 ||
+           options.microbatchIsModelBatch;
   }
   /// Why the batch cannot be split (`model.batchSplittable` is false).
   std::string describeBatchBarrier() const;
@@ -640,6 +641,12 @@ std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
   if (mesh.dp > 1 && !isBatchSplittable())
     return llvm::formatv("dp={0} splits the batch, which {1}", mesh.dp,
                          describeBatchBarrier());
+  if (options.microbatchIsModelBatch &&
+      globalBatch % (mesh.dp * model.batchSize) != 0)
+    return llvm::formatv("the global batch {0} is not a whole number of "
+                         "microbatches of the model's batch {1} on each of "
+                         "dp={2} replicas",
+                         globalBatch, model.batchSize, mesh.dp);
   return "";
 }
 
@@ -675,13 +682,17 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
   int64_t replicaBatch = globalBatch / mesh.dp;
   // A pinned count is tried whatever the search's bound on counts.
   int64_t maxMicrobatches =
-      pins.microbatches ? replicaBatch
-                        : std::min(replicaBatch, options.maxMicrobatches);
+      pins.microbatches || options.microbatchIsModelBatch
+          ? replicaBatch
+          : std::min(replicaBatch, options.maxMicrobatches);
   SmallVector<int64_t> counts;
   for (int64_t microbatches = 1; microbatches <= maxMicrobatches;
        ++microbatches) {
     if (replicaBatch % microbatches != 0 ||
         (pins.microbatches && *pins.microbatches != microbatches))
+      continue;
+    if (options.microbatchIsModelBatch &&
+        replicaBatch / microbatches != model.batchSize)
       continue;
     if (microbatches > 1 && !isBatchSplittable())
       break;

@@ -20,6 +20,11 @@
 #     max |reference| per loss and parameter.
 #     SGD for the GPT: Adam would turn the rounding noise of a gradient that
 #     is 0 in exact arithmetic into steps of lr.
+# `--batch G` (the global batch) instead: the plan chooses the stages and
+# replicas, each microbatch being the model's batch (for this small model
+# on the cpu target it chooses replicas; with --pp 2 pinned, 2 x 2 with 4
+# microbatches), and the step equals one device's of G samples within the
+# tolerance.
 # Also: the manifest's mesh, schedule and per-stage order of entries; a
 # checkpoint (one rank file per
 # device) restored into a new trainer resumes exactly.
@@ -87,6 +92,35 @@ def compare(work, name, family, options, devices, pp, microbatches, exact,
     return piped, trainer, batches
 
 
+def planned(work, name, family, options, devices, batch, pp=None):
+    """`--batch G` on several devices: the plan chooses the stages and
+    replicas (unless pp is pinned), each microbatch the model's batch; the
+    step equals one device's over G / (the model's batch) microbatches."""
+    model, draw, loss = family(work)
+    extra = {"batch": batch, **({"pp": pp} if pp else {})}
+    bundle = cleave.compile(model, f"{work}/{name}_planned", devices=devices,
+                            **loss, train={**options, **extra})
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    mesh, microbatches = manifest["mesh"], manifest["microbatches"]
+    blocks = mesh["dp"] * microbatches
+    one = cleave.compile(model, f"{work}/{name}_planned_one", **loss,
+                         train={**options, "microbatches": blocks})
+    batches = dp_test.global_batches(draw, blocks)
+    ref_losses, ref_params, _ = dp_test.train(one, batches)
+    losses, params, _ = dp_test.train(bundle, batches)
+    print(f"== {name}: --batch {batch} on {devices} devices")
+    print("planned: devices", mesh["pp"] * mesh["dp"] == devices,
+          "tp", mesh["tp"], "global batch",
+          manifest["inputs"][0]["shape"][0] == batch)
+    worst, scale = dp_test.error(losses, ref_losses)
+    ok = worst <= RTOL * scale and sorted(params) == sorted(ref_params)
+    for n in ref_params:
+        worst, scale = dp_test.error(params[n], ref_params[n])
+        ok = ok and worst <= RTOL * scale
+    print("losses and parameters within tolerance:", ok)
+    return mesh, microbatches
+
+
 if __name__ == "__main__":
     work = sys.argv[1]
     sgd = {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "nesterov": True}
@@ -102,6 +136,13 @@ if __name__ == "__main__":
             2, 2, 4, False)
     compare(work, "gpt_pp2_dp2", dp_test.gpt, {"optimizer": "sgd", "lr": 0.5},
             4, 2, 2, False)
+    sgd_plain = {"optimizer": "sgd", "lr": 0.5}
+    mesh, microbatches = planned(work, "gpt_batch", dp_test.gpt, sgd_plain,
+                                 4, 16)
+    print("chosen", mesh, "microbatches", microbatches)
+    mesh, microbatches = planned(work, "gpt_batch_pp2", dp_test.gpt,
+                                 sgd_plain, 4, 16, pp=2)
+    print("chosen", mesh, "microbatches", microbatches)
     compare(work, "gpt_pp2_dp2_zero1", dp_test.gpt,
             {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9, "zero": 1},
             4, 2, 2, False)
@@ -136,6 +177,14 @@ if __name__ == "__main__":
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
 # CHECK: losses and parameters within tolerance: True
 # CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_batch: --batch 16 on 4 devices
+# CHECK-NEXT: planned: devices True tp 1 global batch True
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK-NEXT: chosen {{.*}} microbatches {{[0-9]+}}
+# CHECK-LABEL: == gpt_batch_pp2: --batch 16 on 4 devices
+# CHECK-NEXT: planned: devices True tp 1 global batch True
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK-NEXT: chosen {'dp': 2, 'pp': 2, 'tp': 1} microbatches 4
 # CHECK-LABEL: == gpt_pp2_dp2_zero1: pp=2 x dp=2 x 2 against 1 x 4
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
 # CHECK: losses and parameters within tolerance: True

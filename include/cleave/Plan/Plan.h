@@ -68,6 +68,10 @@ struct PlanOptions {
   /// `globalBatch` is unset (a training step's function computes one
   /// microbatch of one replica: microbatches x replicas).
   int64_t modelBatchScale = 1;
+  /// Not a user option: every candidate's microbatch is the model's batch
+  /// (a training step's function computes one microbatch), so the global
+  /// batch fixes the microbatch count of each mesh.
+  bool microbatchIsModelBatch = false;
   PlanObjective objective = PlanObjective::Throughput;
   /// The pipeline schedule (`--schedule`); interleaved splits the model into
   /// pp x chunks stages, `virtualStages` per device. Unset: `getSchedule`.

@@ -63,6 +63,18 @@ struct OptimizerUpdatePass
           << optimizer << ": the optimizer is sgd, adam or adamw";
       return signalPassFailure();
     }
+    if (fromPlan) {
+      std::optional<rt::MeshShape> mesh = getMesh(module);
+      std::optional<int64_t> planned = getMicrobatches(module);
+      if (!mesh || !planned) {
+        emitError(module.getLoc(), "from-plan: the module has no plan "
+                                   "(cleave.mesh and cleave.microbatches) to "
+                                   "take the microbatches and replicas from");
+        return signalPassFailure();
+      }
+      microbatches = *planned;
+      replicas = mesh->dp;
+    }
     if (microbatches < 1) {
       emitError(module.getLoc(), "microbatches=")
           << static_cast<int64_t>(microbatches)

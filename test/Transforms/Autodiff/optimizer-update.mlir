@@ -10,6 +10,7 @@
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd replicas=2 zero=2 microbatches=2" | FileCheck %s --check-prefix=ZERO2
 // RUN: not cleave-opt %s --cleave-optimizer-update="zero=3 replicas=2" 2>&1 | FileCheck %s --check-prefix=ZERO3
 // RUN: not cleave-opt %s --cleave-optimizer-update="zero=1" 2>&1 | FileCheck %s --check-prefix=ZERO-ONE-REPLICA
+// RUN: not cleave-opt %s --cleave-optimizer-update="from-plan=true" 2>&1 | FileCheck %s --check-prefix=NO-PLAN
 
 // The function as cleave-autodiff leaves it: the loss, then the gradients of
 // w (read twice: the reads are merged into one writable weight) and b.
@@ -185,3 +186,6 @@ func.func @main(%x: tensor<4x3xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave
   %db = cleave.reduce_sum %z {axes = array<i64: 0>, keepdims = false} : (tensor<4x2xf32>) -> tensor<2xf32>
   return %l, %dw, %db : tensor<f32>, tensor<3x2xf32>, tensor<2xf32>
 }
+
+// The microbatches and replicas from a plan the module does not have.
+// NO-PLAN: error: from-plan: the module has no plan (cleave.mesh and cleave.microbatches) to take the microbatches and replicas from

@@ -316,6 +316,10 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     Option<"replicas", "replicas", "int64_t", /*default=*/"1",
            "Data-parallel replicas whose sums are all-reduced before the "
            "update">,
+    Option<"fromPlan", "from-plan", "bool", /*default=*/"false",
+           "Take the microbatches and the replicas from the module's plan "
+           "(`cleave.microbatches`, the dp of `cleave.mesh`), which chose "
+           "them, instead of the options">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 1 shards the optimizer state over the replicas, 2 "
            "the gradient sums too">,
