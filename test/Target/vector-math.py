@@ -1,10 +1,10 @@
-# Fused loops that call exp, erf or tanh vectorise: the program calls the
+# Fused loops that call exp, erf, tanh or log vectorise: the program calls the
 # vector forms of the math library (rt/VectorMath.h; _ZGVdN8v_expf takes
 # eight floats in a ymm register, _ZGVeN16v_expf sixteen in a zmm one)
 # for the instruction set it is built for, and the results are within
 # 1e-6 + 1e-5 * |y| of the functions computed in double precision. SiLU is
 # x * sigmoid(x) (sigmoid = 1 / (1 + exp(-x))), GELU the erf form and the
-# tanh form.
+# tanh form, and log(1 + x^2) the logarithm.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave compile %t/model.onnx -o %t/v3.cleave --march x86-64-v3 --quiet
@@ -12,16 +12,19 @@
 # V3-DAG: call {{.*}}<_ZGVdN8v_expf@plt>
 # V3-DAG: call {{.*}}<_ZGVdN8v_erff@plt>
 # V3-DAG: call {{.*}}<_ZGVdN8v_tanhf@plt>
+# V3-DAG: call {{.*}}<_ZGVdN8v_logf@plt>
 # RUN: cleave compile %t/model.onnx -o %t/v4.cleave --march x86-64-v4 --quiet
 # RUN: objdump -d %t/v4.cleave/programs/stage_0.so | FileCheck %s --check-prefix=V4
 # V4-DAG: call {{.*}}<_ZGVeN16v_expf@plt>
 # V4-DAG: call {{.*}}<_ZGVeN16v_erff@plt>
 # V4-DAG: call {{.*}}<_ZGVeN16v_tanhf@plt>
+# V4-DAG: call {{.*}}<_ZGVeN16v_logf@plt>
 # RUN: %python %s check %t/v3.cleave %t | FileCheck %s --check-prefix=NUMERIC
 # RUN: %if cpu-x86-64-v4 %{ %python %s check %t/v4.cleave %t | FileCheck %s --check-prefix=NUMERIC %}
 # NUMERIC: silu: max error {{.*}} ok
 # NUMERIC: gelu_erf: max error {{.*}} ok
 # NUMERIC: gelu_tanh: max error {{.*}} ok
+# NUMERIC: log: max error {{.*}} ok
 
 import os
 import sys
@@ -58,12 +61,15 @@ def build(work):
         helper.make_node("Add", ["t", "one"], ["t1"]),
         helper.make_node("Mul", ["x", "t1"], ["xt"]),
         helper.make_node("Mul", ["xt", "half"], ["gelu_tanh"]),
+        # log(1 + x^2)
+        helper.make_node("Add", ["x2", "one"], ["x2p1"]),
+        helper.make_node("Log", ["x2p1"], ["log"]),
     ]
     graph = helper.make_graph(
         nodes, "activations",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, SHAPE)
-         for n in ("silu", "gelu_erf", "gelu_tanh")],
+         for n in ("silu", "gelu_erf", "gelu_tanh", "log")],
         [half, sqrt2, k, cubic, one])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -87,6 +93,7 @@ def check(bundle, work):
         "silu": d / (1.0 + np.exp(-d)),
         "gelu_erf": 0.5 * d * (1.0 + erf(d / math.sqrt(2.0))),
         "gelu_tanh": 0.5 * d * (1.0 + np.tanh(0.7978845608028654 * (d + 0.044715 * d**3))),
+        "log": np.log1p(d * d),
     }
     got = cleave.Session(bundle, threads=1).run(None, {"x": x})
     for (name, reference), ours in zip(expected.items(), got):

@@ -12,7 +12,11 @@
 
 #include "ConvGeometry.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
+
+#include <omp.h>
 
 using namespace cleave::cpu;
 
@@ -167,124 +171,236 @@ void col2im(const WindowGeometry &g, int64_t channels, const float *col,
   }
 }
 
-/// The columns of one output row of a depthwise convolution: the row's
-/// width, the input line's, and the kernel's along the row, with the
-/// interior [lo, hi) where every tap falls inside the input line.
-struct DepthwiseRow {
-  int64_t out, in, kernel, stride, dilation, pad;
-  int64_t lo, hi;
-};
-
-/// Adds the taps `w[0..row.kernel)` over the input `line` to the output
-/// row `out`. The interior columns, most of a row, run without bounds
-/// checks and vectorise along the row; `Kernel` and `Stride` are the
-/// common widths and strides as constants (0: read from `row`), so that
-/// the taps unroll and each output is loaded and stored once.
-template <int Kernel, int Stride>
-void depthwiseRow(const float *__restrict line, const float *__restrict w,
-                  float *__restrict out, const DepthwiseRow &row) {
-  const int64_t kernel = Kernel ? Kernel : row.kernel;
-  const int64_t stride = Stride ? Stride : row.stride;
-  const int64_t dilation = row.dilation;
-  auto border = [&](int64_t begin, int64_t end) {
-    for (int64_t ow = begin; ow < end; ++ow) {
-      float sum = out[ow];
-      int64_t iw = ow * stride - row.pad;
-      for (int64_t k = 0; k < kernel; ++k, iw += dilation)
-        if (iw >= 0 && iw < row.in)
-          sum += w[k] * line[iw];
-      out[ow] = sum;
-    }
-  };
-  border(0, row.lo);
-  const float *base = line - row.pad;
-  if (Kernel) {
-#pragma omp simd
-    for (int64_t ow = row.lo; ow < row.hi; ++ow) {
-      float sum = out[ow];
-      for (int64_t k = 0; k < Kernel; ++k)
-        sum += w[k] * base[ow * stride + k * dilation];
-      out[ow] = sum;
-    }
+/// to[i] = from[i * step] for i in [0, n), with the common steps as
+/// constants so that the copy vectorises.
+void copyStrided(const float *__restrict from, float *__restrict to, int64_t n,
+                 int64_t step) {
+  if (step == 1) {
+    std::copy(from, from + n, to);
+  } else if (step == 2) {
+    for (int64_t i = 0; i < n; ++i)
+      to[i] = from[2 * i];
   } else {
-    for (int64_t k = 0; k < kernel; ++k) {
-      const float weight = w[k];
-      const float *tap = base + k * dilation;
-#pragma omp simd
-      for (int64_t ow = row.lo; ow < row.hi; ++ow)
-        out[ow] += weight * tap[ow * stride];
-    }
+    for (int64_t i = 0; i < n; ++i)
+      to[i] = from[i * step];
   }
-  border(row.hi, row.out);
 }
 
-using DepthwiseRowFn = void (*)(const float *, const float *, float *,
-                                const DepthwiseRow &);
+/// The input plane of a depthwise convolution, padded and split by phase:
+/// along every spatial dimension, padded position j * stride + phase is
+/// element j of that phase, so that a tap reads consecutive elements for
+/// consecutive outputs at any stride. The phases of the three dimensions
+/// are blocks of `block` floats; inside a block an element (jd, jh, jw) is
+/// at (jd * len[1] + jh) * len[2] + jw. Output (od, oh, ow) at the same
+/// index reads tap t at that index plus `offsets[t]`, whatever the
+/// padding, stride and dilation, with no bounds to check.
+struct PhasedPlane {
+  int64_t len[kMaxSpatial];
+  int64_t block = 1;
+  int64_t phases = 1;
+  std::vector<int64_t> offsets;
+  /// Per dimension and phase: the elements [lo, hi) that come from the
+  /// input (the rest are padding).
+  std::vector<int64_t> lo[kMaxSpatial], hi[kMaxSpatial];
 
-DepthwiseRowFn selectDepthwiseRow(int64_t kernel, int64_t stride) {
-  if (stride == 1 || stride == 2) {
-    bool unit = stride == 1;
-    switch (kernel) {
-    case 3:
-      return unit ? depthwiseRow<3, 1> : depthwiseRow<3, 2>;
-    case 5:
-      return unit ? depthwiseRow<5, 1> : depthwiseRow<5, 2>;
-    case 7:
-      return unit ? depthwiseRow<7, 1> : depthwiseRow<7, 2>;
+  explicit PhasedPlane(const WindowGeometry &g) {
+    for (int i = 0; i < kMaxSpatial; ++i) {
+      len[i] = g.out[i] + (g.kernel[i] - 1) * g.dilation[i] / g.stride[i];
+      block *= len[i];
+      phases *= g.stride[i];
+      lo[i].resize(g.stride[i]);
+      hi[i].resize(g.stride[i]);
+      for (int64_t p = 0; p < g.stride[i]; ++p)
+        validRange(p - g.padBegin[i], g.stride[i], g.in[i], len[i], lo[i][p],
+                   hi[i][p]);
+    }
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          const int64_t k[kMaxSpatial] = {kd, kh, kw};
+          int64_t phase = 0, within = 0;
+          for (int i = 0; i < kMaxSpatial; ++i) {
+            const int64_t at = k[i] * g.dilation[i];
+            phase = phase * g.stride[i] + at % g.stride[i];
+            within = within * len[i] + at / g.stride[i];
+          }
+          offsets.push_back(phase * block + within);
+        }
+  }
+
+  int64_t size() const { return phases * block; }
+
+  /// Fills `plane` (size() floats) from the input plane `src`, one input
+  /// row at a time: its phases along the row are written together, while
+  /// the row is in the L1 cache.
+  void fill(const WindowGeometry &g, const float *src, float *plane) const {
+    for (int64_t pd = 0; pd < g.stride[0]; ++pd)
+      for (int64_t jd = 0; jd < len[0]; ++jd)
+        for (int64_t ph = 0; ph < g.stride[1]; ++ph)
+          for (int64_t jh = 0; jh < len[1]; ++jh) {
+            const bool padding = jd < lo[0][pd] || jd >= hi[0][pd] ||
+                                 jh < lo[1][ph] || jh >= hi[1][ph];
+            const int64_t id = jd * g.stride[0] + pd - g.padBegin[0];
+            const int64_t ih = jh * g.stride[1] + ph - g.padBegin[1];
+            const float *line =
+                padding ? nullptr : src + (id * g.in[1] + ih) * g.in[2];
+            for (int64_t pw = 0; pw < g.stride[2]; ++pw) {
+              float *row =
+                  plane + ((pd * g.stride[1] + ph) * g.stride[2] + pw) * block +
+                  (jd * len[1] + jh) * len[2];
+              const int64_t loW = padding ? len[2] : lo[2][pw];
+              const int64_t hiW = padding ? len[2] : hi[2][pw];
+              for (int64_t jw = 0; jw < loW; ++jw)
+                row[jw] = 0.0f;
+              if (loW < hiW)
+                copyStrided(line + loW * g.stride[2] + pw - g.padBegin[2],
+                            row + loW, hiW - loW, g.stride[2]);
+              for (int64_t jw = hiW; jw < len[2]; ++jw)
+                row[jw] = 0.0f;
+            }
+          }
+  }
+};
+
+/// out[i] = start + sum over taps t of w[t] * src[i + offsets[t]], for i
+/// in [0, n), vectorised along i. `Taps` is the tap count as a constant
+/// for the common kernels: the taps unroll inside the vector loop, their
+/// weights stay in registers and each output is stored once. Any other
+/// count (0: `taps`) runs the taps outside, over blocks of outputs that
+/// stay in the L1 cache.
+template <int Taps>
+void depthwiseSpan(const float *__restrict src, const float *__restrict w,
+                   const int64_t *__restrict offsets, int64_t taps, float start,
+                   float *__restrict out, int64_t n) {
+  if constexpr (Taps > 0) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      float sum = start;
+#pragma GCC unroll 64
+      for (int64_t t = 0; t < Taps; ++t)
+        sum += w[t] * src[i + offsets[t]];
+      out[i] = sum;
+    }
+  } else {
+    constexpr int64_t kBlock = 256;
+    for (int64_t begin = 0; begin < n; begin += kBlock) {
+      const int64_t length = std::min(kBlock, n - begin);
+      float *block = out + begin;
+      std::fill(block, block + length, start);
+      for (int64_t t = 0; t < taps; ++t) {
+        const float weight = w[t];
+        const float *tap = src + begin + offsets[t];
+#pragma omp simd
+        for (int64_t i = 0; i < length; ++i)
+          block[i] += weight * tap[i];
+      }
     }
   }
-  return depthwiseRow<0, 0>;
+}
+
+using DepthwiseSpanFn = void (*)(const float *, const float *, const int64_t *,
+                                 int64_t, float, float *, int64_t);
+
+DepthwiseSpanFn selectDepthwiseSpan(int64_t taps) {
+  switch (taps) {
+  case 9:
+    return depthwiseSpan<9>;
+  case 25:
+    return depthwiseSpan<25>;
+  case 49:
+    return depthwiseSpan<49>;
+  }
+  return depthwiseSpan<0>;
+}
+
+/// Output rows at least this wide are computed one row at a time, straight
+/// into the output; narrower planes are computed whole, as one span over
+/// the phased plane's rows (the columns past the output's width are
+/// computed and dropped), so that short rows still fill the vectors.
+constexpr int64_t kDepthwiseRowWidth = 32;
+/// Spans are computed in multiples of this many outputs (the widest vector,
+/// 16 floats), so that no output falls to a scalar remainder loop: the
+/// outputs past a span's end are computed into scratch and dropped, from
+/// as many zeros past the end of the phased plane.
+constexpr int64_t kDepthwiseSpanStep = 16;
+
+int64_t roundUp(int64_t n, int64_t step) {
+  return (n + step - 1) / step * step;
 }
 
 /// Convolution with one input channel per group (and `outChannels /
-/// group` outputs per channel). Each output row is computed in one pass,
-/// starting from the bias, with the kernel's taps inside: the rows of taps
-/// that fall in the padding are skipped, and along the row the interior
-/// runs unchecked (depthwiseRow). Every division is per call or per plane.
-void depthwiseConv(const ConvShape &shape, const float *x, const float *w,
-                   const float *bias, float *y, int threads) {
+/// group` outputs per channel). Each input plane is copied once into a
+/// padded plane split by stride phase (PhasedPlane), per thread; every
+/// output is then computed in one pass, from the bias, with all of the
+/// kernel's taps, as consecutive loads along the output row
+/// (depthwiseSpan). No division and no bounds check is left in the loop.
+int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
+                      const float *x, const float *w, const float *bias,
+                      float *y, int threads) {
   const WindowGeometry &g = shape.window;
-  const int64_t channels = shape.outChannels;
-  const int64_t planes = g.batch * channels;
-  const int64_t perGroup = channels / shape.group;
-  const int64_t kernelSize = g.kernelSize();
-  DepthwiseRow row{g.out[2],      g.in[2],       g.kernel[2], g.stride[2],
-                   g.dilation[2], g.padBegin[2], 0,           0};
-  // Interior: ow * stride - pad + k * dilation in [0, in) for every k.
-  const int64_t interior = g.in[2] - (g.kernel[2] - 1) * g.dilation[2];
-  if (interior > 0)
-    validRange(-row.pad, row.stride, interior, row.out, row.lo, row.hi);
-  const DepthwiseRowFn convolveRow = selectDepthwiseRow(row.kernel, row.stride);
-#pragma omp parallel for num_threads(                                          \
-    threads) if (planes * g.outSize() * kernelSize > kParallelGrain)
-  for (int64_t p = 0; p < planes; ++p) {
-    const int64_t n = p / channels, m = p % channels;
-    const float *src = x + (n * g.channels + m / perGroup) * g.inSize();
-    const float *taps = w + m * kernelSize;
-    float *dst = y + p * g.outSize();
-    const float start = bias ? bias[m] : 0.0f;
-    for (int64_t od = 0; od < g.out[0]; ++od) {
-      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-        float *out = dst + (od * g.out[1] + oh) * g.out[2];
-        for (int64_t ow = 0; ow < g.out[2]; ++ow)
-          out[ow] = start;
-        for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-          const int64_t id =
-              od * g.stride[0] - g.padBegin[0] + kd * g.dilation[0];
-          if (id < 0 || id >= g.in[0])
+  const int64_t perGroup = shape.outChannels / shape.group;
+  const int64_t taps = g.kernelSize(), outSize = g.outSize();
+  const PhasedPlane phased(g);
+  const int64_t width = g.out[2], pitch = phased.len[2];
+  const bool byRow = width >= kDepthwiseRowWidth;
+  // By row: the whole steps of a row go straight to the output, the rest
+  // through scratch. Else the span of a whole depth slice: every row but
+  // the last at the phased plane's row length.
+  const int64_t direct =
+      byRow ? width / kDepthwiseSpanStep * kDepthwiseSpanStep : 0;
+  const int64_t span =
+      roundUp(byRow ? width - direct : (g.out[1] - 1) * pitch + width,
+              kDepthwiseSpanStep);
+  const int64_t planeSize = phased.size() + kDepthwiseSpanStep;
+  const int64_t perThread = planeSize + span;
+  const int64_t planes = g.batch * g.channels;
+  const bool parallel = planes * outSize * taps > kParallelGrain;
+  const int team = parallel ? threads : 1;
+  float *scratch = static_cast<float *>(
+      cleave_rt_scratch(ctx, sizeof(float) * team * perThread));
+  if (!scratch)
+    return 1;
+  const DepthwiseSpanFn convolve = selectDepthwiseSpan(taps);
+  const int64_t *offsets = phased.offsets.data();
+#pragma omp parallel num_threads(team) if (parallel)
+  {
+    float *plane = scratch + perThread * omp_get_thread_num();
+    float *rows = plane + planeSize;
+    std::fill(plane + phased.size(), plane + planeSize, 0.0f);
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < planes; ++p) {
+      phased.fill(g, x + p * g.inSize(), plane);
+      const int64_t n = p / g.channels, c = p % g.channels;
+      for (int64_t j = 0; j < perGroup; ++j) {
+        const int64_t m = c * perGroup + j;
+        const float *weights = w + m * taps;
+        const float start = bias ? bias[m] : 0.0f;
+        float *dst = y + (n * shape.outChannels + m) * outSize;
+        for (int64_t od = 0; od < g.out[0]; ++od) {
+          const float *src = plane + od * phased.len[1] * pitch;
+          float *out = dst + od * g.out[1] * width;
+          if (byRow) {
+            for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+              const float *line = src + oh * pitch;
+              float *row = out + oh * width;
+              convolve(line, weights, offsets, taps, start, row, direct);
+              if (direct == width)
+                continue;
+              convolve(line + direct, weights, offsets, taps, start, rows,
+                       span);
+              std::copy(rows, rows + width - direct, row + direct);
+            }
             continue;
-          for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-            const int64_t ih =
-                oh * g.stride[1] - g.padBegin[1] + kh * g.dilation[1];
-            if (ih < 0 || ih >= g.in[1])
-              continue;
-            convolveRow(src + (id * g.in[1] + ih) * g.in[2],
-                        taps + (kd * g.kernel[1] + kh) * g.kernel[2], out, row);
           }
+          convolve(src, weights, offsets, taps, start, rows, span);
+          for (int64_t oh = 0; oh < g.out[1]; ++oh)
+            std::copy(rows + oh * pitch, rows + oh * pitch + width,
+                      out + oh * width);
         }
       }
     }
   }
+  return 0;
 }
 
 void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
@@ -337,12 +453,10 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     return 0;
 
   const CleaveTensor *bias = args.bias();
-  if (cg == 1 && shape.group > 1) {
-    depthwiseConv(shape, x, w,
-                  bias ? static_cast<const float *>(bias->data) : nullptr, y,
-                  threads);
-    return 0;
-  }
+  if (cg == 1 && shape.group > 1)
+    return depthwiseConv(
+        ctx, shape, x, w,
+        bias ? static_cast<const float *>(bias->data) : nullptr, y, threads);
   bool pointwise = true;
   for (int i = 0; i < kMaxSpatial; ++i)
     pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&

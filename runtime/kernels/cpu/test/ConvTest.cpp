@@ -250,6 +250,77 @@ TEST_F(ConvTest, DepthwiseSweep) {
   }
 }
 
+/// Depthwise shapes at the edges of how the kernel splits its work: output
+/// rows of exactly 32 and 48 columns (computed straight into the output)
+/// and of 33 and 50 (a remainder through scratch), whole tiny planes
+/// computed as one span (7x7 and 3x3 maps with 3x3 and 5x5 kernels, whose
+/// last span reads past the phased plane), strides 2 and 3 with dilation,
+/// a stride wider than the kernel, asymmetric pads larger than the
+/// kernel's reach, and EfficientNet-sized layers with enough work to run
+/// on both threads of the test context.
+TEST_F(ConvTest, DepthwiseSpans) {
+  std::vector<ConvCase> cases;
+  for (int64_t width : {32, 33, 48, 50})
+    for (int64_t k : {3, 5})
+      cases.push_back(ConvCase{{1, 2, 4, width + k - 1},
+                               {2, 1, k, k},
+                               2,
+                               {1, 1},
+                               {0, 0, 0, 0},
+                               {1, 1},
+                               {},
+                               true});
+  for (int64_t size : {3, 7})
+    for (int64_t k : {3, 5})
+      for (int64_t stride : {1, 2})
+        cases.push_back(ConvCase{{2, 5, size, size},
+                                 {5, 1, k, k},
+                                 5,
+                                 {stride, stride},
+                                 {k / 2, k / 2, k / 2, k / 2},
+                                 {1, 1},
+                                 {},
+                                 stride == 1});
+  cases.push_back(ConvCase{
+      {1, 3, 17, 23}, {3, 1, 3, 3}, 3, {2, 3}, {2, 1, 0, 3}, {2, 2}, {}, true});
+  cases.push_back(ConvCase{
+      {1, 2, 9, 11}, {4, 1, 2, 2}, 2, {4, 3}, {3, 0, 4, 5}, {1, 3}, {}, true});
+  cases.push_back(ConvCase{
+      {1, 2, 9, 11}, {2, 1, 1, 1}, 2, {3, 3}, {0, 0, 0, 0}, {1, 1}, {}, false});
+  cases.push_back(ConvCase{{1, 48, 56, 56},
+                           {48, 1, 3, 3},
+                           48,
+                           {2, 2},
+                           {1, 1, 1, 1},
+                           {1, 1},
+                           {},
+                           true});
+  cases.push_back(ConvCase{{2, 40, 14, 14},
+                           {80, 1, 5, 5},
+                           40,
+                           {1, 1},
+                           {2, 2, 2, 2},
+                           {1, 1},
+                           {},
+                           true});
+  for (const ConvCase &c : cases) {
+    Tensor x = Tensor::random(c.x, 41), w = Tensor::random(c.w, 42);
+    Tensor b = Tensor::random({c.w[0]}, 43);
+    Shape ys = convOutput(c, false);
+    Tensor y(ys);
+    SCOPED_TRACE("kernel " + std::to_string(c.w.back()) + ", stride " +
+                 std::to_string(c.strides.back()) + ", input " +
+                 std::to_string(c.x[2]) + "x" + std::to_string(c.x[3]));
+    ASSERT_EQ(run(cleave_cpu_conv,
+                  {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                  {y.desc()}, convInts(c, false)),
+              0)
+        << ctx.error;
+    expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
+                1e-4f, 1e-4f);
+  }
+}
+
 class ConvTransposeShapes : public ConvTest,
                             public ::testing::WithParamInterface<ConvCase> {};
 
