@@ -64,9 +64,32 @@ void useSingleThreadedBlas() {
 
 namespace {
 
+/// OpenBLAS's OpenMP flavour sizes each call's team by the calling thread's
+/// default team size (omp_get_max_threads), whatever openblas_set_num_threads
+/// said. A thread that is not already in a parallel region (a rank's thread
+/// of a session group, whose default is every core; a kernel told to use
+/// one thread) would start a team of its own per call, and the teams of
+/// several ranks then spin against each other. So every call runs with a
+/// default of one thread, restored after it.
+class SingleThreadedCall {
+public:
+  SingleThreadedCall() : saved(omp_in_parallel() ? 1 : omp_get_max_threads()) {
+    if (saved != 1)
+      omp_set_num_threads(1);
+  }
+  ~SingleThreadedCall() {
+    if (saved != 1)
+      omp_set_num_threads(saved);
+  }
+
+private:
+  int saved;
+};
+
 void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                int64_t k, float alpha, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  SingleThreadedCall single;
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
               ldc);
 }
@@ -75,6 +98,7 @@ void cblasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                int64_t k, double alpha, const double *a, int64_t lda,
                const double *b, int64_t ldb, double beta, double *c,
                int64_t ldc) {
+  SingleThreadedCall single;
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
               ldc);
 }

@@ -3,6 +3,10 @@
 #include "KernelTest.h"
 
 #include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include <omp.h>
 
 using namespace cleave::test;
 
@@ -203,6 +207,40 @@ TEST_F(GemmTest, ThreadedGemmSplitsEveryLayout) {
       expectClose(y.vec(), naiveGemm(a, b, &c, transA, transB, 1, 1), 1e-4f,
                   1e-4f);
     }
+}
+
+/// The threads of this process.
+static size_t countThreads() {
+  size_t count = 0;
+  for ([[maybe_unused]] const auto &entry :
+       std::filesystem::directory_iterator("/proc/self/task"))
+    ++count;
+  return count;
+}
+
+TEST_F(GemmTest, OneThreadedMatmulStartsNoTeam) {
+  // A rank's thread of a session group: a default team of several threads,
+  // and a kernel told to use one. OpenBLAS's OpenMP flavour would size its
+  // own team by that default and start one per calling thread.
+  ctx.numThreads = 1;
+  Tensor a = Tensor::random({256, 256}, 11), b = Tensor::random({256, 256}, 12);
+  Tensor y({256, 256});
+  size_t before = 0, after = 0;
+  int defaultAfter = 0;
+  int32_t status = -1;
+  std::thread rank([&] {
+    omp_set_num_threads(4);
+    before = countThreads();
+    status = run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()});
+    after = countThreads();
+    defaultAfter = omp_get_max_threads();
+  });
+  rank.join();
+  ASSERT_EQ(status, 0) << ctx.error;
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(defaultAfter, 4);
+  expectClose(y.vec(), naiveGemm(a, b, nullptr, false, false, 1, 0), 1e-4f,
+              1e-4f);
 }
 
 TEST_F(GemmTest, GemmRejectsBadOperands) {
