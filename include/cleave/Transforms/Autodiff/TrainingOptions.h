@@ -87,6 +87,7 @@ struct TrainingOptions {
   }
   std::pair<double, double> getBetas() const;
 
+  /// The precision given, fp32 when none is.
   std::string getPrecision() const {
     return precision.value_or(kFloat32Precision.str());
   }
