@@ -119,6 +119,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(recompute, training.recompute);
   copy(zero, training.zero);
   copy(syncBatchNorm, training.syncBatchNorm);
+  copy(precision, training.precision);
   training.freeze = freeze;
   return training;
 }
@@ -268,6 +269,14 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
       attach.labels = training.labels;
       attach.ignoreIndex = training.getIgnoreIndex();
       pm.addPass(createAttachLossPass(attach));
+    }
+    // Before the autodiff, so that the casts' gradients round the
+    // backward's products' operands as the forward's are.
+    if (training.isMixedPrecision()) {
+      MixedPrecisionPassOptions mixed;
+      mixed.entry = options.entry;
+      mixed.precision = training.getPrecision();
+      pm.addPass(createMixedPrecisionPass(mixed));
     }
     if (isPlannedStep(options)) {
       buildPipelinedTrainingPipeline(pm, options, planPassOptions, planOptions,

@@ -316,6 +316,11 @@ void EmitterBase::emitNodes(const FusedLoop &loop, StringRef indent,
     case ScalarNode::Kind::Cast:
       if (node.dtype == DType::Bool)
         os << "(v" << node.args[0] << " != 0)";
+      // Half-precision values compute as floats: the cast rounds them.
+      else if (node.dtype == DType::BF16)
+        os << "cl::round_bf16(static_cast<float>(v" << node.args[0] << "))";
+      else if (node.dtype == DType::F16)
+        os << "cl::round_f16(static_cast<float>(v" << node.args[0] << "))";
       else
         os << "static_cast<" << getComputeType(node.dtype) << ">(v"
            << node.args[0] << ")";

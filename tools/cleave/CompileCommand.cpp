@@ -62,6 +62,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.recompute, training.recompute);
   copy(command.zero, training.zero);
   copy(command.syncBatchNorm, training.syncBatchNorm);
+  copy(command.precision, training.precision);
   if (llvm::Error error = validateTrainingOptions(training, "--"))
     return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
@@ -149,6 +150,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.recompute, options.recompute);
   pass(training.zero, options.zero);
   pass(training.syncBatchNorm, options.syncBatchNorm);
+  pass(training.precision, options.precision);
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

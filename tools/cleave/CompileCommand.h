@@ -159,6 +159,13 @@ struct CompileCommand {
                      "over every data-parallel replica's batch "
                      "(SyncBatchNorm; default: each replica's own)"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> precision{
+      "precision",
+      llvm::cl::desc("With --train: the precision of the matrix products, "
+                     "convolutions and attention, fp32 (default) or bf16; "
+                     "the parameters, the optimizer state and every other "
+                     "op stay float32 (mixed precision)"),
+      llvm::cl::value_desc("fp32|bf16"), llvm::cl::sub(command)};
   llvm::cl::opt<int64_t> zero{
       "zero",
       llvm::cl::desc("With --train on several devices: the ZeRO stage; 1 "

@@ -137,6 +137,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("With train on several devices: batch normalisation's "
                      "statistics over every data-parallel replica's batch "
                      "(SyncBatchNorm)")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("With train: the precision of the matrix products, "
+                     "convolutions and attention, fp32 (default) or bf16 "
+                     "(cleave-mixed-precision)")};
   Option<int64_t> zero{
       *this, "zero",
       llvm::cl::desc("With train on several devices: the ZeRO stage, 1 "

@@ -20,6 +20,8 @@
 
 #include "cleave/Transforms/Autodiff/Passes.h"
 
+#include "GradientRules.h"
+
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
@@ -41,6 +43,17 @@ namespace cleave {
 
 using namespace mlir;
 using namespace cleave;
+using cleave::detail::getNodeName;
+
+std::string cleave::detail::getNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = getNodeName(inner); !name.empty())
+        return name;
+  return "";
+}
 
 namespace {
 
@@ -50,17 +63,6 @@ constexpr llvm::StringLiteral kGradientPrefix = "grad:";
 bool isFloatTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && isa<FloatType>(type.getElementType());
-}
-
-/// The ONNX node an op came from, when its location names one.
-std::string getNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = getNodeName(inner); !name.empty())
-        return name;
-  return "";
 }
 
 /// Where the backward ops of a forward op say they come from: its node,

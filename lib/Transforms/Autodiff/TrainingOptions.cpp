@@ -181,6 +181,29 @@ llvm::Error validateOptimizer(const TrainingOptions &options,
   return llvm::Error::success();
 }
 
+/// The precision: fp32, or bf16 for a training step.
+llvm::Error validatePrecision(const TrainingOptions &options,
+                              const OptionSpeller &spell) {
+  std::string precision = options.getPrecision();
+  if (precision != kFloat32Precision && precision != kBFloat16Precision &&
+      precision != kFloat16Precision)
+    return fail(spell.given("precision", precision) +
+                ": the precision is fp32, bf16 or fp16");
+  if (precision == kFloat32Precision)
+    return llvm::Error::success();
+  if (!options.train)
+    return fail(spell.given("precision", precision) + " applies only with " +
+                spell.name("train") +
+                ": mixed precision is a training step's (its parameters and "
+                "their updates stay float32)");
+  if (precision == kFloat16Precision)
+    return fail(spell.given("precision", precision) +
+                ": float16 training needs dynamic loss scaling, which "
+                "cleave does not build yet; use " +
+                spell.given("precision", kBFloat16Precision));
+  return llvm::Error::success();
+}
+
 bool anyOptimizerOption(const TrainingOptions &options) {
   return options.optimizer || options.learningRate || options.momentum ||
          options.weightDecay || options.epsilon || options.clipGradNorm ||
@@ -226,6 +249,8 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
                 ": the ZeRO stage is 0 (nothing sharded), 1 (the optimizer "
                 "state sharded over the data-parallel replicas) or 2 (the "
                 "gradient sums too)");
+  if (llvm::Error error = validatePrecision(options, spell))
+    return error;
   if (!options.train && anyOptimizerOption(options))
     return fail("the optimizer options (" + spell.name("optimizer") + ", " +
                 spell.name("lr") + ", ...) apply only with " +

@@ -205,6 +205,61 @@ def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["cleave::CleaveDialect"];
 }
 
+def MixedPrecisionPass : Pass<"cleave-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Compute the matrix products, convolutions and attention on "
+                "values rounded to bfloat16 or float16";
+  let description = [{
+    Automatic mixed precision (PyTorch's `autocast`) for the function
+    `entry`: every `cleave.matmul`, `cleave.gemm`, `cleave.conv` and
+    `cleave.conv_transpose` reads each operand, and `cleave.attention` its
+    query, key and value, rounded to `precision` (`bf16` or `fp16`, to
+    nearest, ties to even), and its result is rounded the same way, as a
+    low-precision product's result is stored. The rounding is a
+    `cleave.cast` to the low precision and one back to float32: the product
+    itself accumulates in float32, which is what a low-precision library
+    call with float32 accumulation computes.
+
+    Everything else stays float32: the parameters (the master weights, read
+    rounded by the products only), softmax and log-softmax (attention's
+    mask and softmax too), losses, the statistics of normalisations,
+    reductions and elementwise ops. Run before `cleave-autodiff`, the casts'
+    gradient rules round the backward's products' operands in the same
+    way, and the gradients, their accumulators, the optimizer state and the
+    update stay float32.
+
+    Errors: an unknown `precision`, no function `entry`, and a product
+    whose operand is not a float32 tensor (float64 products keep their
+    precision).
+
+    Before (`cleave-mixed-precision="precision=bf16"`):
+
+    ```mlir
+    %y = cleave.matmul %x, %w : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %s = cleave.softmax %y {axis = -1 : i64} : tensor<2x4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %xl = cleave.cast %x : tensor<2x3xf32> to tensor<2x3xbf16>
+    %xr = cleave.cast %xl : tensor<2x3xbf16> to tensor<2x3xf32>
+    %wl = cleave.cast %w : tensor<3x4xf32> to tensor<3x4xbf16>
+    %wr = cleave.cast %wl : tensor<3x4xbf16> to tensor<3x4xf32>
+    %y = cleave.matmul %xr, %wr : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %yl = cleave.cast %y : tensor<2x4xf32> to tensor<2x4xbf16>
+    %yr = cleave.cast %yl : tensor<2x4xbf16> to tensor<2x4xf32>
+    %s = cleave.softmax %yr {axis = -1 : i64} : tensor<2x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The function whose products compute in the low precision">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "The low precision: bf16 or fp16">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
 def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
   let summary = "Update every parameter by its gradient: a whole training step";
   let description = [{

@@ -28,6 +28,10 @@ inline constexpr llvm::StringLiteral kMeanSquaredErrorLoss = "mse";
 inline constexpr llvm::StringLiteral kSgdOptimizer = "sgd";
 inline constexpr llvm::StringLiteral kAdamOptimizer = "adam";
 inline constexpr llvm::StringLiteral kAdamWOptimizer = "adamw";
+/// The precisions of a training step's products (`cleave-mixed-precision`).
+inline constexpr llvm::StringLiteral kFloat32Precision = "fp32";
+inline constexpr llvm::StringLiteral kBFloat16Precision = "bf16";
+inline constexpr llvm::StringLiteral kFloat16Precision = "fp16";
 /// The name of the result `cleave-attach-loss` adds.
 inline constexpr llvm::StringLiteral kAttachedLossName = "loss";
 
@@ -68,6 +72,10 @@ struct TrainingOptions {
   std::optional<int64_t> zero;
   /// Batch statistics over every data-parallel replica's batch.
   std::optional<bool> syncBatchNorm;
+  /// The precision of the matrix products, convolutions and attention:
+  /// fp32, or bf16 (mixed precision; the parameters, the optimizer state
+  /// and every other op stay float32).
+  std::optional<std::string> precision;
 
   /// With `validateTrainingOptions` passed: the values, defaults filled in.
   std::string getOptimizer() const {
@@ -78,6 +86,13 @@ struct TrainingOptions {
     return weightDecay.value_or(getOptimizer() == kAdamWOptimizer ? 1e-2 : 0);
   }
   std::pair<double, double> getBetas() const;
+
+  /// The precision given, fp32 when none is.
+  std::string getPrecision() const {
+    return precision.value_or(kFloat32Precision.str());
+  }
+  /// Whether the products compute in a lower precision than float32.
+  bool isMixedPrecision() const { return getPrecision() != kFloat32Precision; }
 
   /// Whether the loss is differentiated (for its gradients, or to train).
   bool differentiates() const { return gradients || train; }

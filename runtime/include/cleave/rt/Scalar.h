@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define CLEAVE_HD __host__ __device__ __forceinline__
@@ -107,6 +108,36 @@ template <typename T> CLEAVE_HD T sign(T x) {
 /// Rounds halfway cases to even (the default rounding mode, which emitted
 /// programs never change).
 template <typename T> CLEAVE_HD T round(T x) { return rint_(x); }
+/// The bfloat16 nearest `x` (ties to even), as a float: what a cast to
+/// bfloat16 computes in a fused loop, whose values are floats. NaN stays
+/// NaN; a value past the largest bfloat16 rounds to infinity.
+CLEAVE_HD float round_bf16(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return x;
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  memcpy(&x, &bits, 4);
+  return x;
+}
+/// The float16 nearest `x` (ties to even), as a float.
+CLEAVE_HD float round_f16(float x) {
+  float a = x < 0.0f ? -x : x;
+  // Halfway between 65504, the largest float16, and 65536 rounds to even:
+  // to infinity.
+  if (!(a < 65520.0f))
+    return a != a ? x : copysign_(INFINITY, x);
+  // Below 2^-14 float16 is subnormal: a multiple of 2^-24.
+  if (a < 6.103515625e-05f)
+    return copysign_(rint_(a * 16777216.0f) * 5.9604644775390625e-08f, x);
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  bits += 0xfffu + ((bits >> 13) & 1u);
+  bits &= ~0x1fffu;
+  memcpy(&x, &bits, 4);
+  return x;
+}
 template <typename T> CLEAVE_HD bool is_nan(T x) { return x != x; }
 template <typename T> CLEAVE_HD bool is_pos_inf(T x) {
   return x == T(INFINITY);
