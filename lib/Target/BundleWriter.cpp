@@ -318,6 +318,25 @@ describeTrainedParameters(const DeviceProgram &program) {
   return trained;
 }
 
+/// The persistent states of `program` (optimizer state, step counters,
+/// accumulated sums, running statistics) by name, with their places in
+/// persistent memory: a checkpoint is restored into another plan's bundle
+/// by these names.
+static llvm::json::Array describeStates(const DeviceProgram &program) {
+  llvm::json::Array states;
+  for (const auto &[name, id] : program.states) {
+    const ProgramTensor &tensor = program.tensors[id];
+    if (tensor.space != MemorySpace::Persistent)
+      continue;
+    states.push_back(
+        llvm::json::Object{{"name", name},
+                           {"dtype", getDTypeName(tensor.dtype)},
+                           {"shape", llvm::json::Array(tensor.shape)},
+                           {"persistent_offset", tensor.offset}});
+  }
+  return states;
+}
+
 BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
   BundleContents contents;
   auto ports = [&](ArrayRef<int> tensors, ArrayRef<std::string> names,
@@ -469,6 +488,9 @@ static Error writeBundleFiles(const BundleContents &contents,
     if (llvm::json::Array trained = describeTrainedParameters(stage.program);
         !trained.empty())
       entry["trained_parameters"] = std::move(trained);
+    if (llvm::json::Array states = describeStates(stage.program);
+        !states.empty())
+      entry["states"] = std::move(states);
     if (!options.emitOnly) {
       ProgressStep step = beginProgress(options.progress,
                                         "building the program of stage " +
@@ -549,7 +571,8 @@ static Error writeBundleFiles(const BundleContents &contents,
                            {"learning_rate", training->learningRate},
                            {"warmup_steps", training->warmupSteps},
                            {"decay_steps", training->decaySteps},
-                           {"min_lr_ratio", training->minLrRatio}};
+                           {"min_lr_ratio", training->minLrRatio},
+                           {"zero", training->zero}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

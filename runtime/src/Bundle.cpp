@@ -10,6 +10,7 @@
 #include "Bundle.h"
 #include "Files.h"
 
+#include "cleave/rt/Checked.h"
 #include "cleave/rt/Phases.h"
 
 #include <nlohmann/json.hpp>
@@ -91,6 +92,8 @@ public:
     schedule.warmupSteps = integer(object, "warmup_steps", where);
     schedule.decaySteps = integer(object, "decay_steps", where);
     schedule.minLrRatio = number(object, "min_lr_ratio", where);
+    if (object.contains("zero"))
+      schedule.zero = integer(object, "zero", where);
     if (!(schedule.learningRate > 0) || schedule.warmupSteps < 0 ||
         schedule.decaySteps < 0)
       fail(where + "a learning rate that is not positive or a negative "
@@ -207,28 +210,36 @@ public:
     entry.entries = entries(item, where, entry, manifest);
     entry.steps = steps(item, where, entry, manifest.microbatches);
     if (item.contains("trained_parameters"))
-      trainedParameters(item, where, entry);
+      entry.trainedParameters = persistentTensors(
+          item, "trained_parameters", where, entry, entry.trainedOffsets);
+    if (item.contains("states"))
+      entry.states =
+          persistentTensors(item, "states", where, entry, entry.stateOffsets);
     return entry;
   }
 
-  /// The parameters a training step writes, each inside persistent memory.
-  void trainedParameters(const json &item, const std::string &where,
-                         ProgramEntry &entry) const {
-    entry.trainedParameters = tensors(item, "trained_parameters");
-    const json &list = item["trained_parameters"];
+  /// Tensors the program keeps in persistent memory (the parameters a
+  /// training step writes, its named states), each inside it.
+  std::vector<TensorInfo>
+  persistentTensors(const json &item, const char *key, const std::string &where,
+                    const ProgramEntry &entry,
+                    std::vector<int64_t> &offsets) const {
+    std::vector<TensorInfo> result = tensors(item, key);
+    const json &list = item[key];
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::string at =
-          where + "trained_parameters[" + std::to_string(i) + "]: ";
+      std::string at = where + key + "[" + std::to_string(i) + "]: ";
       int64_t offset = integer(list[i], "persistent_offset", at);
-      const TensorInfo &info = entry.trainedParameters[i];
-      auto bytes = static_cast<int64_t>(cleave_dtype_size(info.dtype));
-      for (int64_t dim : info.shape)
-        bytes *= dim;
-      if (offset < 0 || offset + bytes > entry.persistentBytes)
-        fail(at + "'persistent_offset' " + std::to_string(offset) +
-             " puts the parameter outside the persistent memory");
-      entry.trainedOffsets.push_back(offset);
+      const TensorInfo &info = result[i];
+      int64_t elements = 0, bytes = 0;
+      if (!checkedTensorSize(info.shape, cleave_dtype_size(info.dtype),
+                             elements, bytes) ||
+          offset < 0 || offset > entry.persistentBytes ||
+          bytes > entry.persistentBytes - offset)
+        fail(at + "'persistent_offset' " + std::to_string(offset) + " puts '" +
+             info.name + "' outside the persistent memory");
+      offsets.push_back(offset);
     }
+    return result;
   }
 
   /// A program's entry points, one per phase, with its forward among them;

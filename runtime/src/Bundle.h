@@ -56,6 +56,9 @@ struct ProgramEntry {
   /// each with its byte offset in persistent memory.
   std::vector<TensorInfo> trainedParameters;
   std::vector<int64_t> trainedOffsets;
+  /// The named persistent states (optimizer state, sums, statistics).
+  std::vector<TensorInfo> states;
+  std::vector<int64_t> stateOffsets;
   /// What a device of the stage runs in a step, in order (`steps`): the
   /// forward of each microbatch once, and other phases at most once each.
   std::vector<ScheduleStep> steps;
@@ -78,6 +81,8 @@ struct TrainingSchedule {
   int64_t warmupSteps = 0;
   int64_t decaySteps = 0;
   double minLrRatio = 0;
+  /// The ZeRO stage: above 0 the replicas' states are blocks.
+  int64_t zero = 0;
 };
 
 struct Manifest {

@@ -12,6 +12,11 @@
 // The regions are those the bundle's manifest names (its trained
 // parameters); the bytes between them are the program's own state, whose
 // layout the digest pins. Nothing here knows where an optimizer keeps what.
+// The header also lists the program's named states (optimizer state, step
+// counters, sums): with the regions, everything a step carries to the
+// next, so that a checkpoint is restored into a bundle of another plan (one
+// device, pipeline stages, replicas) by name, when neither shards its state
+// over replicas (ZeRO).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +32,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <unistd.h>
 
 namespace cleave::rt {
@@ -205,18 +213,23 @@ std::string writeRankFile(const Session &session,
                           const fs::path &dir) {
   PersistentLayout layout = session.persistentLayout();
   std::vector<uint8_t> memory = session.readPersistent();
-  json regions = json::array();
-  for (const PersistentRegion &region : layout.regions)
-    regions.push_back(json{{"name", region.name},
-                           {"dtype", dtypeName(region.dtype)},
-                           {"shape", region.shape},
-                           {"offset", region.offset},
-                           {"bytes", region.bytes}});
+  auto describe = [](const std::vector<PersistentRegion> &list) {
+    json described = json::array();
+    for (const PersistentRegion &region : list)
+      described.push_back(json{{"name", region.name},
+                               {"dtype", dtypeName(region.dtype)},
+                               {"shape", region.shape},
+                               {"offset", region.offset},
+                               {"bytes", region.bytes}});
+    return described;
+  };
   json header{{"rank", session.place().rank},
               {"stage", session.place().stage},
               {"persistent_bytes", layout.bytes},
               {"layout_digest", layout.digest},
-              {"regions", std::move(regions)},
+              {"regions", describe(layout.regions)},
+              {"states", describe(layout.states)},
+              {"zero", layout.zero},
               {"position", positionToJson(position)}};
   // data_offset depends on the header's length, which depends on it: the
   // padding absorbs the difference as long as the number keeps its width.
@@ -334,23 +347,131 @@ void saveRanks(const std::vector<const Session *> &ranks,
   syncDirectory(parent.string());
 }
 
-/// Restores `session` from checkpoint `dir`, which `info` describes.
+/// A named tensor of a checkpoint's rank file: where its bytes are.
+struct SavedTensor {
+  const RankFile *file;
+  PersistentRegion region;
+};
+
+/// Every named tensor of a checkpoint's rank files (the parameters and the
+/// states), by name, from the first rank that holds it (the replicas of a
+/// data-parallel plan hold the same). Fails when the checkpoint names no
+/// states (saved before they were named) or holds ZeRO blocks.
+class SavedTensors {
+public:
+  SavedTensors(const CheckpointInfo &info, const std::string &dir)
+      : source(info.bundle) {
+    for (const std::string &name : info.rankFiles) {
+      std::string path = joinPath(dir, name);
+      files.push_back(readRankFile(path));
+      const RankFile &file = files.back();
+      FieldReader reader(path);
+      if (!file.header.contains("states"))
+        reader.fail("names no states (it was saved by an older runtime), so "
+                    "it is restored only into the bundle that saved it");
+      if (file.header.contains("zero") &&
+          reader.integer(file.header, "zero") > 0)
+        reader.fail("holds ZeRO-sharded state (each replica a block of it), "
+                    "which is restored only into the bundle that saved it");
+      for (const char *key : {"regions", "states"})
+        for (const json &entry : reader.field(file.header, key))
+          add(file, reader, entry);
+    }
+  }
+
+  /// The bytes of every region and state of `layout`, by name: the sums a
+  /// step clears start at zero; anything else the checkpoint lacks, or
+  /// holds with another type, is an error naming it.
+  std::vector<uint8_t> image(const PersistentLayout &layout,
+                             const std::string &dir,
+                             const std::string &bundle) const {
+    std::vector<uint8_t> memory(static_cast<std::size_t>(layout.bytes), 0);
+    auto place = [&](const PersistentRegion &wanted) {
+      auto found = saved.find(wanted.name);
+      if (found == saved.end()) {
+        if (wanted.name.rfind("grad:", 0) == 0 ||
+            wanted.name.rfind("loss.sum:", 0) == 0)
+          return;
+        throw Error(dir + ": saved from another bundle (" + source +
+                    ") that has no '" + wanted.name + "', which " + bundle +
+                    " keeps (another optimizer or model?)");
+      }
+      const PersistentRegion &have = found->second.region;
+      if (have.dtype != wanted.dtype || have.shape != wanted.shape)
+        throw Error(dir + ": saved from another bundle (" + source +
+                    ") whose '" + wanted.name + "' is " +
+                    typeString(have.dtype, have.shape) + ", but " + bundle +
+                    " keeps it as " + typeString(wanted.dtype, wanted.shape));
+      std::memcpy(memory.data() + wanted.offset,
+                  found->second.file->memory.data() + have.offset,
+                  static_cast<std::size_t>(have.bytes));
+    };
+    for (const PersistentRegion &region : layout.regions)
+      place(region);
+    for (const PersistentRegion &state : layout.states)
+      place(state);
+    return memory;
+  }
+
+private:
+  void add(const RankFile &file, const FieldReader &reader, const json &entry) {
+    PersistentRegion region;
+    region.name = reader.string(entry, "name");
+    region.dtype = dtypeFromName(reader.string(entry, "dtype"));
+    const json &shape = reader.field(entry, "shape");
+    if (region.dtype == CLEAVE_DTYPE_INVALID || !shape.is_array())
+      reader.fail("'" + region.name + "' has no valid type");
+    for (const json &dim : shape) {
+      if (!dim.is_number_unsigned())
+        reader.fail("'" + region.name + "' has a bad shape");
+      region.shape.push_back(dim.get<int64_t>());
+    }
+    region.offset = reader.integer(entry, "offset");
+    region.bytes = reader.integer(entry, "bytes");
+    int64_t elements = 0, expected = 0;
+    if (!checkedTensorSize(region.shape, cleave_dtype_size(region.dtype),
+                           elements, expected) ||
+        expected != region.bytes || region.offset < 0 ||
+        region.offset > static_cast<int64_t>(file.memory.size()) ||
+        region.bytes > static_cast<int64_t>(file.memory.size()) - region.offset)
+      reader.fail("'" + region.name +
+                  "' does not fit its type or the persistent memory");
+    std::string name = region.name;
+    saved.try_emplace(std::move(name), SavedTensor{&file, std::move(region)});
+  }
+
+  /// The bundle that saved the checkpoint.
+  std::string source;
+  std::deque<RankFile> files;
+  std::map<std::string, SavedTensor> saved;
+};
+
+/// Restores `session` from checkpoint `dir`, which `info` describes: the
+/// rank's own file when the checkpoint was saved from a bundle of the same
+/// plan, else (`others`, read once for every rank) its tensors by name.
 void restoreRank(Session &session, const CheckpointInfo &info,
-                 const std::string &dir) {
+                 const std::string &dir, std::optional<SavedTensors> &others) {
   int rank = session.place().rank;
-  if (rank >= static_cast<int>(info.rankFiles.size()) ||
-      static_cast<int>(info.rankFiles.size()) != session.devices())
-    throw Error(dir + ": holds " + std::to_string(info.rankFiles.size()) +
-                " ranks, but " + session.bundleDirectory() + " has " +
-                std::to_string(session.devices()));
   PersistentLayout layout = session.persistentLayout();
-  if (info.layoutDigests[rank] != layout.digest)
-    throw Error(dir + ": saved from another bundle (" + info.bundle +
-                ", of model " + info.model +
-                "), whose persistent memory is laid out differently from " +
-                session.bundleDirectory() + "'s (layout digest " +
-                info.layoutDigests[rank].substr(0, 16) + ", not " +
-                layout.digest.substr(0, 16) + ")");
+  bool samePlan =
+      static_cast<int>(info.rankFiles.size()) == session.devices() &&
+      rank < static_cast<int>(info.rankFiles.size()) &&
+      info.layoutDigests[rank] == layout.digest;
+  if (!samePlan) {
+    // Another plan (or another bundle): resharded by name, when both sides
+    // name everything a step keeps.
+    if (layout.zero > 0)
+      throw Error(dir + ": saved from another bundle (" + info.bundle + ", " +
+                  std::to_string(info.rankFiles.size()) + " ranks); " +
+                  session.bundleDirectory() +
+                  " shards its state over its replicas (ZeRO), and takes "
+                  "only a checkpoint it saved");
+    if (!others)
+      others.emplace(info, dir);
+    session.writePersistent(
+        others->image(layout, dir, session.bundleDirectory()));
+    return;
+  }
   std::string path = joinPath(dir, info.rankFiles[rank]);
   RankFile file = readRankFile(path);
   FieldReader reader(path);
@@ -439,14 +560,16 @@ CheckpointInfo readCheckpoint(const std::string &dir) {
 
 TrainingPosition loadCheckpoint(Session &session, const std::string &dir) {
   CheckpointInfo info = readCheckpoint(dir);
-  restoreRank(session, info, dir);
+  std::optional<SavedTensors> others;
+  restoreRank(session, info, dir, others);
   return info.position;
 }
 
 TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir) {
   CheckpointInfo info = readCheckpoint(dir);
+  std::optional<SavedTensors> others;
   for (int rank = 0; rank < group.size(); ++rank)
-    restoreRank(group.rank(rank), info, dir);
+    restoreRank(group.rank(rank), info, dir, others);
   return info.position;
 }
 

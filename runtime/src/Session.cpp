@@ -401,6 +401,15 @@ PersistentLayout Session::persistentLayout() const {
     layout.regions.push_back(std::move(region));
   }
   layout.digest = sha256Bytes(text.data(), text.size());
+  for (std::size_t i = 0; i < program.states.size(); ++i) {
+    const TensorInfo &info = program.states[i];
+    layout.states.push_back({info.name, info.dtype, info.shape,
+                             program.stateOffsets[i],
+                             static_cast<int64_t>(byteSize(info))});
+  }
+  if (const std::optional<TrainingSchedule> &training =
+          impl->bundle->manifest().training)
+    layout.zero = training->zero;
   return layout;
 }
 

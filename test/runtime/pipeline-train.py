@@ -25,6 +25,13 @@
 # on the cpu target it chooses replicas; with --pp 2 pinned, 2 x 2 with 4
 # microbatches), and the step equals one device's of G samples within the
 # tolerance.
+# Checkpoints across plans: a checkpoint names every tensor a step keeps
+# (parameters and states), and one saved under one plan is restored into a
+# bundle of another by name: pp=2 x 4 microbatches to one device x 4 (then
+# bitwise the run straight through, as the two compute the same step), 4
+# replicas to 2 stages of 2 replicas (within the tolerance). A checkpoint
+# of another optimizer, and a ZeRO bundle (whose replicas hold blocks), are
+# refused naming what differs.
 # Also: the manifest's mesh, schedule and per-stage order of entries; a
 # checkpoint (one rank file per
 # device) restored into a new trainer resumes exactly.
@@ -121,6 +128,60 @@ def planned(work, name, family, options, devices, batch, pp=None):
     return mesh, microbatches
 
 
+def across_plans(work, name, family, options, source, target, exact):
+    """Trains `source` (devices, pp, microbatches) 3 steps, saves, restores
+    the checkpoint into a bundle of plan `target` and trains 2 more steps
+    there, against the source trained 5 steps straight on the same global
+    batches."""
+    model, draw, loss = family(work)
+    bundles = []
+    for tag, (devices, pp, microbatches) in (("from", source), ("to", target)):
+        extra = {"microbatches": microbatches, **({"pp": pp} if pp > 1 else {})}
+        bundles.append(cleave.compile(
+            model, f"{work}/{name}_{tag}", devices=devices, **loss,
+            train={**options, **extra}))
+    blocks = source[0] // source[1] * source[2]
+    batches = dp_test.global_batches(draw, blocks)
+    straight = cleave.Trainer(bundles[0])
+    straight_losses = [straight.step(b) for b in batches]
+    first = cleave.Trainer(bundles[0])
+    for b in batches[:3]:
+        first.step(b)
+    where = f"{work}/{name}_ckpt"
+    first.save(where)
+    second = cleave.Trainer(bundles[1])
+    second.load(where)
+    resumed_losses = [second.step(b) for b in batches[3:]]
+    print(f"== {name}: {source} -> {target} (devices, pp, microbatches)")
+    print("resumed at step", second.steps)
+    ref, got = straight.parameters(), second.parameters()
+    if exact:
+        print("losses bitwise equal:",
+              resumed_losses == straight_losses[3:])
+        print("parameters bitwise equal:", sorted(got) == sorted(ref) and all(
+            np.array_equal(got[n], ref[n]) for n in ref))
+    else:
+        worst, scale = dp_test.error(np.array(resumed_losses),
+                                     np.array(straight_losses[3:]))
+        ok = worst <= RTOL * scale and sorted(got) == sorted(ref)
+        for n in ref:
+            worst, scale = dp_test.error(got[n], ref[n])
+            ok = ok and worst <= RTOL * scale
+        print("losses and parameters within tolerance:", ok)
+    return where
+
+
+def refused(work, name, family, options, devices, extra, checkpoint):
+    model, _, loss = family(work)
+    bundle = cleave.compile(model, f"{work}/{name}", devices=devices, **loss,
+                            train={**options, **extra})
+    try:
+        cleave.Trainer(bundle).load(checkpoint)
+        print(f"{name}: restored")
+    except Exception as e:  # noqa: BLE001 - the message is the point
+        print(f"{name}: refused: {str(e).splitlines()[0]}")
+
+
 if __name__ == "__main__":
     work = sys.argv[1]
     sgd = {"optimizer": "sgd", "lr": 0.1, "momentum": 0.9, "nesterov": True}
@@ -143,6 +204,17 @@ if __name__ == "__main__":
     mesh, microbatches = planned(work, "gpt_batch_pp2", dp_test.gpt,
                                  sgd_plain, 4, 16, pp=2)
     print("chosen", mesh, "microbatches", microbatches)
+    # Checkpoints across plans: pipeline stages to one device (bitwise:
+    # the two compute the same step), and 4 replicas to 2 stages of 2
+    # replicas.
+    ckpt = across_plans(work, "mlp_pp_to_one", dp_test.mlp, sgd,
+                        (2, 2, 4), (1, 1, 4), True)
+    across_plans(work, "gpt_dp4_to_pp2", dp_test.gpt,
+                 {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9},
+                 (4, 1, 1), (4, 2, 2), False)
+    refused(work, "mlp_adamw", dp_test.mlp, adamw, 1, {"microbatches": 4},
+            ckpt)
+    refused(work, "mlp_zero", dp_test.mlp, sgd, 2, {"zero": 1}, ckpt)
     compare(work, "gpt_pp2_dp2_zero1", dp_test.gpt,
             {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9, "zero": 1},
             4, 2, 2, False)
@@ -185,6 +257,15 @@ if __name__ == "__main__":
 # CHECK-NEXT: planned: devices True tp 1 global batch True
 # CHECK-NEXT: losses and parameters within tolerance: True
 # CHECK-NEXT: chosen {'dp': 2, 'pp': 2, 'tp': 1} microbatches 4
+# CHECK-LABEL: == mlp_pp_to_one: (2, 2, 4) -> (1, 1, 4) (devices, pp, microbatches)
+# CHECK-NEXT: resumed at step 5
+# CHECK-NEXT: losses bitwise equal: True
+# CHECK-NEXT: parameters bitwise equal: True
+# CHECK-LABEL: == gpt_dp4_to_pp2: (4, 1, 1) -> (4, 2, 2) (devices, pp, microbatches)
+# CHECK-NEXT: resumed at step 5
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK-NEXT: mlp_adamw: refused: {{.*}}mlp_pp_to_one_ckpt: saved from another bundle ({{.*}}mlp_pp_to_one_from) that has no 'adamw.exp_avg:fc1.weight', which {{.*}}mlp_adamw keeps (another optimizer or model?)
+# CHECK-NEXT: mlp_zero: refused: {{.*}}mlp_pp_to_one_ckpt: saved from another bundle ({{.*}}mlp_pp_to_one_from, 2 ranks); {{.*}}mlp_zero shards its state over its replicas (ZeRO), and takes only a checkpoint it saved
 # CHECK-LABEL: == gpt_pp2_dp2_zero1: pp=2 x dp=2 x 2 against 1 x 4
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
 # CHECK: losses and parameters within tolerance: True

@@ -201,9 +201,9 @@ int cleave::runCompileCommand(CompileCommand &command) {
 #endif
   if (training.train)
     bundle.training = TrainingSchedule{
-        training.getOptimizer(), training.getLearningRate(),
+        training.getOptimizer(),          training.getLearningRate(),
         training.warmupSteps.value_or(0), training.decaySteps.value_or(0),
-        training.minLrRatio.value_or(0)};
+        training.minLrRatio.value_or(0),  training.zero.value_or(0)};
   bundle.cpuIsa = cpuIsa;
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;

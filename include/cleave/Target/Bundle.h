@@ -70,6 +70,9 @@ struct TrainingSchedule {
   int64_t warmupSteps = 0;
   int64_t decaySteps = 0;
   double minLrRatio = 0;
+  /// The ZeRO stage: above 0, each replica's state holds blocks of the
+  /// parameters', which only the same plan reads back.
+  int64_t zero = 0;
 };
 
 struct BundleOptions {

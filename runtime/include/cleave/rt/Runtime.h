@@ -125,6 +125,14 @@ struct PersistentLayout {
   int64_t bytes = 0;
   std::vector<PersistentRegion> regions;
   std::string digest;
+  /// The program's named states (optimizer state, step counters, sums,
+  /// running statistics), as the manifest names them: with the regions,
+  /// everything a step carries to the next, by which a checkpoint is
+  /// restored into another plan's bundle. Not part of the digest.
+  std::vector<PersistentRegion> states;
+  /// The bundle's ZeRO stage: above 0 the states are blocks of the
+  /// parameters', read back only by the same plan.
+  int64_t zero = 0;
 };
 
 struct SessionOptions {
