@@ -25,7 +25,10 @@ llvm::Error CompileOptions::validate() const {
                                    std::to_string(devices));
   if (llvm::Error error = validateTrainingOptions(getTraining(), ""))
     return error;
-  std::optional<int64_t> microbatches = cantFail(plan.get()).microbatches;
+  llvm::Expected<PlanOptions> options = plan.get();
+  if (!options)
+    return options.takeError();
+  std::optional<int64_t> microbatches = options->microbatches;
   if (gradients && !train && microbatches && *microbatches > 1)
     return llvm::createStringError(
         "microbatches=" + std::to_string(*microbatches) +
@@ -38,9 +41,6 @@ llvm::Error CompileOptions::validate() const {
         "): partitioning does not place the backward ops of a call that "
         "returns them; a training step (train) runs on data-parallel "
         "replicas");
-  llvm::Expected<PlanOptions> options = plan.get();
-  if (!options)
-    return options.takeError();
   if (train && devices > 1) {
     // The devices are pp stages of dp replicas, each stage running its part
     // of the step on its replica's share of the global batch.

@@ -24,7 +24,7 @@
 // DEVICES: error: cleave-compile-pipeline: devices must be a positive integer, got 0
 // FRACTION: error: cleave-compile-pipeline: memory-fraction must be in (0, 1], got 1.5
 // A bundle computes the model's batch: the compile pipeline has no batch.
-// BATCH: no such option batch
+// BATCH: error: cleave-compile-pipeline: batch=8: the global batch is planned for a training step (train); an inference bundle takes the model's batch
 // DIVIDE: error: --pp=3 does not divide the 4 devices
 // TARGET: error: {{.*}}no-such-target
 // SCHEDULE: error: cleave-compile-pipeline: schedule: expected gpipe, 1f1b, interleaved or interleaved:V (V >= 2 model chunks per device), got 'zigzag'

@@ -14,7 +14,7 @@
 
 // CHECK: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 2 : i64}, cleave.microbatches = 1 : i64, cleave.schedule = "gpipe"}
 // CHECK-LABEL: func.func @stage_0(
-// CHECK-SAME:    %[[X:.+]]: tensor<4x64x512xf32> {cleave.input = 0 : i64}) attributes {cleave.stage = 0 : i64}
+// CHECK-SAME:    %[[X:.+]]: tensor<4x64x512xf32> {cleave.input = 0 : i64, cleave.name = "x"}) attributes {cleave.stage = 0 : i64}
 // CHECK:         %[[LN:.+]] = cleave.layer_norm %[[X]]
 // CHECK-NOT:     cleave.layer_norm
 // CHECK:         %[[IN:.+]] = cleave.add %[[LN]], %[[LN]]
@@ -27,7 +27,7 @@
 // CHECK:         %[[R:.+]] = cleave.add %[[X]], %[[SUM]]
 // CHECK:         cleave.send %[[R]] to 1 tag 0
 // CHECK-LABEL: func.func @stage_1()
-// CHECK-SAME:    -> (tensor<4x64x512xf32> {cleave.output = 0 : i64}) attributes {cleave.stage = 1 : i64}
+// CHECK-SAME:    -> (tensor<4x64x512xf32> {cleave.name = "y", cleave.output = 0 : i64}) attributes {cleave.stage = 1 : i64}
 // CHECK:         %[[R0:.+]] = cleave.recv from 0 tag 0
 // CHECK:         cleave.layer_norm %[[R0]]
 // CHECK:         cleave.weight_slice "l1.fc1.w"
@@ -45,8 +45,8 @@
 // batch, and say where.
 // DP: module attributes {cleave.mesh = {dp = 2 : i64, pp = 1 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "gpipe"}
 // DP-LABEL: func.func @stage_0(
-// DP-SAME:    tensor<1x64x512xf32> {cleave.batch_dim = 0 : i64, cleave.input = 0 : i64})
-// DP-SAME:    -> (tensor<1x64x512xf32> {cleave.batch_dim = 0 : i64, cleave.output = 0 : i64})
+// DP-SAME:    tensor<1x64x512xf32> {cleave.batch_dim = 0 : i64, cleave.input = 0 : i64, cleave.name = "x"})
+// DP-SAME:    -> (tensor<1x64x512xf32> {cleave.batch_dim = 0 : i64, cleave.name = "y", cleave.output = 0 : i64})
 
 // The schedule option reaches the plan's record on the IR.
 // ONEFONEB: module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 4 : i64, cleave.schedule = "1f1b"}
