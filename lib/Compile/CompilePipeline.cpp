@@ -179,11 +179,12 @@ static bool isPlannedStep(const CompileOptions &options) {
 /// The passes of a training step split into pipeline stages: the plan
 /// places the forward ops (the loss attached), the backward of each op
 /// runs on its stage, and each stage updates the parameters it reads.
-static void buildPipelinedTrainingPipeline(OpPassManager &pm,
-                                           const CompileOptions &options,
-                                           PlanPassOptions planPassOptions,
-                                           PlanOptions planOptions,
-                                           const TrainingOptions &training) {
+/// The plan options of a training step, whose function is one microbatch
+/// of one replica: the microbatches and replicas repeat it rather than cut
+/// it, and the plan costs the step as it is compiled.
+static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
+                                          PlanOptions planOptions,
+                                          const TrainingOptions &training) {
   // The function is one microbatch of one replica: the plan balances the
   // stages for the step's microbatches and replicas, which repeat the
   // stage programs rather than cut them.
@@ -214,6 +215,15 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
   costed.recompute = training.recompute.value_or(false)
                          ? RecomputePolicy::Segments
                          : RecomputePolicy::None;
+  return planOptions;
+}
+
+static void buildPipelinedTrainingPipeline(OpPassManager &pm,
+                                           const CompileOptions &options,
+                                           PlanPassOptions planPassOptions,
+                                           PlanOptions planOptions,
+                                           const TrainingOptions &training) {
+  planOptions = getTrainingPlanOptions(options, planOptions, training);
   pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
   AutodiffPassOptions autodiff;
   autodiff.entry = options.entry;
@@ -283,6 +293,16 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
                                      training);
       return llvm::Error::success();
     }
+    // A step on one device or on replicas: the plan reports the step it
+    // runs (its microbatches, its replicas' reduction, its state), planned
+    // on the forward as a pipelined step's is.
+    if (training.train) {
+      PlanPassOptions report = planPassOptions;
+      report.annotate = false;
+      pm.addPass(createPlanPass(
+          report, getTrainingPlanOptions(options, planOptions, training),
+          options.planJSON));
+    }
     // Differentiated after simplification, the fused ops (gelu, layer_norm)
     // have one rule each rather than their decompositions' chains.
     AutodiffPassOptions autodiff;
@@ -293,19 +313,14 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
     buildSimplifyPipeline(pm);
   }
   // One device runs the function as simplified, and so does each
-  // data-parallel replica of a training step: the plan is a report, of
-  // one replica.
+  // data-parallel replica of a training step: the plan is a report.
   if (options.devices == 1 || training.train) {
     planPassOptions.annotate = false;
     planPassOptions.devices = 1;
-    // Of one microbatch: accumulation repeats the function, it does not cut
-    // its batch.
-    if (training.train) {
-      planOptions.microbatches = 1;
-      planOptions.dataParallel.reset();
-    }
-    pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
-    // The plan reports the forward and backward ops; the updates follow.
+    // A training step's plan was made before the backward.
+    if (!training.train)
+      pm.addPass(
+          createPlanPass(planPassOptions, planOptions, options.planJSON));
     if (training.train) {
       OptimizerUpdatePassOptions update =
           getOptimizerUpdateOptions(training, options.entry);
