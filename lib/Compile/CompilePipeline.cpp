@@ -179,6 +179,19 @@ static bool isPlannedStep(const CompileOptions &options) {
 /// The passes of a training step split into pipeline stages: the plan
 /// places the forward ops (the loss attached), the backward of each op
 /// runs on its stage, and each stage updates the parameters it reads.
+/// The backward: differentiated after simplification, so that the fused
+/// ops (gelu, layer_norm) have one rule each rather than their
+/// decompositions' chains, and simplified again.
+static void addBackward(OpPassManager &pm, const CompileOptions &options,
+                        const TrainingOptions &training) {
+  AutodiffPassOptions autodiff;
+  autodiff.entry = options.entry;
+  autodiff.loss = training.getLossResult();
+  autodiff.freeze = training.freeze;
+  pm.addPass(createAutodiffPass(autodiff));
+  buildSimplifyPipeline(pm);
+}
+
 /// The plan options of a training step, whose function is one microbatch
 /// of one replica: the microbatches and replicas repeat it rather than cut
 /// it, and the plan costs the step as it is compiled.
@@ -225,12 +238,7 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
                                            const TrainingOptions &training) {
   planOptions = getTrainingPlanOptions(options, planOptions, training);
   pm.addPass(createPlanPass(planPassOptions, planOptions, options.planJSON));
-  AutodiffPassOptions autodiff;
-  autodiff.entry = options.entry;
-  autodiff.loss = training.getLossResult();
-  autodiff.freeze = training.freeze;
-  pm.addPass(createAutodiffPass(autodiff));
-  buildSimplifyPipeline(pm);
+  addBackward(pm, options, training);
   OptimizerUpdatePassOptions update =
       getOptimizerUpdateOptions(training, options.entry);
   update.fromPlan = true;
@@ -303,14 +311,7 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
           report, getTrainingPlanOptions(options, planOptions, training),
           options.planJSON));
     }
-    // Differentiated after simplification, the fused ops (gelu, layer_norm)
-    // have one rule each rather than their decompositions' chains.
-    AutodiffPassOptions autodiff;
-    autodiff.entry = options.entry;
-    autodiff.loss = training.getLossResult();
-    autodiff.freeze = training.freeze;
-    pm.addPass(createAutodiffPass(autodiff));
-    buildSimplifyPipeline(pm);
+    addBackward(pm, options, training);
   }
   // One device runs the function as simplified, and so does each
   // data-parallel replica of a training step: the plan is a report.
