@@ -63,7 +63,7 @@ llvm::Error CompileOptions::validate() const {
     if (options->dataParallel && *options->dataParallel != dp)
       return llvm::createStringError(
           "dp=" + std::to_string(*options->dataParallel) +
-          ": a training step " + "on " + std::to_string(devices) +
+          ": a training step on " + std::to_string(devices) +
           " devices with pp=" + std::to_string(pp) +
           " has dp=" + std::to_string(dp));
   }
@@ -176,9 +176,6 @@ static bool isPlannedStep(const CompileOptions &options) {
          cantFail(options.plan.get()).globalBatch.has_value();
 }
 
-/// The passes of a training step split into pipeline stages: the plan
-/// places the forward ops (the loss attached), the backward of each op
-/// runs on its stage, and each stage updates the parameters it reads.
 /// The backward: differentiated after simplification, so that the fused
 /// ops (gelu, layer_norm) have one rule each rather than their
 /// decompositions' chains, and simplified again.
@@ -198,9 +195,6 @@ static void addBackward(OpPassManager &pm, const CompileOptions &options,
 static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
                                           PlanOptions planOptions,
                                           const TrainingOptions &training) {
-  // The function is one microbatch of one replica: the plan balances the
-  // stages for the step's microbatches and replicas, which repeat the
-  // stage programs rather than cut them.
   planOptions.tensorParallel = 1;
   if (planOptions.globalBatch) {
     // The plan chooses the stages and replicas; the microbatch count
@@ -220,8 +214,8 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
   TrainingPlanOptions &costed = planOptions.training;
   costed.enabled = true;
   std::string optimizer = training.getOptimizer();
-  costed.optimizer = optimizer == "adamw"                ? Optimizer::AdamW
-                     : optimizer == "adam"               ? Optimizer::Adam
+  costed.optimizer = optimizer == kAdamWOptimizer        ? Optimizer::AdamW
+                     : optimizer == kAdamOptimizer       ? Optimizer::Adam
                      : training.momentum.value_or(0) > 0 ? Optimizer::Momentum
                                                          : Optimizer::SGD;
   costed.zero = static_cast<ZeroStage>(training.zero.value_or(0));
@@ -231,6 +225,24 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
   return planOptions;
 }
 
+/// The update after the backward (`update` holds the microbatches and
+/// replicas, or takes them from the plan), then the recomputation when
+/// asked for.
+static void addUpdate(OpPassManager &pm, const CompileOptions &options,
+                      const TrainingOptions &training,
+                      OptimizerUpdatePassOptions update) {
+  update.zero = training.zero.value_or(0);
+  pm.addPass(createOptimizerUpdatePass(update));
+  if (training.recompute.value_or(false)) {
+    RecomputePassOptions recompute;
+    recompute.entry = options.entry;
+    pm.addPass(createRecomputePass(recompute));
+  }
+}
+
+/// The passes of a training step split into pipeline stages: the plan
+/// places the forward ops (the loss attached), the backward of each op
+/// runs on its stage, and each stage updates the parameters it reads.
 static void buildPipelinedTrainingPipeline(OpPassManager &pm,
                                            const CompileOptions &options,
                                            PlanPassOptions planPassOptions,
@@ -242,13 +254,7 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
   OptimizerUpdatePassOptions update =
       getOptimizerUpdateOptions(training, options.entry);
   update.fromPlan = true;
-  update.zero = training.zero.value_or(0);
-  pm.addPass(createOptimizerUpdatePass(update));
-  if (training.recompute.value_or(false)) {
-    RecomputePassOptions recompute;
-    recompute.entry = options.entry;
-    pm.addPass(createRecomputePass(recompute));
-  }
+  addUpdate(pm, options, training, update);
   pm.addPass(createOutlineStagesPass({options.entry}));
   // The transfers replayed in the training schedule's order, and each
   // stage's memory against the device's.
@@ -327,13 +333,7 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
           getOptimizerUpdateOptions(training, options.entry);
       update.microbatches = getTrainingMicrobatches(options);
       update.replicas = options.devices;
-      update.zero = training.zero.value_or(0);
-      pm.addPass(createOptimizerUpdatePass(update));
-      if (training.recompute.value_or(false)) {
-        RecomputePassOptions recompute;
-        recompute.entry = options.entry;
-        pm.addPass(createRecomputePass(recompute));
-      }
+      addUpdate(pm, options, training, update);
     }
     return llvm::Error::success();
   }

@@ -216,18 +216,6 @@ int FusedLoop::getOrAddLoad(int tensor, DType dtype,
   return entry->second;
 }
 
-static std::string getNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = getNodeName(inner); !name.empty())
-        return name;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return getNodeName(callSite.getCallee());
-  return "";
-}
-
 /// The most ops one generated loop evaluates.
 constexpr int64_t kMaxFusedOps = 256;
 

@@ -35,18 +35,7 @@ using namespace cleave;
 /// The name an op's location gives it (the ONNX node name, for imported
 /// models), or `op-name#index` when it has none.
 static std::string getOpLocationName(Operation *op, int64_t index) {
-  std::function<std::string(Location)> nameOf = [&](Location loc) {
-    if (auto name = dyn_cast<NameLoc>(loc))
-      return name.getName().str();
-    if (auto fused = dyn_cast<FusedLoc>(loc))
-      for (Location inner : fused.getLocations())
-        if (std::string name = nameOf(inner); !name.empty())
-          return name;
-    if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-      return nameOf(callSite.getCallee());
-    return std::string();
-  };
-  std::string name = nameOf(op->getLoc());
+  std::string name = getNodeName(op->getLoc());
   if (name.empty())
     name = (op->getName().getStringRef() + "#" + llvm::Twine(index)).str();
   return name;

@@ -347,6 +347,34 @@ void saveRanks(const std::vector<const Session *> &ranks,
   syncDirectory(parent.string());
 }
 
+/// A named tensor a rank file's header lists (`regions` or `states`),
+/// checked against its type and the file's memory.
+PersistentRegion readRegion(const FieldReader &reader, const json &entry,
+                            const RankFile &file) {
+  PersistentRegion region;
+  region.name = reader.string(entry, "name");
+  region.dtype = dtypeFromName(reader.string(entry, "dtype"));
+  const json &shape = reader.field(entry, "shape");
+  if (region.dtype == CLEAVE_DTYPE_INVALID || !shape.is_array())
+    reader.fail("region '" + region.name + "' has no valid type");
+  for (const json &dim : shape) {
+    if (!dim.is_number_unsigned())
+      reader.fail("region '" + region.name + "' has a bad shape");
+    region.shape.push_back(dim.get<int64_t>());
+  }
+  region.offset = reader.integer(entry, "offset");
+  region.bytes = reader.integer(entry, "bytes");
+  int64_t elements = 0, expected = 0;
+  auto memory = static_cast<int64_t>(file.memory.size());
+  if (!checkedTensorSize(region.shape, cleave_dtype_size(region.dtype),
+                         elements, expected) ||
+      expected != region.bytes || region.offset < 0 || region.offset > memory ||
+      region.bytes > memory - region.offset)
+    reader.fail("region '" + region.name +
+                "' does not fit its type or the persistent memory");
+  return region;
+}
+
 /// A named tensor of a checkpoint's rank file: where its bytes are.
 struct SavedTensor {
   const RankFile *file;
@@ -415,27 +443,7 @@ public:
 
 private:
   void add(const RankFile &file, const FieldReader &reader, const json &entry) {
-    PersistentRegion region;
-    region.name = reader.string(entry, "name");
-    region.dtype = dtypeFromName(reader.string(entry, "dtype"));
-    const json &shape = reader.field(entry, "shape");
-    if (region.dtype == CLEAVE_DTYPE_INVALID || !shape.is_array())
-      reader.fail("'" + region.name + "' has no valid type");
-    for (const json &dim : shape) {
-      if (!dim.is_number_unsigned())
-        reader.fail("'" + region.name + "' has a bad shape");
-      region.shape.push_back(dim.get<int64_t>());
-    }
-    region.offset = reader.integer(entry, "offset");
-    region.bytes = reader.integer(entry, "bytes");
-    int64_t elements = 0, expected = 0;
-    if (!checkedTensorSize(region.shape, cleave_dtype_size(region.dtype),
-                           elements, expected) ||
-        expected != region.bytes || region.offset < 0 ||
-        region.offset > static_cast<int64_t>(file.memory.size()) ||
-        region.bytes > static_cast<int64_t>(file.memory.size()) - region.offset)
-      reader.fail("'" + region.name +
-                  "' does not fit its type or the persistent memory");
+    PersistentRegion region = readRegion(reader, entry, file);
     std::string name = region.name;
     saved.try_emplace(std::move(name), SavedTensor{&file, std::move(region)});
   }
@@ -607,38 +615,21 @@ bool readCheckpointParameters(const std::string &dir, CheckpointInfo &info,
       const json &regions = reader.field(file.header, "regions");
       if (!regions.is_array())
         reader.fail("'regions' is not a list");
-      for (const json &region : regions) {
-        std::string tensorName = reader.string(region, "name");
-        CleaveDType dtype = dtypeFromName(reader.string(region, "dtype"));
-        const json &shapeField = reader.field(region, "shape");
-        if (dtype == CLEAVE_DTYPE_INVALID || !shapeField.is_array())
-          reader.fail("region '" + tensorName + "' has no valid type");
-        std::vector<int64_t> shape;
-        for (const json &dim : shapeField) {
-          if (!dim.is_number_unsigned())
-            reader.fail("region '" + tensorName + "' has a bad shape");
-          shape.push_back(dim.get<int64_t>());
-        }
-        int64_t offset = reader.integer(region, "offset");
-        int64_t bytes = reader.integer(region, "bytes");
-        int64_t elements = 0, expected = 0;
-        if (!checkedTensorSize(shape, cleave_dtype_size(dtype), elements,
-                               expected) ||
-            expected != bytes || offset < 0 ||
-            offset + bytes > static_cast<int64_t>(file.memory.size()))
-          reader.fail("region '" + tensorName +
-                      "' does not fit its type or the persistent memory");
+      for (const json &entry : regions) {
+        PersistentRegion region = readRegion(reader, entry, file);
+        const std::string &tensorName = region.name;
         auto known = parameters.find(tensorName);
         if (known != parameters.end()) {
           // The replicas of a data-parallel bundle hold the same parameter.
-          if (known->second.shape() != shape)
+          if (known->second.shape() != region.shape)
             reader.fail("region '" + tensorName +
                         "' is a block of a parameter split across ranks, "
                         "which is not read back whole");
           continue;
         }
         parameters.emplace(tensorName,
-                           Tensor(dtype, shape, file.memory.data() + offset));
+                           Tensor(region.dtype, region.shape,
+                                  file.memory.data() + region.offset));
       }
     }
     return true;

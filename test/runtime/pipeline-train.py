@@ -51,6 +51,20 @@ dp_test = load_sibling(__file__, "data-parallel-train.py")
 RTOL = 1e-5
 
 
+def within(losses, ref_losses, params, ref_params):
+    """Whether the losses and every parameter lie within RTOL of their
+    reference's largest magnitude (the same parameters on both sides), and
+    the largest parameter error relative to that magnitude."""
+    worst, scale = dp_test.error(np.asarray(losses), np.asarray(ref_losses))
+    ok = worst <= RTOL * scale and sorted(params) == sorted(ref_params)
+    relative = 0.0
+    for n in ref_params:
+        worst, scale = dp_test.error(params[n], ref_params[n])
+        ok = ok and worst <= RTOL * scale
+        relative = max(relative, worst / scale)
+    return ok, relative
+
+
 def compare(work, name, family, options, devices, pp, microbatches, exact,
             schedule=None):
     model, batch, loss = family(work)
@@ -84,15 +98,8 @@ def compare(work, name, family, options, devices, pp, microbatches, exact,
               and all(np.array_equal(params[n], ref_params[n])
                       for n in ref_params))
     else:
-        worst, scale = dp_test.error(losses, ref_losses)
-        ok = worst <= RTOL * scale
-        relative = 0.0
-        for n in ref_params:
-            worst, scale = dp_test.error(params[n], ref_params[n])
-            ok = ok and worst <= RTOL * scale
-            relative = max(relative, worst / scale)
-        print(f"losses and parameters within tolerance: "
-              f"{ok and sorted(params) == sorted(ref_params)} "
+        ok, relative = within(losses, ref_losses, params, ref_params)
+        print(f"losses and parameters within tolerance: {ok} "
               f"(largest error {relative:.1e} of the scale)")
     print(f"loss {ref_losses[0]:.4f} -> {ref_losses[-1]:.4f}, falls:",
           ref_losses[-1] < ref_losses[0])
@@ -119,11 +126,7 @@ def planned(work, name, family, options, devices, batch, pp=None):
     print("planned: devices", mesh["pp"] * mesh["dp"] == devices,
           "tp", mesh["tp"], "global batch",
           manifest["inputs"][0]["shape"][0] == batch)
-    worst, scale = dp_test.error(losses, ref_losses)
-    ok = worst <= RTOL * scale and sorted(params) == sorted(ref_params)
-    for n in ref_params:
-        worst, scale = dp_test.error(params[n], ref_params[n])
-        ok = ok and worst <= RTOL * scale
+    ok, _ = within(losses, ref_losses, params, ref_params)
     print("losses and parameters within tolerance:", ok)
     return mesh, microbatches
 
@@ -161,12 +164,7 @@ def across_plans(work, name, family, options, source, target, exact):
         print("parameters bitwise equal:", sorted(got) == sorted(ref) and all(
             np.array_equal(got[n], ref[n]) for n in ref))
     else:
-        worst, scale = dp_test.error(np.array(resumed_losses),
-                                     np.array(straight_losses[3:]))
-        ok = worst <= RTOL * scale and sorted(got) == sorted(ref)
-        for n in ref:
-            worst, scale = dp_test.error(got[n], ref[n])
-            ok = ok and worst <= RTOL * scale
+        ok, _ = within(resumed_losses, straight_losses[3:], got, ref)
         print("losses and parameters within tolerance:", ok)
     return where
 

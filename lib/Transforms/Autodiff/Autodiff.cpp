@@ -20,8 +20,6 @@
 
 #include "cleave/Transforms/Autodiff/Passes.h"
 
-#include "GradientRules.h"
-
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
@@ -43,17 +41,6 @@ namespace cleave {
 
 using namespace mlir;
 using namespace cleave;
-using cleave::detail::getNodeName;
-
-std::string cleave::detail::getNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = getNodeName(inner); !name.empty())
-        return name;
-  return "";
-}
 
 namespace {
 
@@ -309,18 +296,6 @@ private:
     return stages;
   }
 
-  /// The ops built after `mark` (then the op before the terminator) run on
-  /// `stage`: the backward of an op runs where the plan put the op.
-  void placeBuiltOps(Operation *mark, std::optional<int64_t> stage) {
-    if (!stage)
-      return;
-    Operation *terminator = getTerminator();
-    for (Operation *op = mark->getNextNode(); op != terminator;
-         op = op->getNextNode())
-      if (!getStage(op))
-        setStage(op, *stage);
-  }
-
   /// Adds `gradient` to the cotangent of `value`.
   void accumulate(GradientBuilder &builder, Value value, Value gradient) {
     Value &total = cotangents[value];
@@ -337,7 +312,7 @@ private:
     cotangents[loss] =
         builder.splat(1.0, cast<RankedTensorType>(loss.getType()));
     if (Operation *def = loss.getDefiningOp())
-      placeBuiltOps(mark, getStage(def));
+      setStageOfOpsAfter(mark, getStage(def));
     Block &body = func.getBody().front();
     for (Operation &op : llvm::reverse(body.without_terminator()))
       if (isActive(&op) && failed(differentiate(op, builder)))
@@ -376,7 +351,7 @@ private:
                << operand.getType();
       accumulate(builder, operand, gradient);
     }
-    placeBuiltOps(mark, getStage(&op));
+    setStageOfOpsAfter(mark, getStage(&op));
     return success();
   }
 
@@ -407,7 +382,7 @@ private:
         }
         if (!total)
           total = builder.zeros(cast<RankedTensorType>(first.getType()));
-        placeBuiltOps(mark, stage);
+        setStageOfOpsAfter(mark, stage);
         gradients.push_back({parameter.name, total});
       }
     }

@@ -8,10 +8,7 @@
 #ifndef CLEAVE_LIB_TRANSFORMS_AUTODIFF_GRADIENTRULES_H
 #define CLEAVE_LIB_TRANSFORMS_AUTODIFF_GRADIENTRULES_H
 
-#include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
-
-#include <string>
 
 namespace cleave {
 namespace detail {
@@ -30,10 +27,6 @@ void attachNNGradients(mlir::MLIRContext *context);
 void attachRecurrentGradients(mlir::MLIRContext *context);
 /// Reshapes, permutations, slicing, joining, gathering and padding.
 void attachShapeGradients(mlir::MLIRContext *context);
-
-/// The ONNX node an op came from, when its location names one (for
-/// errors); empty otherwise.
-std::string getNodeName(mlir::Location loc);
 
 } // namespace detail
 } // namespace cleave

@@ -9,8 +9,7 @@
 
 #include "cleave/Transforms/Autodiff/Passes.h"
 
-#include "GradientRules.h"
-
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/TrainingOptions.h"
 
@@ -66,8 +65,7 @@ public:
           InFlightDiagnostic diag =
               emitError(op->getLoc(), "cleave-mixed-precision: ")
               << op->getName();
-          if (std::string node = cleave::detail::getNodeName(op->getLoc());
-              !node.empty())
+          if (std::string node = getNodeName(op->getLoc()); !node.empty())
             diag << " (node '" << node << "')";
           diag << " cannot compute in " << precision << ": operand #"
                << operand->getOperandNumber() << " is "

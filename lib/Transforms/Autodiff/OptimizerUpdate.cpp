@@ -129,7 +129,7 @@ struct OptimizerUpdatePass
       parameter.gradient =
           accumulate(builder, gradient, "grad:" + parameter.name);
       sums.push_back(parameter.gradient);
-      placeOps(mark, terminator, parameter.stage);
+      setStageOfOpsAfter(mark, parameter.stage);
     }
     StringAttr lossName = getResultName(func, 0);
     Value lossSum =
@@ -139,7 +139,12 @@ struct OptimizerUpdatePass
     sums.push_back(lossSum);
 
     // The update reads the sums over every replica: whole, or under ZeRO
-    // this replica's block of them, with its block of the parameter.
+    // this replica's block of them, with its block of the parameter. A
+    // parameter that several pipeline stages hold (each with its own reads'
+    // gradient) sums theirs along pp too.
+    llvm::StringMap<unsigned> copies;
+    for (const TrainedParameter &parameter : *parameters)
+      ++copies[parameter.name];
     for (TrainedParameter &parameter : *parameters) {
       Operation *mark = terminator->getPrevNode();
       if (zero > 0) {
@@ -150,10 +155,10 @@ struct OptimizerUpdatePass
         parameter.gradient = sumOverReplicas(builder, parameter.gradient);
         parameter.target = parameter.weight.getOutput();
       }
-      if (isShared(*parameters, parameter))
+      if (copies.lookup(parameter.name) > 1)
         parameter.gradient =
             builder.allReduceSum(parameter.gradient, "pp", stages);
-      placeOps(mark, terminator, parameter.stage);
+      setStageOfOpsAfter(mark, parameter.stage);
     }
     Value stepLoss = sumOverReplicas(builder, lossSum);
 
@@ -164,7 +169,7 @@ struct OptimizerUpdatePass
       Value updated = buildUpdate(builder, parameter, scale);
       if (zero > 0)
         gatherInto(builder, updated, parameter.weight.getOutput());
-      placeOps(mark, terminator, parameter.stage);
+      setStageOfOpsAfter(mark, parameter.stage);
     }
     Type lossElement = getElementTypeOrSelf(lossSum.getType());
     // A new value even when it divides by 1: the sum itself is cleared
@@ -180,18 +185,6 @@ struct OptimizerUpdatePass
     }
     terminator->setOperand(0, meanLoss);
     keepOnlyLoss(func);
-  }
-
-  /// The ops built after `mark` (up to `terminator`) run on `stage`, when
-  /// the step is pipelined.
-  static void placeOps(Operation *mark, Operation *terminator,
-                       std::optional<int64_t> stage) {
-    if (!stage)
-      return;
-    for (Operation *op = mark->getNextNode(); op != terminator;
-         op = op->getNextNode())
-      if (!getStage(op))
-        setStage(op, *stage);
   }
 
   /// Adds `value` into a new accumulator named `name`; the sum after it.
@@ -345,15 +338,6 @@ struct OptimizerUpdatePass
     return parameters;
   }
 
-  /// Whether several pipeline stages hold copies of `parameter`, each
-  /// with its own reads' gradient.
-  static bool isShared(ArrayRef<TrainedParameter> parameters,
-                       const TrainedParameter &parameter) {
-    return llvm::count_if(parameters, [&](const TrainedParameter &other) {
-             return other.name == parameter.name;
-           }) > 1;
-  }
-
   /// The pipeline stages the plan split the function into (1 without a
   /// plan).
   static int64_t getPipelineStages(ModuleOp module) {
@@ -386,9 +370,7 @@ struct OptimizerUpdatePass
           own.push_back(parameter);
       Operation *mark = terminator->getPrevNode();
       Value scale = buildGradientScale(b, own, stages);
-      for (Operation *op = mark->getNextNode(); op != terminator;
-           op = op->getNextNode())
-        setStage(op, stage);
+      setStageOfOpsAfter(mark, stage);
       for (auto [index, parameter] : llvm::enumerate(parameters))
         if (parameter.stage.value_or(0) == stage)
           scales[index] = scale;

@@ -152,6 +152,10 @@ LogicalResult checkMemory(ArrayRef<func::FuncOp> stages,
 // Deadlock
 //===----------------------------------------------------------------------===//
 
+/// The phase of every op of each stage's function (TrainingPhases.h), by
+/// stage; empty for a stage that is not part of a training step.
+using StagePhases = std::map<int64_t, llvm::DenseMap<Operation *, StepPhase>>;
+
 /// One send or receive of a stage in one step of its schedule.
 struct Transfer {
   Operation *op;
@@ -193,17 +197,16 @@ std::string describe(const Transfer &t, int64_t stage, int64_t microbatches,
 class CommunicationSimulator {
 public:
   CommunicationSimulator(const std::map<int64_t, func::FuncOp> &stages,
+                         const StagePhases &phases,
                          const PipelineSchedule &schedule, bool training)
       : microbatches(schedule.getNumMicrobatches()), training(training) {
     for (auto [stage, func] : stages) {
       Block &body = func.getBody().front();
-      llvm::DenseMap<Operation *, StepPhase> phases;
-      if (training)
-        phases = classifyStepPhases(body);
+      const llvm::DenseMap<Operation *, StepPhase> &phaseOf = phases.at(stage);
       std::vector<Transfer> &sequence = sequences[stage];
       for (const PipelineStep &step : schedule.getOrder(stage)) {
         for (Operation &op : body) {
-          if (training && toPipelinePhase(phases.lookup(&op)) != step.phase)
+          if (training && toPipelinePhase(phaseOf.lookup(&op)) != step.phase)
             continue;
           if (auto send = dyn_cast<SendOp>(op))
             sequence.push_back({&op, true, send.getPeerAttr().getInt(),
@@ -416,9 +419,13 @@ struct VerifyPartitionPass
 
     // A training step runs its stages' phases; without a plan, each stage
     // runs once.
-    bool training = llvm::any_of(stages, [](auto &entry) {
-      return !classifyStepPhases(entry.second.getBody().front()).empty();
-    });
+    // The phase of every op of a training step's stages (none otherwise).
+    StagePhases phases;
+    bool training = false;
+    for (auto &[stage, func] : stages) {
+      phases[stage] = classifyStepPhases(func.getBody().front());
+      training |= !phases[stage].empty();
+    }
     PipelineSchedule schedule;
     if (contract) {
       schedule = contract->getSchedule(training);
@@ -439,7 +446,8 @@ struct VerifyPartitionPass
                                                           : " stages");
         return signalPassFailure();
       }
-    if (failed(CommunicationSimulator(stages, schedule, training).run()))
+    if (failed(
+            CommunicationSimulator(stages, phases, schedule, training).run()))
       return signalPassFailure();
 
     std::string targetName = target;

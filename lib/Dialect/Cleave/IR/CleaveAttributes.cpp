@@ -110,6 +110,18 @@ void cleave::setOnnxProvenance(Operation *module, StringRef modelPath,
 // Ops
 //===----------------------------------------------------------------------===//
 
+std::string cleave::getNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = getNodeName(inner); !name.empty())
+        return name;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return getNodeName(callSite.getCallee());
+  return "";
+}
+
 std::optional<int64_t> cleave::getStage(Operation *op) {
   return valueOf(
       attr<CleaveDialect::StageAttrHelper>(op->getContext()).getAttr(op));
@@ -124,6 +136,15 @@ void cleave::setStage(Operation *op, int64_t stage) {
 void cleave::removeStage(Operation *op) {
   op->removeAttr(
       attr<CleaveDialect::StageAttrHelper>(op->getContext()).getName());
+}
+
+void cleave::setStageOfOpsAfter(Operation *mark, std::optional<int64_t> stage) {
+  if (!stage)
+    return;
+  Operation *end = mark->getBlock()->getTerminator();
+  for (Operation *op = mark->getNextNode(); op != end; op = op->getNextNode())
+    if (!getStage(op))
+      setStage(op, *stage);
 }
 
 bool cleave::isWritable(Operation *op) {

@@ -47,9 +47,9 @@ cleave::classifyStepPhases(Block &block) {
     if (!stage)
       return false;
     if (auto send = dyn_cast<SendOp>(op))
-      return send.getPeer() > *stage;
+      return send.getPeerAttr().getInt() > *stage;
     if (auto recv = dyn_cast<RecvOp>(op))
-      return recv.getPeer() < *stage;
+      return recv.getPeerAttr().getInt() < *stage;
     return false;
   };
   llvm::DenseSet<Operation *> forward;

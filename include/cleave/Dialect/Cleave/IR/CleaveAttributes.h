@@ -56,11 +56,20 @@ void setOnnxProvenance(mlir::Operation *module, llvm::StringRef modelPath,
 // Ops
 //===----------------------------------------------------------------------===//
 
+/// The ONNX node an op came from, as its location names it (through fused
+/// and call-site locations); empty when it names none.
+std::string getNodeName(mlir::Location loc);
+
 /// `cleave.stage`: the pipeline stage of an op, or the stage a stage
 /// function runs.
 std::optional<int64_t> getStage(mlir::Operation *op);
 void setStage(mlir::Operation *op, int64_t stage);
 void removeStage(mlir::Operation *op);
+/// Gives `stage` to the ops after `mark` in its block, up to the block's
+/// terminator, that have none: the ops a pass just built there (a rule's
+/// backward, a parameter's update) run where the op they serve runs.
+/// Nothing when `stage` is unset (no pipeline plan).
+void setStageOfOpsAfter(mlir::Operation *mark, std::optional<int64_t> stage);
 
 /// `cleave.tp_loop`: the loop of the op's `ShardingInterface` split over
 /// tp. Setting `std::nullopt` removes it.
