@@ -10,6 +10,7 @@
 #include "cleave/Transforms/Partition/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
@@ -42,31 +43,36 @@ llvm::Error CompileOptions::validate() const {
         "returns them; a training step (train) runs on data-parallel "
         "replicas");
   if (train && devices > 1) {
-    // The devices are pp stages of dp replicas, each stage running its part
-    // of the step on its replica's share of the global batch.
+    // The devices are pp stages of dp replicas, each replica of a stage
+    // tp devices that split its ops, each stage running its part of the
+    // step on its replica's share of the global batch.
     int64_t pp = options->pipelineStages.value_or(1);
-    if (devices % pp != 0)
+    int64_t tp = options->tensorParallel.value_or(1);
+    if (devices % (pp * tp) != 0)
       return llvm::createStringError(
-          "pp=" + std::to_string(pp) +
+          "pp=" + std::to_string(pp) + " x tp=" + std::to_string(tp) +
           " does not divide devices=" + std::to_string(devices) +
-          ": a training step's devices are pp stages of devices/pp "
-          "data-parallel replicas");
-    int64_t dp = devices / pp;
-    if (options->tensorParallel && *options->tensorParallel != 1)
-      return llvm::createStringError(
-          "tp=" + std::to_string(*options->tensorParallel) +
-          ": tensor-parallel training steps are not partitioned yet; a "
-          "training step on " +
-          std::to_string(devices) +
-          " devices is pp stages (pp=" + std::to_string(pp) +
-          ") of data-parallel replicas (dp=" + std::to_string(dp) + "), tp=1");
+          ": a training step's devices are pp stages of devices/(pp x tp) "
+          "data-parallel replicas of tp devices each");
+    int64_t dp = devices / (pp * tp);
     if (options->dataParallel && *options->dataParallel != dp)
       return llvm::createStringError(
           "dp=" + std::to_string(*options->dataParallel) +
           ": a training step on " + std::to_string(devices) +
           " devices with pp=" + std::to_string(pp) +
-          " has dp=" + std::to_string(dp));
+          " and tp=" + std::to_string(tp) + " has dp=" + std::to_string(dp));
+    if (tp > 1 && zero.getValue() > 0)
+      return llvm::createStringError(
+          "zero=" + std::to_string(zero.getValue()) +
+          " with tp=" + std::to_string(tp) +
+          ": sharding the training state over data-parallel replicas is not "
+          "combined with tensor parallelism yet (use zero=0, or tp=1)");
   }
+  if (train && devices == 1 && options->tensorParallel &&
+      *options->tensorParallel != 1)
+    return llvm::createStringError(
+        "tp=" + std::to_string(*options->tensorParallel) +
+        ": a training step on one device has no tensor-parallel devices");
   if (!train && options->globalBatch)
     return llvm::createStringError(
         "batch=" + std::to_string(*options->globalBatch) +
@@ -166,13 +172,23 @@ static int64_t getTrainingStages(const CompileOptions &options) {
   return cantFail(options.plan.get()).pipelineStages.value_or(1);
 }
 
-/// Whether a training step is planned into stages and replicas: when it
-/// has pipeline stages, or when the global batch is given and the plan
-/// chooses them (each microbatch is the model's batch).
+/// The tensor-parallel devices of each replica of a training step's stage
+/// (1 unless pinned).
+static int64_t getTrainingTensorParallel(const CompileOptions &options) {
+  if (!options.train)
+    return 1;
+  return cantFail(options.plan.get()).tensorParallel.value_or(1);
+}
+
+/// Whether a training step is planned into stages, tensor-parallel groups
+/// and replicas: when it has pipeline stages or tensor-parallel devices, or
+/// when the global batch is given and the plan chooses them (each
+/// microbatch is the model's batch).
 static bool isPlannedStep(const CompileOptions &options) {
   if (!options.train || options.devices == 1)
     return false;
   return getTrainingStages(options) > 1 ||
+         getTrainingTensorParallel(options) > 1 ||
          cantFail(options.plan.get()).globalBatch.has_value();
 }
 
@@ -195,7 +211,7 @@ static void addBackward(OpPassManager &pm, const CompileOptions &options,
 static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
                                           PlanOptions planOptions,
                                           const TrainingOptions &training) {
-  planOptions.tensorParallel = 1;
+  planOptions.tensorParallel = getTrainingTensorParallel(options);
   if (planOptions.globalBatch) {
     // The plan chooses the stages and replicas; the microbatch count
     // follows (the global batch over the replicas' microbatches).
@@ -203,7 +219,8 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
   } else {
     int64_t stages = getTrainingStages(options);
     int64_t microbatches = getTrainingMicrobatches(options);
-    int64_t replicas = options.devices / stages;
+    int64_t replicas =
+        options.devices / (stages * getTrainingTensorParallel(options));
     planOptions.pipelineStages = stages;
     planOptions.dataParallel = replicas;
     planOptions.microbatches = microbatches;
@@ -255,6 +272,14 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
       getOptimizerUpdateOptions(training, options.entry);
   update.fromPlan = true;
   addUpdate(pm, options, training, update);
+  if (getTrainingTensorParallel(options) > 1) {
+    // The backward and the update split as the forward is split, then the
+    // whole step becomes SPMD, its collectives cleave's.
+    pm.addPass(createShardStepPass({options.entry}));
+    pm.addPass(createShardPlanPass({options.entry}));
+    pm.addNestedPass<func::FuncOp>(shard::createPartition());
+    pm.addPass(createLowerShardCommPass());
+  }
   pm.addPass(createOutlineStagesPass({options.entry}));
   // The transfers replayed in the training schedule's order, and each
   // stage's memory against the device's.

@@ -504,7 +504,8 @@ int ProgramBuilder::getTensor(Value value) {
       int id = addTensor(value, MemorySpace::Persistent, offset);
       program.persistentBytes = offset + program.tensors[id].getBytes();
       known->second = id;
-      program.states.push_back({state.getName().str(), id});
+      program.states.push_back(
+          {state.getName().str(), id, state.getSplitDim().value_or(-1)});
       return id;
     }
   }

@@ -309,11 +309,14 @@ describeTrainedParameters(const DeviceProgram &program) {
     });
     if (tensor == program.tensors.end())
       continue;
-    trained.push_back(
-        llvm::json::Object{{"name", weight.name},
-                           {"dtype", getDTypeName(tensor->dtype)},
-                           {"shape", llvm::json::Array(tensor->shape)},
-                           {"persistent_offset", weight.persistentOffset}});
+    llvm::json::Object parameter{
+        {"name", weight.name},
+        {"dtype", getDTypeName(tensor->dtype)},
+        {"shape", llvm::json::Array(tensor->shape)},
+        {"persistent_offset", weight.persistentOffset}};
+    if (weight.splitDim >= 0)
+      parameter["split_dim"] = weight.splitDim;
+    trained.push_back(std::move(parameter));
   }
   return trained;
 }
@@ -324,15 +327,17 @@ describeTrainedParameters(const DeviceProgram &program) {
 /// by these names.
 static llvm::json::Array describeStates(const DeviceProgram &program) {
   llvm::json::Array states;
-  for (const auto &[name, id] : program.states) {
-    const ProgramTensor &tensor = program.tensors[id];
+  for (const ProgramState &state : program.states) {
+    const ProgramTensor &tensor = program.tensors[state.tensor];
     if (tensor.space != MemorySpace::Persistent)
       continue;
-    states.push_back(
-        llvm::json::Object{{"name", name},
-                           {"dtype", getDTypeName(tensor.dtype)},
-                           {"shape", llvm::json::Array(tensor.shape)},
-                           {"persistent_offset", tensor.offset}});
+    llvm::json::Object object{{"name", state.name},
+                              {"dtype", getDTypeName(tensor.dtype)},
+                              {"shape", llvm::json::Array(tensor.shape)},
+                              {"persistent_offset", tensor.offset}};
+    if (state.splitDim >= 0)
+      object["split_dim"] = state.splitDim;
+    states.push_back(std::move(object));
   }
   return states;
 }

@@ -153,6 +153,14 @@ public:
                ", not a dimension of the shape");
         info.batchDim = dim.get<int>();
       }
+      if (item.contains("split_dim")) {
+        const json &dim = item["split_dim"];
+        if (!dim.is_number_integer() || dim.get<int64_t>() < 0 ||
+            dim.get<int64_t>() >= static_cast<int64_t>(info.shape.size()))
+          fail(where + "'split_dim' is " + dim.dump() +
+               ", not a dimension of the shape");
+        info.splitDim = dim.get<int>();
+      }
       result.push_back(std::move(info));
     }
     return result;

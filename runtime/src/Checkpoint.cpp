@@ -215,16 +215,22 @@ std::string writeRankFile(const Session &session,
   std::vector<uint8_t> memory = session.readPersistent();
   auto describe = [](const std::vector<PersistentRegion> &list) {
     json described = json::array();
-    for (const PersistentRegion &region : list)
-      described.push_back(json{{"name", region.name},
-                               {"dtype", dtypeName(region.dtype)},
-                               {"shape", region.shape},
-                               {"offset", region.offset},
-                               {"bytes", region.bytes}});
+    for (const PersistentRegion &region : list) {
+      json entry{{"name", region.name},
+                 {"dtype", dtypeName(region.dtype)},
+                 {"shape", region.shape},
+                 {"offset", region.offset},
+                 {"bytes", region.bytes}};
+      if (region.splitDim >= 0)
+        entry["split_dim"] = region.splitDim;
+      described.push_back(std::move(entry));
+    }
     return described;
   };
   json header{{"rank", session.place().rank},
               {"stage", session.place().stage},
+              {"tp", layout.tpIndex},
+              {"tp_size", layout.tpSize},
               {"persistent_bytes", layout.bytes},
               {"layout_digest", layout.digest},
               {"regions", describe(layout.regions)},
@@ -364,6 +370,13 @@ PersistentRegion readRegion(const FieldReader &reader, const json &entry,
   }
   region.offset = reader.integer(entry, "offset");
   region.bytes = reader.integer(entry, "bytes");
+  if (entry.contains("split_dim")) {
+    int64_t dim = reader.integer(entry, "split_dim");
+    if (dim < 0 || dim >= static_cast<int64_t>(region.shape.size()))
+      reader.fail("region '" + region.name + "' has 'split_dim' " +
+                  std::to_string(dim) + ", not a dimension of its shape");
+    region.splitDim = static_cast<int>(dim);
+  }
   int64_t elements = 0, expected = 0;
   auto memory = static_cast<int64_t>(file.memory.size());
   if (!checkedTensorSize(region.shape, cleave_dtype_size(region.dtype),
@@ -375,48 +388,121 @@ PersistentRegion readRegion(const FieldReader &reader, const json &entry,
   return region;
 }
 
-/// A named tensor of a checkpoint's rank file: where its bytes are.
-struct SavedTensor {
-  const RankFile *file;
-  PersistentRegion region;
+/// Which block of a tensor split over tensor-parallel devices a rank file
+/// holds: its `tp` index of `tp_size` (0 of 1 in files saved without them).
+struct TensorParallelPlace {
+  int index = 0;
+  int size = 1;
 };
 
-/// Every named tensor of a checkpoint's rank files (the parameters and the
-/// states), by name, from the first rank that holds it (the replicas of a
-/// data-parallel plan hold the same). Fails when the checkpoint names no
-/// states (saved before they were named) or holds ZeRO blocks.
-class SavedTensors {
+TensorParallelPlace readTensorParallelPlace(const FieldReader &reader,
+                                            const RankFile &file) {
+  TensorParallelPlace place;
+  if (!file.header.contains("tp"))
+    return place;
+  int64_t index = reader.integer(file.header, "tp");
+  int64_t size = reader.integer(file.header, "tp_size");
+  if (size < 1 || index < 0 || index >= size)
+    reader.fail("'tp' " + std::to_string(index) + " of 'tp_size' " +
+                std::to_string(size) + " is no tensor-parallel place");
+  place.index = static_cast<int>(index);
+  place.size = static_cast<int>(size);
+  return place;
+}
+
+/// Every named tensor of a checkpoint's rank files (the parameters, and
+/// with `states` the states too), whole, by name: a tensor held whole from
+/// the first rank that holds it (the replicas of a data-parallel plan hold
+/// the same), one split over tensor-parallel devices (`split_dim`) joined
+/// from the blocks of its first stage's devices.
+class WholeTensors {
 public:
-  SavedTensors(const CheckpointInfo &info, const std::string &dir)
-      : source(info.bundle) {
+  WholeTensors(const CheckpointInfo &info, const std::string &dir,
+               bool states) {
+    std::map<std::string, Blocks> blocks;
     for (const std::string &name : info.rankFiles) {
       std::string path = joinPath(dir, name);
-      files.push_back(readRankFile(path));
-      const RankFile &file = files.back();
+      RankFile file = readRankFile(path);
       FieldReader reader(path);
-      if (!file.header.contains("states"))
-        reader.fail("names no states (it was saved by an older runtime), so "
-                    "it is restored only into the bundle that saved it");
-      if (file.header.contains("zero") &&
-          reader.integer(file.header, "zero") > 0)
-        reader.fail("holds ZeRO-sharded state (each replica a block of it), "
-                    "which is restored only into the bundle that saved it");
-      for (const char *key : {"regions", "states"})
-        for (const json &entry : reader.field(file.header, key))
-          add(file, reader, entry);
+      TensorParallelPlace place = readTensorParallelPlace(reader, file);
+      int stage = static_cast<int>(reader.integer(file.header, "stage"));
+      std::vector<const char *> keys = {"regions"};
+      if (states)
+        keys.push_back("states");
+      for (const char *key : keys) {
+        const json &list = reader.field(file.header, key);
+        if (!list.is_array())
+          reader.fail("'" + std::string(key) + "' is not a list");
+        for (const json &entry : list) {
+          PersistentRegion region = readRegion(reader, entry, file);
+          Blocks &known = blocks[region.name];
+          if (known.parts.empty()) {
+            known.stage = stage;
+            known.splitDim = region.splitDim;
+            known.parts.resize(region.splitDim >= 0 ? place.size : 1);
+            known.path = path;
+          }
+          if (known.stage != stage)
+            continue;
+          if (known.splitDim != region.splitDim ||
+              (region.splitDim >= 0 &&
+               static_cast<int>(known.parts.size()) != place.size))
+            reader.fail("region '" + region.name +
+                        "' is split otherwise than in " + known.path);
+          std::optional<Tensor> &part =
+              known.parts[region.splitDim >= 0 ? place.index : 0];
+          if (!part)
+            part.emplace(region.dtype, region.shape,
+                         file.memory.data() + region.offset);
+        }
+      }
+    }
+    for (auto &[name, known] : blocks) {
+      std::vector<Tensor> parts;
+      for (std::optional<Tensor> &part : known.parts) {
+        if (!part)
+          throw Error(known.path + ": a block of '" + name +
+                      "' is in no rank file of " + dir);
+        parts.push_back(std::move(*part));
+      }
+      tensors.emplace(name, known.splitDim < 0
+                                ? std::move(parts.front())
+                                : concatenate(parts, known.splitDim));
     }
   }
 
-  /// The bytes of every region and state of `layout`, by name: the sums a
-  /// step clears start at zero; anything else the checkpoint lacks, or
+  const std::map<std::string, Tensor> &byName() const { return tensors; }
+  std::map<std::string, Tensor> take() { return std::move(tensors); }
+
+private:
+  struct Blocks {
+    int stage = 0;
+    int splitDim = -1;
+    std::string path;
+    std::vector<std::optional<Tensor>> parts;
+  };
+  std::map<std::string, Tensor> tensors;
+};
+
+/// A checkpoint's tensors, whole, for restoring into a bundle of another
+/// plan. Fails when the checkpoint names no states (saved before they were
+/// named) or holds ZeRO blocks.
+class SavedTensors {
+public:
+  SavedTensors(const CheckpointInfo &info, const std::string &dir)
+      : source(info.bundle), tensors(checked(info, dir)) {}
+
+  /// The bytes of every region and state of `layout`, by name (a region
+  /// split over tensor-parallel devices as this device's block): the sums
+  /// a step clears start at zero; anything else the checkpoint lacks, or
   /// holds with another type, is an error naming it.
   std::vector<uint8_t> image(const PersistentLayout &layout,
                              const std::string &dir,
                              const std::string &bundle) const {
     std::vector<uint8_t> memory(static_cast<std::size_t>(layout.bytes), 0);
     auto place = [&](const PersistentRegion &wanted) {
-      auto found = saved.find(wanted.name);
-      if (found == saved.end()) {
+      auto found = tensors.byName().find(wanted.name);
+      if (found == tensors.byName().end()) {
         if (wanted.name.rfind("grad:", 0) == 0 ||
             wanted.name.rfind("loss.sum:", 0) == 0)
           return;
@@ -424,15 +510,25 @@ public:
                     ") that has no '" + wanted.name + "', which " + bundle +
                     " keeps (another optimizer or model?)");
       }
-      const PersistentRegion &have = found->second.region;
-      if (have.dtype != wanted.dtype || have.shape != wanted.shape)
+      const Tensor &whole = found->second;
+      std::vector<int64_t> wholeShape = wanted.shape;
+      if (wanted.splitDim >= 0)
+        wholeShape[wanted.splitDim] *= layout.tpSize;
+      if (whole.dtype() != wanted.dtype || whole.shape() != wholeShape)
         throw Error(dir + ": saved from another bundle (" + source +
                     ") whose '" + wanted.name + "' is " +
-                    typeString(have.dtype, have.shape) + ", but " + bundle +
-                    " keeps it as " + typeString(wanted.dtype, wanted.shape));
-      std::memcpy(memory.data() + wanted.offset,
-                  found->second.file->memory.data() + have.offset,
-                  static_cast<std::size_t>(have.bytes));
+                    typeString(whole.dtype(), whole.shape()) + ", but " +
+                    bundle + " keeps it as " +
+                    typeString(wanted.dtype, wholeShape));
+      if (wanted.splitDim < 0) {
+        std::memcpy(memory.data() + wanted.offset, whole.data(),
+                    static_cast<std::size_t>(wanted.bytes));
+        return;
+      }
+      Tensor block =
+          blockOf(whole, wanted.splitDim, layout.tpIndex, layout.tpSize);
+      std::memcpy(memory.data() + wanted.offset, block.data(),
+                  static_cast<std::size_t>(wanted.bytes));
     };
     for (const PersistentRegion &region : layout.regions)
       place(region);
@@ -442,16 +538,26 @@ public:
   }
 
 private:
-  void add(const RankFile &file, const FieldReader &reader, const json &entry) {
-    PersistentRegion region = readRegion(reader, entry, file);
-    std::string name = region.name;
-    saved.try_emplace(std::move(name), SavedTensor{&file, std::move(region)});
+  static WholeTensors checked(const CheckpointInfo &info,
+                              const std::string &dir) {
+    for (const std::string &name : info.rankFiles) {
+      std::string path = joinPath(dir, name);
+      RankFile file = readRankFile(path);
+      FieldReader reader(path);
+      if (!file.header.contains("states"))
+        reader.fail("names no states (it was saved by an older runtime), so "
+                    "it is restored only into the bundle that saved it");
+      if (file.header.contains("zero") &&
+          reader.integer(file.header, "zero") > 0)
+        reader.fail("holds ZeRO-sharded state (each replica a block of it), "
+                    "which is restored only into the bundle that saved it");
+    }
+    return WholeTensors(info, dir, /*states=*/true);
   }
 
   /// The bundle that saved the checkpoint.
   std::string source;
-  std::deque<RankFile> files;
-  std::map<std::string, SavedTensor> saved;
+  WholeTensors tensors;
 };
 
 /// Restores `session` from checkpoint `dir`, which `info` describes: the
@@ -607,31 +713,7 @@ bool readCheckpointParameters(const std::string &dir, CheckpointInfo &info,
                               std::string &error) noexcept {
   try {
     info = readCheckpoint(dir);
-    parameters.clear();
-    for (const std::string &name : info.rankFiles) {
-      std::string path = joinPath(dir, name);
-      RankFile file = readRankFile(path);
-      FieldReader reader(path);
-      const json &regions = reader.field(file.header, "regions");
-      if (!regions.is_array())
-        reader.fail("'regions' is not a list");
-      for (const json &entry : regions) {
-        PersistentRegion region = readRegion(reader, entry, file);
-        const std::string &tensorName = region.name;
-        auto known = parameters.find(tensorName);
-        if (known != parameters.end()) {
-          // The replicas of a data-parallel bundle hold the same parameter.
-          if (known->second.shape() != region.shape)
-            reader.fail("region '" + tensorName +
-                        "' is a block of a parameter split across ranks, "
-                        "which is not read back whole");
-          continue;
-        }
-        parameters.emplace(tensorName,
-                           Tensor(region.dtype, region.shape,
-                                  file.memory.data() + region.offset));
-      }
-    }
+    parameters = WholeTensors(info, dir, /*states=*/false).take();
     return true;
   } catch (const std::exception &e) {
     error = e.what();

@@ -396,6 +396,7 @@ PersistentLayout Session::persistentLayout() const {
     region.shape = info.shape;
     region.offset = program.trainedOffsets[i];
     region.bytes = static_cast<int64_t>(byteSize(info));
+    region.splitDim = info.splitDim;
     text += "region " + info.name + " " + info.typeString() + " " +
             std::to_string(region.offset) + "\n";
     layout.regions.push_back(std::move(region));
@@ -403,13 +404,15 @@ PersistentLayout Session::persistentLayout() const {
   layout.digest = sha256Bytes(text.data(), text.size());
   for (std::size_t i = 0; i < program.states.size(); ++i) {
     const TensorInfo &info = program.states[i];
-    layout.states.push_back({info.name, info.dtype, info.shape,
-                             program.stateOffsets[i],
-                             static_cast<int64_t>(byteSize(info))});
+    layout.states.push_back(
+        {info.name, info.dtype, info.shape, program.stateOffsets[i],
+         static_cast<int64_t>(byteSize(info)), info.splitDim});
   }
   if (const std::optional<TrainingSchedule> &training =
           impl->bundle->manifest().training)
     layout.zero = training->zero;
+  layout.tpSize = static_cast<int>(impl->bundle->manifest().mesh().tp);
+  layout.tpIndex = place().tp;
   return layout;
 }
 

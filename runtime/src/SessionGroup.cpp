@@ -13,6 +13,7 @@
 #include "local/InProcessJob.h"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -137,15 +138,33 @@ std::vector<int> SessionGroup::stateRanks() const {
 }
 
 std::map<std::string, Tensor> SessionGroup::trainedParameters() const {
-  std::map<std::string, Tensor> parameters;
+  // By stage: the blocks of each parameter from the stage's tp devices of
+  // the first replica, in tp order.
+  std::map<std::pair<int, std::string>, std::vector<Tensor>> blocks;
+  std::map<std::pair<int, std::string>, int> splitDims;
   for (int rank : stateRanks()) {
     const Session &session = *impl->sessions[rank];
+    for (const PersistentRegion &region : session.persistentLayout().regions)
+      splitDims[{session.place().stage, region.name}] = region.splitDim;
     std::map<std::string, Tensor> held = session.trainedParameters();
-    if (session.place().tp != 0 && !held.empty())
-      throw Error("the trained parameters of rank " + std::to_string(rank) +
-                  " are tensor-parallel shards, which are not gathered");
-    for (auto &[name, tensor] : held)
-      parameters.emplace(name, std::move(tensor));
+    for (auto &[name, tensor] : held) {
+      std::vector<Tensor> &parts = blocks[{session.place().stage, name}];
+      std::size_t tp = static_cast<std::size_t>(session.place().tp);
+      if (parts.size() <= tp)
+        parts.resize(tp + 1);
+      parts[tp] = std::move(tensor);
+    }
+  }
+  std::map<std::string, Tensor> parameters;
+  for (auto &[key, parts] : blocks) {
+    const std::string &name = key.second;
+    // A parameter several stages hold (a shared embedding) is equal on
+    // each after the update: the first stage's stands for all.
+    if (parameters.count(name))
+      continue;
+    int dim = splitDims[key];
+    parameters.emplace(name, dim < 0 ? std::move(parts.front())
+                                     : concatenate(parts, dim));
   }
   return parameters;
 }

@@ -43,6 +43,62 @@ std::string typeString(CleaveDType dtype, const std::vector<int64_t> &shape) {
   return text + ']';
 }
 
+/// The bytes of one row of `tensor` below dimension `dim`: the elements of
+/// dimensions `dim...`, and how many such rows lie above it.
+static std::pair<std::size_t, int64_t> rowsOf(const Tensor &tensor, int dim) {
+  int64_t outer = 1;
+  for (int d = 0; d < dim; ++d)
+    outer *= tensor.shape()[d];
+  std::size_t row =
+      outer == 0 ? 0 : tensor.byteSize() / static_cast<std::size_t>(outer);
+  return {row, outer};
+}
+
+Tensor concatenate(const std::vector<Tensor> &blocks, int dim) {
+  if (blocks.empty())
+    throw Error("no blocks to join");
+  const Tensor &first = blocks.front();
+  if (dim < 0 || dim >= static_cast<int>(first.shape().size()))
+    throw Error("cannot join " + typeString(first.dtype(), first.shape()) +
+                " blocks along dimension " + std::to_string(dim));
+  for (const Tensor &block : blocks)
+    if (block.dtype() != first.dtype() || block.shape() != first.shape())
+      throw Error("cannot join a " + typeString(block.dtype(), block.shape()) +
+                  " block to " + typeString(first.dtype(), first.shape()) +
+                  " blocks");
+  std::vector<int64_t> shape = first.shape();
+  shape[dim] *= static_cast<int64_t>(blocks.size());
+  Tensor whole(first.dtype(), shape);
+  auto [row, outer] = rowsOf(first, dim);
+  auto *out = static_cast<uint8_t *>(whole.data());
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Tensor &block : blocks) {
+      std::memcpy(out, static_cast<const uint8_t *>(block.data()) + o * row,
+                  row);
+      out += row;
+    }
+  return whole;
+}
+
+Tensor blockOf(const Tensor &whole, int dim, int index, int parts) {
+  const std::vector<int64_t> &shape = whole.shape();
+  if (dim < 0 || dim >= static_cast<int>(shape.size()) || parts < 1 ||
+      index < 0 || index >= parts || shape[dim] % parts != 0)
+    throw Error("cannot take block " + std::to_string(index) + " of " +
+                std::to_string(parts) + " of " +
+                typeString(whole.dtype(), shape) + " along dimension " +
+                std::to_string(dim));
+  std::vector<int64_t> blockShape = shape;
+  blockShape[dim] /= parts;
+  Tensor block(whole.dtype(), blockShape);
+  auto [row, outer] = rowsOf(block, dim);
+  const auto *in = static_cast<const uint8_t *>(whole.data());
+  auto *out = static_cast<uint8_t *>(block.data());
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out + o * row, in + (o * parts + index) * row, row);
+  return block;
+}
+
 void Tensor::Free::operator()(void *pointer) const { std::free(pointer); }
 
 Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)

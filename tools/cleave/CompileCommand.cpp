@@ -227,10 +227,10 @@ int cleave::runCompileCommand(CompileCommand &command) {
             trained += weight.bytes;
         // The gradient and loss sums of gradient accumulation.
         sums = 0;
-        for (const auto &[name, tensor] : stage.program.states)
-          if (StringRef(name).starts_with("grad:") ||
-              StringRef(name).starts_with("loss.sum:"))
-            sums += stage.program.tensors[tensor].getBytes();
+        for (const ProgramState &state : stage.program.states)
+          if (StringRef(state.name).starts_with("grad:") ||
+              StringRef(state.name).starts_with("loss.sum:"))
+            sums += stage.program.tensors[state.tensor].getBytes();
       }
     }
     llvm::outs() << "wrote " << command.output << ": ";

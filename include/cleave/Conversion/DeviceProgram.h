@@ -186,6 +186,15 @@ struct WeightEntry {
   int64_t persistentOffset = -1;
 };
 
+/// A named persistent state of a program and its tensor; `splitDim` is the
+/// dimension along which each tensor-parallel device holds one block of
+/// it, or -1 when every device holds it whole.
+struct ProgramState {
+  std::string name;
+  int tensor = -1;
+  int64_t splitDim = -1;
+};
+
 /// A region of the arena that outlives the call that writes it, so that a
 /// later entry reads it (activations a backward phase needs, stashed by the
 /// forward): one slot of `stride` bytes per microbatch in flight, slot
@@ -226,7 +235,7 @@ struct DeviceProgram {
   /// The persistent states (`cleave.state`: optimizer state, a training
   /// step's gradient and loss sums) by name, each with its tensor. Known
   /// where the program was lowered; the text form does not carry it.
-  std::vector<std::pair<std::string, int>> states;
+  std::vector<ProgramState> states;
   int64_t arenaBytes = 0;
   int64_t weightBytes = 0;
   int64_t persistentBytes = 0;

@@ -73,3 +73,14 @@ FailureOr<PlanContract> cleave::readPlanContract(ModuleOp module) {
                               << "`: " << llvm::toString(schedule.takeError());
   return contract;
 }
+
+FailureOr<func::FuncOp> cleave::getPlannedFunction(ModuleOp module,
+                                                   StringRef entry) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func || func.isExternal())
+    return module.emitError()
+           << "the plan's entry function @" << entry << " is missing";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "a planned function must have one block";
+  return func;
+}

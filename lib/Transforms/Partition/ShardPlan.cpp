@@ -15,6 +15,7 @@
 #include "cleave/Transforms/Partition/Passes.h"
 
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
 #include "cleave/Transforms/Partition/Contract.h"
 #include "cleave/Transforms/Partition/Sharding.h"
 
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -43,7 +45,14 @@ namespace {
 /// Whether `op` defines a parameter: a value that lives for the whole run
 /// and that the plan may store split to save memory.
 bool isParameterSource(Operation *op) {
-  return isa<WeightOp, WeightSliceOp, ConstantOp>(op);
+  return isa<WeightOp, WeightSliceOp, ConstantOp, StateOp>(op);
+}
+
+/// Whether `use` writes its value in place (an update, accumulation,
+/// clearing or assignment of a training step).
+bool writesInPlace(OpOperand &use) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+  return dps && dps.isDpsInit(&use);
 }
 
 bool isAnnotated(Value value) {
@@ -72,7 +81,8 @@ public:
     for (Operation &op : body.without_terminator())
       if (failed(chooseShardings(&op)))
         return failure();
-    followUsers(body);
+    if (failed(followUsers(body)) || failed(checkInPlaceWrites(body)))
+      return failure();
     annotate(body);
     return success();
   }
@@ -208,12 +218,38 @@ private:
   }
 
   /// Parameters without a loop of their own are stored the way all their
-  /// users need them, when the users agree; otherwise whole.
-  void followUsers(Block &body) {
+  /// users need them, when the users agree; otherwise whole. A tensor that
+  /// ops write in place (a trained parameter, optimizer state) is stored
+  /// the way its writers need it, so that they write the stored tensor and
+  /// not a resharded copy; they must agree.
+  LogicalResult followUsers(Block &body) {
     for (Operation &op : body.without_terminator()) {
       if (!isParameterSource(&op) || isa<ConstantOp>(op) || getTpLoop(&op) ||
           !isAnnotated(op.getResult(0)))
         continue;
+      std::optional<Sharding> written;
+      Operation *firstWriter = nullptr;
+      SmallVector<OpOperand *> writes;
+      for (OpOperand &use : op.getResult(0).getUses())
+        if (writesInPlace(use))
+          writes.push_back(&use);
+      llvm::stable_sort(writes, [](OpOperand *a, OpOperand *b) {
+        return a->getOwner()->isBeforeInBlock(b->getOwner());
+      });
+      for (OpOperand *write : writes) {
+        OpOperand &use = *write;
+        Sharding needed = neededBy(use);
+        if (written && !(*written == needed))
+          return use.getOwner()->emitOpError()
+                 << "writes in place a tensor that " << firstWriter->getName()
+                 << " writes in another layout";
+        written = needed;
+        firstWriter = use.getOwner();
+      }
+      if (written) {
+        shardings[&op].results[0] = *written;
+        continue;
+      }
       std::optional<Sharding> common;
       bool agree = true;
       for (OpOperand &use : op.getResult(0).getUses()) {
@@ -227,6 +263,31 @@ private:
       if (agree && common && !splitsOverBatch(*common))
         shardings[&op].results[0] = *common;
     }
+    return success();
+  }
+
+  /// The sharding `value` is defined with.
+  Sharding definedSharding(Value value) {
+    if (auto result = dyn_cast<OpResult>(value)) {
+      auto it = shardings.find(result.getOwner());
+      if (it != shardings.end())
+        return it->second.results[result.getResultNumber()];
+    }
+    return batchBlocks(value);
+  }
+
+  /// Every tensor written in place is written in the layout it has: a
+  /// resharding in between would make the op write a copy.
+  LogicalResult checkInPlaceWrites(Block &body) {
+    for (Operation &op : body.without_terminator())
+      for (OpOperand &use : op.getOpOperands())
+        if (isAnnotated(use.get()) && writesInPlace(use) &&
+            !(definedSharding(use.get()) == neededBy(use)))
+          return op.emitOpError()
+                 << "writes operand #" << use.getOperandNumber()
+                 << " in place in another layout than the tensor has, so it "
+                    "would write a resharded copy";
+    return success();
   }
 
   bool splitsOverBatch(const Sharding &sharding) const {
@@ -328,23 +389,21 @@ struct ShardPlanPass : public cleave::impl::ShardPlanPassBase<ShardPlanPass> {
     FailureOr<PlanContract> contract = readPlanContract(module);
     if (failed(contract))
       return signalPassFailure();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func || func.isExternal()) {
-      module.emitError() << "the plan's entry function @" << entry
-                         << " is missing";
+    FailureOr<func::FuncOp> planned = getPlannedFunction(module, entry);
+    if (failed(planned))
       return signalPassFailure();
-    }
-    if (!func.getBody().hasOneBlock()) {
-      func.emitError() << "a planned function must have one block";
-      return signalPassFailure();
-    }
+    func::FuncOp func = *planned;
     if (SymbolTable::lookupSymbolIn(module, kTpAxisName)) {
       module.emitError() << "the symbol @" << kTpAxisName
                          << " is taken; it names the tensor-parallel grid";
       return signalPassFailure();
     }
 
-    int64_t batchParts = contract->dp * contract->microbatches;
+    // A training step's function is one microbatch of one replica: the
+    // replicas and microbatches repeat it rather than cut its batch.
+    bool trainingStep = !classifyStepPhases(func.getBody().front()).empty();
+    int64_t batchParts =
+        trainingStep ? 1 : contract->dp * contract->microbatches;
     OpBuilder builder(module.getBodyRegion());
     shard::GridOp grid;
     if (batchParts > 1) {

@@ -1094,6 +1094,71 @@ template <typename OpT> struct WeightSpace : SourceSpace<OpT> {
   }
 };
 
+/// The persistent state of a training step (`cleave.state`): stored split
+/// like the parameter it belongs to, or whole. A device's block records
+/// where it lies in the whole, so that checkpoints can gather it.
+struct StateSpace : SourceSpace<StateOp> {
+  static FailureOr<Operation *>
+  partitionLocal(Operation *op, ArrayRef<SmallVector<GridAxis>> loopAxes,
+                 shard::GridOp grid, Type localType, OpBuilder &builder) {
+    FailureOr<std::optional<std::pair<int64_t, GridAxis>>> split =
+        singleSplit(loopAxes);
+    if (failed(split))
+      return op->emitOpError()
+             << "can be split along one dimension and one grid axis only";
+    auto state = cast<StateOp>(op);
+    if (!*split)
+      return builder.clone(*op);
+    if (state.getSplitDim())
+      return op->emitOpError() << "is split already";
+    auto [dim, axis] = **split;
+    auto local = cast<StateOp>(builder.clone(*op));
+    local.getOutput().setType(cast<RankedTensorType>(localType));
+    Builder b(op->getContext());
+    local.setSplitDimAttr(b.getI64IntegerAttr(dim));
+    local.setAxisAttr(b.getStringAttr(getGridAxisName(grid, axis)));
+    local.setGroupSizeAttr(b.getI64IntegerAttr(grid.getShape()[axis]));
+    return local.getOperation();
+  }
+};
+
+/// The in-place updates (`cleave.sgd_update`, `cleave.adam_update`): one
+/// parallel loop per dimension of the parameter, which the gradient, the
+/// parameter and its state follow; the scalars (the gradient's scale, the
+/// step) stay whole on every device.
+template <typename OpT> struct UpdateSpace {
+  static FailureOr<LoopSpace> describe(OpT op) {
+    FailureOr<ArrayRef<int64_t>> shape = rankedShape(op.getParameter());
+    if (failed(shape))
+      return failure();
+    LoopSpace space;
+    space.addParallelLoops(*shape);
+    auto dimsOf = [&](Value value) -> FailureOr<SmallVector<int64_t>> {
+      FailureOr<ArrayRef<int64_t>> valueShape = rankedShape(value);
+      if (failed(valueShape))
+        return failure();
+      if (valueShape->empty())
+        return SmallVector<int64_t>();
+      if (*valueShape != *shape)
+        return failure();
+      return identityDims(shape->size());
+    };
+    for (Value operand : op->getOperands()) {
+      FailureOr<SmallVector<int64_t>> dims = dimsOf(operand);
+      if (failed(dims))
+        return failure();
+      space.operandDims.push_back(std::move(*dims));
+    }
+    for (Value result : op->getResults()) {
+      FailureOr<SmallVector<int64_t>> dims = dimsOf(result);
+      if (failed(dims))
+        return failure();
+      space.resultDims.push_back(std::move(*dims));
+    }
+    return space;
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The model
 //===----------------------------------------------------------------------===//
@@ -1515,5 +1580,12 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<LSTMOp, SampleSpace<LSTMOp, RecurrentBatch<LSTMOp>>>(ctx);
     attach<WeightOp, WeightSpace<WeightOp>>(ctx);
     attach<WeightSliceOp, WeightSpace<WeightSliceOp>>(ctx);
+    // A training step's state and in-place updates, and the reduction of
+    // the gradients over data-parallel replicas (elementwise on each
+    // tensor-parallel block).
+    attach<StateOp, StateSpace>(ctx);
+    attach<SgdUpdateOp, UpdateSpace<SgdUpdateOp>>(ctx);
+    attach<AdamUpdateOp, UpdateSpace<AdamUpdateOp>>(ctx);
+    attachBroadcasting<AccumulateOp, ClearOp, AssignOp, AllReduceOp>(ctx);
   });
 }

@@ -52,6 +52,8 @@ using MessagePtr = std::shared_ptr<Message>;
 /// What a rank brings to a rendezvous.
 struct Slot {
   const void *in = nullptr;
+  /// The bytes a member brings to a collective: every member's must agree.
+  std::size_t bytes = 0;
   QueueMark mark;
   int value = 0;
   std::vector<double> values;
@@ -358,7 +360,7 @@ public:
                  CleaveDType dtype, Reduction reduction) override {
     std::size_t bytes = count * elementSize(dtype);
     int members = groupSize(axis);
-    std::vector<Slot> slots = gather(axis, in, "all_reduce");
+    std::vector<Slot> slots = gather(axis, in, bytes, "all_reduce");
     auto *staged = static_cast<uint8_t *>(blockBuffer(bytes * members));
     for (int j = 0; j < members; ++j)
       transport().copy(staged + j * bytes, slots[j].in, bytes);
@@ -368,7 +370,7 @@ public:
 
   void allGather(MeshAxis axis, const void *in, void *out,
                  std::size_t bytes) override {
-    std::vector<Slot> slots = gather(axis, in, "all_gather");
+    std::vector<Slot> slots = gather(axis, in, bytes, "all_gather");
     for (int j = 0; j < groupSize(axis); ++j)
       transport().copy(static_cast<uint8_t *>(out) + j * bytes, slots[j].in,
                        bytes);
@@ -381,7 +383,7 @@ public:
     std::size_t bytes = count * elementSize(dtype);
     std::size_t offset = groupIndex(axis) * bytes;
     int members = groupSize(axis);
-    std::vector<Slot> slots = gather(axis, in, "reduce_scatter");
+    std::vector<Slot> slots = gather(axis, in, bytes, "reduce_scatter");
     auto *staged = static_cast<uint8_t *>(blockBuffer(bytes * members));
     for (int j = 0; j < members; ++j)
       transport().copy(staged + j * bytes,
@@ -394,7 +396,7 @@ public:
   void allToAll(MeshAxis axis, const void *in, void *out,
                 std::size_t bytes) override {
     std::size_t offset = groupIndex(axis) * bytes;
-    std::vector<Slot> slots = gather(axis, in, "all_to_all");
+    std::vector<Slot> slots = gather(axis, in, bytes, "all_to_all");
     for (int j = 0; j < groupSize(axis); ++j)
       transport().copy(static_cast<uint8_t *>(out) + j * bytes,
                        static_cast<const uint8_t *>(slots[j].in) + offset,
@@ -452,13 +454,24 @@ private:
 
   /// The inputs of the group along `axis`, once each member's work
   /// producing its own is queued: this rank's later work waits for theirs.
-  std::vector<Slot> gather(MeshAxis axis, const void *in, const char *op) {
+  std::vector<Slot> gather(MeshAxis axis, const void *in, std::size_t bytes,
+                           const char *op) {
     Slot slot;
     slot.in = in;
+    slot.bytes = bytes;
     slot.mark = transport().mark();
     std::vector<Slot> slots =
         job->exchange(job->groupKey(axis, rank_), groupIndex(axis),
                       groupSize(axis), std::move(slot), op);
+    // Every member sees the same slots, so all of them refuse together and
+    // none copies from another's buffer.
+    for (std::size_t j = 0; j < slots.size(); ++j)
+      if (slots[j].bytes != bytes)
+        throw Error(std::string(op) + " along " + meshAxisName(axis) +
+                    ": member " + std::to_string(groupIndex(axis)) +
+                    " brings " + std::to_string(bytes) + " bytes, member " +
+                    std::to_string(j) + " " + std::to_string(slots[j].bytes) +
+                    " (the programs disagree)");
     for (const Slot &each : slots)
       transport().waitFor(each.mark);
     return slots;

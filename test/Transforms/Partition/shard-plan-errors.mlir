@@ -150,3 +150,38 @@ module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 2 : i64}, cle
     return %rows : tensor<32x16xf32>
   }
 }
+
+// -----
+
+// A tensor written in place (a gradient sum) is stored the way its writers
+// need it; writers that need it in different layouts are refused, since
+// one of them would write a resharded copy rather than the stored tensor.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
+    %l = cleave.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
+    %ls = cleave.state "loss.sum:loss" : tensor<f32>
+    %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
+    %s = cleave.state "grad:w" : tensor<4x8xf32>
+    %a = cleave.accumulate %x, %s {cleave.tp_loop = 0 : i64} : tensor<4x8xf32>
+    // expected-error @below {{'cleave.accumulate' op writes in place a tensor that cleave.accumulate writes in another layout}}
+    %b = cleave.accumulate %x, %s {cleave.tp_loop = 1 : i64} : tensor<4x8xf32>
+    return %lsum : tensor<f32>
+  }
+}
+
+// -----
+
+// The same through the tensor an in-place write returns: clearing a sum in
+// another layout than the accumulation left it in.
+module attributes {cleave.mesh = {pp = 1 : i64, tp = 2 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
+  func.func @main(%x: tensor<4x8xf32>) -> tensor<f32> {
+    %l = cleave.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
+    %ls = cleave.state "loss.sum:loss" : tensor<f32>
+    %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
+    %s = cleave.state "grad:w" : tensor<4x8xf32>
+    %a = cleave.accumulate %x, %s {cleave.tp_loop = 0 : i64} : tensor<4x8xf32>
+    // expected-error @below {{'cleave.clear' op writes operand #0 in place in another layout than the tensor has, so it would write a resharded copy}}
+    %b = cleave.clear %a {cleave.tp_loop = 1 : i64} : tensor<4x8xf32>
+    return %lsum : tensor<f32>
+  }
+}

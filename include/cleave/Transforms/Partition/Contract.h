@@ -21,6 +21,7 @@
 #include "cleave/Plan/PipelineSchedule.h"
 #include "cleave/rt/Mesh.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -59,6 +60,11 @@ struct PlanContract {
 /// device) and accept the microbatch count. Emits an error on the module and
 /// fails otherwise.
 mlir::FailureOr<PlanContract> readPlanContract(mlir::ModuleOp module);
+
+/// The function `entry` of `module` that carries the plan, with one block;
+/// emits an error and fails when it is missing, external or has several.
+mlir::FailureOr<mlir::func::FuncOp> getPlannedFunction(mlir::ModuleOp module,
+                                                       llvm::StringRef entry);
 
 } // namespace cleave
 

@@ -99,6 +99,60 @@ def ShardPlanPass : Pass<"cleave-shard-plan", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::shard::ShardDialect"];
 }
 
+def ShardStepPass : Pass<"cleave-shard-step", "mlir::ModuleOp"> {
+  let summary = "Split a training step's backward and update as its forward is split";
+  let description = [{
+    The plan chooses `cleave.tp_loop` for the ops of a training step's
+    forward (what the accumulated loss depends on). This pass chooses it
+    for every other op of the entry function (the backward and the update
+    that `cleave-autodiff` and `cleave-optimizer-update` built), in program
+    order: each op takes the split of one of its loops, or none, that moves
+    the fewest bytes given the layouts in which its operands arrive. A whole
+    operand is sliced for free; a split one is gathered (its bytes) or moved
+    to another split dimension (its bytes over the group); a split reduction
+    loop costs the all-reduce of its results (twice their bytes). On equal
+    cost the op stays whole.
+
+    Megatron's pairs of collectives follow without rules per model: the
+    gradient of a column-parallel matmul's input contracts over the split
+    features (an all-reduce in the backward where the forward had none),
+    the gradient of a row-parallel matmul's input is split like its weight
+    (none in the backward where the forward had an all-reduce), and every
+    weight's gradient comes out split like the weight. Weights and optimizer
+    state (`cleave.state`) take the layout of the first decided op that
+    reads them, so that a split parameter's gradient is accumulated, clipped,
+    applied and cleared on each device's block; `cleave-shard-plan` then
+    stores them that way. An op that writes a tensor in place takes that
+    tensor's layout. The all-reduce along `pp` of a parameter that several
+    stages hold stays whole, since the stages may split their copies
+    differently.
+
+    Does nothing when the plan's `tp` is 1; fails on a function that is not
+    a training step.
+
+    Before (the backward of `%y = %x @ %w` with `%w` split by columns):
+
+    ```mlir
+    %y = cleave.matmul %x, %w {cleave.tp_loop = 1 : i64} : ...
+    ...
+    %wt = cleave.transpose %w {perm = array<i64: 1, 0>} : ...
+    %dx = cleave.matmul %dy, %wt : ...
+    ```
+
+    After:
+
+    ```mlir
+    %wt = cleave.transpose %w {cleave.tp_loop = 0 : i64, perm = array<i64: 1, 0>} : ...
+    %dx = cleave.matmul %dy, %wt {cleave.tp_loop = 2 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "The training step's function">,
+  ];
+  let dependentDialects = ["cleave::CleaveDialect"];
+}
+
 def LowerShardCommPass : Pass<"cleave-lower-shard-comm", "mlir::ModuleOp"> {
   let summary = "Replace upstream shard collectives with cleave communication ops";
   let description = [{

@@ -82,4 +82,37 @@ TEST(LocalCommTest, RankThatLeftACollectiveIsNotReadAfter) {
   EXPECT_EQ(out, (std::vector<float>(4, 0.0f)));
 }
 
+// Members that bring different sizes to one collective (programs that
+// disagree on a tensor's layout) are refused by every member, naming both
+// sizes, and none copies from another's buffer.
+TEST(LocalCommTest, CollectiveOfDifferentSizesIsRefused) {
+  InProcessJob job(dataParallel(2), /*timeoutSeconds=*/30);
+  std::vector<std::string> errors(2);
+  std::vector<std::vector<float>> out(2, std::vector<float>(4, 0.0f));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      std::vector<float> in(4, 1.0f);
+      try {
+        job.communicator(rank).allReduce(MeshAxis::Data, in.data(),
+                                         out[rank].data(), rank ? 4 : 2,
+                                         CLEAVE_F32, Reduction::Sum);
+      } catch (const std::exception &e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_NE(errors[0].find("all_reduce along dp: member 0 brings 8 bytes, "
+                           "member 1 16"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("all_reduce along dp: member 1 brings 16 bytes, "
+                           "member 0 8"),
+            std::string::npos)
+      << errors[1];
+  for (const std::vector<float> &each : out)
+    EXPECT_EQ(each, (std::vector<float>(4, 0.0f)));
+}
+
 } // namespace

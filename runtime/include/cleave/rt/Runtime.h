@@ -76,6 +76,14 @@ private:
   std::unique_ptr<uint8_t, Free> bytes_;
 };
 
+/// The tensors `blocks` (of one dtype and shape but along `dim`) joined
+/// along `dim`, in order: the whole of a tensor that tensor-parallel
+/// devices hold in blocks.
+Tensor concatenate(const std::vector<Tensor> &blocks, int dim);
+/// Block `index` of `parts` equal blocks of `whole` along `dim` (which
+/// `parts` divides).
+Tensor blockOf(const Tensor &whole, int dim, int index, int parts);
+
 /// A graph input or output as the bundle's manifest declares it.
 struct TensorInfo {
   std::string name;
@@ -84,6 +92,11 @@ struct TensorInfo {
   /// The dimension that holds the batch when the bundle's programs compute
   /// blocks of it (data-parallel replicas, microbatches); -1 otherwise.
   int batchDim = -1;
+  /// For a tensor a program keeps in persistent memory (a trained
+  /// parameter, optimizer state): the dimension along which each
+  /// tensor-parallel device holds one of the mesh's tp equal blocks; -1
+  /// when every device holds it whole.
+  int splitDim = -1;
   std::string typeString() const { return rt::typeString(dtype, shape); }
 };
 
@@ -113,6 +126,9 @@ struct PersistentRegion {
   std::vector<int64_t> shape;
   int64_t offset = 0;
   int64_t bytes = 0;
+  /// The dimension along which each of the mesh's tp devices holds one
+  /// equal block of the tensor (`shape` is the block's); -1: held whole.
+  int splitDim = -1;
 };
 
 /// What a device's persistent memory holds, as the bundle's manifest says:
@@ -133,6 +149,10 @@ struct PersistentLayout {
   /// The bundle's ZeRO stage: above 0 the states are blocks of the
   /// parameters', read back only by the same plan.
   int64_t zero = 0;
+  /// The tensor-parallel devices of the bundle's mesh, over which a region
+  /// with a `splitDim` is split, and this device's index among them.
+  int tpSize = 1;
+  int tpIndex = 0;
 };
 
 struct SessionOptions {
@@ -268,7 +288,8 @@ public:
   std::vector<Tensor> run(const std::map<std::string, Tensor> &feeds);
 
   /// The trained parameters, by name, from the devices that hold them
-  /// (one of each data-parallel group, which all hold the same values).
+  /// (one of each data-parallel group, which all hold the same values);
+  /// a parameter split over tensor-parallel devices is gathered whole.
   std::map<std::string, Tensor> trainedParameters() const;
 
   /// The ranks whose persistent memory is the training state: the first

@@ -23,15 +23,27 @@ def Cleave_StateOp : Cleave_Op<"state", [Pure]> {
     function (`<optimizer state>:<parameter>`), so that two states are
     never merged. Only the update ops write it.
 
+    Under tensor parallelism a state follows its parameter: a device holds
+    block `r` of `group_size` equal blocks along `split_dim`, over mesh axis
+    `axis` (set by `shard-partition`; the three attributes go together).
+
     Created by `cleave-optimizer-update`; lowered to persistent memory.
 
     ```mlir
     %m = cleave.state "adam.m:fc1.weight" : tensor<64x256xf32>
+    %b = cleave.state "adam.m:fc2.weight" {split_dim = 1 : i64, axis = "tp", group_size = 2 : i64} : tensor<64x128xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<I64Attr>:$split_dim,
+                   OptionalAttr<StrAttr>:$axis,
+                   OptionalAttr<I64Attr>:$group_size);
   let results = (outs Cleave_FloatTensor:$output);
   let assemblyFormat = "$name attr-dict `:` type($output)";
+  let builders = [OpBuilder<(ins "mlir::Type":$output,
+                                 "mlir::StringAttr":$name), [{
+    build($_builder, $_state, output, name, /*split_dim=*/nullptr,
+          /*axis=*/nullptr, /*group_size=*/nullptr);
+  }]>];
 }
 
 class Cleave_UpdateOp<string mnemonic, list<string> likeParameter>

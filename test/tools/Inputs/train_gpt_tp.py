@@ -1,0 +1,73 @@
+"""Inputs and checks of cleave-train-tp.test: a one-layer GPT
+(cleave.generators.gpt) trained by `cleave train` on two tensor-parallel
+devices and on one device.
+
+  build OUT                          the model and its data (OUT/data)
+  compare LOG_A LOG_B                the two runs' losses agree
+  exported OUT BUNDLE CKPT ONNX      the exported model holds the checkpoint's
+                                     parameters, gathered whole
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+SAMPLES, SEQ, VOCAB = 32, 8, 32
+RTOL = 1e-5
+
+
+def build(out):
+    from cleave.generators.gpt import GPTConfig, build_gpt
+
+    cfg = GPTConfig(layers=1, hidden=16, heads=2, seq=SEQ, vocab=VOCAB,
+                    batch=2)
+    build_gpt(cfg, os.path.join(out, "model.onnx"), seed=5)
+    rng = np.random.default_rng(11)
+    ids = rng.integers(0, VOCAB, (SAMPLES, SEQ)).astype(np.int64)
+    data = os.path.join(out, "data")
+    os.makedirs(data, exist_ok=True)
+    np.save(os.path.join(data, "input_ids.npy"), ids)
+    np.save(os.path.join(data, "labels.npy"), (ids + 1) % VOCAB)
+
+
+def losses(path):
+    with open(path) as f:
+        return np.array([json.loads(line)["loss"] for line in f
+                         if line.strip()])
+
+
+def compare(first, second):
+    a, b = losses(first), losses(second)
+    ok = a.shape == b.shape and np.max(np.abs(a - b)) <= RTOL * np.max(
+        np.abs(b))
+    print("the losses agree within 1e-5:", bool(ok), "steps:", len(a))
+
+
+def exported(out, bundle, checkpoint, path):
+    import onnx
+    from onnx import numpy_helper
+
+    import cleave
+
+    model = onnx.load(path)
+    initializers = {t.name: numpy_helper.to_array(t)
+                    for t in model.graph.initializer}
+    trainer = cleave.Trainer(bundle)
+    trainer.load(checkpoint)
+    parameters = trainer.parameters()
+    manifest = json.loads(open(os.path.join(bundle, "manifest.json")).read())
+    split = sorted({p["name"] for program in manifest["programs"]
+                    for p in program.get("trained_parameters", [])
+                    if "split_dim" in p})
+    print("split parameters:", len(split) > 0)
+    print("initializers equal the gathered parameters:",
+          all(initializers[n].shape == parameters[n].shape
+              and np.array_equal(initializers[n], parameters[n])
+              for n in parameters))
+
+
+if __name__ == "__main__":
+    mode, args = sys.argv[1], sys.argv[2:]
+    {"build": build, "compare": compare, "exported": exported}[mode](*args)
