@@ -211,7 +211,11 @@ static void addBackward(OpPassManager &pm, const CompileOptions &options,
 static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
                                           PlanOptions planOptions,
                                           const TrainingOptions &training) {
-  planOptions.tensorParallel = getTrainingTensorParallel(options);
+  // With the global batch the plan chooses the tensor-parallel devices
+  // too, unless pinned, or unless ZeRO shards the state (not combined with
+  // tensor parallelism).
+  if (!planOptions.globalBatch || training.zero.value_or(0) > 0)
+    planOptions.tensorParallel = getTrainingTensorParallel(options);
   if (planOptions.globalBatch) {
     // The plan chooses the stages and replicas; the microbatch count
     // follows (the global batch over the replicas' microbatches).
@@ -272,14 +276,14 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
       getOptimizerUpdateOptions(training, options.entry);
   update.fromPlan = true;
   addUpdate(pm, options, training, update);
-  if (getTrainingTensorParallel(options) > 1) {
-    // The backward and the update split as the forward is split, then the
-    // whole step becomes SPMD, its collectives cleave's.
-    pm.addPass(createShardStepPass({options.entry}));
-    pm.addPass(createShardPlanPass({options.entry}));
-    pm.addNestedPass<func::FuncOp>(shard::createPartition());
-    pm.addPass(createLowerShardCommPass());
-  }
+  // With tensor-parallel devices (pinned or planned), the backward and the
+  // update split as the forward is split, then the whole step becomes SPMD,
+  // its collectives cleave's; with tp=1 these passes leave the step as it
+  // is.
+  pm.addPass(createShardStepPass({options.entry}));
+  pm.addPass(createShardPlanPass({options.entry}));
+  pm.addNestedPass<func::FuncOp>(shard::createPartition());
+  pm.addPass(createLowerShardCommPass());
   pm.addPass(createOutlineStagesPass({options.entry}));
   // The transfers replayed in the training schedule's order, and each
   // stage's memory against the device's.

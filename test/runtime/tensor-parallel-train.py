@@ -17,6 +17,9 @@
 #     gradient are summed over the tp devices, a whole one's counted once).
 # The manifest records which parameters are split and along which
 # dimension; a device holds less than one device's whole state.
+# With `--batch` the plan chooses tp too: on devices too small for the
+# whole step it splits it (tp=2 x dp=2, tp=4), and the step still equals
+# one device's.
 # Checkpoints: a tp=2 checkpoint resumes exactly on the same plan, and
 # across plans (tp=2 -> one device, one device -> pp=2 x tp=2) the split
 # parameters and states are joined and cut again by name.
@@ -91,6 +94,36 @@ def compare(work, name, family, options, devices, tp, pp=1, microbatches=1):
     return split_dims
 
 
+def planned(work, memory):
+    """`--batch 8` on 4 devices of `memory` bytes each: the plan chooses
+    the tensor-parallel devices (with the stages and replicas) so that the
+    step fits, and it equals one device's over the same 8 samples."""
+    import pathlib
+
+    target = json.loads((pathlib.Path(cleave.__file__).parents[2] / "targets"
+                         / "cpu.json").read_text())
+    target["name"] = f"cpu-{memory}"
+    target["devices"]["memory_bytes"] = memory
+    path = f"{work}/cpu-{memory}.json"
+    pathlib.Path(path).write_text(json.dumps(target))
+    model, batch, loss = dp_test.gpt(work)
+    bundle = cleave.compile(model, f"{work}/planned_{memory}", devices=4,
+                            target=path, **loss,
+                            train={**SGD, "batch": 8})
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    mesh = manifest["mesh"]
+    blocks = mesh["dp"] * manifest["microbatches"]
+    one = cleave.compile(model, f"{work}/planned_{memory}_one", **loss,
+                         train={**SGD, "microbatches": blocks})
+    batches = dp_test.global_batches(batch, blocks)
+    ref_losses, ref_params, _ = dp_test.train(one, batches)
+    losses, params, _ = dp_test.train(bundle, batches)
+    ok, _ = within(losses, ref_losses, params, ref_params)
+    print(f"== --batch 8 on 4 devices of {memory} bytes: mesh {mesh}, "
+          f"{manifest['microbatches']} microbatches")
+    print("losses and parameters within tolerance:", ok)
+
+
 def checkpoints(work):
     """tp=2 saved after 3 steps: resumed on the same plan (bitwise the
     straight run), on one device, and a one-device checkpoint resumed on
@@ -141,6 +174,10 @@ if __name__ == "__main__":
     compare(work, "gpt_tp2_dp2", dp_test.gpt, SGD, 4, 2)
     compare(work, "gpt_2x2x2", dp_test.gpt, SGD, 8, 2, pp=2, microbatches=2)
     checkpoints(work)
+    # The plan splits over tensor-parallel devices when memory requires:
+    # on devices of 4 GB it takes replicas (runtime/pipeline-train.py).
+    planned(work, 120000)
+    planned(work, 100000)
 
 # CHECK: == gpt: 2 devices, mesh {'dp': 1, 'pp': 1, 'tp': 2}, 1 microbatches
 # CHECK-NEXT: split parameters: True persistent per device below one device's: True
@@ -167,3 +204,7 @@ if __name__ == "__main__":
 # CHECK-NEXT: tp=2 -> tp=2 bitwise: True
 # CHECK-NEXT: tp=2 -> one device within tolerance: True
 # CHECK-NEXT: one device -> pp=2 x tp=2 within tolerance: True
+# CHECK: == --batch 8 on 4 devices of 120000 bytes: mesh {'dp': 2, 'pp': 1, 'tp': 2}, 2 microbatches
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK: == --batch 8 on 4 devices of 100000 bytes: mesh {'dp': 1, 'pp': 1, 'tp': 4}, 4 microbatches
+# CHECK-NEXT: losses and parameters within tolerance: True

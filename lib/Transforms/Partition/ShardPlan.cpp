@@ -402,6 +402,9 @@ struct ShardPlanPass : public cleave::impl::ShardPlanPassBase<ShardPlanPass> {
     // A training step's function is one microbatch of one replica: the
     // replicas and microbatches repeat it rather than cut its batch.
     bool trainingStep = !classifyStepPhases(func.getBody().front()).empty();
+    // Nothing of a training step is split without tensor-parallel devices.
+    if (trainingStep && contract->tp == 1)
+      return;
     int64_t batchParts =
         trainingStep ? 1 : contract->dp * contract->microbatches;
     OpBuilder builder(module.getBodyRegion());

@@ -58,10 +58,19 @@ def ShardPlanPass : Pass<"cleave-shard-plan", "mlir::ModuleOp"> {
     its results, and for every use the sharding the user needs, so that
     upstream `shard-partition` can rewrite the function into SPMD form.
 
-    Parameters (`cleave.weight`, `cleave.weight_slice`, `cleave.constant`)
-    without `cleave.tp_loop` follow their users: a weight is stored split
-    when all its users need the same split, and whole otherwise (a constant
-    is always whole). Function arguments and results are whole.
+    Parameters (`cleave.weight`, `cleave.weight_slice`, `cleave.constant`,
+    `cleave.state`) without `cleave.tp_loop` follow their users: a weight is
+    stored split when all its users need the same split, and whole otherwise
+    (a constant is always whole). A tensor that ops write in place (a
+    trained parameter, a gradient sum, optimizer state) is stored the way
+    its writers need it; writers that disagree, or an op that would write
+    in place a tensor held in another layout (it would write a resharded
+    copy), are errors naming the op. Function arguments and results are
+    whole.
+
+    A training step (a function that accumulates its loss) is one microbatch
+    of one replica: its batch is never cut, and with `tp = 1` the pass
+    leaves it as it is.
 
     Before:
 
