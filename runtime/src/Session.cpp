@@ -158,6 +158,7 @@ struct Session::Impl {
   std::mutex running;
   bool profiling = false;
   std::vector<StepTime> steps;
+  std::vector<PhaseTime> phases;
   Clock::time_point runStart;
   Clock::time_point stepStart;
   /// A device error that a profiled step's synchronisation found (and
@@ -467,6 +468,11 @@ std::vector<StepTime> Session::profile() const {
   return impl->steps;
 }
 
+std::vector<PhaseTime> Session::phaseTimes() const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  return impl->phases;
+}
+
 void Session::Impl::checkFeeds(
     const std::map<std::string, Tensor> &feeds) const {
   const std::vector<TensorInfo> &inputs = bundle->manifest().inputs;
@@ -535,6 +541,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   ctx->step = -1;
   ctx->node = nullptr;
   impl->steps.clear();
+  impl->phases.clear();
   impl->deferredFault = nullptr;
   ctx->onStep = impl->profiling ? &Impl::onStep : nullptr;
   ctx->onStepData = impl.get();
@@ -606,6 +613,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
     }
 
     int32_t status = 0;
+    Clock::time_point callStart = Clock::now();
     {
       // Watched until the device has run the microbatch: on a GPU the
       // program only queues its kernels and transfers, and a transfer that
@@ -641,6 +649,13 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
       }
       if (impl->deferredFault)
         std::rethrow_exception(std::exchange(impl->deferredFault, nullptr));
+    }
+    if (impl->profiling) {
+      Clock::time_point callEnd = Clock::now();
+      impl->phases.push_back(
+          {entry.phase, k,
+           std::chrono::duration<double>(callStart - impl->runStart).count(),
+           std::chrono::duration<double>(callEnd - callStart).count()});
     }
     if (status != 0)
       throw Error(impl->programPath + ": " +

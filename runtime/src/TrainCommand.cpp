@@ -15,6 +15,7 @@
 
 #include "Arguments.h"
 #include "TrainingData.h"
+#include "TrainingProfile.h"
 #include "cleave/rt/Checkpoint.h"
 #include "cleave/rt/RunCommand.h"
 #include "cleave/rt/Runtime.h"
@@ -62,6 +63,10 @@ constexpr const char *usage =
     "                        --checkpoint-dir (damaged ones are skipped with\n"
     "                        a warning; none: start at step 0)\n"
     "  --resume-from CKPT    continue from checkpoint directory CKPT\n"
+    "  --profile DIR         time every rank's forward, backward and update\n"
+    "                        calls: DIR/trace_rank_R.json (Chrome traces),\n"
+    "                        and per stage the measured phases against the\n"
+    "                        plan's prediction (printed, DIR/profile.json)\n"
     "  --threads N           CPU kernel threads (all cores)\n"
     "  --device DEV          cpu or cuda:N (the bundle's kind)\n"
     "\n"
@@ -84,6 +89,7 @@ struct TrainOptions {
   std::string resumeFrom;
   int threads = 0;
   std::string device;
+  std::string profileDir;
   bool help = false;
 };
 
@@ -133,6 +139,10 @@ TrainOptions parseArguments(int argc, char **argv) {
       options.resume = true;
     } else if (arg == "--resume-from") {
       options.resumeFrom = args.value();
+    } else if (arg == "--profile") {
+      options.profileDir = args.value();
+      if (options.profileDir.empty())
+        throw Error("--profile wants a directory");
     } else if (arg == "--threads") {
       options.threads = static_cast<int>(parseCount(arg, args.value(), 0));
     } else if (arg == "--device") {
@@ -303,7 +313,10 @@ public:
   TrainingRun(const TrainOptions &options, SessionGroup &group,
               const TrainingData &data)
       : options(options), group(group), data(data),
-        terminal(::isatty(STDOUT_FILENO)) {}
+        terminal(::isatty(STDOUT_FILENO)) {
+    if (!options.profileDir.empty())
+      profile.emplace(group, options.profileDir);
+  }
 
   /// Restores the checkpoint to resume from, if any.
   void resume();
@@ -331,6 +344,7 @@ private:
   std::ofstream log;
   std::string lastCheckpoint;
   Clock::time_point lastDraw;
+  std::optional<TrainingProfile> profile;
 };
 
 void TrainingRun::resume() {
@@ -507,7 +521,13 @@ int TrainingRun::run() {
   while (position.step < options.steps && !stopSignal) {
     std::map<std::string, Tensor> feeds = data.gather(nextBatch());
     double rate = group.primary().learningRate(position.step);
+    Clock::time_point stepStart = Clock::now();
     std::vector<Tensor> outputs = group.run(feeds);
+    if (profile)
+      profile->record(
+          position.step + 1,
+          std::chrono::duration<double>(stepStart - start).count(),
+          std::chrono::duration<double>(Clock::now() - stepStart).count());
     loss = lossOf(outputs[0]);
     if (position.step == first)
       firstLoss = loss;
@@ -548,6 +568,8 @@ int TrainingRun::run() {
               firstLoss, loss);
   if (!lastCheckpoint.empty())
     std::printf("checkpoint: %s\n", lastCheckpoint.c_str());
+  if (profile)
+    profile->finish(options.bundle);
   std::fflush(stdout);
   // As a shell reports a process the signal ended.
   return stopSignal ? 128 + stopSignal : 0;
@@ -587,6 +609,7 @@ int trainCommand(int argc, char **argv) {
     SessionOptions sessionOptions;
     sessionOptions.numThreads = options.threads;
     sessionOptions.device = options.device;
+    sessionOptions.profile = !options.profileDir.empty();
     std::unique_ptr<SessionGroup> group =
         SessionGroup::open(options.bundle, sessionOptions);
     checkTrainingBundle(*group, options.bundle);

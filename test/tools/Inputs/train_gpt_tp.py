@@ -6,6 +6,8 @@ devices and on one device.
   compare LOG_A LOG_B                the two runs' losses agree
   exported OUT BUNDLE CKPT ONNX      the exported model holds the checkpoint's
                                      parameters, gathered whole
+  profiled DIR STEPS MICROBATCHES RANKS
+                                     what `cleave train --profile DIR` wrote
 """
 
 import json
@@ -68,6 +70,36 @@ def exported(out, bundle, checkpoint, path):
               for n in parameters))
 
 
+def profiled(directory, steps, microbatches, ranks):
+    """The profile `cleave train --profile` wrote: every rank's trace holds
+    a forward and a backward per microbatch and an update per step, in
+    schedule order within each step; profile.json has each stage's phases
+    with a measured and a predicted time."""
+    steps, microbatches, ranks = int(steps), int(microbatches), int(ranks)
+    summary = json.load(open(os.path.join(directory, "profile.json")))
+    counts_ok = True
+    for rank in range(ranks):
+        trace = json.load(open(os.path.join(directory,
+                                            f"trace_rank_{rank}.json")))
+        calls = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+        for phase, per_step in (("forward", microbatches),
+                                ("backward", microbatches), ("update", 1)):
+            counts_ok &= sum(e["cat"] == phase for e in calls) == \
+                steps * per_step
+        starts = [e["ts"] for e in calls]
+        counts_ok &= starts == sorted(starts) and all(
+            e["dur"] > 0 for e in calls)
+    print("traces hold every call in order:", counts_ok)
+    phases_ok = all(
+        set(stage["phases"]) == {"forward", "backward", "update"}
+        and all(p["measured_s"] > 0 and p["predicted_s"] > 0
+                for p in stage["phases"].values())
+        for stage in summary["stages"])
+    print("stages:", len(summary["stages"]), "with measured and predicted "
+          "phases:", phases_ok, "; timed steps:", summary["steps"])
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
-    {"build": build, "compare": compare, "exported": exported}[mode](*args)
+    {"build": build, "compare": compare, "exported": exported,
+     "profiled": profiled}[mode](*args)

@@ -196,6 +196,17 @@ struct StepTime {
   double start = 0;
 };
 
+/// One call of a program entry in the last run (a phase of a training
+/// step on a microbatch, or the update: microbatch -1): from the call to
+/// its device work done, `start` counting seconds from the beginning of
+/// Session::run.
+struct PhaseTime {
+  std::string phase;
+  int32_t microbatch = 0;
+  double start = 0;
+  double seconds = 0;
+};
+
 /// A verified bundle, loaded onto one device. Its working memory (the arena)
 /// is allocated once, so runs of one Session are serialised.
 class Session {
@@ -251,6 +262,9 @@ public:
 
   /// The steps of the last run with their times (empty unless profiling).
   std::vector<StepTime> profile() const;
+  /// The entry calls of the last run in order, with their times (empty
+  /// unless profiling).
+  std::vector<PhaseTime> phaseTimes() const;
 
   /// What this session allocated and mapped for its program.
   SessionMemory memory() const;

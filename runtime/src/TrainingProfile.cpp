@@ -1,0 +1,234 @@
+//===- TrainingProfile.cpp - measured training phases against the plan ---===//
+
+#include "TrainingProfile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+
+namespace cleave::rt {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+/// The phases of a training step, in the order they are reported.
+constexpr const char *phaseNames[] = {"forward", "backward", "update"};
+
+std::string traceName(int rank) {
+  return "trace_rank_" + std::to_string(rank) + ".json";
+}
+
+/// The plan's prediction of one call of `phase` on stage `stage` (a
+/// microbatch's forward or backward, the step's update), when plan.json
+/// gives one.
+std::optional<double> predictedPhase(const json &plan, int stage,
+                                     const std::string &phase) {
+  if (!plan.is_object() || !plan.contains("stages") ||
+      !plan["stages"].is_array() ||
+      stage >= static_cast<int>(plan["stages"].size()))
+    return std::nullopt;
+  const json &entry = plan["stages"][static_cast<std::size_t>(stage)];
+  if (!entry.is_object() || !entry.contains("training"))
+    return std::nullopt;
+  const json &times = entry["training"].value("phase_time_s", json());
+  if (!times.is_object() || !times.contains(phase) || !times[phase].is_number())
+    return std::nullopt;
+  return times[phase].get<double>();
+}
+
+std::optional<double> predictedStep(const json &plan) {
+  if (!plan.is_object() || !plan.contains("predicted") ||
+      !plan["predicted"].is_object())
+    return std::nullopt;
+  const json &step = plan["predicted"].value("step_time_s", json());
+  if (!step.is_number())
+    return std::nullopt;
+  return step.get<double>();
+}
+
+std::optional<double> errorPercent(std::optional<double> predicted,
+                                   double measured) {
+  if (!predicted || !(measured > 0))
+    return std::nullopt;
+  return (*predicted - measured) / measured * 100;
+}
+
+json optional(std::optional<double> value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+std::string cell(std::optional<double> value, const char *format) {
+  if (!value)
+    return "-";
+  char text[64];
+  std::snprintf(text, sizeof(text), format, *value);
+  return text;
+}
+
+} // namespace
+
+TrainingProfile::TrainingProfile(const SessionGroup &group, std::string dir)
+    : group(group), dir(std::move(dir)),
+      calls(static_cast<std::size_t>(group.size())) {
+  std::error_code error;
+  fs::create_directories(this->dir, error);
+  if (error || !fs::is_directory(this->dir))
+    throw Error("--profile " + this->dir + ": cannot create the directory" +
+                (error ? ": " + error.message() : ""));
+}
+
+void TrainingProfile::record(int64_t step, double offset, double seconds) {
+  for (int rank = 0; rank < group.size(); ++rank)
+    for (PhaseTime &time : group.rank(rank).phaseTimes()) {
+      time.start += offset;
+      calls[static_cast<std::size_t>(rank)].push_back({step, std::move(time)});
+    }
+  stepSeconds.emplace_back(step, seconds);
+}
+
+void TrainingProfile::finish(const std::string &bundleDir) const {
+  if (stepSeconds.empty())
+    return;
+  // The first step warms the caches and the thread pools.
+  int64_t firstKept =
+      stepSeconds.size() > 1 ? stepSeconds[1].first : stepSeconds[0].first;
+  std::size_t kept = 0;
+  double stepTotal = 0;
+  for (const auto &[step, seconds] : stepSeconds)
+    if (step >= firstKept) {
+      ++kept;
+      stepTotal += seconds;
+    }
+
+  // Each rank's trace: one complete event per entry call.
+  for (int rank = 0; rank < group.size(); ++rank) {
+    DevicePlace place = group.rank(rank).place();
+    json events = json::array();
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", rank},
+                      {"args",
+                       {{"name", "rank " + std::to_string(rank) + " (stage " +
+                                     std::to_string(place.stage) + ", tp " +
+                                     std::to_string(place.tp) + ", dp " +
+                                     std::to_string(place.dp) + ")"}}}});
+    for (const Call &call : calls[static_cast<std::size_t>(rank)]) {
+      std::string name = call.time.phase;
+      if (call.time.microbatch >= 0)
+        name += " " + std::to_string(call.time.microbatch);
+      events.push_back({{"name", name},
+                        {"cat", call.time.phase},
+                        {"ph", "X"},
+                        {"pid", 0},
+                        {"tid", rank},
+                        {"ts", call.time.start * 1e6},
+                        {"dur", call.time.seconds * 1e6},
+                        {"args", {{"step", call.step}}}});
+    }
+    std::string path = (fs::path(dir) / traceName(rank)).string();
+    std::ofstream stream(path);
+    stream << json{{"traceEvents", std::move(events)}}.dump() << "\n";
+    if (!stream)
+      throw Error("--profile: cannot write " + path);
+  }
+
+  // Per stage and phase: the mean call of the stage's slowest rank over
+  // the kept steps.
+  std::ifstream planStream((fs::path(bundleDir) / "plan.json").string());
+  json plan = json::parse(planStream, nullptr, /*allow_exceptions=*/false);
+  int stages = 0;
+  for (int rank = 0; rank < group.size(); ++rank)
+    stages = std::max(stages, group.rank(rank).place().stage + 1);
+  std::printf("profile of steps %lld to %lld%s, the mean call of each "
+              "stage's slowest rank:\n",
+              static_cast<long long>(firstKept),
+              static_cast<long long>(stepSeconds.back().first),
+              firstKept > stepSeconds.front().first ? " (the first left out)"
+                                                    : "");
+  std::printf("%-6s %-9s %7s %13s %13s %9s\n", "stage", "phase", "calls",
+              "measured ms", "predicted ms", "error %");
+  json stageSummaries = json::array();
+  for (int stage = 0; stage < stages; ++stage) {
+    json phases = json::object();
+    for (const char *phase : phaseNames) {
+      double slowest = 0;
+      std::size_t count = 0;
+      for (int rank = 0; rank < group.size(); ++rank) {
+        if (group.rank(rank).place().stage != stage)
+          continue;
+        double total = 0;
+        std::size_t n = 0;
+        for (const Call &call : calls[static_cast<std::size_t>(rank)])
+          if (call.step >= firstKept && call.time.phase == phase) {
+            total += call.time.seconds;
+            ++n;
+          }
+        if (n > 0 && total / static_cast<double>(n) > slowest) {
+          slowest = total / static_cast<double>(n);
+          count = n;
+        }
+      }
+      if (count == 0)
+        continue;
+      std::optional<double> predicted = predictedPhase(plan, stage, phase);
+      std::optional<double> error = errorPercent(predicted, slowest);
+      std::printf("%-6d %-9s %7zu %13.3f %13s %9s\n", stage, phase, count,
+                  slowest * 1e3,
+                  cell(predicted ? std::optional<double>(*predicted * 1e3)
+                                 : std::nullopt,
+                       "%.3f")
+                      .c_str(),
+                  cell(error, "%+.1f").c_str());
+      phases[phase] = {{"calls", count},
+                       {"measured_s", slowest},
+                       {"predicted_s", optional(predicted)},
+                       {"error_percent", optional(error)}};
+    }
+    stageSummaries.push_back({{"index", stage}, {"phases", std::move(phases)}});
+  }
+  double step = kept ? stepTotal / static_cast<double>(kept) : 0;
+  std::optional<double> predicted = predictedStep(plan);
+  std::optional<double> error = errorPercent(predicted, step);
+  std::printf(
+      "%-6s %-9s %7zu %13.3f %13s %9s\n", "step", "all", kept, step * 1e3,
+      cell(predicted ? std::optional<double>(*predicted * 1e3) : std::nullopt,
+           "%.3f")
+          .c_str(),
+      cell(error, "%+.1f").c_str());
+  std::printf("error = (predicted - measured) / measured; forward and "
+              "backward per microbatch, the update and the step per step\n");
+
+  json traces = json::array();
+  for (int rank = 0; rank < group.size(); ++rank)
+    traces.push_back(traceName(rank));
+  json summary = {{"format", "cleave.training-profile"},
+                  {"version", 1},
+                  {"bundle", bundleDir},
+                  {"devices", group.size()},
+                  {"steps", kept},
+                  {"first_step", firstKept},
+                  {"stages", std::move(stageSummaries)},
+                  {"step",
+                   {{"measured_s", step},
+                    {"predicted_s", optional(predicted)},
+                    {"error_percent", optional(error)}}},
+                  {"traces", std::move(traces)}};
+  std::string path = (fs::path(dir) / "profile.json").string();
+  std::ofstream stream(path);
+  stream << summary.dump(1) << "\n";
+  stream.close();
+  if (!stream)
+    throw Error("--profile: cannot write " + path);
+  std::printf("profile -> %s\n", path.c_str());
+  std::fflush(stdout);
+}
+
+} // namespace cleave::rt
