@@ -169,7 +169,7 @@ def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
     loss's; `cleave-optimizer-update` divides them by the same scale.
 
     Errors: a `loss` that names no result, or one that is not a float scalar;
-    a function without trainable parameters; a value on the path from the
+    a negative `loss-scale`; a function without trainable parameters; a value on the path from the
     parameters to the loss without a static shape; and ops on that path
     without a gradient rule, listed in one error by op and node name.
 
@@ -330,7 +330,8 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     skipped steps (`loss_scale.skipped_steps`).
 
     Errors: a gradient result whose parameter the function does not read,
-    and a parameter that is not float32 (the update kernels' type).
+    a parameter that is not float32 (the update kernels' type), a negative
+    `loss-scale`, and with one a `loss-scale-growth-interval` below 1.
 
     Before (`cleave-optimizer-update="optimizer=sgd lr=0.1"`):
 
