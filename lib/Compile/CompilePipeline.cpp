@@ -126,6 +126,8 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(zero, training.zero);
   copy(syncBatchNorm, training.syncBatchNorm);
   copy(precision, training.precision);
+  copy(lossScale, training.lossScale);
+  copy(lossScaleGrowthInterval, training.lossScaleGrowthInterval);
   training.freeze = freeze;
   return training;
 }
@@ -157,6 +159,10 @@ getOptimizerUpdateOptions(const TrainingOptions &training, StringRef entry) {
   update.warmupSteps = training.warmupSteps.value_or(0);
   update.decaySteps = training.decaySteps.value_or(0);
   update.minLrRatio = training.minLrRatio.value_or(0);
+  if (training.scalesLoss()) {
+    update.lossScale = training.getLossScale();
+    update.lossScaleGrowthInterval = training.getLossScaleGrowthInterval();
+  }
   return update;
 }
 
@@ -201,6 +207,8 @@ static void addBackward(OpPassManager &pm, const CompileOptions &options,
   autodiff.entry = options.entry;
   autodiff.loss = training.getLossResult();
   autodiff.freeze = training.freeze;
+  if (training.scalesLoss())
+    autodiff.lossScale = training.getLossScale();
   pm.addPass(createAutodiffPass(autodiff));
   buildSimplifyPipeline(pm);
 }

@@ -41,6 +41,14 @@ learningRateAt(double learningRate, int64_t step, int64_t warmupSteps,
          (minLrRatio + (1 - minLrRatio) * 0.5 * (1 + cos(pi * progress)));
 }
 
+/// Whether an update skips its step: a gradient scale that is not finite
+/// marks gradients that hold an inf or a NaN (dynamic loss scaling adds a
+/// NaN to the scale of such a step), and the parameter, its state and the
+/// step count stay as they are.
+CLEAVE_HOST_DEVICE inline bool skipsStep(float scale) {
+  return !isfinite(scale);
+}
+
 /// The scalars of one SGD step.
 struct SgdStep {
   float learningRate, momentum, dampening, weightDecay, scale;

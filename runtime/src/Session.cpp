@@ -370,6 +370,27 @@ std::map<std::string, Tensor> Session::trainedParameters() const {
   return result;
 }
 
+std::optional<Tensor> Session::state(const std::string &name) const {
+  std::lock_guard<std::mutex> lock(impl->running);
+  const ProgramEntry &program = impl->bundle->program();
+  for (std::size_t i = 0; i < program.states.size(); ++i) {
+    const TensorInfo &info = program.states[i];
+    if (info.name != name)
+      continue;
+    Tensor tensor(info.dtype, info.shape);
+    const uint8_t *source = static_cast<const uint8_t *>(impl->persistent) +
+                            program.stateOffsets[i];
+    if (impl->device->isHost()) {
+      std::memcpy(tensor.data(), source, tensor.byteSize());
+    } else {
+      impl->device->copyToHost(tensor.data(), source, tensor.byteSize());
+      impl->device->synchronize();
+    }
+    return tensor;
+  }
+  return std::nullopt;
+}
+
 const std::string &Session::bundleDirectory() const {
   return impl->bundle->directory();
 }

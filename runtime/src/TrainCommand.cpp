@@ -72,7 +72,9 @@ constexpr const char *usage =
     "\n"
     "On a terminal a line shows the step, the loss, the learning rate, the\n"
     "samples per second and the time left; otherwise only a summary is\n"
-    "printed when the run ends. SIGINT (Ctrl-C) or SIGTERM ends the run\n"
+    "printed when the run ends. A float16 step also shows (and logs) its\n"
+    "loss scale and whether it was skipped for inf or NaN gradients. SIGINT "
+    "(Ctrl-C) or SIGTERM ends the run\n"
     "after the step in flight, saving a checkpoint of it.\n";
 
 struct TrainOptions {
@@ -290,6 +292,24 @@ double lossOf(const Tensor &output) {
   }
 }
 
+/// A float32 scalar state of the bundle's first device; none when its
+/// program has no such state.
+std::optional<double> scalarState(const SessionGroup &group,
+                                  const std::string &name) {
+  std::optional<Tensor> state = group.primary().state(name);
+  if (!state || state->dtype() != CLEAVE_F32 || state->numElements() != 1)
+    return std::nullopt;
+  return state->data<float>()[0];
+}
+
+/// Dynamic loss scaling as a step left it (a float16 step's states).
+struct LossScaleStatus {
+  double scale = 0;
+  /// The steps skipped so far, and whether the last step was one.
+  int64_t skippedSteps = 0;
+  bool skipped = false;
+};
+
 /// Refuses a bundle whose step is not a training step.
 void checkTrainingBundle(const SessionGroup &group, const std::string &bundle) {
   const Session &session = group.primary();
@@ -328,6 +348,9 @@ public:
 private:
   std::vector<int64_t> nextBatch();
   void report(int64_t first, double loss, double rate, double seconds);
+  /// Reads the loss scale after a step (none for a bundle without loss
+  /// scaling).
+  std::optional<LossScaleStatus> readLossScale() const;
   void save();
   /// Keeps the newest --keep-checkpoints checkpoints up to this step.
   void removeOlderCheckpoints();
@@ -345,7 +368,21 @@ private:
   std::string lastCheckpoint;
   Clock::time_point lastDraw;
   std::optional<TrainingProfile> profile;
+  std::optional<LossScaleStatus> lossScale;
 };
+
+std::optional<LossScaleStatus> TrainingRun::readLossScale() const {
+  std::optional<double> scale = scalarState(group, "loss_scale");
+  std::optional<double> skipped =
+      scalarState(group, "loss_scale.skipped_steps");
+  if (!scale || !skipped)
+    return std::nullopt;
+  LossScaleStatus status;
+  status.scale = *scale;
+  status.skippedSteps = static_cast<int64_t>(*skipped);
+  status.skipped = lossScale && status.skippedSteps > lossScale->skippedSteps;
+  return status;
+}
 
 void TrainingRun::resume() {
   position.seed = options.seed.value_or(0);
@@ -439,13 +476,18 @@ void TrainingRun::report(int64_t first, double loss, double rate,
     char lossText[32] = "null";
     if (std::isfinite(loss))
       std::snprintf(lossText, sizeof(lossText), "%.9g", loss);
+    char scaling[96] = "";
+    if (lossScale)
+      std::snprintf(scaling, sizeof(scaling),
+                    ", \"loss_scale\": %.9g, \"skipped\": %s", lossScale->scale,
+                    lossScale->skipped ? "true" : "false");
     char line[512];
     std::snprintf(line, sizeof(line),
-                  "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"epoch\": "
+                  "{\"step\": %lld, \"loss\": %s, \"lr\": %s%s, \"epoch\": "
                   "%lld, \"samples_per_s\": %.6g, \"seconds\": %.6f}\n",
                   static_cast<long long>(position.step), lossText, rateText,
-                  static_cast<long long>(position.epoch), samplesPerSecond,
-                  seconds);
+                  scaling, static_cast<long long>(position.epoch),
+                  samplesPerSecond, seconds);
     log << line;
     log.flush();
     if (!log)
@@ -467,6 +509,12 @@ void TrainingRun::report(int64_t first, double loss, double rate,
     char text[32];
     std::snprintf(text, sizeof(text), "  lr %.3e", rate);
     lr = text;
+  }
+  if (lossScale) {
+    char text[48];
+    std::snprintf(text, sizeof(text), "  scale %.4g%s", lossScale->scale,
+                  lossScale->skipped ? " (skipped)" : "");
+    lr += text;
   }
   std::printf("\rstep %lld/%lld  loss %.6g%s  %.1f samples/s  ETA %s\x1b[K",
               static_cast<long long>(position.step),
@@ -515,12 +563,16 @@ int TrainingRun::run() {
     return 0;
   }
   Clock::time_point start = Clock::now();
+  // A resumed run's skipped steps so far.
+  lossScale = readLossScale();
   double firstLoss = NAN, loss = NAN;
   StopRequests stops;
   int64_t saved = -1;
   while (position.step < options.steps && !stopSignal) {
     std::map<std::string, Tensor> feeds = data.gather(nextBatch());
-    double rate = group.primary().learningRate(position.step);
+    // A skipped step does not advance the schedule.
+    int64_t updates = position.step - (lossScale ? lossScale->skippedSteps : 0);
+    double rate = group.primary().learningRate(updates);
     Clock::time_point stepStart = Clock::now();
     std::vector<Tensor> outputs = group.run(feeds);
     if (profile)
@@ -528,6 +580,7 @@ int TrainingRun::run() {
           position.step + 1,
           std::chrono::duration<double>(stepStart - start).count(),
           std::chrono::duration<double>(Clock::now() - stepStart).count());
+    lossScale = readLossScale();
     loss = lossOf(outputs[0]);
     if (position.step == first)
       firstLoss = loss;

@@ -2,6 +2,7 @@
 // RUN: cleave-opt %s --cleave-compile-pipeline="gradients=true loss=loss" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PASSES
 // RUN: cleave-opt %s --cleave-compile-pipeline="train=true loss=loss optimizer=sgd lr=0.5" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRAIN-PASSES
 // RUN: cleave-opt %s --cleave-compile-pipeline="train=true loss=loss freeze=^frozen$" | FileCheck %s --check-prefix=TRAIN
+// RUN: cleave-opt %s --cleave-compile-pipeline="train=true loss=loss precision=fp16 loss-scale-growth-interval=50" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP16-PASSES
 
 // With gradients the compile pipeline differentiates the simplified
 // function, so the exported GELU is fused before it is differentiated (one
@@ -11,7 +12,7 @@
 
 // PASSES: cleave-fuse-patterns
 // PASSES: cleave-batch-norm-training{entry=main step=true sync-replicas=1}
-// PASSES-NEXT: cleave-autodiff{entry=main freeze= loss=loss}
+// PASSES-NEXT: cleave-autodiff{entry=main freeze= loss=loss loss-scale=0.000000e+00}
 // PASSES: cleave-fuse-patterns
 // PASSES: cse
 // PASSES: cleave-plan{{.*}}annotate=false
@@ -20,9 +21,14 @@
 // and state) is made on the forward, before the backward; the updates
 // follow the backward, after which the function returns the loss alone.
 // TRAIN-PASSES: cleave-plan{{.*}}annotate=false
-// TRAIN-PASSES: cleave-autodiff{entry=main freeze= loss=loss}
+// TRAIN-PASSES: cleave-autodiff{entry=main freeze= loss=loss loss-scale=0.000000e+00}
 // TRAIN-PASSES-NOT: cleave-plan
 // TRAIN-PASSES: cleave-optimizer-update{{{.*}} lr=5.000000e-01 {{.*}} optimizer=sgd {{.*}}weight-decay=0.000000e+00 zero=0}
+// A float16 step scales its loss: the backward's seed and the update take
+// the initial scale (65536 unless given) and the growth interval.
+// FP16-PASSES: cleave-mixed-precision{entry=main precision=fp16}
+// FP16-PASSES: cleave-autodiff{entry=main freeze= loss=loss loss-scale=6.553600e+04}
+// FP16-PASSES: cleave-optimizer-update{{{.*}} loss-scale=6.553600e+04 loss-scale-growth-interval=50 {{.*}}}
 // TRAIN-LABEL: func.func @main
 // TRAIN-SAME: -> (tensor<f32> {cleave.name = "loss"})
 // TRAIN: cleave.weight "w" {cleave.writable

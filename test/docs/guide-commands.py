@@ -15,7 +15,7 @@
 # CHECK-DAG: docs/guide/plans.md: {{[1-9][0-9]*}} blocks run
 # CHECK-DAG: docs/guide/python.md: {{[1-9][0-9]*}} blocks run
 # CHECK-DAG: docs/guide/targets.md: {{[1-9][0-9]*}} blocks run
-# CHECK-DAG: docs/guide/training.md: 15 blocks run
+# CHECK-DAG: docs/guide/training.md: 16 blocks run
 # CHECK-DAG: docs/guide/deploying.md: 3 blocks run, 2 skipped
 # CHECK-DAG: skipped docs/guide/getting-started.md:{{[0-9]+}}: these are the setup and the test suite themselves
 # CHECK-DAG: skipped docs/guide/deploying.md:{{[0-9]+}}: mpirun run as root (as in CI) also needs --allow-run-as-root; test/runtime/mpi-pipeline.test runs this command

@@ -63,6 +63,8 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.zero, training.zero);
   copy(command.syncBatchNorm, training.syncBatchNorm);
   copy(command.precision, training.precision);
+  copy(command.lossScale, training.lossScale);
+  copy(command.lossScaleGrowthInterval, training.lossScaleGrowthInterval);
   if (llvm::Error error = validateTrainingOptions(training, "--"))
     return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
@@ -151,6 +153,8 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.zero, options.zero);
   pass(training.syncBatchNorm, options.syncBatchNorm);
   pass(training.precision, options.precision);
+  pass(training.lossScale, options.lossScale);
+  pass(training.lossScaleGrowthInterval, options.lossScaleGrowthInterval);
   planOptions->progress = &observer->getProgress();
   options.plan.set(*planOptions);
   std::string planJSON;

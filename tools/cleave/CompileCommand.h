@@ -162,10 +162,22 @@ struct CompileCommand {
   llvm::cl::opt<std::string> precision{
       "precision",
       llvm::cl::desc("With --train: the precision of the matrix products, "
-                     "convolutions and attention, fp32 (default) or bf16; "
-                     "the parameters, the optimizer state and every other "
-                     "op stay float32 (mixed precision)"),
-      llvm::cl::value_desc("fp32|bf16"), llvm::cl::sub(command)};
+                     "convolutions and attention, fp32 (default), bf16 or "
+                     "fp16 (with dynamic loss scaling); the parameters, the "
+                     "optimizer state and every other op stay float32 "
+                     "(mixed precision)"),
+      llvm::cl::value_desc("fp32|bf16|fp16"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> lossScale{
+      "loss-scale",
+      llvm::cl::desc("With --precision fp16: the initial loss scale of "
+                     "dynamic loss scaling (default 65536)"),
+      llvm::cl::value_desc("S"), llvm::cl::sub(command)};
+  llvm::cl::opt<int64_t> lossScaleGrowthInterval{
+      "loss-scale-growth-interval",
+      llvm::cl::desc("With --precision fp16: the loss scale doubles after "
+                     "this many steps in a row without an inf or NaN "
+                     "gradient (default 2000)"),
+      llvm::cl::value_desc("N"), llvm::cl::sub(command)};
   llvm::cl::opt<int64_t> zero{
       "zero",
       llvm::cl::desc("With --train on several devices: the ZeRO stage; 1 "

@@ -140,8 +140,17 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("With train: the precision of the matrix products, "
-                     "convolutions and attention, fp32 (default) or bf16 "
-                     "(cleave-mixed-precision)")};
+                     "convolutions and attention, fp32 (default), bf16 or "
+                     "fp16 (cleave-mixed-precision; fp16 with dynamic loss "
+                     "scaling)")};
+  Option<double> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("With precision=fp16: the initial loss scale (default "
+                     "65536)")};
+  Option<int64_t> lossScaleGrowthInterval{
+      *this, "loss-scale-growth-interval",
+      llvm::cl::desc("With precision=fp16: the good steps in a row after "
+                     "which the loss scale doubles (default 2000)")};
   Option<int64_t> zero{
       *this, "zero",
       llvm::cl::desc("With train on several devices: the ZeRO stage, 1 "

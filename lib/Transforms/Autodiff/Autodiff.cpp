@@ -23,6 +23,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
+#include "cleave/Transforms/Autodiff/LossScaling.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -70,9 +71,11 @@ struct Parameter {
 
 class ReverseModeDifferentiator {
 public:
+  /// `lossScale`: seed with the loss scale of dynamic loss scaling
+  /// (LossScaling.h), whose initial value it is; 0 seeds with 1.
   ReverseModeDifferentiator(func::FuncOp func, StringRef lossName,
-                            StringRef freeze)
-      : func(func), lossName(lossName), freeze(freeze) {}
+                            StringRef freeze, double lossScale)
+      : func(func), lossName(lossName), freeze(freeze), lossScale(lossScale) {}
 
   LogicalResult run() {
     if (failed(findLoss()) || failed(collectParameters()) ||
@@ -302,15 +305,20 @@ private:
     total = total ? builder.add(total, gradient) : gradient;
   }
 
-  /// The reverse sweep: seeds the loss with 1 and runs each active op's
-  /// rule, last op first, so that a value's cotangent is complete (every
-  /// use has contributed) before its definer reads it.
+  /// The reverse sweep: seeds the loss with 1 (or the loss scale) and runs each
+  /// active op's rule, last op first, so that a value's cotangent is complete
+  /// (every use has contributed) before its definer reads it.
   LogicalResult buildBackward() {
     OpBuilder opBuilder(getTerminator());
     GradientBuilder builder(opBuilder, getGradientLoc(loss.getLoc()));
     Operation *mark = getTerminator()->getPrevNode();
+    auto lossType = cast<RankedTensorType>(loss.getType());
     cotangents[loss] =
-        builder.splat(1.0, cast<RankedTensorType>(loss.getType()));
+        lossScale > 0 ? builder.broadcastTo(
+                            builder.cast(buildLossScale(builder, lossScale),
+                                         lossType.getElementType()),
+                            lossType.getShape())
+                      : builder.splat(1.0, lossType);
     if (Operation *def = loss.getDefiningOp())
       setStageOfOpsAfter(mark, getStage(def));
     Block &body = func.getBody().front();
@@ -432,6 +440,7 @@ private:
   func::FuncOp func;
   StringRef lossName;
   StringRef freeze;
+  double lossScale;
   std::optional<unsigned> lossIndex;
   Value loss;
   SmallVector<Parameter> parameters;
@@ -457,7 +466,12 @@ struct AutodiffPass : public cleave::impl::AutodiffPassBase<AutodiffPass> {
                 "cleave-autodiff differentiates functions of one block");
       return signalPassFailure();
     }
-    if (failed(ReverseModeDifferentiator(func, loss, freeze).run()))
+    if (lossScale < 0) {
+      emitError(module.getLoc(), "cleave-autodiff: loss-scale=")
+          << lossScale << ": the loss scale must be positive (0: none)";
+      return signalPassFailure();
+    }
+    if (failed(ReverseModeDifferentiator(func, loss, freeze, lossScale).run()))
       signalPassFailure();
   }
 };

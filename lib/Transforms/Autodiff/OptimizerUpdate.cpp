@@ -15,6 +15,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
+#include "cleave/Transforms/Autodiff/LossScaling.h"
 #include "cleave/Transforms/Autodiff/TrainingOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,6 +50,15 @@ struct TrainedParameter {
   /// What the update writes: the weight, or under ZeRO this replica's
   /// block of it (a copy, gathered and assigned back after the update).
   Value target;
+};
+
+/// What dynamic loss scaling gives one pipeline stage's update (the whole
+/// update without stages): the reciprocal of the loss scale, the scale,
+/// and the overflow flag (buildOverflowFlag) that every rank shares.
+struct StageLossScale {
+  Value unscale;
+  Value scale;
+  Value overflow;
 };
 
 struct OptimizerUpdatePass
@@ -93,6 +103,18 @@ struct OptimizerUpdatePass
           << ": the ZeRO stage is 0 (every replica holds the whole optimizer "
              "state), 1 (the state is sharded over the replicas) or 2 (the "
              "gradient sums too)";
+      return signalPassFailure();
+    }
+    if (lossScale < 0) {
+      emitError(module.getLoc(), "loss-scale=")
+          << static_cast<double>(lossScale)
+          << ": the loss scale must be positive (0: none)";
+      return signalPassFailure();
+    }
+    if (lossScale > 0 && lossScaleGrowthInterval < 1) {
+      emitError(module.getLoc(), "loss-scale-growth-interval=")
+          << static_cast<int64_t>(lossScaleGrowthInterval)
+          << ": the loss scale grows after at least one good step";
       return signalPassFailure();
     }
     if (zero > 0 && replicas == 1) {
@@ -162,14 +184,25 @@ struct OptimizerUpdatePass
     }
     Value stepLoss = sumOverReplicas(builder, lossSum);
 
-    SmallVector<Value> scales =
-        buildGradientScales(builder, *parameters, stages, terminator);
+    SmallVector<StageLossScale> lossScales;
+    if (lossScale > 0)
+      lossScales = buildLossScales(builder, *parameters, stages, terminator);
+    SmallVector<Value> scales = buildGradientScales(
+        builder, *parameters, stages, terminator, lossScales);
+    if (lossScale > 0)
+      unscaleGradients(builder, *parameters, scales, lossScales, terminator);
     for (auto [parameter, scale] : llvm::zip(*parameters, scales)) {
       Operation *mark = terminator->getPrevNode();
       Value updated = buildUpdate(builder, parameter, scale);
       if (zero > 0)
         gatherInto(builder, updated, parameter.weight.getOutput());
       setStageOfOpsAfter(mark, parameter.stage);
+    }
+    for (auto [stage, read] : llvm::enumerate(lossScales)) {
+      Operation *mark = terminator->getPrevNode();
+      buildLossScaleUpdate(builder, read.scale, read.overflow,
+                           lossScaleGrowthInterval);
+      setStageOfOpsAfter(mark, getStageIndex(stages, stage));
     }
     Type lossElement = getElementTypeOrSelf(lossSum.getType());
     // A new value even when it divides by 1: the sum itself is cleared
@@ -354,11 +387,15 @@ struct OptimizerUpdatePass
   /// The ops are built before `terminator`.
   SmallVector<Value> buildGradientScales(GradientBuilder &b,
                                          ArrayRef<TrainedParameter> parameters,
-                                         int64_t stages,
-                                         Operation *terminator) {
+                                         int64_t stages, Operation *terminator,
+                                         ArrayRef<StageLossScale> lossScales) {
+    auto unscaleOf = [&](int64_t stage) {
+      return lossScales.empty() ? Value() : lossScales[stage].unscale;
+    };
     if (clipGradNorm <= 0 || stages == 1)
-      return SmallVector<Value>(parameters.size(),
-                                buildGradientScale(b, parameters, stages));
+      return SmallVector<Value>(
+          parameters.size(),
+          buildGradientScale(b, parameters, stages, unscaleOf(0)));
     SmallVector<Value> scales(parameters.size());
     llvm::StringSet<> counted;
     for (int64_t stage = 0; stage < stages; ++stage) {
@@ -369,7 +406,7 @@ struct OptimizerUpdatePass
             counted.insert(parameter.name).second)
           own.push_back(parameter);
       Operation *mark = terminator->getPrevNode();
-      Value scale = buildGradientScale(b, own, stages);
+      Value scale = buildGradientScale(b, own, stages, unscaleOf(stage));
       setStageOfOpsAfter(mark, stage);
       for (auto [index, parameter] : llvm::enumerate(parameters))
         if (parameter.stage.value_or(0) == stage)
@@ -379,10 +416,12 @@ struct OptimizerUpdatePass
   }
 
   /// The scale of `parameters` (buildGradientScales), whose squares add up
-  /// over `stages` pipeline stages.
+  /// over `stages` pipeline stages. Under loss scaling the norm is of the
+  /// gradients times `unscale`; the scale itself is unscaled afterwards
+  /// (unscaleGradients).
   Value buildGradientScale(GradientBuilder &b,
                            ArrayRef<TrainedParameter> parameters,
-                           int64_t stages) {
+                           int64_t stages, Value unscale) {
     Type f32 = b.getBuilder().getF32Type();
     int64_t contributions = getContributions();
     double mean = 1.0 / static_cast<double>(contributions);
@@ -409,10 +448,68 @@ struct OptimizerUpdatePass
     Value norm = b.create<SqrtOp>(sumOfSquares);
     if (contributions > 1)
       norm = b.mul(norm, b.scalar(mean, f32));
+    if (unscale)
+      norm = b.mul(norm, unscale);
     Value factor = b.div(b.scalar(clipGradNorm, f32),
                          b.add(norm, b.scalar(kClipEpsilon, f32)));
     Value clip = b.create<MinOp>(factor, b.scalar(1.0, f32));
     return contributions > 1 ? b.mul(clip, b.scalar(mean, f32)) : clip;
+  }
+
+  /// The stage of the ops of pipeline stage `index` (none without stages).
+  static std::optional<int64_t> getStageIndex(int64_t stages, int64_t index) {
+    return stages > 1 ? std::optional<int64_t>(index) : std::nullopt;
+  }
+
+  /// Per pipeline stage (one without stages), the loss scale of the step
+  /// and the overflow flag of the gradients the stage updates, summed over
+  /// the replicas that each hold a block of them (ZeRO) and over the
+  /// stages, so that every rank skips the same steps.
+  SmallVector<StageLossScale>
+  buildLossScales(GradientBuilder &b, ArrayRef<TrainedParameter> parameters,
+                  int64_t stages, Operation *terminator) {
+    Type f32 = b.getBuilder().getF32Type();
+    SmallVector<StageLossScale> scales;
+    for (int64_t stage = 0; stage < stages; ++stage) {
+      SmallVector<Value> gradients;
+      for (const TrainedParameter &parameter : parameters)
+        if (parameter.stage.value_or(0) == stage)
+          gradients.push_back(parameter.gradient);
+      Operation *mark = terminator->getPrevNode();
+      StageLossScale read;
+      read.scale = buildLossScale(b, lossScale);
+      read.unscale = b.div(b.scalar(1.0, f32), read.scale);
+      read.overflow = buildOverflowFlag(b, gradients);
+      if (zero > 0)
+        read.overflow = sumOverReplicas(b, read.overflow);
+      if (stages > 1)
+        read.overflow = b.allReduceSum(read.overflow, "pp", stages);
+      setStageOfOpsAfter(mark, getStageIndex(stages, stage));
+      scales.push_back(read);
+    }
+    return scales;
+  }
+
+  /// Multiplies each stage's gradient scales by the reciprocal of its loss
+  /// scale and adds its overflow flag: NaN on an overflow, which makes the
+  /// updates skip the step.
+  void unscaleGradients(GradientBuilder &b,
+                        ArrayRef<TrainedParameter> parameters,
+                        MutableArrayRef<Value> scales,
+                        ArrayRef<StageLossScale> lossScales,
+                        Operation *terminator) {
+    llvm::DenseMap<std::pair<Value, int64_t>, Value> unscaled;
+    for (auto [parameter, scale] : llvm::zip(parameters, scales)) {
+      int64_t stage = parameter.stage.value_or(0);
+      Value &done = unscaled[{scale, stage}];
+      if (!done) {
+        Operation *mark = terminator->getPrevNode();
+        const StageLossScale &read = lossScales[stage];
+        done = b.add(b.mul(scale, read.unscale), read.overflow);
+        setStageOfOpsAfter(mark, parameter.stage);
+      }
+      scale = done;
+    }
   }
 
   /// The schedule's attributes, shared by both updates.

@@ -181,7 +181,34 @@ llvm::Error validateOptimizer(const TrainingOptions &options,
   return llvm::Error::success();
 }
 
-/// The precision: fp32, or bf16 for a training step.
+/// Dynamic loss scaling's options, given only to a float16 step.
+llvm::Error validateLossScaling(const TrainingOptions &options,
+                                const OptionSpeller &spell) {
+  for (auto [given, flag] :
+       {std::pair{options.lossScale.has_value(), "loss-scale"},
+        {options.lossScaleGrowthInterval.has_value(),
+         "loss-scale-growth-interval"}})
+    if (given && !options.scalesLoss())
+      return fail(spell.name(flag) + " applies only with " +
+                  spell.name("train") + " " +
+                  spell.given("precision", kFloat16Precision) +
+                  ": the loss scale keeps float16 gradients in range");
+  // The scale and its reciprocal are float32 scalars of the step.
+  auto isFloat32Scale = [](double scale) {
+    auto narrow = static_cast<float>(scale);
+    return std::isfinite(narrow) && narrow > 0 && 1.0f / narrow > 0;
+  };
+  if (options.lossScale && !isFloat32Scale(*options.lossScale))
+    return fail(spell.given("loss-scale", number(*options.lossScale)) +
+                ": the loss scale must be a positive float32 number");
+  if (options.lossScaleGrowthInterval && *options.lossScaleGrowthInterval < 1)
+    return fail(spell.given("loss-scale-growth-interval",
+                            std::to_string(*options.lossScaleGrowthInterval)) +
+                ": the growth interval must be at least one step");
+  return llvm::Error::success();
+}
+
+/// The precision: fp32, or bf16 or fp16 for a training step.
 llvm::Error validatePrecision(const TrainingOptions &options,
                               const OptionSpeller &spell) {
   std::string precision = options.getPrecision();
@@ -196,11 +223,6 @@ llvm::Error validatePrecision(const TrainingOptions &options,
                 spell.name("train") +
                 ": mixed precision is a training step's (its parameters and "
                 "their updates stay float32)");
-  if (precision == kFloat16Precision)
-    return fail(spell.given("precision", precision) +
-                ": float16 training needs dynamic loss scaling, which "
-                "cleave does not build yet; use " +
-                spell.given("precision", kBFloat16Precision));
   return llvm::Error::success();
 }
 
@@ -250,6 +272,8 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
                 "state sharded over the data-parallel replicas) or 2 (the "
                 "gradient sums too)");
   if (llvm::Error error = validatePrecision(options, spell))
+    return error;
+  if (llvm::Error error = validateLossScaling(options, spell))
     return error;
   if (!options.train && anyOptimizerOption(options))
     return fail("the optimizer options (" + spell.name("optimizer") + ", " +

@@ -2,7 +2,8 @@
 //
 // sgd_update and adam_update: one pass over a float32 parameter and its
 // state, in place, the arithmetic shared with the CUDA kernels
-// (OptimizerMath.h).
+// (OptimizerMath.h). A step whose gradient scale is not finite writes
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +66,8 @@ int32_t cleave::cpu::kernels::sgd_update(CleaveContext *ctx,
           checkUpdate(ctx, kernel, args.gradient(), args.gradientScale(),
                       parameter, {&buffer}, step))
     return status;
+  if (optimizer::skipsStep(*floats(args.gradientScale())))
+    return 0;
   auto count = static_cast<int64_t>(*floats(step));
   optimizer::SgdStep s;
   s.learningRate = static_cast<float>(
@@ -95,6 +98,8 @@ int32_t cleave::cpu::kernels::adam_update(CleaveContext *ctx,
           checkUpdate(ctx, kernel, args.gradient(), args.gradientScale(),
                       parameter, {&first, &second}, step))
     return status;
+  if (optimizer::skipsStep(*floats(args.gradientScale())))
+    return 0;
   auto count = static_cast<int64_t>(*floats(step));
   double learningRate =
       optimizer::learningRateAt(args.learningRate(), count, args.warmupSteps(),

@@ -4,7 +4,8 @@
 // parameter and its state, in place, with the arithmetic of the CPU
 // kernels (OptimizerMath.h). The step count and the gradient scale live on
 // the device: every thread reads them, and a one-thread kernel queued after
-// the update advances the count.
+// the update advances the count. A step whose gradient scale is not finite
+// writes nothing (every thread reads the scale before it writes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,8 @@ __global__ void sgdKernel(const float *gradient, const float *scale,
                           float *parameter, float *buffer, const float *step,
                           int64_t n, Schedule schedule, float momentum,
                           float dampening, float weightDecay, bool nesterov) {
+  if (optimizer::skipsStep(*scale))
+    return;
   auto count = static_cast<int64_t>(*step);
   optimizer::SgdStep s;
   s.learningRate = static_cast<float>(schedule.at(count));
@@ -52,6 +55,8 @@ __global__ void adamKernel(const float *gradient, const float *scale,
                            const float *step, int64_t n, Schedule schedule,
                            double beta1, double beta2, double epsilon,
                            double weightDecay, bool decoupled) {
+  if (optimizer::skipsStep(*scale))
+    return;
   auto count = static_cast<int64_t>(*step);
   optimizer::AdamStep s = optimizer::makeAdamStep(
       schedule.at(count), beta1, beta2, epsilon, weightDecay, *scale, decoupled,
@@ -60,7 +65,10 @@ __global__ void adamKernel(const float *gradient, const float *scale,
   optimizer::adamElement(s, gradient[i], parameter[i], first[i], second[i]);
 }
 
-__global__ void advanceStepKernel(float *step) { *step += 1; }
+__global__ void advanceStepKernel(const float *scale, float *step) {
+  if (!optimizer::skipsStep(*scale))
+    *step += 1;
+}
 
 /// Every tensor float32 and the state as large as the parameter.
 int32_t checkUpdate(CleaveContext *ctx, const char *kernel,
@@ -106,7 +114,8 @@ int32_t cleave::cuda::kernels::sgd_update(CleaveContext *ctx,
       floats(args.step()), n, schedule, static_cast<float>(args.momentum()),
       static_cast<float>(args.dampening()),
       static_cast<float>(args.weightDecay()), args.nesterov() != 0);
-  advanceStepKernel<<<1, 1, 0, stream>>>(floats(args.step()));
+  advanceStepKernel<<<1, 1, 0, stream>>>(floats(args.gradientScale()),
+                                         floats(args.step()));
   return checkLaunch(ctx, kernel);
 }
 
@@ -127,6 +136,7 @@ int32_t cleave::cuda::kernels::adam_update(CleaveContext *ctx,
       floats(args.secondMoment()), floats(args.step()), n, schedule,
       args.beta1(), args.beta2(), args.epsilon(), args.weightDecay(),
       args.decoupled() != 0);
-  advanceStepKernel<<<1, 1, 0, stream>>>(floats(args.step()));
+  advanceStepKernel<<<1, 1, 0, stream>>>(floats(args.gradientScale()),
+                                         floats(args.step()));
   return checkLaunch(ctx, kernel);
 }

@@ -75,15 +75,20 @@ trained = load_sibling(__file__, "train-torch.py")
 torch.set_default_dtype(torch.float32)
 
 
-def rounded(t):
-    return t.to(torch.bfloat16).to(t.dtype)
+class LowPrecisionProducts(TorchFunctionMode):
+    """Matrix products on operands rounded to `dtype` (bfloat16 or
+    float16), results rounded."""
 
+    def __init__(self, dtype=torch.bfloat16):
+        super().__init__()
+        self.dtype = dtype
 
-class BFloat16Products(TorchFunctionMode):
-    """Matrix products on bfloat16-rounded operands, results rounded."""
+    def rounded(self, t):
+        return t.to(self.dtype).to(t.dtype)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        rounded = self.rounded
         # torch 1.13 names them by their C functions.
         name = getattr(func, "__name__", "")
         if name in ("matmul", "__matmul__"):
@@ -160,7 +165,7 @@ def emulate(spec, batches, options):
     losses = []
     for b in batches:
         optimizer.zero_grad()
-        with BFloat16Products():
+        with LowPrecisionProducts(torch.bfloat16):
             value = spec.reference(spec.params, {
                 k: torch.from_numpy(v) for k, v in b.items()})
         value.backward()

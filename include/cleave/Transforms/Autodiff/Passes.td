@@ -162,8 +162,14 @@ def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
     the parameter it belongs to. A parameter the loss does not depend on has
     a zero gradient.
 
+    With `loss-scale`, the backward is seeded with the loss scale rather
+    than 1 (dynamic loss scaling, for float16 steps): the persistent
+    `cleave.state "loss_scale"`, or `loss-scale` while that state is still
+    0 (before a step has written it), so that the gradients are the scaled
+    loss's; `cleave-optimizer-update` divides them by the same scale.
+
     Errors: a `loss` that names no result, or one that is not a float scalar;
-    a function without trainable parameters; a value on the path from the
+    a negative `loss-scale`; a function without trainable parameters; a value on the path from the
     parameters to the loss without a static shape; and ops on that path
     without a gradient rule, listed in one error by op and node name.
 
@@ -201,6 +207,10 @@ def AutodiffPass : Pass<"cleave-autodiff", "mlir::ModuleOp"> {
            "The name (cleave.name) of the result to differentiate">,
     Option<"freeze", "freeze", "std::string", /*default=*/"",
            "Regular expression of the weight names that are not trained">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"0",
+           "Dynamic loss scaling: seed the backward with the persistent "
+           "loss scale (`cleave.state \"loss_scale\"`), this value before "
+           "the first step writes it (0: seed with 1)">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }
@@ -304,8 +314,24 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     `lr`, optionally warmed up linearly over `warmup-steps` and decayed by a
     cosine to `min-lr-ratio * lr` at `decay-steps`.
 
+    With `loss-scale` (dynamic loss scaling; the backward was seeded with
+    the scale by `cleave-autodiff`), the update reads the scale from
+    `cleave.state "loss_scale"` (`loss-scale` while it is 0) and multiplies
+    each gradient scale by its reciprocal, before the clipping norm too.
+    An overflow flag, the sum of every reduced gradient times 0 (0, or NaN
+    when an element is inf or NaN), is added to the gradient scales: on an
+    overflow they are NaN and the updates skip the step, writing neither
+    parameters, nor optimizer state, nor step counts. Under ZeRO the flag
+    is summed over the replicas, in a pipeline over the stages, so that
+    every rank decides alike. After the updates, `cleave.assign`s write the
+    next scale (halved on an overflow, doubled after
+    `loss-scale-growth-interval` good steps in a row) and the counts of
+    good steps since the last change (`loss_scale.good_steps`) and of
+    skipped steps (`loss_scale.skipped_steps`).
+
     Errors: a gradient result whose parameter the function does not read,
-    and a parameter that is not float32 (the update kernels' type).
+    a parameter that is not float32 (the update kernels' type), a negative
+    `loss-scale`, and with one a `loss-scale-growth-interval` below 1.
 
     Before (`cleave-optimizer-update="optimizer=sgd lr=0.1"`):
 
@@ -378,6 +404,13 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 1 shards the optimizer state over the replicas, 2 "
            "the gradient sums too">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"0",
+           "Dynamic loss scaling: the initial scale the backward was "
+           "seeded with (cleave-autodiff's loss-scale; 0: none)">,
+    Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
+           "int64_t", /*default=*/"2000",
+           "Dynamic loss scaling: the good steps in a row after which the "
+           "scale doubles">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

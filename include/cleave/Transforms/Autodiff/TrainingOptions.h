@@ -73,9 +73,13 @@ struct TrainingOptions {
   /// Batch statistics over every data-parallel replica's batch.
   std::optional<bool> syncBatchNorm;
   /// The precision of the matrix products, convolutions and attention:
-  /// fp32, or bf16 (mixed precision; the parameters, the optimizer state
-  /// and every other op stay float32).
+  /// fp32, or bf16 or fp16 (mixed precision; the parameters, the optimizer
+  /// state and every other op stay float32).
   std::optional<std::string> precision;
+  /// fp16: dynamic loss scaling's initial scale, and the steps without an
+  /// overflow after which the scale doubles.
+  std::optional<double> lossScale;
+  std::optional<int64_t> lossScaleGrowthInterval;
 
   /// With `validateTrainingOptions` passed: the values, defaults filled in.
   std::string getOptimizer() const {
@@ -93,6 +97,15 @@ struct TrainingOptions {
   }
   /// Whether the products compute in a lower precision than float32.
   bool isMixedPrecision() const { return getPrecision() != kFloat32Precision; }
+  /// Whether the step scales its loss (float16, whose range the gradients
+  /// underflow without it); the scale and its growth interval.
+  bool scalesLoss() const {
+    return train && getPrecision() == kFloat16Precision;
+  }
+  double getLossScale() const { return lossScale.value_or(65536.0); }
+  int64_t getLossScaleGrowthInterval() const {
+    return lossScaleGrowthInterval.value_or(2000);
+  }
 
   /// Whether the loss is differentiated (for its gradients, or to train).
   bool differentiates() const { return gradients || train; }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -242,6 +243,10 @@ public:
   /// `--train`), as they are now in this device's memory, by name; empty
   /// for a bundle that trains nothing.
   std::map<std::string, Tensor> trainedParameters() const;
+  /// The named state `name` of this device's program (its manifest's
+  /// `states`: optimizer state, sums, loss scaling) as it is now; none when
+  /// the program has no state of that name.
+  std::optional<Tensor> state(const std::string &name) const;
 
   /// The bundle's directory and its identity: the SHA-256 of its manifest
   /// (which holds the SHA-256 of every other file of the bundle).

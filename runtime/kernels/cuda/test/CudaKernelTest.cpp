@@ -895,6 +895,36 @@ TEST_F(CudaKernelTest, OptimizerUpdates) {
   }
 }
 
+/// A gradient scale that is not finite skips the step on the device too:
+/// the parameter, the state and the step count keep their values (the
+/// scale is read on the device, as the compiled step computes it).
+TEST_F(CudaKernelTest, OptimizerUpdatesSkipNonFiniteScale) {
+  const int64_t n = 1000;
+  Shape ps{n}, scalar{};
+  std::vector<float> p0 = randomValues(n, 130), g = randomValues(n, 131);
+  std::vector<float> state = randomValues(n, 132);
+  for (float skip : {INFINITY, NAN}) {
+    Buffer &p = input(ps, p0), &buffer = input(ps, state);
+    Buffer &step = input(scalar, {4.f});
+    Buffer &gradient = input(ps, g), &factor = input(scalar, {skip});
+    ASSERT_EQ(run(cleave_cuda_sgd_update, {&gradient, &factor},
+                  {&p, &buffer, &step}, {0, 0, 0}, {0.1, 0.9, 0.0, 0.0, 0.0}),
+              0);
+    expectNear(p0, p, 0);
+    expectNear(state, buffer, 0);
+    expectNear({4.f}, step, 0);
+    Buffer &m = input(ps, state), &v = input(ps, std::vector<float>(n, 1));
+    ASSERT_EQ(run(cleave_cuda_adam_update, {&gradient, &factor},
+                  {&p, &m, &v, &step}, {1, 0, 0},
+                  {0.1, 0.9, 0.999, 1e-8, 0.01, 0.0}),
+              0);
+    expectNear(p0, p, 0);
+    expectNear(state, m, 0);
+    expectNear(std::vector<float>(n, 1), v, 0);
+    expectNear({4.f}, step, 0);
+  }
+}
+
 /// With nan_to_zero a line of -inf (a fully masked attention row) gives
 /// zeros instead of NaN, along the last axis (row kernel) and an inner one
 /// (column kernel).

@@ -79,7 +79,11 @@ def Cleave_SgdUpdateOp : Cleave_UpdateOp<"sgd_update",
     parameter -= lr(step) * g;  step += 1
     ```
 
-    (without momentum, `g` as it is). The learning rate of step `s`
+    (without momentum, `g` as it is). A `gradient_scale` that is not
+    finite skips the step: the op writes nothing, the step count included
+    (dynamic loss scaling makes the scale NaN when the gradients overflowed,
+    so that a skipped step leaves the optimizer as it was). The learning
+    rate of step `s`
     (counted from 0) is `learning_rate` times a factor: `(s + 1) /
     warmup_steps` during the warm-up, then, when `decay_steps` is positive,
     a cosine from 1 down to `min_lr_ratio` over the steps
@@ -143,7 +147,9 @@ def Cleave_AdamUpdateOp : Cleave_UpdateOp<"adam_update",
                  / (sqrt(second_moment) / sqrt(1 - beta2^step) + epsilon)
     ```
 
-    The learning rate follows the schedule `cleave.sgd_update` describes.
+    The learning rate follows the schedule `cleave.sgd_update` describes,
+    and a `gradient_scale` that is not finite skips the step as it does
+    there (nothing written, the step count included).
     The parameter is a writable weight, the moments and the step (a float
     scalar) are `cleave.state`s; the results are the same tensors after the
     update (destination style).
