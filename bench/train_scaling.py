@@ -1,6 +1,7 @@
-"""Training steps on one CPU rank, on two data-parallel replicas and on two
-pipeline stages, against the same global batch; prints measured and
-predicted step times and the speed-ups over one rank.
+"""Training steps on one CPU rank, on two data-parallel replicas, on two
+pipeline stages and on two tensor-parallel devices, against the same
+global batch; prints measured and predicted step times and the speed-ups
+over one rank.
 
 The model is a GPT (cleave.generators.gpt) with cross-entropy on its
 logits, AdamW. Each layout takes the same global batch of
@@ -9,6 +10,8 @@ logits, AdamW. Each layout takes the same global batch of
   one rank       1 device,  M microbatches, all cores
   dp=2           2 devices, M/2 microbatches each, cores / 2 per rank
   pp=2 (1F1B)    2 devices, M microbatches through 2 stages, cores / 2 each
+  tp=2           2 devices, M microbatches, the ops split over both (the
+                 plan's choice of loops), cores / 2 each
 
 The ranks are threads of one process (cleave.Trainer). Step times are the
 median of ``--steps`` steps after ``--warmup``; "predicted" is the plan's
@@ -59,6 +62,7 @@ def main():
         ("dp=2", 2, {"microbatches": m // 2}, max(1, args.threads // 2)),
         ("pp=2 1f1b", 2, {"microbatches": m, "pp": 2},
          max(1, args.threads // 2)),
+        ("tp=2", 2, {"microbatches": m, "tp": 2}, max(1, args.threads // 2)),
     ]
     rng = np.random.default_rng(0)
     rows = m * args.batch
