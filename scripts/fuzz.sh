@@ -198,22 +198,28 @@ PY
   rm -rf "$seeds"
 }
 
-case "${1:-}" in
-  build) "$ROOT/scripts/sanitized-build.sh" cleave-fuzzers ;;
-  list) printf '%s\n' "${TARGETS[@]}" ;;
-  run)
-    [ $# -ge 3 ] || usage
-    run "${@:2}"
-    ;;
-  smoke) smoke ;;
-  seed)
-    [ $# -eq 2 ] || usage
-    seed "$2"
-    ;;
-  merge)
-    [ $# -eq 2 ] || usage
-    check_target "$2"
-    rebuild_corpus "$2" "$BUILD/fuzz/$2/corpus"
-    ;;
-  *) usage ;;
-esac
+main() {
+  case "${1:-}" in
+    build) "$ROOT/scripts/sanitized-build.sh" cleave-fuzzers ;;
+    list) printf '%s\n' "${TARGETS[@]}" ;;
+    run)
+      [ $# -ge 3 ] || usage
+      run "${@:2}"
+      ;;
+    smoke) smoke ;;
+    seed)
+      [ $# -eq 2 ] || usage
+      seed "$2"
+      ;;
+    merge)
+      [ $# -eq 2 ] || usage
+      check_target "$2"
+      rebuild_corpus "$2" "$BUILD/fuzz/$2/corpus"
+      ;;
+    *) usage ;;
+  esac
+}
+
+# Bash reads a script as it runs it: the call and the exit are one line, so
+# that a run of an hour is not cut short by an edit of this file meanwhile.
+{ main "$@"; exit; }

@@ -18,11 +18,12 @@ BUILD="${CLEAVE_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
 "$ROOT/scripts/sanitized-build.sh"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_stack_use_after_return=1:check_initialization_order=1}"
-export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0}"
+# Leaks are suppressed by the library that allocated them, which only a
+# full stack names: OpenMPI and its components are built without frame
+# pointers, so the fast unwinder stops at their first frame and leaves it
+# unnamed. Allocations record their stacks with the slow unwinder.
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-# OpenMPI unloads its components at exit, after which their leaks have no
-# module name to suppress them by; keep them loaded.
-export OMPI_MCA_mca_base_component_disable_dlclose=1
 
 # The model tests (test/e2e, the conformance sweeps) compile and run whole
 # networks, which under the sanitizers takes far longer than the rest of the

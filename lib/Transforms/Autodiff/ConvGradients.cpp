@@ -221,7 +221,7 @@ Value oneHotTaps(GradientBuilder &b, ArrayRef<int64_t> kernel, Type type) {
 Value extractWindows(GradientBuilder &b, Value planes, const Window &window) {
   size_t rank = window.rank();
   SmallVector<int64_t> pads{0, 0};
-  ArrayRef<int64_t> forwardPads = window.forwardPads();
+  SmallVector<int64_t> forwardPads = window.forwardPads();
   pads.append(forwardPads.begin(), forwardPads.begin() + rank);
   pads.append({0, 0});
   pads.append(forwardPads.begin() + rank, forwardPads.end());
