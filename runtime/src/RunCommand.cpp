@@ -704,12 +704,27 @@ int launch(const RunOptions &options, int argc, char **argv,
                    std::to_string(std::max(1u, cores / manifest.devices)));
   }
 
+  // OpenMPI keeps its session files under one directory per user and
+  // machine, which two mpirun starting at once can both fail to create
+  // ("File exists"): each launch gets a directory of its own, unless the
+  // user chose one.
+  std::string sessionBase;
+  if (!std::getenv("OMPI_MCA_orte_tmpdir_base")) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/cleave-mpirun-XXXXXX";
+    if (::mkdtemp(pattern.data()))
+      sessionBase = pattern;
+  }
+
   std::fflush(stdout);
   std::fflush(stderr);
   pid_t child = ::fork();
   if (child < 0)
     throw Error(std::string("cannot start mpirun: ") + std::strerror(errno));
   if (child == 0) {
+    if (!sessionBase.empty())
+      ::setenv("OMPI_MCA_orte_tmpdir_base", sessionBase.c_str(), 1);
     std::vector<char *> pointers;
     for (std::string &arg : args)
       pointers.push_back(arg.data());
@@ -721,6 +736,10 @@ int launch(const RunOptions &options, int argc, char **argv,
   }
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!sessionBase.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(sessionBase, ignored);
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code == 0 || code == 1)
