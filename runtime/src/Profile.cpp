@@ -98,23 +98,8 @@ double median(std::vector<double> values) {
                            : (values[middle - 1] + values[middle]) / 2;
 }
 
-std::optional<double> errorPercent(std::optional<double> predicted,
-                                   double measured) {
-  if (!predicted || !(measured > 0))
-    return std::nullopt;
-  return (*predicted - measured) / measured * 100;
-}
-
 json optionalNumber(std::optional<double> value) {
   return value ? json(*value) : json(nullptr);
-}
-
-std::string cell(std::optional<double> value, const char *format) {
-  if (!value)
-    return "-";
-  char text[64];
-  std::snprintf(text, sizeof(text), format, *value);
-  return text;
 }
 
 std::string rankList(const std::vector<int> &ranks) {
@@ -125,6 +110,21 @@ std::string rankList(const std::vector<int> &ranks) {
 }
 
 } // namespace
+
+std::optional<double> errorPercent(std::optional<double> predicted,
+                                   double measured) {
+  if (!predicted || !(measured > 0))
+    return std::nullopt;
+  return (*predicted - measured) / measured * 100;
+}
+
+std::string cell(std::optional<double> value, const char *format) {
+  if (!value)
+    return "-";
+  char text[64];
+  std::snprintf(text, sizeof(text), format, *value);
+  return text;
+}
 
 std::vector<StepDescription> describeSteps(const std::string &sourcePath) {
   std::ifstream stream(sourcePath);

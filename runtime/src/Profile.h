@@ -86,6 +86,14 @@ struct MeasuredProfile {
   std::vector<std::string> traces;
 };
 
+/// The cost model's error, (predicted - measured) / measured in percent;
+/// none without a prediction or a positive measurement.
+std::optional<double> errorPercent(std::optional<double> predicted,
+                                   double measured);
+
+/// `value` printed with `format` for a table cell, or "-" without one.
+std::string cell(std::optional<double> value, const char *format);
+
 /// Prints the summary table (median of the timed runs against the
 /// prediction, with the cost model's error) and, when `jsonPath` is not
 /// empty, writes it as JSON.

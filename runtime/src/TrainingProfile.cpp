@@ -2,6 +2,8 @@
 
 #include "TrainingProfile.h"
 
+#include "Profile.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -53,23 +55,8 @@ std::optional<double> predictedStep(const json &plan) {
   return step.get<double>();
 }
 
-std::optional<double> errorPercent(std::optional<double> predicted,
-                                   double measured) {
-  if (!predicted || !(measured > 0))
-    return std::nullopt;
-  return (*predicted - measured) / measured * 100;
-}
-
 json optional(std::optional<double> value) {
   return value ? json(*value) : json(nullptr);
-}
-
-std::string cell(std::optional<double> value, const char *format) {
-  if (!value)
-    return "-";
-  char text[64];
-  std::snprintf(text, sizeof(text), format, *value);
-  return text;
 }
 
 } // namespace

@@ -124,6 +124,26 @@ def planned(work, memory):
     print("losses and parameters within tolerance:", ok)
 
 
+def straight_and_saved(bundle, batches, where):
+    """A trainer of `bundle` run on every batch and its losses; and a
+    checkpoint `where` of another saved after the first 3 batches."""
+    straight = cleave.Trainer(bundle)
+    losses = [straight.step(b) for b in batches]
+    first = cleave.Trainer(bundle)
+    for b in batches[:3]:
+        first.step(b)
+    first.save(where)
+    return straight, losses
+
+
+def resumed_from(bundle, where, batches):
+    """A trainer of `bundle` restored from `where`, run on the batches
+    after the first 3, and its losses."""
+    trainer = cleave.Trainer(bundle)
+    trainer.load(where)
+    return trainer, [trainer.step(b) for b in batches[3:]]
+
+
 def checkpoints(work):
     """tp=2 saved after 3 steps: resumed on the same plan (bitwise the
     straight run), on one device, and a one-device checkpoint resumed on
@@ -131,33 +151,19 @@ def checkpoints(work):
     one, split, batches = compile_pair(work, "ckpt", dp_test.gpt, SGD, 2, 2,
                                        1, 1)
     _, split4, _ = compile_pair(work, "ckpt4", dp_test.gpt, SGD, 4, 2, 2, 1)
-    straight = cleave.Trainer(split)
-    straight_losses = [straight.step(b) for b in batches]
-    first = cleave.Trainer(split)
-    for b in batches[:3]:
-        first.step(b)
-    first.save(f"{work}/tp2_ckpt")
-    same = cleave.Trainer(split)
-    same.load(f"{work}/tp2_ckpt")
-    resumed = [same.step(b) for b in batches[3:]]
+    straight, straight_losses = straight_and_saved(split, batches,
+                                                   f"{work}/tp2_ckpt")
+    same, resumed = resumed_from(split, f"{work}/tp2_ckpt", batches)
     got, ref = same.parameters(), straight.parameters()
     print("== checkpoints")
     print("tp=2 -> tp=2 bitwise:", resumed == straight_losses[3:] and all(
         np.array_equal(got[n], ref[n]) for n in ref))
-    whole = cleave.Trainer(one)
-    whole.load(f"{work}/tp2_ckpt")
-    resumed = [whole.step(b) for b in batches[3:]]
+    whole, resumed = resumed_from(one, f"{work}/tp2_ckpt", batches)
     ok, _ = within(resumed, straight_losses[3:], whole.parameters(), ref)
     print("tp=2 -> one device within tolerance:", ok)
-    reference = cleave.Trainer(one)
-    ref_losses = [reference.step(b) for b in batches]
-    again = cleave.Trainer(one)
-    for b in batches[:3]:
-        again.step(b)
-    again.save(f"{work}/one_ckpt")
-    piped = cleave.Trainer(split4)
-    piped.load(f"{work}/one_ckpt")
-    resumed = [piped.step(b) for b in batches[3:]]
+    reference, ref_losses = straight_and_saved(one, batches,
+                                               f"{work}/one_ckpt")
+    piped, resumed = resumed_from(split4, f"{work}/one_ckpt", batches)
     ok, _ = within(resumed, ref_losses[3:], piped.parameters(),
                    reference.parameters())
     print("one device -> pp=2 x tp=2 within tolerance:", ok)

@@ -25,7 +25,6 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -46,13 +45,6 @@ namespace {
 /// and that the plan may store split to save memory.
 bool isParameterSource(Operation *op) {
   return isa<WeightOp, WeightSliceOp, ConstantOp, StateOp>(op);
-}
-
-/// Whether `use` writes its value in place (an update, accumulation,
-/// clearing or assignment of a training step).
-bool writesInPlace(OpOperand &use) {
-  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-  return dps && dps.isDpsInit(&use);
 }
 
 bool isAnnotated(Value value) {

@@ -27,6 +27,7 @@
 
 #include "cleave/Transforms/Partition/Passes.h"
 
+#include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
@@ -34,7 +35,6 @@
 #include "cleave/Transforms/Partition/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -66,22 +66,8 @@ bool isStoredTensor(Operation *op) {
   return isa<WeightOp, WeightSliceOp, StateOp>(op);
 }
 
-/// Whether `use` writes its value in place (an update, accumulation,
-/// clearing or assignment).
-bool writesInPlace(OpOperand &use) {
-  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-  return dps && dps.isDpsInit(&use);
-}
-
 double byteSize(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  unsigned bits = type.getElementType().isIntOrFloat()
-                      ? type.getElementType().getIntOrFloatBitWidth()
-                      : 32;
-  return static_cast<double>(type.getNumElements()) *
-         std::max<unsigned>(bits / 8, 1);
+  return static_cast<double>(getTensorBytes(value.getType()));
 }
 
 class StepSharder {

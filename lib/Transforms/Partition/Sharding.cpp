@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 using namespace mlir;
 using namespace cleave;
@@ -94,6 +95,11 @@ FailureOr<OpLoopSharding> cleave::getLoopSharding(Operation *op, int64_t loop) {
   if (result.extent == 0)
     return failure();
   return result;
+}
+
+bool cleave::writesInPlace(OpOperand &use) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+  return dps && dps.isDpsInit(&use);
 }
 
 SmallVector<OpLoopSharding> cleave::getShardableLoops(Operation *op,

@@ -1037,16 +1037,17 @@ struct ConstantSpace : SourceSpace<ConstantOp> {
   }
 };
 
-/// The split of a source op's only split dimension, or failure when more
-/// than one dimension or more than one grid axis is split.
+/// The split of source op `op`'s only split dimension; an error on `op`
+/// when more than one dimension or more than one grid axis is split.
 FailureOr<std::optional<std::pair<int64_t, GridAxis>>>
-singleSplit(ArrayRef<SmallVector<GridAxis>> loopAxes) {
+singleSplit(Operation *op, ArrayRef<SmallVector<GridAxis>> loopAxes) {
   std::optional<std::pair<int64_t, GridAxis>> split;
   for (auto [d, axes] : llvm::enumerate(loopAxes)) {
     if (axes.empty())
       continue;
     if (split || axes.size() != 1)
-      return failure();
+      return op->emitOpError()
+             << "can be split along one dimension and one grid axis only";
     split = {static_cast<int64_t>(d), axes.front()};
   }
   return split;
@@ -1060,10 +1061,9 @@ template <typename OpT> struct WeightSpace : SourceSpace<OpT> {
   partitionLocal(Operation *op, ArrayRef<SmallVector<GridAxis>> loopAxes,
                  shard::GridOp grid, Type localType, OpBuilder &builder) {
     FailureOr<std::optional<std::pair<int64_t, GridAxis>>> split =
-        singleSplit(loopAxes);
+        singleSplit(op, loopAxes);
     if (failed(split))
-      return op->emitOpError()
-             << "can be split along one dimension and one grid axis only";
+      return failure();
     if (!*split)
       return builder.clone(*op);
     auto [dim, axis] = **split;
@@ -1102,10 +1102,9 @@ struct StateSpace : SourceSpace<StateOp> {
   partitionLocal(Operation *op, ArrayRef<SmallVector<GridAxis>> loopAxes,
                  shard::GridOp grid, Type localType, OpBuilder &builder) {
     FailureOr<std::optional<std::pair<int64_t, GridAxis>>> split =
-        singleSplit(loopAxes);
+        singleSplit(op, loopAxes);
     if (failed(split))
-      return op->emitOpError()
-             << "can be split along one dimension and one grid axis only";
+      return failure();
     auto state = cast<StateOp>(op);
     if (!*split)
       return builder.clone(*op);

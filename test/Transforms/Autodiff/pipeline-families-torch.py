@@ -45,13 +45,13 @@ RTOL = 1e-5
 SGD_LR = {"resnet": 1e-3}
 
 
-def global_batches(model, reference, output):
-    """STEPS global batches of MICROBATCHES microbatches, each as
+def global_batches(model, reference, output, blocks=MICROBATCHES):
+    """STEPS global batches of `blocks` microbatches, each as
     families-train-torch.py draws them."""
     drawn = base.make_batches(model, reference, output)
     result = []
     for i in range(STEPS):
-        parts = [drawn[(i + k) % len(drawn)] for k in range(MICROBATCHES)]
+        parts = [drawn[(i + k) % len(drawn)] for k in range(blocks)]
         result.append({k: np.concatenate([p[k] for p in parts])
                        for k in parts[0]})
     return result

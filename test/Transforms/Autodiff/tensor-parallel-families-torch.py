@@ -35,24 +35,13 @@ import cleave
 from cleave.testing import load_sibling
 
 base = load_sibling(__file__, "families-train-torch.py")
+piped = load_sibling(__file__, "pipeline-families-torch.py")
 FAMILIES = ["gpt", "bert", "vit", "resnet", "wav2vec2", "deepspeech"]
-STEPS = 10
+STEPS = piped.STEPS
 LOSS_RTOL = {"resnet": 1e-3}
 RTOL = {"resnet": 1e-3}
 FIRST_STEP_RTOL = 1e-6
 SGD_LR = {"resnet": 1e-3}
-
-
-def global_batches(model, reference, output, blocks):
-    """STEPS global batches of `blocks` microbatches, each as
-    families-train-torch.py draws them."""
-    drawn = base.make_batches(model, reference, output)
-    result = []
-    for i in range(STEPS):
-        parts = [drawn[(i + k) % len(drawn)] for k in range(blocks)]
-        result.append({k: np.concatenate([p[k] for p in parts])
-                       for k in parts[0]})
-    return result
 
 
 def train(bundle, batches):
@@ -76,7 +65,7 @@ def compare(family, work, name, devices, pp, microbatches):
     model, reference, _ = base.export(family, work)
     replicas = devices // (2 * pp)
     blocks = replicas * microbatches
-    batches = global_batches(model, reference, output, blocks)
+    batches = piped.global_batches(model, reference, output, blocks)
     options = {"optimizer": "sgd", "lr": SGD_LR.get(family, 0.01),
                "momentum": 0.9}
     loss = {"loss": "mse", "logits": output, "labels": "labels"}

@@ -89,6 +89,11 @@ struct OpLoopSharding {
 mlir::FailureOr<OpLoopSharding> getLoopSharding(mlir::Operation *op,
                                                 int64_t loop);
 
+/// Whether `use` writes its value in place (a destination of a
+/// `DestinationStyleOpInterface` op: a training step's update,
+/// accumulation, clearing or assignment).
+bool writesInPlace(mlir::OpOperand &use);
+
 /// Every loop of `op` that may be split `numShards` ways: the loops
 /// `getLoopSharding` accepts whose split dimensions all divide by
 /// `numShards`. In loop order; empty when `op` has no `ShardingInterface`.
