@@ -25,6 +25,7 @@
 #include "Bundle.h"
 #include "Files.h"
 #include "cleave/rt/Checked.h"
+#include "cleave/rt/Communicator.h"
 
 #include <nlohmann/json.hpp>
 
@@ -270,42 +271,75 @@ std::string checkpointName(int64_t step) {
 
 namespace {
 
-/// Saves the persistent memory of `ranks`, every device of one bundle in
-/// rank order, as checkpoint `dir`.
-void saveRanks(const std::vector<const Session *> &ranks,
-               const TrainingPosition &position, const std::string &dir) {
-  const Session &session = *ranks.front();
-  fs::path target = fs::path(dir).lexically_normal();
-  if (!target.has_filename())
-    target = target.parent_path();
-  fs::path parent = target.parent_path();
-  if (parent.empty())
-    parent = ".";
-  std::string name = target.filename().string();
+/// Where checkpoint `dir` is written before it takes its name: a hidden
+/// directory beside it, named by `token` (a process id), so that a crash
+/// while saving leaves nothing under the checkpoint's own name.
+struct CheckpointPaths {
+  fs::path target;
+  fs::path parent;
+  fs::path staging;
+  std::string token;
+
+  CheckpointPaths(const std::string &dir, std::string token)
+      : token(std::move(token)) {
+    target = fs::path(dir).lexically_normal();
+    if (!target.has_filename())
+      target = target.parent_path();
+    parent = target.parent_path();
+    if (parent.empty())
+      parent = ".";
+    staging = parent / ("." + name() + ".tmp-" + this->token);
+  }
+  std::string name() const { return target.filename().string(); }
+};
+
+/// Creates the staging directory of `paths` (and the directories above it).
+void createStaging(const CheckpointPaths &paths) {
   std::error_code error;
-  fs::create_directories(parent, error);
+  fs::create_directories(paths.parent, error);
   if (error)
-    throw Error(parent.string() +
+    throw Error(paths.parent.string() +
                 ": cannot create the checkpoint directory: " + error.message());
-
-  std::string pid = std::to_string(::getpid());
-  fs::path staging = parent / ("." + name + ".tmp-" + pid);
-  fs::remove_all(staging, error);
-  if (!fs::create_directory(staging, error) || error)
-    throw Error(staging.string() +
+  fs::remove_all(paths.staging, error);
+  if (!fs::create_directory(paths.staging, error) || error)
+    throw Error(paths.staging.string() +
                 ": cannot create: " + (error ? error.message() : "it exists"));
-  TemporaryDirectory cleanup(staging);
+}
 
+/// What the checkpoint's manifest lists of one rank.
+struct SavedRank {
+  int rank = 0;
+  std::string file;
+  std::string sha256;
+  std::string layoutDigest;
+};
+
+/// Writes the rank file of `session` into the staging directory.
+SavedRank saveRank(const Session &session, const TrainingPosition &position,
+                   const fs::path &staging) {
+  SavedRank saved;
+  saved.rank = session.place().rank;
+  saved.file = writeRankFile(session, position, staging);
+  saved.sha256 = sha256File((staging / saved.file).string());
+  saved.layoutDigest = session.persistentLayout().digest;
+  return saved;
+}
+
+/// Writes the manifest of the rank files in the staging directory, in rank
+/// order, and gives the checkpoint its name, replacing one of that name
+/// only once the new one is complete.
+void publish(const CheckpointPaths &paths, const Session &session,
+             const TrainingPosition &position,
+             const std::vector<SavedRank> &ranks) {
   json rankList = json::array();
   json files = json::object();
-  for (const Session *rank : ranks) {
-    std::string rankFile = writeRankFile(*rank, position, staging);
-    files[rankFile] = sha256File((staging / rankFile).string());
-    rankList.push_back(
-        json{{"rank", rank->place().rank},
-             {"file", rankFile},
-             {"layout_digest", rank->persistentLayout().digest}});
+  for (const SavedRank &rank : ranks) {
+    files[rank.file] = rank.sha256;
+    rankList.push_back(json{{"rank", rank.rank},
+                            {"file", rank.file},
+                            {"layout_digest", rank.layoutDigest}});
   }
+  std::error_code error;
   json manifest{
       {"format", "cleave-checkpoint"},
       {"format_version", formatVersion},
@@ -318,26 +352,27 @@ void saveRanks(const std::vector<const Session *> &ranks,
       {"files", std::move(files)}};
   std::string text = manifest.dump(2) + "\n";
   {
-    DurableFile file((staging / "manifest.json").string());
+    DurableFile file((paths.staging / "manifest.json").string());
     file.write(text.data(), text.size());
     file.commit();
   }
-  syncDirectory(staging.string());
+  syncDirectory(paths.staging.string());
 
   // A checkpoint of the same name is swapped with the new one in one step
   // where the file system can (Linux's RENAME_EXCHANGE), else set aside
   // until the new one has taken its place; either way it is removed last.
+  const fs::path &target = paths.target;
   if (fs::exists(target, error) &&
-      ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(),
+      ::renameat2(AT_FDCWD, paths.staging.c_str(), AT_FDCWD, target.c_str(),
                   RENAME_EXCHANGE) == 0) {
-    fs::remove_all(staging, error);
+    fs::remove_all(paths.staging, error);
   } else if (fs::exists(target, error)) {
-    fs::path old = parent / ("." + name + ".old-" + pid);
+    fs::path old = paths.parent / ("." + paths.name() + ".old-" + paths.token);
     fs::remove_all(old, error);
     fs::rename(target, old, error);
     if (error)
       throw Error(target.string() + ": cannot replace: " + error.message());
-    fs::rename(staging, target, error);
+    fs::rename(paths.staging, target, error);
     if (error) {
       std::error_code ignored;
       fs::rename(old, target, ignored);
@@ -345,12 +380,48 @@ void saveRanks(const std::vector<const Session *> &ranks,
     }
     fs::remove_all(old, error);
   } else {
-    fs::rename(staging, target, error);
+    fs::rename(paths.staging, target, error);
     if (error)
       throw Error(target.string() + ": cannot create: " + error.message());
   }
+  syncDirectory(paths.parent.string());
+}
+
+/// Saves the persistent memory of `ranks`, every device of one bundle in
+/// rank order, as checkpoint `dir`.
+void saveRanks(const std::vector<const Session *> &ranks,
+               const TrainingPosition &position, const std::string &dir) {
+  CheckpointPaths paths(dir, std::to_string(::getpid()));
+  createStaging(paths);
+  TemporaryDirectory cleanup(paths.staging);
+  std::vector<SavedRank> saved;
+  for (const Session *rank : ranks)
+    saved.push_back(saveRank(*rank, position, paths.staging));
+  publish(paths, *ranks.front(), position, saved);
   cleanup.release();
-  syncDirectory(parent.string());
+}
+
+/// The tag of the runtime's own messages that carry a saved rank's entry
+/// to the first rank.
+constexpr int savedRankTag = 0x436b;
+
+/// Sends `text` to rank 0, its length first.
+void sendText(Communicator &comm, const std::string &text) {
+  uint64_t length = text.size();
+  comm.sendToRank(&length, sizeof(length), 0, savedRankTag);
+  comm.sendToRank(text.data(), text.size(), 0, savedRankTag);
+}
+
+std::string receiveText(Communicator &comm, int rank) {
+  uint64_t length = 0;
+  comm.recvFromRank(&length, sizeof(length), rank, savedRankTag);
+  if (length > static_cast<uint64_t>(maxManifestBytes))
+    throw Error("rank " + std::to_string(rank) +
+                " sent a checkpoint entry of " + std::to_string(length) +
+                " bytes");
+  std::string text(static_cast<std::size_t>(length), '\0');
+  comm.recvFromRank(text.data(), text.size(), rank, savedRankTag);
+  return text;
 }
 
 /// A named tensor a rank file's header lists (`regions` or `states`),
@@ -613,6 +684,49 @@ void saveCheckpoint(const SessionGroup &group, const TrainingPosition &position,
   for (int rank = 0; rank < group.size(); ++rank)
     ranks.push_back(&group.rank(rank));
   saveRanks(ranks, position, dir);
+}
+
+void saveCheckpoint(const Session &session, Communicator &comm,
+                    const TrainingPosition &position, const std::string &dir) {
+  // Every rank stages into the directory the first rank creates, named by
+  // its process id.
+  int token = comm.maxOverDevices(comm.rank() == 0 ? ::getpid() : 0);
+  CheckpointPaths paths(dir, std::to_string(token));
+  std::optional<TemporaryDirectory> cleanup;
+  if (comm.rank() == 0) {
+    createStaging(paths);
+    cleanup.emplace(paths.staging);
+  }
+  comm.barrier();
+  std::error_code error;
+  if (!fs::is_directory(paths.staging, error))
+    throw Error(paths.staging.string() +
+                ": missing on this rank's machine; the checkpoint directory "
+                "must be on a file system that every rank shares");
+  SavedRank own = saveRank(session, position, paths.staging);
+  if (comm.rank() != 0) {
+    sendText(comm, json{{"rank", own.rank},
+                        {"file", own.file},
+                        {"sha256", own.sha256},
+                        {"layout_digest", own.layoutDigest}}
+                       .dump());
+  } else {
+    std::vector<SavedRank> ranks{own};
+    for (int rank = 1; rank < comm.size(); ++rank) {
+      json entry = json::parse(receiveText(comm, rank), nullptr,
+                               /*allow_exceptions=*/false);
+      if (!entry.is_object() || !entry.value("rank", json()).is_number() ||
+          entry["rank"].get<int>() != rank)
+        throw Error("rank " + std::to_string(rank) +
+                    " sent a malformed checkpoint entry");
+      ranks.push_back({rank, entry.value("file", ""), entry.value("sha256", ""),
+                       entry.value("layout_digest", "")});
+    }
+    publish(paths, session, position, ranks);
+    cleanup->release();
+  }
+  // Every rank returns once the checkpoint has its name.
+  comm.barrier();
 }
 
 CheckpointInfo readCheckpoint(const std::string &dir) {

@@ -599,15 +599,6 @@ int run(const RunOptions &options, const Manifest &manifest,
   return status;
 }
 
-/// The GPU --device names ("cuda:N"), or -1 to let the rank choose.
-int requestedCudaDevice(const std::string &device) {
-  if (device.rfind("cuda:", 0) != 0)
-    return -1;
-  char *end = nullptr;
-  long index = std::strtol(device.c_str() + 5, &end, 10);
-  return *end || index < 0 ? -1 : static_cast<int>(index);
-}
-
 /// One device of a bundle for several, in the MPI job that started it. A
 /// failure ends every rank, naming this one.
 int runRank(RunOptions options, const Manifest &manifest) {
@@ -615,11 +606,8 @@ int runRank(RunOptions options, const Manifest &manifest) {
   int status = 0;
   try {
     // GPU ranks talk over NCCL, bootstrapped over MPI.
-    if (manifest.deviceKind == "cuda") {
-      int gpu = requestedCudaDevice(options.device);
-      comm = createNcclCommunicator(comm, gpu);
-      options.device = "cuda:" + std::to_string(gpu);
-    }
+    if (manifest.deviceKind == "cuda")
+      joinGpuRanks(comm, options.device);
     status = run(options, manifest, comm.get());
   } catch (const std::exception &e) {
     DevicePlace place = comm->place();
@@ -773,6 +761,19 @@ int runSingleProcess(const RunOptions &options, const Manifest &manifest) {
 }
 
 } // namespace
+
+void joinGpuRanks(std::unique_ptr<Communicator> &comm, std::string &device) {
+  // The GPU --device names ("cuda:N"), or -1 to let the rank choose.
+  int gpu = -1;
+  if (device.rfind("cuda:", 0) == 0) {
+    char *end = nullptr;
+    long index = std::strtol(device.c_str() + 5, &end, 10);
+    if (!*end && index >= 0)
+      gpu = static_cast<int>(index);
+  }
+  comm = createNcclCommunicator(comm, gpu);
+  device = "cuda:" + std::to_string(gpu);
+}
 
 /// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
 /// chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT). By

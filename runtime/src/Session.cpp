@@ -272,11 +272,12 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
   if (comm && options.timeoutSeconds > 0) {
     DevicePlace place = impl->place;
     impl->watchdog = std::make_unique<Watchdog>(
-        options.timeoutSeconds, [comm, place](const std::string &message) {
+        options.timeoutSeconds,
+        [comm, place, command = options.command](const std::string &message) {
           std::fflush(stdout);
-          std::fprintf(stderr,
-                       "cleave run: error: rank %d (stage %d, tp %d): %s\n",
-                       place.rank, place.stage, place.tp, message.c_str());
+          std::fprintf(stderr, "%s: error: rank %d (stage %d, tp %d): %s\n",
+                       command.c_str(), place.rank, place.stage, place.tp,
+                       message.c_str());
           std::fflush(stderr);
           comm->abort(2);
         });

@@ -14,9 +14,11 @@
 #include "cleave/rt/TrainCommand.h"
 
 #include "Arguments.h"
+#include "Bundle.h"
 #include "TrainingData.h"
 #include "TrainingProfile.h"
 #include "cleave/rt/Checkpoint.h"
+#include "cleave/rt/Communicator.h"
 #include "cleave/rt/RunCommand.h"
 #include "cleave/rt/Runtime.h"
 
@@ -69,6 +71,16 @@ constexpr const char *usage =
     "                        plan's prediction (printed, DIR/profile.json)\n"
     "  --threads N           CPU kernel threads (all cores)\n"
     "  --device DEV          cpu or cuda:N (the bundle's kind)\n"
+    "  --timeout S           a bundle for several devices: end every rank\n"
+    "                        when one program step or communication call\n"
+    "                        takes longer than S seconds (300; 0 never)\n"
+    "\n"
+    "A bundle for several devices runs every device as a thread of this\n"
+    "process; under mpirun or srun (with as many ranks as the bundle has\n"
+    "devices) each process runs the device of its MPI rank, every process\n"
+    "reads --data, and rank 0 prints and writes the log. Checkpoints then\n"
+    "need a --checkpoint-dir that every rank's machine sees (a shared file\n"
+    "system): each rank writes its own rank file.\n"
     "\n"
     "On a terminal a line shows the step, the loss, the learning rate, the\n"
     "samples per second and the time left; otherwise only a summary is\n"
@@ -92,6 +104,7 @@ struct TrainOptions {
   int threads = 0;
   std::string device;
   std::string profileDir;
+  double timeout = 300;
   bool help = false;
 };
 
@@ -149,6 +162,14 @@ TrainOptions parseArguments(int argc, char **argv) {
       options.threads = static_cast<int>(parseCount(arg, args.value(), 0));
     } else if (arg == "--device") {
       options.device = args.value();
+    } else if (arg == "--timeout") {
+      std::string text = args.value();
+      char *end = nullptr;
+      double seconds = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || !(seconds >= 0) || !std::isfinite(seconds))
+        throw Error("--timeout wants a non-negative number of seconds, not '" +
+                    text + "'");
+      options.timeout = seconds;
     } else if (args.isOption()) {
       throw Error("unknown option '" + arg + "' (see --help)");
     } else if (options.bundle.empty()) {
@@ -251,19 +272,26 @@ void prepareCheckpointDir(const std::string &dir) {
 }
 
 /// The checkpoint a resumed run starts from: the newest of the directory
-/// that reads back intact, or none.
-std::optional<std::string> newestCheckpoint(const std::string &root) {
+/// that reads back intact, or none. Warns of those it skips when `warn`.
+std::optional<std::string> newestCheckpoint(const std::string &root,
+                                            bool warn) {
   for (const std::string &candidate : listCheckpoints(root)) {
     try {
       readCheckpoint(candidate);
       return candidate;
     } catch (const Error &e) {
-      std::fprintf(stderr,
-                   "cleave train: warning: skipping checkpoint %s: %s\n",
-                   candidate.c_str(), e.what());
+      if (warn)
+        std::fprintf(stderr,
+                     "cleave train: warning: skipping checkpoint %s: %s\n",
+                     candidate.c_str(), e.what());
     }
   }
   return std::nullopt;
+}
+
+/// The step of checkpoint `path` (a step_N directory).
+int64_t checkpointStep(const std::string &path) {
+  return std::stoll(fs::path(path).filename().string().substr(5));
 }
 
 /// "1:02:03" or "2:03".
@@ -292,11 +320,11 @@ double lossOf(const Tensor &output) {
   }
 }
 
-/// A float32 scalar state of the bundle's first device; none when its
-/// program has no such state.
-std::optional<double> scalarState(const SessionGroup &group,
+/// A float32 scalar state of a device; none when its program has no such
+/// state.
+std::optional<double> scalarState(const Session &session,
                                   const std::string &name) {
-  std::optional<Tensor> state = group.primary().state(name);
+  std::optional<Tensor> state = session.state(name);
   if (!state || state->dtype() != CLEAVE_F32 || state->numElements() != 1)
     return std::nullopt;
   return state->data<float>()[0];
@@ -310,15 +338,112 @@ struct LossScaleStatus {
   bool skipped = false;
 };
 
+/// The devices a run steps together: every rank of the bundle as a thread
+/// of this process, or this process's own rank of a job that runs one
+/// process per device (mpirun, srun).
+class TrainingDevices {
+public:
+  virtual ~TrainingDevices() = default;
+  /// The first device of this process: the bundle's inputs, the learning
+  /// rate, the scalar states.
+  virtual const Session &primary() const = 0;
+  /// The devices this process runs.
+  virtual std::vector<const Session *> local() const = 0;
+  /// The job's communicator when each process runs one device.
+  virtual Communicator *job() const { return nullptr; }
+  /// Whether this process prints, logs and reports for the run.
+  bool reports() const { return !job() || job()->rank() == 0; }
+  /// Whether any device of the bundle updates parameters.
+  virtual bool updatesParameters() const = 0;
+  /// Runs one step on every device; returns the loss on the process that
+  /// reports (NaN on the others).
+  virtual double step(const std::map<std::string, Tensor> &feeds) = 0;
+  /// The largest `value` of every process: what one rank decides (a stop
+  /// it was asked for) every rank does.
+  virtual int agree(int value) { return value; }
+  virtual void save(const TrainingPosition &position,
+                    const std::string &dir) = 0;
+  virtual TrainingPosition load(const std::string &dir) = 0;
+};
+
+/// Every device as a thread of this process.
+class ThreadRanks final : public TrainingDevices {
+public:
+  explicit ThreadRanks(std::unique_ptr<SessionGroup> group)
+      : group(std::move(group)) {}
+  const Session &primary() const override { return group->primary(); }
+  std::vector<const Session *> local() const override {
+    std::vector<const Session *> sessions;
+    for (int rank = 0; rank < group->size(); ++rank)
+      sessions.push_back(&group->rank(rank));
+    return sessions;
+  }
+  bool updatesParameters() const override {
+    return !group->trainedParameters().empty();
+  }
+  double step(const std::map<std::string, Tensor> &feeds) override {
+    return lossOf(group->run(feeds)[0]);
+  }
+  void save(const TrainingPosition &position, const std::string &dir) override {
+    saveCheckpoint(*group, position, dir);
+  }
+  TrainingPosition load(const std::string &dir) override {
+    return loadCheckpoint(*group, dir);
+  }
+
+private:
+  std::unique_ptr<SessionGroup> group;
+};
+
+/// This process's device of a job of one process per device.
+class ProcessRank final : public TrainingDevices {
+public:
+  ProcessRank(Communicator &comm, std::unique_ptr<Session> session)
+      : comm(&comm), session(std::move(session)) {}
+  const Session &primary() const override { return *session; }
+  std::vector<const Session *> local() const override {
+    return {session.get()};
+  }
+  Communicator *job() const override { return comm; }
+  bool updatesParameters() const override {
+    return comm->maxOverDevices(!session->trainedParameters().empty()) != 0;
+  }
+  double step(const std::map<std::string, Tensor> &feeds) override {
+    std::vector<Tensor> outputs = session->run(feeds);
+    // The loss is the first replica's, as a thread group reports it: the
+    // lowest rank of replica 0 that writes the output.
+    bool writes = session->place().dp == 0 && session->writesOutput(0);
+    std::vector<double> table = comm->gatherToFirst(
+        {writes ? 1.0 : 0.0, writes ? lossOf(outputs[0]) : 0.0});
+    for (std::size_t row = 0; row + 1 < table.size(); row += 2)
+      if (table[row] != 0)
+        return table[row + 1];
+    return std::nan("");
+  }
+  int agree(int value) override { return comm->maxOverDevices(value); }
+  void save(const TrainingPosition &position, const std::string &dir) override {
+    saveCheckpoint(*session, *comm, position, dir);
+  }
+  TrainingPosition load(const std::string &dir) override {
+    return loadCheckpoint(*session, dir);
+  }
+
+private:
+  /// Outlives the session.
+  Communicator *comm;
+  std::unique_ptr<Session> session;
+};
+
 /// Refuses a bundle whose step is not a training step.
-void checkTrainingBundle(const SessionGroup &group, const std::string &bundle) {
-  const Session &session = group.primary();
+void checkTrainingBundle(const TrainingDevices &devices,
+                         const std::string &bundle) {
+  const Session &session = devices.primary();
   const std::vector<TensorInfo> &outputs = session.outputs();
   bool lossOnly =
       outputs.size() == 1 &&
       (outputs[0].dtype == CLEAVE_F32 || outputs[0].dtype == CLEAVE_F64) &&
       (outputs[0].shape.empty() || outputs[0].shape == std::vector<int64_t>{1});
-  if (!lossOnly || group.trainedParameters().empty())
+  if (!lossOnly || !devices.updatesParameters())
     throw Error(bundle +
                 ": not a training bundle; a bundle compiled with `cleave "
                 "compile --train --loss NAME` updates its parameters and "
@@ -330,12 +455,14 @@ void checkTrainingBundle(const SessionGroup &group, const std::string &bundle) {
 
 class TrainingRun {
 public:
-  TrainingRun(const TrainOptions &options, SessionGroup &group,
+  TrainingRun(const TrainOptions &options, TrainingDevices &devices,
               const TrainingData &data)
-      : options(options), group(group), data(data),
-        terminal(::isatty(STDOUT_FILENO)) {
+      : options(options), devices(devices), data(data),
+        // A launcher may hand its processes a terminal of its own, which
+        // a progress line redrawn in place does not suit.
+        terminal(!devices.job() && ::isatty(STDOUT_FILENO)) {
     if (!options.profileDir.empty())
-      profile.emplace(group, options.profileDir);
+      profile.emplace(devices.local(), devices.job(), options.profileDir);
   }
 
   /// Restores the checkpoint to resume from, if any.
@@ -357,7 +484,7 @@ private:
 
   const TrainOptions &options;
   /// Every device of the bundle, run together.
-  SessionGroup &group;
+  TrainingDevices &devices;
   const TrainingData &data;
   bool terminal;
   TrainingPosition position;
@@ -372,9 +499,9 @@ private:
 };
 
 std::optional<LossScaleStatus> TrainingRun::readLossScale() const {
-  std::optional<double> scale = scalarState(group, "loss_scale");
+  std::optional<double> scale = scalarState(devices.primary(), "loss_scale");
   std::optional<double> skipped =
-      scalarState(group, "loss_scale.skipped_steps");
+      scalarState(devices.primary(), "loss_scale.skipped_steps");
   if (!scale || !skipped)
     return std::nullopt;
   LossScaleStatus status;
@@ -399,25 +526,43 @@ void TrainingRun::resume() {
                   "directory");
   }
   if (options.resume) {
-    std::optional<std::string> newest = newestCheckpoint(options.checkpointDir);
+    std::optional<std::string> newest =
+        newestCheckpoint(options.checkpointDir, devices.reports());
+    // Every rank must resume from the same step.
+    int step =
+        newest
+            ? static_cast<int>(std::min<int64_t>(
+                  checkpointStep(*newest), std::numeric_limits<int>::max() - 1))
+            : -1;
+    int newestOnAny = devices.agree(step);
+    int newestOnAll = -devices.agree(-step);
+    if (newestOnAny != newestOnAll)
+      throw Error("--checkpoint-dir " + options.checkpointDir +
+                  ": the ranks find different newest checkpoints (step " +
+                  std::to_string(newestOnAll) + " on one, " +
+                  std::to_string(newestOnAny) +
+                  " on another); it must be on a file system every rank "
+                  "shares");
     if (!newest) {
-      std::fprintf(stderr,
-                   "cleave train: note: no checkpoint in %s; starting at "
-                   "step 0\n",
-                   options.checkpointDir.c_str());
+      if (devices.reports())
+        std::fprintf(stderr,
+                     "cleave train: note: no checkpoint in %s; starting at "
+                     "step 0\n",
+                     options.checkpointDir.c_str());
       return;
     }
     from = *newest;
   }
   if (from.empty())
     return;
-  TrainingPosition saved = loadCheckpoint(group, from);
+  TrainingPosition saved = devices.load(from);
   if (saved.samples == 0) {
     // Saved by cleave.Trainer, which feeds its own batches.
-    std::fprintf(stderr,
-                 "cleave train: note: %s records no data order; the order "
-                 "starts at its first sample\n",
-                 from.c_str());
+    if (devices.reports())
+      std::fprintf(stderr,
+                   "cleave train: note: %s records no data order; the order "
+                   "starts at its first sample\n",
+                   from.c_str());
     saved.seed = position.seed;
     saved.samples = position.samples;
   }
@@ -432,12 +577,13 @@ void TrainingRun::resume() {
                 "; resume with its seed (or without --seed)");
   position = saved;
   resumed = true;
-  std::fprintf(stderr, "cleave train: resuming from %s (step %lld)\n",
-               from.c_str(), static_cast<long long>(position.step));
+  if (devices.reports())
+    std::fprintf(stderr, "cleave train: resuming from %s (step %lld)\n",
+                 from.c_str(), static_cast<long long>(position.step));
 }
 
 void TrainingRun::openLog() {
-  if (options.log.empty())
+  if (options.log.empty() || !devices.reports())
     return;
   log.open(options.log, resumed ? std::ios::app : std::ios::trunc);
   if (!log)
@@ -529,7 +675,7 @@ void TrainingRun::save() {
   std::string dir =
       (fs::path(options.checkpointDir) / checkpointName(position.step))
           .string();
-  saveCheckpoint(group, position, dir);
+  devices.save(position, dir);
   lastCheckpoint = dir;
   if (options.keepCheckpoints)
     removeOlderCheckpoints();
@@ -555,11 +701,14 @@ void TrainingRun::removeOlderCheckpoints() {
 }
 
 int TrainingRun::run() {
+  bool reports = devices.reports();
   int64_t first = position.step;
   if (first >= options.steps) {
-    std::printf("%s is at step %lld already; --steps %lld asks for no more\n",
-                options.bundle.c_str(), static_cast<long long>(first),
-                static_cast<long long>(options.steps));
+    if (reports)
+      std::printf("%s is at step %lld already; --steps %lld asks for no "
+                  "more\n",
+                  options.bundle.c_str(), static_cast<long long>(first),
+                  static_cast<long long>(options.steps));
     return 0;
   }
   Clock::time_point start = Clock::now();
@@ -567,65 +716,64 @@ int TrainingRun::run() {
   lossScale = readLossScale();
   double firstLoss = NAN, loss = NAN;
   StopRequests stops;
-  int64_t saved = -1;
-  while (position.step < options.steps && !stopSignal) {
+  // The signal that stops the run, once every rank knows of it: a signal
+  // to one process of a job stops all of them after the same step.
+  int stop = 0;
+  while (position.step < options.steps && !stop) {
     std::map<std::string, Tensor> feeds = data.gather(nextBatch());
     // A skipped step does not advance the schedule.
     int64_t updates = position.step - (lossScale ? lossScale->skippedSteps : 0);
-    double rate = group.primary().learningRate(updates);
+    double rate = devices.primary().learningRate(updates);
     Clock::time_point stepStart = Clock::now();
-    std::vector<Tensor> outputs = group.run(feeds);
+    loss = devices.step(feeds);
     if (profile)
       profile->record(
           position.step + 1,
           std::chrono::duration<double>(stepStart - start).count(),
           std::chrono::duration<double>(Clock::now() - stepStart).count());
     lossScale = readLossScale();
-    loss = lossOf(outputs[0]);
     if (position.step == first)
       firstLoss = loss;
     ++position.step;
     double seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
-    report(first, loss, rate, seconds);
+    if (reports)
+      report(first, loss, rate, seconds);
+    stop = devices.agree(stopSignal);
+    // The last step is always saved, and the one a signal stops after.
     if (!options.checkpointDir.empty() &&
         ((options.checkpointEvery &&
           position.step % options.checkpointEvery == 0) ||
-         position.step == options.steps || stopSignal)) {
+         position.step == options.steps || stop))
       save();
-      saved = position.step;
-    }
   }
-  // A signal that came after the last step's check still leaves a
-  // checkpoint of that step.
-  if (stopSignal && !options.checkpointDir.empty() && position.step > first &&
-      saved != position.step)
-    save();
-  if (stopSignal) {
+  if (stop && reports) {
     if (terminal)
       std::printf("\n");
     std::fprintf(stderr, "cleave train: %s after step %lld\n",
-                 stopSignal == SIGINT ? "interrupted" : "terminated",
+                 stop == SIGINT ? "interrupted" : "terminated",
                  static_cast<long long>(position.step));
   }
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   int64_t done = position.step - first;
-  std::printf("trained %s: steps %lld to %lld (%lld samples, epoch %lld) in "
-              "%.2f s, %.1f samples/s; loss %.6g -> %.6g\n",
-              options.bundle.c_str(), static_cast<long long>(first + 1),
-              static_cast<long long>(position.step),
-              static_cast<long long>(done * data.batch()),
-              static_cast<long long>(position.epoch), seconds,
-              seconds > 0 ? static_cast<double>(done * data.batch()) / seconds
-                          : 0.0,
-              firstLoss, loss);
-  if (!lastCheckpoint.empty())
-    std::printf("checkpoint: %s\n", lastCheckpoint.c_str());
+  if (reports) {
+    std::printf("trained %s: steps %lld to %lld (%lld samples, epoch %lld) "
+                "in %.2f s, %.1f samples/s; loss %.6g -> %.6g\n",
+                options.bundle.c_str(), static_cast<long long>(first + 1),
+                static_cast<long long>(position.step),
+                static_cast<long long>(done * data.batch()),
+                static_cast<long long>(position.epoch), seconds,
+                seconds > 0 ? static_cast<double>(done * data.batch()) / seconds
+                            : 0.0,
+                firstLoss, loss);
+    if (!lastCheckpoint.empty())
+      std::printf("checkpoint: %s\n", lastCheckpoint.c_str());
+  }
   if (profile)
     profile->finish(options.bundle);
   std::fflush(stdout);
   // As a shell reports a process the signal ended.
-  return stopSignal ? 128 + stopSignal : 0;
+  return stop ? 128 + stop : 0;
 }
 
 } // namespace
@@ -650,6 +798,10 @@ std::vector<int64_t> sampleOrder(int64_t samples, uint64_t seed,
 }
 
 int trainCommand(int argc, char **argv) {
+  // Under mpirun or srun: this process's link to the others, which a
+  // failure ends with it. Declared before the devices, which it outlives.
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<TrainingDevices> devices;
   try {
     TrainOptions options = parseArguments(argc, argv);
     if (options.help) {
@@ -663,22 +815,51 @@ int trainCommand(int argc, char **argv) {
     sessionOptions.numThreads = options.threads;
     sessionOptions.device = options.device;
     sessionOptions.profile = !options.profileDir.empty();
-    std::unique_ptr<SessionGroup> group =
-        SessionGroup::open(options.bundle, sessionOptions);
-    checkTrainingBundle(*group, options.bundle);
-    TrainingData data(options.data, group->primary().inputs());
-    TrainingRun run(options, *group, data);
+    sessionOptions.timeoutSeconds = options.timeout;
+    sessionOptions.command = "cleave train";
+    if (inMpiJob()) {
+      // One process per device: this one runs its MPI rank's.
+      Manifest manifest = readManifest(options.bundle);
+      try {
+        comm = createMpiCommunicator(manifest.mesh());
+      } catch (const Error &e) {
+        throw Error(options.bundle + ": " + e.what());
+      }
+      if (manifest.deviceKind == "cuda")
+        joinGpuRanks(comm, sessionOptions.device);
+      sessionOptions.communicator = comm.get();
+      devices = std::make_unique<ProcessRank>(
+          *comm, Session::open(options.bundle, sessionOptions));
+    } else {
+      devices = std::make_unique<ThreadRanks>(
+          SessionGroup::open(options.bundle, sessionOptions));
+    }
+    checkTrainingBundle(*devices, options.bundle);
+    TrainingData data(options.data, devices->primary().inputs());
+    TrainingRun run(options, *devices, data);
     run.resume();
     run.openLog();
-    return run.run();
+    int status = run.run();
+    devices.reset();
+    return status;
   } catch (const std::exception &e) {
     // Past a progress line, which ends without a newline.
     if (::isatty(STDOUT_FILENO))
       std::printf("\n");
     std::fflush(stdout);
-    std::fprintf(stderr, "cleave train: error: %s\n", e.what());
-    return 2;
+    if (!comm) {
+      std::fprintf(stderr, "cleave train: error: %s\n", e.what());
+      return 2;
+    }
+    // The other ranks may wait on this one: end them all, naming it.
+    DevicePlace place = comm->place();
+    std::fprintf(stderr,
+                 "cleave train: error: rank %d (stage %d, tp %d, dp %d): %s\n",
+                 place.rank, place.stage, place.tp, place.dp, e.what());
+    std::fflush(stderr);
+    comm->abort(2);
   }
+  return 2;
 }
 
 } // namespace cleave::rt

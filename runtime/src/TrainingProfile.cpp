@@ -3,6 +3,7 @@
 #include "TrainingProfile.h"
 
 #include "Profile.h"
+#include "cleave/rt/Communicator.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -61,9 +63,10 @@ json optional(std::optional<double> value) {
 
 } // namespace
 
-TrainingProfile::TrainingProfile(const SessionGroup &group, std::string dir)
-    : group(group), dir(std::move(dir)),
-      calls(static_cast<std::size_t>(group.size())) {
+TrainingProfile::TrainingProfile(std::vector<const Session *> sessions,
+                                 Communicator *comm, std::string dir)
+    : sessions(std::move(sessions)), comm(comm), dir(std::move(dir)),
+      calls(this->sessions.size()) {
   std::error_code error;
   fs::create_directories(this->dir, error);
   if (error || !fs::is_directory(this->dir))
@@ -72,20 +75,40 @@ TrainingProfile::TrainingProfile(const SessionGroup &group, std::string dir)
 }
 
 void TrainingProfile::record(int64_t step, double offset, double seconds) {
-  for (int rank = 0; rank < group.size(); ++rank)
-    for (PhaseTime &time : group.rank(rank).phaseTimes()) {
+  for (std::size_t index = 0; index < sessions.size(); ++index)
+    for (PhaseTime &time : sessions[index]->phaseTimes()) {
       time.start += offset;
-      calls[static_cast<std::size_t>(rank)].push_back({step, std::move(time)});
+      calls[index].push_back({step, std::move(time)});
     }
   stepSeconds.emplace_back(step, seconds);
+}
+
+int64_t TrainingProfile::firstKept() const {
+  // The first step warms the caches and the thread pools.
+  return stepSeconds.size() > 1 ? stepSeconds[1].first : stepSeconds[0].first;
+}
+
+std::vector<double> TrainingProfile::phaseTotals(std::size_t session) const {
+  std::vector<double> totals{
+      static_cast<double>(sessions[session]->place().stage)};
+  for (const char *phase : phaseNames) {
+    double total = 0;
+    double count = 0;
+    for (const Call &call : calls[session])
+      if (call.step >= firstKept() && call.time.phase == phase) {
+        total += call.time.seconds;
+        ++count;
+      }
+    totals.push_back(total);
+    totals.push_back(count);
+  }
+  return totals;
 }
 
 void TrainingProfile::finish(const std::string &bundleDir) const {
   if (stepSeconds.empty())
     return;
-  // The first step warms the caches and the thread pools.
-  int64_t firstKept =
-      stepSeconds.size() > 1 ? stepSeconds[1].first : stepSeconds[0].first;
+  int64_t firstKept = this->firstKept();
   std::size_t kept = 0;
   double stepTotal = 0;
   for (const auto &[step, seconds] : stepSeconds)
@@ -95,8 +118,9 @@ void TrainingProfile::finish(const std::string &bundleDir) const {
     }
 
   // Each rank's trace: one complete event per entry call.
-  for (int rank = 0; rank < group.size(); ++rank) {
-    DevicePlace place = group.rank(rank).place();
+  for (std::size_t index = 0; index < sessions.size(); ++index) {
+    DevicePlace place = sessions[index]->place();
+    int rank = place.rank;
     json events = json::array();
     events.push_back({{"name", "thread_name"},
                       {"ph", "M"},
@@ -107,7 +131,7 @@ void TrainingProfile::finish(const std::string &bundleDir) const {
                                      std::to_string(place.stage) + ", tp " +
                                      std::to_string(place.tp) + ", dp " +
                                      std::to_string(place.dp) + ")"}}}});
-    for (const Call &call : calls[static_cast<std::size_t>(rank)]) {
+    for (const Call &call : calls[index]) {
       std::string name = call.time.phase;
       if (call.time.microbatch >= 0)
         name += " " + std::to_string(call.time.microbatch);
@@ -127,13 +151,28 @@ void TrainingProfile::finish(const std::string &bundleDir) const {
       throw Error("--profile: cannot write " + path);
   }
 
+  // Every rank's phase totals, on the process that reports.
+  const std::size_t width = 1 + 2 * std::size(phaseNames);
+  std::vector<double> table;
+  if (comm) {
+    table = comm->gatherToFirst(phaseTotals(0));
+    if (comm->rank() != 0)
+      return;
+  } else {
+    for (std::size_t index = 0; index < sessions.size(); ++index) {
+      std::vector<double> totals = phaseTotals(index);
+      table.insert(table.end(), totals.begin(), totals.end());
+    }
+  }
+  int devices = static_cast<int>(table.size() / width);
+
   // Per stage and phase: the mean call of the stage's slowest rank over
   // the kept steps.
   std::ifstream planStream((fs::path(bundleDir) / "plan.json").string());
   json plan = json::parse(planStream, nullptr, /*allow_exceptions=*/false);
   int stages = 0;
-  for (int rank = 0; rank < group.size(); ++rank)
-    stages = std::max(stages, group.rank(rank).place().stage + 1);
+  for (int rank = 0; rank < devices; ++rank)
+    stages = std::max(stages, static_cast<int>(table[rank * width]) + 1);
   std::printf("profile of steps %lld to %lld%s, the mean call of each "
               "stage's slowest rank:\n",
               static_cast<long long>(firstKept),
@@ -145,19 +184,16 @@ void TrainingProfile::finish(const std::string &bundleDir) const {
   json stageSummaries = json::array();
   for (int stage = 0; stage < stages; ++stage) {
     json phases = json::object();
-    for (const char *phase : phaseNames) {
+    for (std::size_t p = 0; p < std::size(phaseNames); ++p) {
+      const char *phase = phaseNames[p];
       double slowest = 0;
       std::size_t count = 0;
-      for (int rank = 0; rank < group.size(); ++rank) {
-        if (group.rank(rank).place().stage != stage)
+      for (int rank = 0; rank < devices; ++rank) {
+        const double *row = table.data() + rank * width;
+        if (static_cast<int>(row[0]) != stage)
           continue;
-        double total = 0;
-        std::size_t n = 0;
-        for (const Call &call : calls[static_cast<std::size_t>(rank)])
-          if (call.step >= firstKept && call.time.phase == phase) {
-            total += call.time.seconds;
-            ++n;
-          }
+        double total = row[1 + 2 * p];
+        auto n = static_cast<std::size_t>(row[2 + 2 * p]);
         if (n > 0 && total / static_cast<double>(n) > slowest) {
           slowest = total / static_cast<double>(n);
           count = n;
@@ -194,12 +230,12 @@ void TrainingProfile::finish(const std::string &bundleDir) const {
               "backward per microbatch, the update and the step per step\n");
 
   json traces = json::array();
-  for (int rank = 0; rank < group.size(); ++rank)
+  for (int rank = 0; rank < devices; ++rank)
     traces.push_back(traceName(rank));
   json summary = {{"format", "cleave.training-profile"},
                   {"version", 1},
                   {"bundle", bundleDir},
-                  {"devices", group.size()},
+                  {"devices", devices},
                   {"steps", kept},
                   {"first_step", firstKept},
                   {"stages", std::move(stageSummaries)},

@@ -19,11 +19,16 @@
 
 namespace cleave::rt {
 
+class Communicator;
+
 class TrainingProfile {
 public:
-  /// Profiles the ranks of `group` (opened with profiling) into `dir`,
-  /// created if missing; throws Error naming it when it cannot be.
-  TrainingProfile(const SessionGroup &group, std::string dir);
+  /// Profiles the ranks this process runs, `sessions` (opened with
+  /// profiling), into `dir`, created if missing; throws Error naming it
+  /// when it cannot be. With `comm` (one process per device), each process
+  /// profiles its own device and the first rank reports for all.
+  TrainingProfile(std::vector<const Session *> sessions, Communicator *comm,
+                  std::string dir);
 
   /// Records the entry calls of every rank's last run: step `step`, which
   /// began `offset` seconds after the first recorded one and took
@@ -33,6 +38,7 @@ public:
   /// Writes the traces and profile.json, and prints the measured phases
   /// against the plan's per stage. The first step is left out of the
   /// summary when there are others (it warms the caches and the pools).
+  /// With a communicator, every rank calls it.
   void finish(const std::string &bundleDir) const;
 
 private:
@@ -40,9 +46,16 @@ private:
     int64_t step;
     PhaseTime time;
   };
-  const SessionGroup &group;
+  /// The first step the summary counts.
+  int64_t firstKept() const;
+  /// Per session: its stage, then the total seconds and the count of each
+  /// phase's calls in the kept steps.
+  std::vector<double> phaseTotals(std::size_t session) const;
+
+  std::vector<const Session *> sessions;
+  Communicator *comm;
   std::string dir;
-  /// Per rank, every entry call, in order.
+  /// Per session, every entry call, in order.
   std::vector<std::vector<Call>> calls;
   std::vector<std::pair<int64_t, double>> stepSeconds;
   std::vector<double> stepOffsets;

@@ -28,6 +28,8 @@
 
 namespace cleave::rt {
 
+class Communicator;
+
 /// Where a training run stands: the steps taken and, for a run over a data
 /// set (`cleave train`), its place in the data order, which is a function
 /// of the seed, the number of samples and the epoch.
@@ -70,6 +72,13 @@ void saveCheckpoint(const Session &session, const TrainingPosition &position,
 /// replicas of a data-parallel bundle each save theirs).
 void saveCheckpoint(const SessionGroup &group, const TrainingPosition &position,
                     const std::string &dir);
+/// The same for the device of this process in a job of one process per
+/// device (mpirun, srun): every rank calls it, each writes its own rank
+/// file, and the first rank writes the manifest and gives the checkpoint
+/// its name once all are written. `dir` must be on a file system every
+/// rank shares.
+void saveCheckpoint(const Session &session, Communicator &comm,
+                    const TrainingPosition &position, const std::string &dir);
 
 /// Reads checkpoint `dir` and checks the SHA-256 of every file it lists;
 /// throws Error naming the file that is missing, malformed or damaged.

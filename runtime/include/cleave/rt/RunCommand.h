@@ -13,7 +13,12 @@
 #ifndef CLEAVE_RT_RUNCOMMAND_H
 #define CLEAVE_RT_RUNCOMMAND_H
 
+#include <memory>
+#include <string>
+
 namespace cleave::rt {
+
+class Communicator;
 
 /// Runs a bundle as the command line asks. `argv[0]` is the program's name;
 /// a `run` word right after it is skipped. Never throws: returns 0 on
@@ -25,6 +30,13 @@ int runCommand(int argc, char **argv);
 /// chose how OpenMP threads wait; returns only when it does not (the user
 /// chose, or the exec failed). `run` and `train` call it first.
 void execWithPassiveWaits();
+
+/// A rank of an MPI job that runs a CUDA bundle: replaces `comm`, the MPI
+/// communicator, with NCCL's (bootstrapped over it) and sets `device` to
+/// the GPU chosen: the one `device` names ("cuda:N"), else the rank's
+/// local rank modulo the host's GPUs. On failure throws, leaving `comm`
+/// to end the job with.
+void joinGpuRanks(std::unique_ptr<Communicator> &comm, std::string &device);
 
 } // namespace cleave::rt
 

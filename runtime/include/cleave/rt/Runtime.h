@@ -170,6 +170,9 @@ struct SessionOptions {
   /// With a communicator: a step or communication call that runs longer
   /// ends the whole job, naming the rank, the call and the node (0: never).
   double timeoutSeconds = 0;
+  /// The command a timed-out rank's message names ("cleave run: error:
+  /// ...").
+  std::string command = "cleave run";
 };
 
 /// The memory a session holds for its program, in bytes, as it allocated
