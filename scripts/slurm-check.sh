@@ -225,5 +225,45 @@ check_failure "a rank killed mid-step" 1 ""
 check_failure "a rank hung (--timeout 3)" 2 \
   "cleave run: error: rank 1 (stage 1, tp 0): timed out after 3s in step (node Recv_0)"
 
+# Training under srun: a pp=2 x dp=2 training step, one task per device,
+# against the same bundle trained as threads of one process by `cleave
+# train`: the same losses and, bit for bit, the same checkpoint.
+check_training() {
+  local name="mlp train pp=2 dp=2" dir="$WORK/train" log="$WORK/train.log"
+  mkdir -p "$dir"
+  if ! { PYTHONPATH="$ROOT/python:$ROOT/build/python" "$PY" "$ROOT/test/tools/Inputs/train_mlp.py" build "$dir" &&
+    "$BIN/cleave" compile "$dir/model.onnx" -o "$dir/pp" --train --loss mse \
+      --optimizer adam --lr 0.01 --devices 4 --pp 2 --quiet &&
+    "$BIN/cleave" train "$dir/pp" --data "$dir/data" --steps 12 --seed 3 \
+      --log "$dir/threads.jsonl" --checkpoint-dir "$dir/threads"; } >"$log" 2>&1; then
+    fail "$name: preparing failed: $(tail -n 1 "$log")"
+    return
+  fi
+  local start took status=0
+  start=$(date +%s%N)
+  timeout "$STEP_TIMEOUT" srun --mpi=pmix -n 4 --overcommit \
+    "$BIN/cleave-worker" train "$dir/pp" --data "$dir/data" --steps 12 \
+    --seed 3 --log "$dir/srun.jsonl" --checkpoint-dir "$dir/srun" \
+    >>"$log" 2>&1 || status=$?
+  took=$(elapsed "$start")
+  if [[ $status -ne 0 ]]; then
+    fail "$name: srun -n 4 exit status $status: $(tail -n 3 "$log" | tr '\n' ' ')"
+    return
+  fi
+  local same_log same_files=yes rank
+  same_log="$("$PY" "$ROOT/test/tools/Inputs/train_mlp.py" same-log \
+    "$dir/threads.jsonl" "$dir/srun.jsonl")"
+  for rank in 0 1 2 3; do
+    cmp -s "$dir/threads/step_00000012/rank_$rank.bin" \
+      "$dir/srun/step_00000012/rank_$rank.bin" || same_files=no
+  done
+  if [[ "$same_log" == *True && $same_files == yes ]]; then
+    pass "$name: srun -n 4, 12 steps in $took s; losses and every rank file of the checkpoint equal to cleave train's threads"
+  else
+    fail "$name: $same_log; rank files equal: $same_files"
+  fi
+}
+check_training
+
 echo "slurm-check: $FAILURES failure(s)"
 exit "$FAILURES"
