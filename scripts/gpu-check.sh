@@ -3,7 +3,10 @@
 # reference model compiled for one H200 and compared with onnxruntime, then
 # the models partitioned over 2 pipeline stages, 2 tensor-parallel devices
 # and 2x2, and three cut by batch (2 replicas of 2 stages, 2 microbatches),
-# every rank a thread of one process on the one GPU.
+# every rank a thread of one process on the one GPU; then training steps of
+# a small GPT (one device, pp x dp, tp, ZeRO-1, bf16, fp16) by
+# `cleave-worker train`, their losses against the same bundles compiled for
+# the CPU and trained on the build machine.
 #
 #   scripts/gpu-check.sh prepare [models|exports]
 #                                  on a build machine (no GPU needed): build,
@@ -45,6 +48,23 @@ BATCH_MODELS=(gpt bert vit)
 EXPORTS_DIR="$ROOT/test/e2e/exports"
 EXPORT_MESH_MODELS=(llama-dynamo mixtral-dynamo bert-dynamo
   whisper-encoder-dynamo convnext-dynamo)
+# Training: the GPT of test/tools/Inputs/train_gpt_tp.py, TRAIN_STEPS steps
+# of each configuration (label, then compile flags), the losses within
+# TRAIN_RTOL (relative) of the CPU's; the half precisions round their
+# products' operands, where one differently summed value can round the
+# other way, hence their wider bar.
+TRAIN_STEPS=5
+TRAIN_RTOL=1e-4
+TRAIN_HALF_RTOL=1e-2
+TRAIN_CONFIGS=(
+  "gpt train adamw|--optimizer adamw --lr 0.01"
+  "gpt train pp2 dp2 mb2 adamw|--optimizer adamw --lr 0.01 --devices 4 --pp 2 --microbatches 2"
+  "gpt train tp2 sgd clip|--optimizer sgd --lr 0.1 --momentum 0.9 --clip-grad-norm 1 --devices 2 --tp 2"
+  "gpt train dp2 zero1 adam|--optimizer adam --lr 0.01 --devices 2 --zero 1"
+  "gpt train bf16 adamw|--optimizer adamw --lr 0.01 --precision bf16"
+  "gpt train fp16 adamw|--optimizer adamw --lr 0.01 --precision fp16"
+)
+TRAIN_TIMEOUT=60
 # The machine is lent for minutes: whatever hangs is cut off, and models
 # still waiting when the budget is spent are reported as not run.
 KERNEL_TESTS_TIMEOUT=180
@@ -287,6 +307,38 @@ PY
     add_row "$name-batch$BATCH" "$name batch $BATCH dp2 pp2 mb2" \
       bundle-dp2-pp2 --single-process
   done
+  prepare_training
+}
+
+# The training bundles and, for each, the losses of the same bundle
+# compiled for the CPU and trained here: training/NAME/{bundle,cpu.jsonl}.
+prepare_training() {
+  echo "== compiling the training bundles for $TARGET and training them on the CPU"
+  local dir="$stage/training"
+  mkdir -p "$dir"
+  PYTHONPATH="$ROOT/python:$build/python" "$python" \
+    "$ROOT/test/tools/Inputs/train_gpt_tp.py" build "$dir"
+  # Its weights (model.onnx.data) keep the name the model refers to.
+  mv "$dir/model.onnx" "$stage/onnx/gpt-train.onnx"
+  mv "$dir"/model.onnx.* "$stage/onnx/" 2>/dev/null || true
+  : >"$stage/training.tsv"
+  local config label flags name rtol
+  for config in "${TRAIN_CONFIGS[@]}"; do
+    label=${config%%|*} flags=${config#*|}
+    name=${label// /-}
+    rtol=$TRAIN_RTOL
+    [[ $flags == *--precision* ]] && rtol=$TRAIN_HALF_RTOL
+    local loss_flags=(--train --loss cross-entropy --logits logits --labels labels)
+    # shellcheck disable=SC2086 # flags: words
+    compile_mesh "$label" gpt-train "$dir/$name/bundle" "${loss_flags[@]}" $flags
+    # shellcheck disable=SC2086
+    "$build/bin/cleave" compile "$stage/onnx/gpt-train.onnx" --quiet "${loss_flags[@]}" \
+      $flags -o "$dir/$name/cpu"
+    "$build/bin/cleave" train "$dir/$name/cpu" --data "$dir/data" \
+      --steps "$TRAIN_STEPS" --seed 3 --log "$dir/$name/cpu.jsonl" >/dev/null
+    rm -rf "$dir/$name/cpu"
+    printf '%s\t%s\t%s\n' "$name" "$label" "$rtol" >>"$stage/training.tsv"
+  done
 }
 
 # Adds the programs and the libraries they need to the stage, records what
@@ -303,7 +355,8 @@ pack_stage() {
   : >"$stage/machine-libraries.txt"
   local object
   for object in "$stage"/bin/* "$stage"/lib/libcleave_rt*.so \
-    "$stage"/models/*/bundle*/programs/*.so; do
+    "$stage"/models/*/bundle*/programs/*.so \
+    "$stage"/training/*/bundle/programs/*.so; do
     collect_libraries "$object" "$stage"
   done
   sort -u -o "$stage/machine-libraries.txt" "$stage/machine-libraries.txt"
@@ -377,6 +430,7 @@ GPU_NAME=""
 WORK="${GPU_CHECK_WORK:-/tmp/cleave-gpu-check}"
 KERNEL_ROW="| cleave-cuda-kernel-tests | not run | | |"
 MODEL_ROWS=()
+TRAIN_ROWS=()
 NOTES=()
 
 write_report() {
@@ -398,6 +452,10 @@ write_report() {
     echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
     local row
     for row in "${MODEL_ROWS[@]}"; do echo "$row"; done
+    echo
+    echo "| training bundle ($TRAIN_STEPS steps) | result | max rel loss difference from the CPU | bar | process ms |"
+    echo "| --- | --- | ---: | ---: | ---: |"
+    for row in "${TRAIN_ROWS[@]}"; do echo "$row"; done
     if [[ ${#NOTES[@]} -gt 0 ]]; then
       echo
       echo "## Notes"
@@ -452,6 +510,51 @@ check_bundle() {
     fi
   fi
   MODEL_ROWS+=("| $label | $result | ${max_abs:-} | ${max_rel:-} | $atol | ${run_ms:-} | $ms |")
+}
+
+# Trains one training bundle (NAME under training/, LABEL in the table) for
+# TRAIN_STEPS steps and compares its losses with the CPU's; adds its row.
+check_training() {
+  local name=$1 label=$2 rtol=$3 dir="$pack/training"
+  local bundle="$dir/$name/bundle" out="$WORK/train-$name.txt"
+  log "== $label"
+  if [[ -f "$bundle/COMPILE-FAILED" ]]; then
+    TRAIN_ROWS+=("| $label | FAIL (did not compile: $(head -1 "$bundle/COMPILE-FAILED" | tr '|' '/' | cut -c1-160)) | | $rtol | |")
+    FAILURES=$((FAILURES + 1))
+    return
+  fi
+  local rc=0 t0 ms
+  t0=$(now_ms)
+  LD_LIBRARY_PATH="$library_path" timeout "$TRAIN_TIMEOUT" \
+    "$pack/bin/cleave-worker" train "$bundle" --data "$dir/data" \
+    --steps "$TRAIN_STEPS" --seed 3 --log "$WORK/train-$name.jsonl" \
+    >"$out" 2>&1 || rc=$?
+  ms=$(($(now_ms) - t0))
+  tee -a "$LOG" <"$out"
+  local worst=""
+  if [[ $rc -eq 0 ]]; then
+    # The largest |gpu - cpu| / |cpu| over the steps' losses; "nan" when a
+    # loss is missing or not finite.
+    worst="$(paste <(sed -n 's/.*"loss": \([^,]*\),.*/\1/p' "$dir/$name/cpu.jsonl") \
+      <(sed -n 's/.*"loss": \([^,]*\),.*/\1/p' "$WORK/train-$name.jsonl") |
+      awk -v steps="$TRAIN_STEPS" '
+        { n++; if ($2 == "" || $2 == "null" || $1 == "null") bad = 1
+          d = $2 - $1; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1
+          r = d / (s > 1e-30 ? s : 1e-30); if (r > worst) worst = r }
+        END { if (bad || n != steps) print "nan"; else printf "%.3e\n", worst }')"
+  fi
+  local result
+  if [[ $rc -eq 124 ]]; then
+    result="FAIL (timed out after $TRAIN_TIMEOUT s)"
+  elif [[ $rc -ne 0 ]]; then
+    result="FAIL ($(grep -m1 'error:' "$out" | sed 's/^cleave train: error: //' | tr '|' '/' | cut -c1-200))"
+  elif [[ $worst == nan ]] || awk -v w="$worst" -v t="$rtol" 'BEGIN { exit !(w > t) }'; then
+    result="FAIL (losses differ from the CPU's)"
+  else
+    result=PASS
+  fi
+  [[ $result == PASS ]] || FAILURES=$((FAILURES + 1))
+  TRAIN_ROWS+=("| $label | $result | ${worst:-} | $rtol | $ms |")
 }
 
 run_check() {
@@ -547,7 +650,14 @@ run_check() {
     fi
   fi
 
-  local name label bundle flags
+  local name label bundle flags rtol
+  # The training steps first: none of their kernels has run elsewhere.
+  if [[ -f "$pack/training.tsv" ]]; then
+    while IFS=$'\t' read -r name label rtol; do
+      check_training "$name" "$label" "$rtol"
+    done <"$pack/training.tsv"
+  fi
+
   while IFS=$'\t' read -r name label bundle flags; do
     # shellcheck disable=SC2086 # flags: none or one word
     check_bundle "$name" "$label" "$bundle" $flags
