@@ -88,6 +88,12 @@ llvm::Error CompileOptions::validate() const {
         "sync-batch-norm takes batch statistics over data-parallel "
         "replicas; a step compiled for one device has none (compile for "
         "several devices)");
+  if (train && devices == 1 && gradReduction.hasValue())
+    return llvm::createStringError(
+        "grad-reduction=" + gradReduction.getValue() +
+        " chooses when data-parallel replicas reduce their gradients; a "
+        "step compiled for one device has none (compile for several "
+        "devices)");
   if (train && devices == 1 && zero.getValue() > 0)
     return llvm::createStringError(
         "zero=" + std::to_string(zero.getValue()) +
@@ -125,6 +131,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(recompute, training.recompute);
   copy(zero, training.zero);
   copy(syncBatchNorm, training.syncBatchNorm);
+  copy(gradReduction, training.gradReduction);
   copy(precision, training.precision);
   copy(lossScale, training.lossScale);
   copy(lossScaleGrowthInterval, training.lossScaleGrowthInterval);
@@ -261,6 +268,7 @@ static void addUpdate(OpPassManager &pm, const CompileOptions &options,
                       const TrainingOptions &training,
                       OptimizerUpdatePassOptions update) {
   update.zero = training.zero.value_or(0);
+  update.overlapReduction = training.gradReduction == "overlap";
   pm.addPass(createOptimizerUpdatePass(update));
   if (training.recompute.value_or(false)) {
     RecomputePassOptions recompute;

@@ -815,6 +815,43 @@ struct RecvModel : KernelInterface::ExternalModel<RecvModel, RecvOp> {
   }
 };
 
+/// The start of a gradient sum's reduction, in place: its result is the
+/// accumulator (destination style), the call's output.
+struct ReduceStartModel
+    : KernelInterface::ExternalModel<ReduceStartModel, ReduceStartOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto start = cast<ReduceStartOp>(op);
+    rt::MeshAxis axis;
+    if (!rt::parseMeshAxis(start.getAxis(), axis))
+      return op->emitOpError("runs over '")
+             << start.getAxis() << "', which is no mesh axis (pp, dp or tp)";
+    std::optional<CleaveReduction> code =
+        parseKernelEnum<CleaveReduction>(start.getReduction());
+    if (!code)
+      return op->emitOpError("reduction '")
+             << start.getReduction() << "' has no runtime call";
+    kernels::ReduceStart args;
+    args.x = start.getAccumulator();
+    args.axis = static_cast<int64_t>(axis);
+    args.groupSize = static_cast<int64_t>(start.getGroupSize());
+    args.reduction = *code;
+    args.id = static_cast<int64_t>(start.getId());
+    return kernels::buildCall(op, kernels::reduce_start, args, call);
+  }
+};
+
+struct ReduceWaitModel
+    : KernelInterface::ExternalModel<ReduceWaitModel, ReduceWaitOp> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    auto wait = cast<ReduceWaitOp>(op);
+    kernels::ReduceWait args;
+    args.x = wait.getAccumulator();
+    // The verifier keeps the operand a reduce_start's (reduce_wait_c1).
+    args.id = static_cast<int64_t>(wait.getStart().getId());
+    return kernels::buildCall(op, kernels::reduce_wait, args, call);
+  }
+};
+
 /// A collective within the group along a mesh axis: the axis's code
 /// (rt/Mesh.h) and the group's size, then what the op adds (dimensions, the
 /// reduction).
@@ -1059,5 +1096,7 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
         *context);
     AllSliceOp::attachInterface<CollectiveModel<AllSliceOp>>(*context);
     AllToAllOp::attachInterface<CollectiveModel<AllToAllOp>>(*context);
+    ReduceStartOp::attachInterface<ReduceStartModel>(*context);
+    ReduceWaitOp::attachInterface<ReduceWaitModel>(*context);
   });
 }

@@ -64,6 +64,37 @@ template <typename Rows> struct CommCalls {
     });
   }
 
+  static int32_t reduce_start(CleaveContext *ctx,
+                              const args::ReduceStart &args) {
+    CommCall call(ctx, "reduce_start");
+    Communicator *comm = call.communicator();
+    MeshAxis axis;
+    if (!comm || !call.group(args.axis(), args.groupSize(), axis) ||
+        !call.scaled(args.x(), args.y(), -1, 1, 1) ||
+        !call.reduction(args.reduction(),
+                        static_cast<CleaveDType>(args.y().dtype)))
+      return 1;
+    if (args.x().data != args.y().data)
+      return call.fail("reduces in place, but its input and output are "
+                       "apart");
+    if (!ctx->lastBackward)
+      return 0;
+    return call.run([&] {
+      comm->startAllReduce(axis, args.y().data, elements(args.y()),
+                           static_cast<CleaveDType>(args.y().dtype),
+                           static_cast<Reduction>(args.reduction()),
+                           static_cast<int>(args.id()));
+    });
+  }
+
+  static int32_t reduce_wait(CleaveContext *ctx, const args::ReduceWait &args) {
+    CommCall call(ctx, "reduce_wait");
+    Communicator *comm = call.communicator();
+    if (!comm)
+      return 1;
+    return call.run([&] { comm->waitAllReduce(static_cast<int>(args.id())); });
+  }
+
   static int32_t all_gather(CleaveContext *ctx,
                             const args::BlockCollective &args) {
     CommCall call(ctx, "all_gather");

@@ -62,6 +62,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.recompute, training.recompute);
   copy(command.zero, training.zero);
   copy(command.syncBatchNorm, training.syncBatchNorm);
+  copy(command.gradReduction, training.gradReduction);
   copy(command.precision, training.precision);
   copy(command.lossScale, training.lossScale);
   copy(command.lossScaleGrowthInterval, training.lossScaleGrowthInterval);
@@ -91,6 +92,12 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (!target)
     return fail(llvm::toString(target.takeError()));
   const std::string &kind = target->device.kind;
+  // GPU replicas reduce on a stream of their own while the backward goes
+  // on; CPU ranks would only move the reduction's wait, and keep the
+  // program of one device (whose rounding it then shares bit for bit).
+  if (training.train && command.devices > 1 && !training.gradReduction &&
+      kind == "cuda" && training.zero.value_or(0) == 0)
+    training.gradReduction = "overlap";
   if (kind.empty())
     return fail("--target '" + command.target +
                 "': the target does not say what its devices run "
@@ -152,6 +159,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.recompute, options.recompute);
   pass(training.zero, options.zero);
   pass(training.syncBatchNorm, options.syncBatchNorm);
+  pass(training.gradReduction, options.gradReduction);
   pass(training.precision, options.precision);
   pass(training.lossScale, options.lossScale);
   pass(training.lossScaleGrowthInterval, options.lossScaleGrowthInterval);

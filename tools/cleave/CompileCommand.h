@@ -159,6 +159,15 @@ struct CompileCommand {
                      "over every data-parallel replica's batch "
                      "(SyncBatchNorm; default: each replica's own)"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> gradReduction{
+      "grad-reduction",
+      llvm::cl::desc("With --train on several devices: when the replicas "
+                     "reduce their gradient sums: overlap (each as soon as "
+                     "the last microbatch's backward has made it, "
+                     "overlapping the rest of the backward; the default on "
+                     "GPUs) or update (all in the update; the default on "
+                     "CPUs)"),
+      llvm::cl::value_desc("overlap|update"), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> precision{
       "precision",
       llvm::cl::desc("With --train: the precision of the matrix products, "

@@ -137,6 +137,13 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("With train on several devices: batch normalisation's "
                      "statistics over every data-parallel replica's batch "
                      "(SyncBatchNorm)")};
+  Option<std::string> gradReduction{
+      *this, "grad-reduction",
+      llvm::cl::desc("With train on several devices: reduce each gradient "
+                     "sum over the replicas as soon as the last "
+                     "microbatch's backward has made it, overlapping the "
+                     "rest of the backward (overlap), or all in the update "
+                     "(update, the default)")};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("With train: the precision of the matrix products, "

@@ -572,7 +572,9 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     // Communication ops move bytes; their time on the links is the
     // collective model's (collectiveTime), which callers add per transfer.
     attachAll<DataMovementCostModel, SendOp, RecvOp, AllReduceOp, AllGatherOp,
-              ReduceScatterOp, AllSliceOp, AllToAllOp>(context);
+              ReduceScatterOp, AllSliceOp, AllToAllOp, ReduceStartOp>(context);
+    // Waiting for a started reduction moves nothing itself.
+    attachElementwise<0, ReduceWaitOp>(context);
     attachAll<ViewCostModel, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
         context);
     attachAll<DataMovementCostModel, TransposeOp, ExpandOp, TileOp, ConcatOp,

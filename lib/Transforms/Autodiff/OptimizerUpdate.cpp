@@ -142,16 +142,27 @@ struct OptimizerUpdatePass
     // The microbatch's loss and gradients go into the step's sums. Under
     // ZeRO stage 2 each microbatch's gradient is reduce-scattered at once,
     // and a replica sums only its block.
+    // With replicas (and no ZeRO), each gradient sum's reduction over them
+    // starts as soon as the sum is final, in the last microbatch's backward
+    // right after the gradient is made, and overlaps the rest of the
+    // backward; the update waits for it.
+    bool overlap = overlapReduction && zero == 0 && replicas > 1;
     SmallVector<Value> sums;
-    for (TrainedParameter &parameter : *parameters) {
+    for (auto [index, parameter] : llvm::enumerate(*parameters)) {
       Operation *mark = terminator->getPrevNode();
       Value gradient = parameter.gradient;
       if (zero == 2)
         gradient = reduceScatterBlock(builder, gradient);
       parameter.gradient =
           accumulate(builder, gradient, "grad:" + parameter.name);
+      if (overlap)
+        parameter.gradient = ReduceStartOp::create(
+            opBuilder, builder.getLoc(), parameter.gradient, "dp", replicas,
+            "sum", static_cast<int64_t>(index));
       sums.push_back(parameter.gradient);
       setStageOfOpsAfter(mark, parameter.stage);
+      if (overlap)
+        moveAfterDefinition(mark->getNextNode(), terminator, gradient);
     }
     StringAttr lossName = getResultName(func, 0);
     Value lossSum =
@@ -173,6 +184,10 @@ struct OptimizerUpdatePass
         if (zero == 1)
           parameter.gradient = reduceScatterBlock(builder, parameter.gradient);
         parameter.target = localBlock(builder, parameter.weight.getOutput());
+      } else if (overlap) {
+        parameter.gradient = ReduceWaitOp::create(opBuilder, builder.getLoc(),
+                                                  parameter.gradient);
+        parameter.target = parameter.weight.getOutput();
       } else {
         parameter.gradient = sumOverReplicas(builder, parameter.gradient);
         parameter.target = parameter.weight.getOutput();
@@ -210,7 +225,11 @@ struct OptimizerUpdatePass
     Value meanLoss = DivOp::create(
         opBuilder, builder.getLoc(), stepLoss,
         builder.scalar(static_cast<double>(getContributions()), lossElement));
-    // Emptied after every read, for the next step's first microbatch.
+    // Emptied after every read, for the next step's first microbatch (a
+    // reduced sum after its wait).
+    for (Value &sum : sums)
+      if (auto start = sum.getDefiningOp<ReduceStartOp>())
+        sum = *start->getUsers().begin()->getResults().begin();
     for (Value sum : sums) {
       auto clear = ClearOp::create(opBuilder, builder.getLoc(), sum);
       if (std::optional<int64_t> stage = getStage(sum.getDefiningOp()))
@@ -218,6 +237,22 @@ struct OptimizerUpdatePass
     }
     terminator->setOperand(0, meanLoss);
     keepOnlyLoss(func);
+  }
+
+  /// Moves the ops from `first` up to (not including) `end` to right after
+  /// the definition of `value`, keeping their order: an accumulation and
+  /// the start of its reduction run as soon as the gradient is made.
+  static void moveAfterDefinition(Operation *first, Operation *end,
+                                  Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !first || first == end)
+      return;
+    Operation *after = def;
+    for (Operation *op = first, *next = nullptr; op != end; op = next) {
+      next = op->getNextNode();
+      op->moveAfter(after);
+      after = op;
+    }
   }
 
   /// Adds `value` into a new accumulator named `name`; the sum after it.

@@ -231,7 +231,7 @@ bool anyOptimizerOption(const TrainingOptions &options) {
          options.weightDecay || options.epsilon || options.clipGradNorm ||
          options.minLrRatio || options.nesterov || options.betas ||
          options.warmupSteps || options.decaySteps || options.recompute ||
-         options.zero || options.syncBatchNorm;
+         options.zero || options.syncBatchNorm || options.gradReduction;
 }
 
 } // namespace
@@ -266,6 +266,17 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
     return fail(spell.name("recompute") + " applies only with " +
                 spell.name("train") +
                 ": it recomputes activations for a training step's backward");
+  if (options.gradReduction && *options.gradReduction != "overlap" &&
+      *options.gradReduction != "update")
+    return fail(spell.withValue("grad-reduction", *options.gradReduction) +
+                ": the gradient sums are reduced over the replicas with "
+                "'overlap' (each as soon as the backward has made it) or "
+                "'update' (all in the update)");
+  if (options.gradReduction == "overlap" && options.zero.value_or(0) > 0)
+    return fail(spell.withValue("grad-reduction", "overlap") + " with " +
+                spell.withValue("zero", std::to_string(*options.zero)) +
+                ": ZeRO reduce-scatters the gradient sums instead (stage 2 "
+                "already in the backward)");
   if (options.zero && (*options.zero < 0 || *options.zero > 2))
     return fail(spell.withValue("zero", std::to_string(*options.zero)) +
                 ": the ZeRO stage is 0 (nothing sharded), 1 (the optimizer "

@@ -1585,6 +1585,7 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<StateOp, StateSpace>(ctx);
     attach<SgdUpdateOp, UpdateSpace<SgdUpdateOp>>(ctx);
     attach<AdamUpdateOp, UpdateSpace<AdamUpdateOp>>(ctx);
-    attachBroadcasting<AccumulateOp, ClearOp, AssignOp, AllReduceOp>(ctx);
+    attachBroadcasting<AccumulateOp, ClearOp, AssignOp, AllReduceOp,
+                       ReduceStartOp, ReduceWaitOp>(ctx);
   });
 }

@@ -52,7 +52,7 @@ std::string formatBytes(int64_t bytes) {
 
 bool isCommunication(Operation *op) {
   return isa<SendOp, RecvOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
-             AllToAllOp>(op);
+             AllToAllOp, ReduceStartOp>(op);
 }
 
 //===----------------------------------------------------------------------===//
@@ -346,12 +346,11 @@ private:
 /// The mesh axis and group size of a collective.
 std::pair<StringRef, int64_t> getGroup(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::pair<StringRef, int64_t>>(op)
-      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(
-          [](auto collective) {
-            return std::make_pair(
-                collective.getAxis(),
-                static_cast<int64_t>(collective.getGroupSize()));
-          })
+      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+            ReduceStartOp>([](auto collective) {
+        return std::make_pair(collective.getAxis(),
+                              static_cast<int64_t>(collective.getGroupSize()));
+      })
       .Default([](Operation *) { return std::make_pair(StringRef(), 0); });
 }
 

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <deque>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -240,6 +241,40 @@ public:
       divide(out, count, dtype, groupSize(axis));
   }
 
+  void startAllReduce(MeshAxis axis, void *data, std::size_t count,
+                      CleaveDType dtype, Reduction reduction, int id) override {
+    beginReduction(id);
+    PendingReduction &pending = reductions[id];
+    pending = {axis, data, count, dtype, reduction, {}};
+    MPI_Datatype type = mpiType(dtype);
+    MPI_Op op = mpiOp(reduction, dtype);
+    std::size_t size = cleave_dtype_size(dtype);
+    std::size_t perPiece = pieceBytes / size;
+    char *at = static_cast<char *>(data);
+    for (std::size_t done = 0; done < count; done += perPiece) {
+      std::size_t piece = std::min(perPiece, count - done);
+      MPI_Request request;
+      check(MPI_Iallreduce(MPI_IN_PLACE, at + done * size,
+                           static_cast<int>(piece), type, op, group(axis),
+                           &request),
+            "MPI_Iallreduce");
+      pending.requests.push_back(request);
+    }
+  }
+
+  void waitAllReduce(int id) override {
+    endReduction(id);
+    auto found = reductions.find(id);
+    PendingReduction pending = std::move(found->second);
+    reductions.erase(found);
+    check(MPI_Waitall(static_cast<int>(pending.requests.size()),
+                      pending.requests.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
+    if (pending.reduction == Reduction::Average)
+      divide(pending.data, pending.count, pending.dtype,
+             groupSize(pending.axis));
+  }
+
   void allGather(MeshAxis axis, const void *in, void *out,
                  std::size_t bytes) override {
     const char *from = static_cast<const char *>(in);
@@ -327,6 +362,17 @@ public:
   }
 
 private:
+  /// An all-reduce started and not yet waited for.
+  struct PendingReduction {
+    MeshAxis axis = MeshAxis::Data;
+    void *data = nullptr;
+    std::size_t count = 0;
+    CleaveDType dtype = CLEAVE_F32;
+    Reduction reduction = Reduction::Sum;
+    std::vector<MPI_Request> requests;
+  };
+  std::map<int, PendingReduction> reductions;
+
   /// A send in the background: its own copy of the bytes and its requests.
   struct InFlight {
     std::vector<char> bytes;

@@ -148,6 +148,12 @@ public:
     } catch (const std::exception &) {
       // A failed job is reported where it failed; the process is ending.
     }
+    for (auto &[id, started] : startedReductions)
+      cudaEventDestroy(started.done);
+    if (reductionStream) {
+      cudaStreamSynchronize(reductionStream);
+      cudaStreamDestroy(reductionStream);
+    }
     for (ncclComm_t group : groups)
       if (group)
         ncclCommDestroy(group);
@@ -220,9 +226,51 @@ public:
     host->recvFromRank(data, bytes, rank, tag);
   }
 
+  // A started reduction runs on a stream of its own, after the work queued
+  // before it, so that the kernels queued after it overlap it; a wait queues
+  // the stream's event on the context's stream. Another collective over the
+  // same group waits for it first: a communicator's operations must not
+  // run at once.
+  void startAllReduce(MeshAxis axis, void *data, std::size_t count,
+                      CleaveDType dtype, Reduction reduction, int id) override {
+    beginReduction(id);
+    issueSends();
+    cudaStream_t s = queue();
+    if (!reductionStream)
+      check(cudaStreamCreateWithFlags(&reductionStream, cudaStreamNonBlocking),
+            "cudaStreamCreateWithFlags");
+    cudaEvent_t ready = nullptr, done = nullptr;
+    check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
+          "cudaEventCreateWithFlags");
+    check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+          "cudaEventCreateWithFlags");
+    check(cudaEventRecord(ready, s), "cudaEventRecord");
+    check(cudaStreamWaitEvent(reductionStream, ready, 0),
+          "cudaStreamWaitEvent");
+    check(cudaEventDestroy(ready), "cudaEventDestroy");
+    check(ncclAllReduce(data, data, count, ncclType(dtype),
+                        ncclOp(reduction, dtype), group(axis), reductionStream),
+          "ncclAllReduce");
+    if (reduction == Reduction::Average)
+      cuda::divideOnDevice(data, count, dtype, groupSize(axis),
+                           reductionStream);
+    check(cudaEventRecord(done, reductionStream), "cudaEventRecord");
+    startedReductions[id] = {axis, done};
+  }
+
+  void waitAllReduce(int id) override {
+    endReduction(id);
+    auto found = startedReductions.find(id);
+    cudaEvent_t done = found->second.done;
+    startedReductions.erase(found);
+    check(cudaStreamWaitEvent(queue(), done, 0), "cudaStreamWaitEvent");
+    check(cudaEventDestroy(done), "cudaEventDestroy");
+  }
+
   void allReduce(MeshAxis axis, const void *in, void *out, std::size_t count,
                  CleaveDType dtype, Reduction reduction) override {
     issueSends();
+    afterStartedReductions(axis);
     check(ncclAllReduce(in, out, count, ncclType(dtype),
                         ncclOp(reduction, dtype), group(axis), queue()),
           "ncclAllReduce");
@@ -232,6 +280,7 @@ public:
   void allGather(MeshAxis axis, const void *in, void *out,
                  std::size_t bytes) override {
     issueSends();
+    afterStartedReductions(axis);
     check(ncclAllGather(in, out, bytes, ncclUint8, group(axis), queue()),
           "ncclAllGather");
   }
@@ -240,6 +289,7 @@ public:
                      std::size_t count, CleaveDType dtype,
                      Reduction reduction) override {
     issueSends();
+    afterStartedReductions(axis);
     check(ncclReduceScatter(in, out, count, ncclType(dtype),
                             ncclOp(reduction, dtype), group(axis), queue()),
           "ncclReduceScatter");
@@ -249,6 +299,7 @@ public:
   void allToAll(MeshAxis axis, const void *in, void *out,
                 std::size_t bytes) override {
     issueSends();
+    afterStartedReductions(axis);
     cudaStream_t s = queue();
     ncclComm_t comm = group(axis);
     check(ncclGroupStart(), "ncclGroupStart");
@@ -391,6 +442,15 @@ private:
     pendingSends.clear();
   }
 
+  /// Queues on the context's stream a wait for every reduction started
+  /// over the group along `axis`.
+  void afterStartedReductions(MeshAxis axis) {
+    for (const auto &[id, started] : startedReductions)
+      if (started.axis == axis)
+        check(cudaStreamWaitEvent(queue(), started.done, 0),
+              "cudaStreamWaitEvent");
+  }
+
   cudaStream_t queue() {
     if (!stream)
       throw Error("the NCCL communicator runs on a CUDA device's stream, and "
@@ -429,6 +489,14 @@ private:
   ncclComm_t groups[std::size(kMeshAxes)] = {nullptr, nullptr, nullptr};
   cudaStream_t stream = nullptr;
   std::vector<PendingSend> pendingSends;
+  /// The stream started reductions run on (created on first use), and each
+  /// one's group and the event of its end.
+  struct StartedReduction {
+    MeshAxis axis;
+    cudaEvent_t done;
+  };
+  cudaStream_t reductionStream = nullptr;
+  std::map<int, StartedReduction> startedReductions;
 };
 
 } // namespace

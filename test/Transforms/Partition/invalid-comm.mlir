@@ -194,3 +194,29 @@ func.func @weight_slice_c4_dim() -> tensor<16x32xf32> {
   %w = cleave.weight_slice "w" {file = "/m.data", offset = 0 : i64, length = 4096 : i64, shape = array<i64: 16, 64>, starts = array<i64: 0, 0>, split_dim = 2 : i64, axis = "tp", group_size = 2 : i64} : tensor<16x32xf32>
   return %w : tensor<16x32xf32>
 }
+
+// -----
+
+func.func @reduce_start_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[reduce_start_c1] the reduced accumulator must have one use, the cleave.reduce_wait that ends the reduction}}
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %y = cleave.neg %r : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_start_axis(%s: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "xy" and group_size 2}}
+  %r = cleave.reduce_start %s {axis = "xy", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %w = cleave.reduce_wait %r : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_wait_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{[reduce_wait_c1] waits for a reduction, so its operand must be a cleave.reduce_start's result}}
+  %w = cleave.reduce_wait %s : tensor<4xf32>
+  return %w : tensor<4xf32>
+}

@@ -404,6 +404,13 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 1 shards the optimizer state over the replicas, 2 "
            "the gradient sums too">,
+    Option<"overlapReduction", "overlap-reduction", "bool",
+           /*default=*/"false",
+           "With replicas and no ZeRO: start each gradient sum's all-reduce "
+           "(cleave.reduce_start) right after the last microbatch's "
+           "backward makes the gradient, overlapping the rest of the "
+           "backward, and wait for it in the update (cleave.reduce_wait), "
+           "instead of all-reducing the sums in the update">,
     Option<"lossScale", "loss-scale", "double", /*default=*/"0",
            "Dynamic loss scaling: the initial scale the backward was "
            "seeded with (cleave-autodiff's loss-scale; 0: none)">,

@@ -72,6 +72,10 @@ struct TrainingOptions {
   std::optional<int64_t> zero;
   /// Batch statistics over every data-parallel replica's batch.
   std::optional<bool> syncBatchNorm;
+  /// When data-parallel replicas reduce their gradient sums: "overlap"
+  /// (each starts in the last microbatch's backward as soon as it is
+  /// final) or "update" (all in the update).
+  std::optional<std::string> gradReduction;
   /// The precision of the matrix products, convolutions and attention:
   /// fp32, or bf16 or fp16 (mixed precision; the parameters, the optimizer
   /// state and every other op stay float32).

@@ -139,6 +139,25 @@ LogicalResult AllReduceOp::verify() {
   return verifyReduction(*this, getReduction());
 }
 
+LogicalResult ReduceStartOp::verify() {
+  if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||
+      failed(verifyReduction(*this, getReduction())))
+    return failure();
+  Value result = getNewAccumulator();
+  if (!result.hasOneUse() || !isa<ReduceWaitOp>(*result.getUsers().begin()))
+    return emitOpError() << "[reduce_start_c1] the reduced accumulator must "
+                            "have one use, the cleave.reduce_wait that ends "
+                            "the reduction";
+  return success();
+}
+
+LogicalResult ReduceWaitOp::verify() {
+  if (!getStart())
+    return emitOpError() << "[reduce_wait_c1] waits for a reduction, so its "
+                            "operand must be a cleave.reduce_start's result";
+  return success();
+}
+
 LogicalResult AllGatherOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
   if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||

@@ -18,17 +18,21 @@ cleave::classifyStepPhases(Block &block) {
   Operation *terminator = block.getTerminator();
   // The update: what reads an accumulated sum (block order defines before
   // use), then what only the update reads; the returned values are the
-  // update's.
+  // update's. A reduction of a sum that starts as soon as the sum is final
+  // is the backward's, as the accumulation is; its wait is the update's.
   llvm::DenseSet<Operation *> update;
+  auto accumulates = [](Operation *op) {
+    return isa<AccumulateOp, ReduceStartOp>(op);
+  };
   auto readsUpdate = [&](Value value) {
     Operation *def = value.getDefiningOp();
-    return def && (isa<AccumulateOp>(def) || update.contains(def));
+    return def && (accumulates(def) || update.contains(def));
   };
   for (Operation &op : block.without_terminator())
-    if (!isa<AccumulateOp>(op) && llvm::any_of(op.getOperands(), readsUpdate))
+    if (!accumulates(&op) && llvm::any_of(op.getOperands(), readsUpdate))
       update.insert(&op);
   for (Operation &op : llvm::reverse(block.without_terminator())) {
-    if (update.contains(&op) || isa<AccumulateOp>(op) || op.use_empty())
+    if (update.contains(&op) || accumulates(&op) || op.use_empty())
       continue;
     if (llvm::all_of(op.getUsers(), [&](Operation *user) {
           return user == terminator || update.contains(user);

@@ -115,4 +115,45 @@ TEST(LocalCommTest, CollectiveOfDifferentSizesIsRefused) {
     EXPECT_EQ(each, (std::vector<float>(4, 0.0f)));
 }
 
+TEST(LocalCommTest, StartedReductionIsWaitedForOnce) {
+  InProcessJob job(dataParallel(2), /*timeoutSeconds=*/30);
+  std::vector<std::vector<float>> sums{{1, 2, 3}, {10, 20, 30}};
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      Communicator &comm = job.communicator(rank);
+      try {
+        comm.startAllReduce(MeshAxis::Data, sums[rank].data(), 3, CLEAVE_F32,
+                            Reduction::Sum, 7);
+        comm.waitAllReduce(7);
+        // A second wait, and a start of an id still in flight, are errors.
+        try {
+          comm.waitAllReduce(7);
+        } catch (const std::exception &e) {
+          errors[rank] = e.what();
+        }
+        comm.startAllReduce(MeshAxis::Data, sums[rank].data(), 3, CLEAVE_F32,
+                            Reduction::Max, 8);
+        try {
+          comm.startAllReduce(MeshAxis::Data, sums[rank].data(), 3, CLEAVE_F32,
+                              Reduction::Max, 8);
+        } catch (const std::exception &e) {
+          errors[rank] += std::string(" | ") + e.what();
+        }
+        comm.waitAllReduce(8);
+      } catch (const std::exception &e) {
+        errors[rank] = std::string("unexpected: ") + e.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(sums[rank], (std::vector<float>{11, 22, 33}));
+    EXPECT_EQ(errors[rank],
+              "a wait for reduction 7, which was not started | reduction 8 "
+              "started again before its wait");
+  }
+}
+
 } // namespace

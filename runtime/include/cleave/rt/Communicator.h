@@ -23,6 +23,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace cleave::rt {
@@ -124,6 +126,22 @@ public:
   virtual void allToAll(MeshAxis axis, const void *in, void *out,
                         std::size_t bytes) = 0;
 
+  /// An all-reduce of `data`, in place, within the group along `axis`,
+  /// that may still be running when the call returns: a data-parallel
+  /// gradient's, started as soon as the backward has made it so that it
+  /// overlaps the rest of the backward. Nothing may read or write `data`
+  /// until waitAllReduce(id) returns. `id` names it among those in flight.
+  /// Every member starts the same reductions in the same order among its
+  /// other collectives. This default runs it at once.
+  virtual void startAllReduce(MeshAxis axis, void *data, std::size_t count,
+                              CleaveDType dtype, Reduction reduction, int id) {
+    beginReduction(id);
+    allReduce(axis, data, data, count, dtype, reduction);
+  }
+  /// Waits until the reduction `id` started has finished (on a GPU: queues
+  /// the wait, so that the work queued after it runs after it).
+  virtual void waitAllReduce(int id) { endReduction(id); }
+
   /// Waits for every device.
   virtual void barrier() = 0;
   /// The largest `value` over every device (a job's exit status).
@@ -145,6 +163,23 @@ public:
   /// goes with it): wait for what was queued there and queue nothing more
   /// on it. Buffers peers may still read stay until the communicator goes.
   virtual void releaseContext(CleaveContext *ctx) noexcept { (void)ctx; }
+
+protected:
+  /// Books reduction `id` in flight; throws when it is already.
+  void beginReduction(int id) {
+    if (!reductionsInFlight.insert(id).second)
+      throw Error("reduction " + std::to_string(id) +
+                  " started again before its wait");
+  }
+  /// Books reduction `id` done; throws when it was not in flight.
+  void endReduction(int id) {
+    if (!reductionsInFlight.erase(id))
+      throw Error("a wait for reduction " + std::to_string(id) +
+                  ", which was not started");
+  }
+
+private:
+  std::set<int> reductionsInFlight;
 };
 
 /// True when this process was started by an MPI launcher (mpirun, srun)

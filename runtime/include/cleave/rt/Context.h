@@ -52,6 +52,10 @@ struct CleaveContext {
   /// (data-parallel replica x microbatches + microbatch).
   int32_t batchBlock = 0;
   int32_t batchBlocks = 1;
+  /// Set while the program runs the last backward call of a training step,
+  /// after which every gradient sum is final: the call that starts their
+  /// reductions over the data-parallel replicas (reduce_start).
+  bool lastBackward = false;
   /// Told when a step or a communication call starts and ends (null: no
   /// time limit).
   cleave::rt::Watchdog *watchdog = nullptr;

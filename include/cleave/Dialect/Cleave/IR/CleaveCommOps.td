@@ -18,6 +18,8 @@
 #define CLEAVE_DIALECT_CLEAVE_IR_CLEAVECOMMOPS_TD
 
 include "cleave/Dialect/Cleave/IR/CleaveBase.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Point to point
@@ -116,6 +118,76 @@ def Cleave_AllReduceOp
   }];
   let arguments = !con(groupArgs, (ins StrAttr:$reduction));
   let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Cleave_ReduceStartOp : Cleave_Op<"reduce_start",
+    [DestinationStyleOpInterface, MemoryEffects<[MemWrite]>,
+     AllTypesMatch<["accumulator", "new_accumulator"]>]> {
+  let summary = "start reducing a gradient sum over a group, in place";
+  let description = [{
+    Starts the all-reduce of a persistent accumulator (a `cleave.state`
+    that `cleave.accumulate` sums a gradient into) over the group along
+    `axis`, in place, in the step's last backward call, after which the sum
+    is final; in the other backward calls it does nothing. The reduction
+    may still be running when the op returns, so that it overlaps the rest
+    of the backward: the accumulator's only reader is the
+    `cleave.reduce_wait` that ends it, in the update. `id` tells the
+    reductions of a program apart. The result is the accumulator
+    (destination style).
+
+    Lifecycle: created by `cleave-optimizer-update` (`overlap-reduction`)
+    right after the accumulation of a gradient that data-parallel replicas
+    sum; lowered by codegen to a runtime call that starts a non-blocking
+    all-reduce (MPI) or queues one on a stream of its own (NCCL).
+
+    Verifier labels: `collective_c1`, `collective_c2`, `reduce_start_c1`
+    (the result's only use is a `cleave.reduce_wait`).
+
+    ```mlir
+    %g3 = cleave.reduce_start %g2 {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$accumulator, StrAttr:$axis,
+                   I64Attr:$group_size, StrAttr:$reduction, I64Attr:$id);
+  let results = (outs Cleave_FloatTensor:$new_accumulator);
+  let assemblyFormat = "$accumulator attr-dict `:` type($accumulator)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    mlir::MutableOperandRange getDpsInitsMutable() {
+      return getAccumulatorMutable();
+    }
+  }];
+}
+
+def Cleave_ReduceWaitOp : Cleave_Op<"reduce_wait",
+    [DestinationStyleOpInterface, MemoryEffects<[MemWrite]>,
+     AllTypesMatch<["accumulator", "new_accumulator"]>]> {
+  let summary = "wait for the reduction a reduce_start began";
+  let description = [{
+    Waits until the reduction that the `cleave.reduce_start` defining its
+    operand began has finished; the result is the accumulator reduced over
+    the group (destination style). It belongs to the update.
+
+    Verifier labels: `reduce_wait_c1` (the operand is a
+    `cleave.reduce_start`'s result).
+
+    ```mlir
+    %g4 = cleave.reduce_wait %g3 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cleave_FloatTensor:$accumulator);
+  let results = (outs Cleave_FloatTensor:$new_accumulator);
+  let assemblyFormat = "$accumulator attr-dict `:` type($accumulator)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    mlir::MutableOperandRange getDpsInitsMutable() {
+      return getAccumulatorMutable();
+    }
+    /// The reduce_start this waits for.
+    ReduceStartOp getStart() {
+      return getAccumulator().getDefiningOp<ReduceStartOp>();
+    }
+  }];
 }
 
 def Cleave_AllGatherOp : Cleave_CollectiveOp<"all_gather"> {
