@@ -416,6 +416,9 @@ LogicalResult EmitterBase::checkKernelTypes(std::string &error) const {
         continue;
       for (int t :
            llvm::concat<const int>(step.call->inputs, step.call->outputs)) {
+        // -1: an optional input the call leaves out.
+        if (t < 0)
+          continue;
         DType type = program.tensors[t].dtype;
         if (supports(type))
           continue;
