@@ -36,9 +36,10 @@
 # RUN: FileCheck %s --check-prefix=CPP1 < %t/mlp_bf16_pp/programs/stage_1.cpp
 # RUN: FileCheck %s --check-prefix=HALF-IR < %t/mlp_fp16_pp/model.mlir
 # RUN: FileCheck %s --check-prefix=PHASE < %t/mlp_fp16_dp2_pp/programs/stage_1.cpp
-# RUN: cleave compile %t/mlp.onnx -o %t/cuda --train --loss cross-entropy --logits logits --labels labels --ignore-index -1 --optimizer adamw --lr 0.01 --precision bf16 --devices 2 --pp 2 --microbatches 4 --target h100-sxm --emit-only --quiet
+# RUN: cleave compile %t/mlp.onnx -o %t/cuda --train --loss cross-entropy --logits logits --labels labels --ignore-index -1 --optimizer adamw --lr 0.01 --precision bf16 --devices 2 --pp 2 --microbatches 4 --target a100-80gb --emit-only --quiet
+# RUN: FileCheck %s --check-prefix=IR < %t/cuda/model.mlir
 # RUN: FileCheck %s --check-prefix=CUDA < %t/cuda/programs/stage_1.cu
-# RUN: %if cuda %{ cleave compile %t/mlp.onnx -o %t/cuda-built --train --loss cross-entropy --logits logits --labels labels --ignore-index -1 --optimizer adamw --lr 0.01 --precision bf16 --devices 2 --pp 2 --microbatches 4 --target h100-sxm --quiet %}
+# RUN: %if cuda %{ cleave compile %t/mlp.onnx -o %t/cuda-built --train --loss cross-entropy --logits logits --labels labels --ignore-index -1 --optimizer adamw --lr 0.01 --precision bf16 --devices 2 --pp 2 --microbatches 4 --target a100-80gb --quiet %}
 # RUN: %if cuda %{ test -f %t/cuda-built/programs/stage_0.so && test -f %t/cuda-built/programs/stage_1.so %}
 
 # CHECK-LABEL: == mlp_bf16: pp=2 x dp=1 x 4
@@ -114,11 +115,15 @@
 # PHASE-NEXT: static const double floats[]
 # PHASE-NEXT: cleave_cpu_all_reduce(
 
-# The CUDA program of stage 1 (the h100-sxm plan cuts elsewhere: float32
-# crosses there) rounds its products' operands and receives from stage 0.
-# CUDA: cl::round_bf16(
+# The CUDA program of the same step (the a100-80gb plan cuts where the
+# cpu plan does) receives the bfloat16 activation and loads it as
+# __nv_bfloat16.
 # CUDA-LABEL: static int32_t cleave_entry_forward(
 # CUDA: cleave_cuda_recv(
+# CUDA: cleave_forward_loop_{{[0-9]+}}<<<{{.*}}>>>((const __nv_bfloat16 *)
+# CUDA-LABEL: static int32_t cleave_entry_backward(
+# CUDA: (__nv_bfloat16 *)
+# CUDA: cleave_cuda_send(
 
 import sys
 
