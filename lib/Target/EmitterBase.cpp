@@ -11,6 +11,8 @@
 
 #include "EmitterBase.h"
 
+#include "cleave/Conversion/KernelSignatures.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
@@ -43,14 +45,19 @@ std::string EmitterBase::getPointer(int tensor) const {
   return "";
 }
 
-StringRef EmitterBase::getStorageType(DType type) {
+StringRef EmitterBase::getStorageType(DType type) const {
+  if (type == DType::F16 || type == DType::BF16)
+    return getHalfStorageType(type);
+  return getScalarType(type);
+}
+
+StringRef EmitterBase::getScalarType(DType type) {
   switch (type) {
   case DType::F32:
     return "float";
   case DType::F16:
-    return "__half";
   case DType::BF16:
-    return "__nv_bfloat16";
+    break;
   case DType::F64:
     return "double";
   case DType::I64:
@@ -80,7 +87,7 @@ StringRef EmitterBase::getStorageType(DType type) {
 StringRef EmitterBase::getComputeType(DType type) {
   if (type == DType::F16 || type == DType::BF16)
     return "float";
-  return getStorageType(type);
+  return getScalarType(type);
 }
 
 std::string EmitterBase::getLiteral(double value, DType type) {
@@ -107,7 +114,7 @@ std::string EmitterBase::getLiteral(double value, DType type) {
   case DType::Bool:
     return value != 0 ? "true" : "false";
   default:
-    stream << "static_cast<" << getStorageType(type) << ">("
+    stream << "static_cast<" << getScalarType(type) << ">("
            << static_cast<int64_t>(value) << "LL)";
     return text;
   }
@@ -393,15 +400,45 @@ void EmitterBase::emitCall(const KernelCall &call) {
   os << "      return status;\n  }\n";
 }
 
-LogicalResult EmitterBase::emit(std::string &error) {
+LogicalResult EmitterBase::checkKernelTypes(std::string &error) const {
   for (const ProgramTensor &tensor : program.tensors) {
-    if (!supports(tensor.dtype)) {
-      error = (getLanguageName() + " programs cannot compute in " +
-               getDTypeName(tensor.dtype))
+    if (tensor.dtype == DType::Invalid) {
+      error = (getLanguageName() + " programs cannot hold tensors of " +
+               getDTypeName(tensor.dtype) + " elements")
                   .str();
       return failure();
     }
   }
+  for (const ProgramEntry &entry : program.entries) {
+    for (const ProgramStep &step : entry.steps) {
+      if (!step.call || step.call->kernel == kernels::send.name ||
+          step.call->kernel == kernels::recv.name)
+        continue;
+      for (int t :
+           llvm::concat<const int>(step.call->inputs, step.call->outputs)) {
+        // -1: an optional input the call leaves out.
+        if (t < 0)
+          continue;
+        DType type = program.tensors[t].dtype;
+        if (supports(type))
+          continue;
+        error = (getLanguageName() + " programs cannot compute in " +
+                 getDTypeName(type) + ": " + step.call->kernel)
+                    .str();
+        if (!step.node.empty())
+          error += " (node '" + step.node + "')";
+        error += " takes a " + getDTypeName(type).str() +
+                 " tensor, which only fused loops and send/recv hold";
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult EmitterBase::emit(std::string &error) {
+  if (failed(checkKernelTypes(error)))
+    return failure();
   os << "// " << options.modelName << " for " << options.targetName
      << ", emitted by cleave. Recompile the model rather than editing.\n";
   os << "//\n// " << program.entries.size() << " entries, "

@@ -30,13 +30,17 @@ protected:
   /// "cpu" or "cuda".
   virtual llvm::StringRef getKernelLibrary() const = 0;
   virtual llvm::StringRef getLanguageName() const = 0;
-  /// Whether the language computes in this element type.
+  /// Whether the language's library kernels take tensors of this element
+  /// type. Every type can be stored: fused loops compute in float (or
+  /// wider) and send/recv move bytes.
   virtual bool supports(DType type) const = 0;
+  /// The C type the language stores a float16 or bfloat16 element as.
+  virtual llvm::StringRef getHalfStorageType(DType type) const = 0;
 
   /// `(uint8_t *)` expression of a tensor's first byte.
   std::string getPointer(int tensor) const;
   /// The C type a tensor's elements are stored as, and computed in.
-  static llvm::StringRef getStorageType(DType type);
+  llvm::StringRef getStorageType(DType type) const;
   static llvm::StringRef getComputeType(DType type);
   /// The index of the element of load `load`'s tensor that element `i` of
   /// the loop's output reads (broadcasting), as a C expression.
@@ -78,6 +82,11 @@ protected:
                    llvm::StringRef indent);
 
 private:
+  /// The C type both languages store `type` as (not float16 or bfloat16).
+  static llvm::StringRef getScalarType(DType type);
+  /// Fails, saying which step, where a library kernel would take a tensor
+  /// of a type the language's kernels do not compute in.
+  mlir::LogicalResult checkKernelTypes(std::string &error) const;
   /// One `const T vN = ...;` per node; `loadAt(k)` is the subscript of
   /// load k.
   void emitNodes(const FusedLoop &loop, llvm::StringRef indent,

@@ -1,6 +1,9 @@
 # float16 and bfloat16 models: the CUDA emitter stores them as __half /
 # __nv_bfloat16 and computes fused loops in float; the library kernels take
-# them as they are. Host C++ has no half arithmetic, so a cpu compile says so.
+# them as they are. Host C++ has no half arithmetic: its programs store such
+# values as their bits (cl::float16, cl::bfloat16), which fused loops and
+# send/recv hold, but a library kernel that would take one is refused,
+# naming the kernel and the node.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s %t
 # RUN: cleave compile %t/f16.onnx -o %t/f16.cleave --target h100-sxm --emit-only --quiet
@@ -21,7 +24,9 @@
 # RUN: %if cuda %{ cleave compile %t/bf16.onnx -o %t/bf16-built.cleave --target h200-sxm --quiet %}
 #
 # RUN: not cleave compile %t/f16.onnx -o %t/f16-cpu.cleave --target cpu 2>&1 | FileCheck %s --check-prefix=CPU
-# CPU: cleave compile: error: C++ programs cannot compute in float16
+# CPU: cleave compile: error: C++ programs cannot compute in float16: matmul (node 'MatMul_0') takes a float16 tensor, which only fused loops and send/recv hold
+# RUN: not cleave compile %t/bf16.onnx -o %t/bf16-cpu.cleave --target cpu 2>&1 | FileCheck %s --check-prefix=CPU-BF16
+# CPU-BF16: cleave compile: error: C++ programs cannot compute in bfloat16: matmul (node 'MatMul_0') takes a bfloat16 tensor, which only fused loops and send/recv hold
 
 import sys
 

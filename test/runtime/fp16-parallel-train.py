@@ -13,10 +13,8 @@
 #   and parameters bitwise the one device's (AdamW without clipping: the
 #   update is elementwise), and both replicas' scale states equal its.
 #
-# Pipelined float16 steps are checked on their IR only
-# (Transforms/Autodiff/loss-scaling-pipeline.mlir: the flag is summed over
-# the stages): the C++ of a pipeline stage cannot yet hold the float16
-# values that a stage boundary may carry, for bfloat16 as for float16.
+# Pipelined float16 steps: mixed-precision-pipeline-train.py (the flag is
+# summed over the stages, Transforms/Autodiff/loss-scaling-pipeline.mlir).
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t | FileCheck %s

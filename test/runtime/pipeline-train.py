@@ -17,7 +17,9 @@
 #     squares along pp, so the squares add in another order), and pp=2 x
 #     dp=2 x 2 microbatches on 4 devices, with whole state and under ZeRO-1
 #     (the replicas' sums add in another order): max |error| <= 1e-5 *
-#     max |reference| per loss and parameter.
+#     max |reference| per loss and parameter. Clipping on 2 x 2 too, for
+#     the MLP, whose plan puts every parameter on stage 0: stage 1 adds a
+#     constant 0 to the all-reduce of the squares, in its update entry.
 #     SGD for the GPT: Adam would turn the rounding noise of a gradient that
 #     is 0 in exact arithmetic into steps of lr.
 # `--batch G` (the global batch) instead: the plan chooses the stages and
@@ -195,6 +197,9 @@ if __name__ == "__main__":
             2, 2, 4, False)
     compare(work, "gpt_pp2_dp2", dp_test.gpt, {"optimizer": "sgd", "lr": 0.5},
             4, 2, 2, False)
+    compare(work, "mlp_clip_pp2_dp2", dp_test.mlp,
+            {"optimizer": "sgd", "lr": 0.5, "clip-grad-norm": 0.5},
+            4, 2, 2, False)
     sgd_plain = {"optimizer": "sgd", "lr": 0.5}
     mesh, microbatches = planned(work, "gpt_batch", dp_test.gpt, sgd_plain,
                                  4, 16)
@@ -246,6 +251,12 @@ if __name__ == "__main__":
 # CHECK-LABEL: == gpt_pp2_dp2: pp=2 x dp=2 x 2 against 1 x 4
 # CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
 # CHECK: losses and parameters within tolerance: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == mlp_clip_pp2_dp2: pp=2 x dp=2 x 2 against 1 x 4
+# CHECK-NEXT: mesh {'dp': 2, 'pp': 2, 'tp': 1} schedule 1f1b microbatches 2
+# CHECK-NEXT: stage 0: F0 F1 B0 B1 U
+# CHECK-NEXT: stage 1: F0 B0 F1 B1 U
+# CHECK-NEXT: losses and parameters within tolerance: True
 # CHECK-NEXT: loss {{.*}}, falls: True
 # CHECK-LABEL: == gpt_batch: --batch 16 on 4 devices
 # CHECK-NEXT: planned: devices True tp 1 global batch True

@@ -29,6 +29,10 @@ private:
   bool supports(DType type) const override {
     return type != DType::F16 && type != DType::BF16 && type != DType::Invalid;
   }
+  /// Host C++ has no half-precision types: Scalar.h's hold their bits.
+  StringRef getHalfStorageType(DType type) const override {
+    return type == DType::BF16 ? "cl::bfloat16" : "cl::float16";
+  }
 
   void emitLoop(const ProgramEntry &, int, const FusedLoop &loop) override {
     const ProgramTensor &out = program.tensors[loop.output];

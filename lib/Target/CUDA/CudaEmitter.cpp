@@ -27,6 +27,9 @@ private:
   StringRef getKernelLibrary() const override { return "cuda"; }
   StringRef getLanguageName() const override { return "CUDA"; }
   bool supports(DType type) const override { return type != DType::Invalid; }
+  StringRef getHalfStorageType(DType type) const override {
+    return type == DType::BF16 ? "__nv_bfloat16" : "__half";
+  }
 
   /// The parameter list of loop `step`'s kernel.
   void emitParameters(const FusedLoop &loop) {

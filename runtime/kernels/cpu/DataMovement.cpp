@@ -10,6 +10,8 @@
 
 #include "KernelSupport.h"
 
+#include "cleave/rt/Scalar.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -58,46 +60,6 @@ template <typename Body> void withElementType(size_t size, Body &&body) {
   }
 }
 
-/// float32 to IEEE half, rounding to nearest even.
-uint16_t toHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint32_t sign = (bits >> 16) & 0x8000u;
-  int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = bits & 0x7fffffu;
-  if (((bits >> 23) & 0xff) == 0xff) // inf or nan
-    return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
-  if (exponent >= 31)
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exponent <= 0) {
-    if (exponent < -10)
-      return static_cast<uint16_t>(sign);
-    mantissa |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t midpoint = 1u << (shift - 1);
-    if (rest > midpoint || (rest == midpoint && (half & 1)))
-      ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
-    ++half; // may carry into the exponent, which is the right rounding
-  return static_cast<uint16_t>(sign | half);
-}
-
-/// float32 to bfloat16, rounding to nearest even.
-uint16_t toBFloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 /// `value` as one element of `dtype`, in `bytes` (8 at most).
 bool encodeScalar(int32_t dtype, double value, unsigned char *bytes) {
   auto store = [&](auto v) { std::memcpy(bytes, &v, sizeof(v)); };
@@ -109,10 +71,10 @@ bool encodeScalar(int32_t dtype, double value, unsigned char *bytes) {
     store(value);
     return true;
   case CLEAVE_F16:
-    store(toHalf(static_cast<float>(value)));
+    store(cl::float16_bits(static_cast<float>(value)));
     return true;
   case CLEAVE_BF16:
-    store(toBFloat16(static_cast<float>(value)));
+    store(cl::bfloat16_bits(static_cast<float>(value)));
     return true;
   case CLEAVE_I64:
     store(static_cast<int64_t>(value));

@@ -4,6 +4,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -19,7 +20,11 @@ cleave::classifyStepPhases(Block &block) {
   // The update: what reads an accumulated sum (block order defines before
   // use), then what only the update reads; the returned values are the
   // update's. A reduction of a sum that starts as soon as the sum is final
-  // is the backward's, as the accumulation is; its wait is the update's.
+  // is the backward's, as the accumulation is; its wait is the update's. A
+  // collective over constants joins the update too: a pipeline stage
+  // without parameters still takes part in the update's all-reduces along
+  // pp (the sum of squares of clipping, the overflow flag of loss scaling)
+  // with a constant 0, and must do so when its peers do, once a step.
   llvm::DenseSet<Operation *> update;
   auto accumulates = [](Operation *op) {
     return isa<AccumulateOp, ReduceStartOp>(op);
@@ -28,17 +33,35 @@ cleave::classifyStepPhases(Block &block) {
     Operation *def = value.getDefiningOp();
     return def && (accumulates(def) || update.contains(def));
   };
-  for (Operation &op : block.without_terminator())
-    if (!accumulates(&op) && llvm::any_of(op.getOperands(), readsUpdate))
+  auto isConstant = [](Value value) {
+    return static_cast<bool>(value.getDefiningOp<ConstantOp>());
+  };
+  for (Operation &op : block.without_terminator()) {
+    if (accumulates(&op))
+      continue;
+    bool collectiveOfConstants =
+        isa<AllReduceOp>(op) && llvm::all_of(op.getOperands(), isConstant);
+    if (collectiveOfConstants || llvm::any_of(op.getOperands(), readsUpdate))
       update.insert(&op);
+  }
+  // A pure op whose result nothing reads (such a stage's unused unscaling
+  // factor) does not hold its operands out of the update; it joins the
+  // update when it reads from it.
+  auto isDead = [&](Operation *op) {
+    return op != terminator && op->use_empty() && isMemoryEffectFree(op);
+  };
   for (Operation &op : llvm::reverse(block.without_terminator())) {
     if (update.contains(&op) || accumulates(&op) || op.use_empty())
       continue;
-    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
-          return user == terminator || update.contains(user);
-        }))
+    bool onlyUpdate = llvm::all_of(op.getUsers(), [&](Operation *user) {
+      return user == terminator || update.contains(user) || isDead(user);
+    });
+    if (onlyUpdate && !llvm::all_of(op.getUsers(), isDead))
       update.insert(&op);
   }
+  for (Operation &op : block.without_terminator())
+    if (isDead(&op) && llvm::any_of(op.getOperands(), readsUpdate))
+      update.insert(&op);
   // The forward: the loss's accumulation, the activations a pipeline stage
   // sends on to later stages and receives from earlier ones, and what they
   // depend on.

@@ -138,6 +138,86 @@ CLEAVE_HD float round_f16(float x) {
   memcpy(&x, &bits, 4);
   return x;
 }
+/// The bits of the bfloat16 nearest `x` (ties to even); a NaN stays a NaN
+/// (quiet).
+CLEAVE_HD uint16_t bfloat16_bits(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+/// The float of bfloat16 bits (exact).
+CLEAVE_HD float bfloat16_value(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float x;
+  memcpy(&x, &wide, 4);
+  return x;
+}
+/// The bits of the IEEE float16 nearest `x` (ties to even); a NaN stays a
+/// NaN (quiet).
+CLEAVE_HD uint16_t float16_bits(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (((bits >> 23) & 0xff) == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+  if (exponent >= 31)
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exponent <= 0) {
+    // A subnormal float16 (or zero): a multiple of 2^-24.
+    if (exponent < -10)
+      return static_cast<uint16_t>(sign);
+    mantissa |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exponent);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fffu;
+  // A carry into the exponent is the right rounding, up to infinity.
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+/// The float of float16 bits (exact).
+CLEAVE_HD float float16_value(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1fu;
+  uint32_t mantissa = bits & 0x3ffu;
+  uint32_t wide;
+  if (exponent == 0x1f) {
+    wide = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent == 0) {
+    float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-08f;
+    return sign ? -magnitude : magnitude;
+  } else {
+    wide = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  }
+  float x;
+  memcpy(&x, &wide, 4);
+  return x;
+}
+/// Host C++ has no half-precision types: a host program stores a bfloat16
+/// or float16 element as its bits, and its fused loops, which compute in
+/// float, convert where they load or store one.
+struct bfloat16 {
+  uint16_t bits;
+  CLEAVE_HD explicit bfloat16(float x) : bits(bfloat16_bits(x)) {}
+  CLEAVE_HD explicit operator float() const { return bfloat16_value(bits); }
+};
+struct float16 {
+  uint16_t bits;
+  CLEAVE_HD explicit float16(float x) : bits(float16_bits(x)) {}
+  CLEAVE_HD explicit operator float() const { return float16_value(bits); }
+};
 template <typename T> CLEAVE_HD bool is_nan(T x) { return x != x; }
 template <typename T> CLEAVE_HD bool is_pos_inf(T x) {
   return x == T(INFINITY);

@@ -19,7 +19,9 @@ namespace cleave {
 enum class StepPhase { Forward, Backward, Update };
 
 /// The phase of every op of `block` but its terminator: the update is what
-/// reads an accumulated sum and what only that reads; the forward is the
+/// reads an accumulated sum (or all-reduces constants: a pipeline stage
+/// without parameters in the update's all-reduces along pp) and what only
+/// that reads; the forward is the
 /// loss's accumulation (`cleave.accumulate {loss}`), on a pipeline stage's
 /// function the sends to later stages and the receives from earlier ones
 /// (activations; gradients flow the other way), and what those depend on;
