@@ -135,6 +135,11 @@ if shutil.which("mpirun"):
     mpirun = "mpirun --oversubscribe"
     if os.geteuid() == 0:
         mpirun += " --allow-run-as-root"
+    # Under %python's preloaded ASan runtime, mpirun would run OpenMPI's
+    # own code sanitized; the ranks are sanitized builds of their own (as
+    # where `cleave run` starts mpirun, runtime/src/RunCommand.cpp).
+    if getattr(config, "cleave_sanitizer_preload", ""):
+        mpirun = "env -u LD_PRELOAD " + mpirun
     config.substitutions.append(("%mpirun", mpirun))
 
 # Tests of the CUDA kernel library (libcleave_rt_cuda.so) declare
