@@ -80,6 +80,28 @@ if shutil.which("chromium"):
 if shutil.which("script"):
     config.available_features.add("script")
 
+# Which compiler builds the programs of `cleave compile` by default:
+# program-cxx-clang where it is Clang (a sanitized build), whose vector math
+# differs from GCC's (test/Target/vector-math.py).
+try:
+    import subprocess
+
+    macros = subprocess.run(
+        [getattr(config, "cleave_program_cxx", "") or "c++", "-dM", "-E",
+         "-x", "c++", "/dev/null"],
+        capture_output=True, text=True, check=True).stdout
+    if "#define __clang__ " in macros:
+        config.available_features.add("program-cxx-clang")
+except (OSError, subprocess.CalledProcessError):
+    pass
+
+# Clang beside the LLVM tools (%clangxx), to build programs with
+# `cleave compile --cxx %clangxx`.
+clangxx = os.path.join(config.llvm_tools_dir, "clang++")
+if os.access(clangxx, os.X_OK):
+    config.available_features.add("clang")
+    config.substitutions.append(("%clangxx", clangxx))
+
 # The x86-64 levels this CPU has (cpu-x86-64-v3: AVX2, FMA; cpu-x86-64-v4:
 # AVX-512), for the tests of the CPU kernels' variants of each level.
 try:
@@ -113,6 +135,11 @@ if shutil.which("mpirun"):
     mpirun = "mpirun --oversubscribe"
     if os.geteuid() == 0:
         mpirun += " --allow-run-as-root"
+    # Under %python's preloaded ASan runtime, mpirun would run OpenMPI's
+    # own code sanitized; the ranks are sanitized builds of their own (as
+    # where `cleave run` starts mpirun, runtime/src/RunCommand.cpp).
+    if getattr(config, "cleave_sanitizer_preload", ""):
+        mpirun = "env -u LD_PRELOAD " + mpirun
     config.substitutions.append(("%mpirun", mpirun))
 
 # Tests of the CUDA kernel library (libcleave_rt_cuda.so) declare

@@ -504,8 +504,9 @@ int ProgramBuilder::getTensor(Value value) {
       int id = addTensor(value, MemorySpace::Persistent, offset);
       program.persistentBytes = offset + program.tensors[id].getBytes();
       known->second = id;
-      program.states.push_back(
-          {state.getName().str(), id, state.getSplitDim().value_or(-1)});
+      std::optional<uint64_t> split = state.getSplitDim();
+      program.states.push_back({state.getName().str(), id,
+                                split ? static_cast<int64_t>(*split) : -1});
       return id;
     }
   }

@@ -363,9 +363,42 @@ BundleContents cleave::makeSingleDeviceContents(DeviceProgram program) {
   return contents;
 }
 
+/// Whether `cxx` is Clang (or a compiler built on it): whether it defines
+/// `__clang__`. False where it cannot be asked; building the program then
+/// reports the compiler.
+static bool isClang(StringRef cxx) {
+  llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(cxx);
+  if (!program)
+    return false;
+  SmallString<128> macros;
+  if (llvm::sys::fs::createTemporaryFile("cleave-cxx-macros", "txt", macros))
+    return false;
+  llvm::scope_exit removeMacros([&] { llvm::sys::fs::remove(macros); });
+  StringRef args[] = {cxx, "-dM", "-E", "-x", "c++", "/dev/null"};
+  std::optional<StringRef> redirects[] = {StringRef(""), macros.str(),
+                                          StringRef("")};
+  if (llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects) != 0)
+    return false;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(macros);
+  return text && (*text)->getBuffer().contains("#define __clang__ ");
+}
+
+/// The flags that make `cxx` call the vector forms of the math functions
+/// in vectorised loops. GCC takes them from rt/VectorMath.h's declarations;
+/// Clang reads its table of vector functions from -fveclib, and its libmvec
+/// table has the forms of exp, log, sin, cos and pow (not yet those of tanh,
+/// erf, expm1 and log1p, which stay scalar in a program Clang builds).
+static std::vector<std::string> getVectorMathFlags(StringRef cxx) {
+  if (isClang(cxx))
+    return {"-fveclib=libmvec"};
+  return {};
+}
+
 /// Compiles one stage's source into its library.
 static Error buildProgram(const BundleOptions &options, StringRef source,
-                          StringRef library, StringRef log) {
+                          StringRef library, StringRef log,
+                          ArrayRef<std::string> vectorMathFlags) {
   bool cuda = options.language == ProgramLanguage::Cuda;
   std::vector<std::string> command;
   if (cuda) {
@@ -382,6 +415,8 @@ static Error buildProgram(const BundleOptions &options, StringRef source,
     command.push_back(options.cxx);
     command.insert(command.end(), options.cxxFlags.begin(),
                    options.cxxFlags.end());
+    command.insert(command.end(), vectorMathFlags.begin(),
+                   vectorMathFlags.end());
     command.push_back("-march=" + options.cpuIsa);
     command.insert(command.end(),
                    {"-I" + options.runtimeIncludeDir, source.str(), "-o",
@@ -453,6 +488,9 @@ static Error writeBundleFiles(const BundleContents &contents,
   }
 
   // One program per stage.
+  std::vector<std::string> vectorMathFlags;
+  if (!cuda && !options.emitOnly)
+    vectorMathFlags = getVectorMathFlags(options.cxx);
   llvm::json::Array programs;
   for (const StageProgram &stage : contents.stages) {
     std::string base = "programs/stage_" + std::to_string(stage.stage);
@@ -503,7 +541,7 @@ static Error writeBundleFiles(const BundleContents &contents,
                                         0, "");
       if (Error error =
               buildProgram(options, path(sourceName), path(libraryName),
-                           path(base + ".build.log")))
+                           path(base + ".build.log"), vectorMathFlags))
         return error;
       files.push_back(libraryName);
       entry["library"] = libraryName;

@@ -32,6 +32,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -658,6 +659,42 @@ std::string findWorker() {
               looked + ")");
 }
 
+/// What mpirun's LD_PRELOAD should be, when it should differ from this
+/// process's. A process that is not built with AddressSanitizer (the tests'
+/// Python) must preload its runtime to load this runtime's sanitized module,
+/// and the preload passes to every process it starts. mpirun and its daemons
+/// are OpenMPI's code, not built with the sanitizers; under the preloaded
+/// runtime their own memory errors would fail the run as if they were
+/// cleave's. In a sanitized build mpirun therefore starts without it: the
+/// ranks (cleave-worker) are built with the sanitizers and load the runtime
+/// themselves. Returns the remaining entries, or nothing where there is no
+/// ASan runtime to take out.
+std::optional<std::string> launcherPreload() {
+#ifdef __SANITIZE_ADDRESS__
+  const char *preload = std::getenv("LD_PRELOAD");
+  if (!preload)
+    return std::nullopt;
+  // The loader separates entries with spaces or colons.
+  std::string entries = preload, kept;
+  bool removed = false;
+  for (size_t start = 0; start <= entries.size();) {
+    size_t end = std::min(entries.find_first_of(" :", start), entries.size());
+    std::string entry = entries.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty())
+      continue;
+    if (fs::path(entry).filename().string().rfind("libclang_rt.asan", 0) == 0) {
+      removed = true;
+      continue;
+    }
+    kept += (kept.empty() ? "" : " ") + entry;
+  }
+  if (removed)
+    return kept;
+#endif
+  return std::nullopt;
+}
+
 /// Starts the bundle's ranks on this machine with mpirun and waits for them.
 int launch(const RunOptions &options, int argc, char **argv,
            const Manifest &manifest) {
@@ -705,6 +742,8 @@ int launch(const RunOptions &options, int argc, char **argv,
       sessionBase = pattern;
   }
 
+  std::optional<std::string> preload = launcherPreload();
+
   std::fflush(stdout);
   std::fflush(stderr);
   pid_t child = ::fork();
@@ -713,6 +752,10 @@ int launch(const RunOptions &options, int argc, char **argv,
   if (child == 0) {
     if (!sessionBase.empty())
       ::setenv("OMPI_MCA_orte_tmpdir_base", sessionBase.c_str(), 1);
+    if (preload && preload->empty())
+      ::unsetenv("LD_PRELOAD");
+    else if (preload)
+      ::setenv("LD_PRELOAD", preload->c_str(), 1);
     std::vector<char *> pointers;
     for (std::string &arg : args)
       pointers.push_back(arg.data());

@@ -184,8 +184,9 @@ private:
     Value picked = b.reduceSum(b.mul(b.cast(hits, floatType), logProbabilities),
                                all, /*keepdims=*/false);
     Value ignored = b.create<EqualOp>(labels, b.scalar(ignoreIndex, indexType));
-    Value counted =
-        b.select(ignored, b.scalar(0.0, floatType), b.scalar(1.0, floatType));
+    Value countedOne = b.scalar(1.0, floatType);
+    Value ignoredZero = b.scalar(0.0, floatType);
+    Value counted = b.select(ignored, ignoredZero, countedOne);
     SmallVector<int64_t> labelDims(rank - 1);
     std::iota(labelDims.begin(), labelDims.end(), 0);
     Value count = labelDims.empty()

@@ -123,7 +123,8 @@ template <typename OpT> Value zeroGradient(GradientBuilder &b, OpT, Value g) {
 /// d |x| = sign(x), 0 at 0.
 Value absGradient(GradientBuilder &b, AbsOp op, Value g) {
   Value x = op.getInput();
-  Value negative = b.selectOrZero(isNegative(b, x), b.neg(g));
+  Value negated = b.neg(g);
+  Value negative = b.selectOrZero(isNegative(b, x), negated);
   return b.select(isPositive(b, x), g, negative);
 }
 

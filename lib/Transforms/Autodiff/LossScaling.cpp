@@ -52,8 +52,9 @@ void cleave::buildLossScaleUpdate(GradientBuilder &b, Value scale,
   Value good = b.add(goodSteps, one);
   Value grows = b.create<GreaterEqualOp>(
       good, b.scalar(static_cast<double>(growthInterval), f32));
-  Value nextScale = b.select(skipped, b.scale(scale, 0.5),
-                             b.select(grows, b.scale(scale, 2.0), scale));
+  Value grown = b.select(grows, b.scale(scale, 2.0), scale);
+  Value halved = b.scale(scale, 0.5);
+  Value nextScale = b.select(skipped, halved, grown);
   Value nextGood = b.select(skipped, zero, b.select(grows, zero, good));
   Value nextSkipped = b.select(skipped, b.add(skippedSteps, one), skippedSteps);
   AssignOp::create(builder, b.getLoc(), nextScale,

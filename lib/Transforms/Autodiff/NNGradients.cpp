@@ -133,8 +133,9 @@ struct ReduceGradientModel
       return b.keepReducedDims(value, shape, reduce.getAxes(),
                                reduce.getKeepdims());
     };
-    Value dx =
-        Rule(b, reduce, kept(reduce.getOutput()), kept(gradients.results[0]));
+    Value keptGradient = kept(gradients.results[0]);
+    Value keptOutput = kept(reduce.getOutput());
+    Value dx = Rule(b, reduce, keptOutput, keptGradient);
     gradients.operands[0] = b.broadcastTo(dx, shape);
     return success();
   }

@@ -485,8 +485,8 @@ struct OptimizerUpdatePass
       norm = b.mul(norm, b.scalar(mean, f32));
     if (unscale)
       norm = b.mul(norm, unscale);
-    Value factor = b.div(b.scalar(clipGradNorm, f32),
-                         b.add(norm, b.scalar(kClipEpsilon, f32)));
+    Value padded = b.add(norm, b.scalar(kClipEpsilon, f32));
+    Value factor = b.div(b.scalar(clipGradNorm, f32), padded);
     Value clip = b.create<MinOp>(factor, b.scalar(1.0, f32));
     return contributions > 1 ? b.mul(clip, b.scalar(mean, f32)) : clip;
   }
