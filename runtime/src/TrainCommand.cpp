@@ -536,13 +536,17 @@ void TrainingRun::resume() {
             : -1;
     int newestOnAny = devices.agree(step);
     int newestOnAll = -devices.agree(-step);
-    if (newestOnAny != newestOnAll)
+    if (newestOnAny != newestOnAll) {
+      auto describe = [](int newestStep) {
+        return newestStep < 0 ? std::string("none")
+                              : "step " + std::to_string(newestStep);
+      };
       throw Error("--checkpoint-dir " + options.checkpointDir +
-                  ": the ranks find different newest checkpoints (step " +
-                  std::to_string(newestOnAll) + " on one, " +
-                  std::to_string(newestOnAny) +
+                  ": the ranks find different newest checkpoints (" +
+                  describe(newestOnAll) + " on one, " + describe(newestOnAny) +
                   " on another); it must be on a file system every rank "
                   "shares");
+    }
     if (!newest) {
       if (devices.reports())
         std::fprintf(stderr,
