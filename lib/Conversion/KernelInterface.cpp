@@ -846,8 +846,7 @@ struct ReduceWaitModel
     auto wait = cast<ReduceWaitOp>(op);
     kernels::ReduceWait args;
     args.x = wait.getAccumulator();
-    // The verifier keeps the operand a reduce_start's (reduce_wait_c1).
-    args.id = static_cast<int64_t>(wait.getStart().getId());
+    args.id = static_cast<int64_t>(wait.getId());
     return kernels::buildCall(op, kernels::reduce_wait, args, call);
   }
 };

@@ -185,8 +185,9 @@ struct OptimizerUpdatePass
           parameter.gradient = reduceScatterBlock(builder, parameter.gradient);
         parameter.target = localBlock(builder, parameter.weight.getOutput());
       } else if (overlap) {
-        parameter.gradient = ReduceWaitOp::create(opBuilder, builder.getLoc(),
-                                                  parameter.gradient);
+        auto start = parameter.gradient.getDefiningOp<ReduceStartOp>();
+        parameter.gradient = ReduceWaitOp::create(
+            opBuilder, builder.getLoc(), parameter.gradient, start.getId());
         parameter.target = parameter.weight.getOutput();
       } else {
         parameter.gradient = sumOverReplicas(builder, parameter.gradient);
@@ -229,7 +230,8 @@ struct OptimizerUpdatePass
     // reduced sum after its wait).
     for (Value &sum : sums)
       if (auto start = sum.getDefiningOp<ReduceStartOp>())
-        sum = *start->getUsers().begin()->getResults().begin();
+        sum =
+            cast<ReduceWaitOp>(*start->getUsers().begin()).getNewAccumulator();
     for (Value sum : sums) {
       auto clear = ClearOp::create(opBuilder, builder.getLoc(), sum);
       if (std::optional<int64_t> stage = getStage(sum.getDefiningOp()))

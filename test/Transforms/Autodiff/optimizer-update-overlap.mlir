@@ -21,8 +21,8 @@
 // CHECK-NEXT: %[[SB:.*]] = cleave.state "grad:b"
 // CHECK-NEXT: %[[AB:.*]] = cleave.accumulate %[[DB]], %[[SB]]
 // CHECK-NEXT: %[[RB:.*]] = cleave.reduce_start %[[AB]] {axis = "dp", group_size = 2 : i64, id = 1 : i64, reduction = "sum"}
-// CHECK:      %[[WW:.*]] = cleave.reduce_wait %[[RW]]
-// CHECK-NEXT: %[[WB:.*]] = cleave.reduce_wait %[[RB]]
+// CHECK:      %[[WW:.*]] = cleave.reduce_wait %[[RW]] {id = 0 : i64}
+// CHECK-NEXT: %[[WB:.*]] = cleave.reduce_wait %[[RB]] {id = 1 : i64}
 // CHECK-NEXT: cleave.all_reduce %{{.*}} {axis = "dp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
 // CHECK-NOT:  cleave.all_reduce
 // CHECK:      cleave.reduce_sum_square %[[WW]]

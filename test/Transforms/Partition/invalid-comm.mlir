@@ -198,7 +198,7 @@ func.func @weight_slice_c4_dim() -> tensor<16x32xf32> {
 // -----
 
 func.func @reduce_start_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{[reduce_start_c1] the reduced accumulator must have one use, the cleave.reduce_wait that ends the reduction}}
+  // expected-error @+1 {{[reduce_start_c1] the reduced accumulator may be read only by the one cleave.reduce_wait that ends the reduction, not by cleave.neg}}
   %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
   %y = cleave.neg %r : tensor<4xf32>
   return %y : tensor<4xf32>
@@ -206,17 +206,36 @@ func.func @reduce_start_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @reduce_start_two_waits(%s: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{[reduce_start_c1] the reduced accumulator may be read only by the one cleave.reduce_wait that ends the reduction, not by cleave.reduce_wait}}
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %w1 = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
+  %w2 = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
+  return %w1, %w2 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 func.func @reduce_start_axis(%s: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "xy" and group_size 2}}
   %r = cleave.reduce_start %s {axis = "xy", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
-  %w = cleave.reduce_wait %r : tensor<4xf32>
+  %w = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
   return %w : tensor<4xf32>
 }
 
 // -----
 
 func.func @reduce_wait_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{[reduce_wait_c1] waits for a reduction, so its operand must be a cleave.reduce_start's result}}
-  %w = cleave.reduce_wait %s : tensor<4xf32>
+  // expected-error @+1 {{[reduce_wait_c1] waits for reduction 0, so its operand must be the result of the cleave.reduce_start with that id}}
+  %w = cleave.reduce_wait %s {id = 0 : i64} : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_wait_c1_id(%s: tensor<4xf32>) -> tensor<4xf32> {
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 3 : i64} : tensor<4xf32>
+  // expected-error @+1 {{[reduce_wait_c1] waits for reduction 4, so its operand must be the result of the cleave.reduce_start with that id}}
+  %w = cleave.reduce_wait %r {id = 4 : i64} : tensor<4xf32>
   return %w : tensor<4xf32>
 }

@@ -143,19 +143,32 @@ LogicalResult ReduceStartOp::verify() {
   if (failed(verifyGroup(*this, getAxis(), getGroupSizeAttr())) ||
       failed(verifyReduction(*this, getReduction())))
     return failure();
-  Value result = getNewAccumulator();
-  if (!result.hasOneUse() || !isa<ReduceWaitOp>(*result.getUsers().begin()))
-    return emitOpError() << "[reduce_start_c1] the reduced accumulator must "
-                            "have one use, the cleave.reduce_wait that ends "
-                            "the reduction";
+  // Ops of other dialects (the sharding passes' annotations of a
+  // tensor-parallel step) hold no data of their own; no cleave op but the
+  // wait may read the accumulator while the reduction runs.
+  int waits = 0;
+  for (Operation *user : getNewAccumulator().getUsers()) {
+    bool wait = isa<ReduceWaitOp>(user);
+    waits += wait;
+    if ((!wait && isa<CleaveDialect>(user->getDialect())) || waits > 1)
+      return emitOpError() << "[reduce_start_c1] the reduced accumulator may "
+                              "be read only by the one cleave.reduce_wait "
+                              "that ends the reduction, not by "
+                           << user->getName();
+  }
   return success();
 }
 
 LogicalResult ReduceWaitOp::verify() {
-  if (!getStart())
-    return emitOpError() << "[reduce_wait_c1] waits for a reduction, so its "
-                            "operand must be a cleave.reduce_start's result";
-  return success();
+  Operation *def = getAccumulator().getDefiningOp();
+  auto start = dyn_cast_or_null<ReduceStartOp>(def);
+  // Between the sharding passes an annotation may stand in between.
+  if (start ? start.getId() == getId()
+            : def && !isa<CleaveDialect>(def->getDialect()))
+    return success();
+  return emitOpError() << "[reduce_wait_c1] waits for reduction " << getId()
+                       << ", so its operand must be the result of the "
+                          "cleave.reduce_start with that id";
 }
 
 LogicalResult AllGatherOp::verify() {

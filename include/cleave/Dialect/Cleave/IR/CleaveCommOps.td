@@ -141,7 +141,8 @@ def Cleave_ReduceStartOp : Cleave_Op<"reduce_start",
     all-reduce (MPI) or queues one on a stream of its own (NCCL).
 
     Verifier labels: `collective_c1`, `collective_c2`, `reduce_start_c1`
-    (the result's only use is a `cleave.reduce_wait`).
+    (the only cleave op that uses the result is one `cleave.reduce_wait`;
+    the sharding passes' annotations may hold it meanwhile).
 
     ```mlir
     %g3 = cleave.reduce_start %g2 {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4x8xf32>
@@ -164,28 +165,25 @@ def Cleave_ReduceWaitOp : Cleave_Op<"reduce_wait",
      AllTypesMatch<["accumulator", "new_accumulator"]>]> {
   let summary = "wait for the reduction a reduce_start began";
   let description = [{
-    Waits until the reduction that the `cleave.reduce_start` defining its
+    Waits until the reduction `id` that the `cleave.reduce_start` of its
     operand began has finished; the result is the accumulator reduced over
     the group (destination style). It belongs to the update.
 
-    Verifier labels: `reduce_wait_c1` (the operand is a
-    `cleave.reduce_start`'s result).
+    Verifier labels: `reduce_wait_c1` (the operand is the result of the
+    `cleave.reduce_start` with the same `id`, or of an annotation of the
+    sharding passes that holds it).
 
     ```mlir
-    %g4 = cleave.reduce_wait %g3 : tensor<4x8xf32>
+    %g4 = cleave.reduce_wait %g3 {id = 0 : i64} : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Cleave_FloatTensor:$accumulator);
+  let arguments = (ins Cleave_FloatTensor:$accumulator, I64Attr:$id);
   let results = (outs Cleave_FloatTensor:$new_accumulator);
   let assemblyFormat = "$accumulator attr-dict `:` type($accumulator)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     mlir::MutableOperandRange getDpsInitsMutable() {
       return getAccumulatorMutable();
-    }
-    /// The reduce_start this waits for.
-    ReduceStartOp getStart() {
-      return getAccumulator().getDefiningOp<ReduceStartOp>();
     }
   }];
 }
