@@ -11,6 +11,7 @@ line build the same bundle through the same passes.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -33,16 +34,41 @@ class CompileError(RuntimeError):
         super().__init__(f"cleave compile failed with exit status {returncode}:\n{detail}")
 
 
+def _runtime_build_cleave() -> Path | None:
+    """``<build>/bin/cleave`` of the build whose runtime module is on the
+    import path (``<build>/python/cleave/_runtime*.so``), so that a compile
+    from Python uses the compiler of the runtime that will run the bundle."""
+    try:
+        spec = importlib.util.find_spec("cleave._runtime")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    origin = Path(spec.origin).resolve()
+    if origin.parent.name != "cleave" or origin.parent.parent.name != "python":
+        return None
+    return origin.parents[2] / "bin" / "cleave"
+
+
+def _executable(path: Path | None) -> bool:
+    return path is not None and path.is_file() and os.access(path, os.X_OK)
+
+
 def find_cleave(cleave_bin: str | os.PathLike | None = None) -> str:
-    """The ``cleave`` executable: ``cleave_bin`` when given, else the build
-    tree of this checkout (``<repo>/build/bin/cleave``), else ``cleave`` on
+    """The ``cleave`` executable: ``cleave_bin`` when given; else the one
+    built beside the runtime module on the import path (a ``<build>/python``
+    directory on ``sys.path``, as the lit tests have it); else the build
+    tree of this checkout (``<repo>/build/bin/cleave``); else ``cleave`` on
     ``PATH``."""
     if cleave_bin is not None:
         path = Path(cleave_bin)
-        if not (path.is_file() and os.access(path, os.X_OK)):
+        if not _executable(path):
             raise FileNotFoundError(f"cleave_bin {str(path)!r} is not an executable")
         return str(path)
-    if _DEFAULT_CLEAVE.is_file() and os.access(_DEFAULT_CLEAVE, os.X_OK):
+    beside_runtime = _runtime_build_cleave()
+    if _executable(beside_runtime):
+        return str(beside_runtime)
+    if _executable(_DEFAULT_CLEAVE):
         return str(_DEFAULT_CLEAVE)
     found = shutil.which("cleave")
     if found:

@@ -1,11 +1,17 @@
 # cleave.compile runs the `cleave compile` command line it is given (here a
 # stand-in script that records its arguments) and raises CompileError with
-# the command's stderr when it fails.
+# the command's stderr when it fails. Without cleave_bin it runs the cleave
+# built beside the runtime module on the import path, so that a compile and
+# the session that runs it come from one build (a sanitized build's tests
+# compile with the sanitized cleave, not the checkout's release build).
 # RUN: rm -rf %t && mkdir -p %t
-# RUN: %python %s %t | FileCheck %s
+# RUN: %python %s %t %cleave_lib | FileCheck %s
 
+import importlib
 import os
+import shutil
 import stat
+import subprocess
 import sys
 
 import cleave
@@ -74,3 +80,39 @@ try:
 except FileNotFoundError as e:
     print(str(e).replace(work, "WORK"))
 # CHECK-NEXT: cleave_bin 'WORK/absent' is not an executable
+
+# The runtime module of this build is on the import path (lit puts
+# <build>/python there): its cleave is the one found.
+find_cleave = importlib.import_module("cleave.compile").find_cleave
+build = os.path.dirname(os.path.realpath(sys.argv[2]))
+print(find_cleave() == os.path.join(build, "bin", "cleave"))
+# CHECK-NEXT: True
+
+# Another build's runtime module first on the import path: its cleave, and
+# the checkout's default build where that build has no cleave.
+fake = os.path.join(work, "otherbuild")
+os.makedirs(os.path.join(fake, "python", "cleave"))
+os.makedirs(os.path.join(fake, "bin"))
+suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+open(os.path.join(fake, "python", "cleave", "_runtime" + suffix), "w").close()
+source = os.path.dirname(os.path.dirname(os.path.dirname(cleave.__file__)))
+probe = (
+    "import importlib\n"
+    "try: print(importlib.import_module('cleave.compile').find_cleave())\n"
+    "except FileNotFoundError: print('none')"
+)
+env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    [os.path.join(source, "python"), os.path.join(fake, "python")]))
+def probed():
+    out = subprocess.run([sys.executable, "-c", probe], env=env, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    return out.replace(work, "WORK").replace(source, "SRC")
+script(os.path.join("otherbuild", "bin", "cleave"), "")
+print(probed())
+# CHECK-NEXT: WORK/otherbuild/bin/cleave
+os.remove(os.path.join(fake, "bin", "cleave"))
+default = os.path.join(source, "build", "bin", "cleave")
+print(probed() != "WORK/otherbuild/bin/cleave",
+      probed() == ("SRC/build/bin/cleave" if os.access(default, os.X_OK)
+                   else shutil.which("cleave", path=env.get("PATH")) or "none"))
+# CHECK-NEXT: True True
