@@ -94,6 +94,11 @@ llvm::Error CompileOptions::validate() const {
         " chooses when data-parallel replicas reduce their gradients; a "
         "step compiled for one device has none (compile for several "
         "devices)");
+  if (gradBucketMb.hasValue() &&
+      (!gradReduction.hasValue() || gradReduction.getValue() != "overlap"))
+    return llvm::createStringError(
+        "grad-bucket-mb applies only with grad-reduction=overlap: buckets "
+        "are the reductions that overlap the backward");
   if (train && devices == 1 && zero.getValue() > 0)
     return llvm::createStringError(
         "zero=" + std::to_string(zero.getValue()) +
@@ -132,6 +137,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(zero, training.zero);
   copy(syncBatchNorm, training.syncBatchNorm);
   copy(gradReduction, training.gradReduction);
+  copy(gradBucketMb, training.gradBucketMb);
   copy(precision, training.precision);
   copy(lossScale, training.lossScale);
   copy(lossScaleGrowthInterval, training.lossScaleGrowthInterval);
@@ -269,6 +275,8 @@ static void addUpdate(OpPassManager &pm, const CompileOptions &options,
                       OptimizerUpdatePassOptions update) {
   update.zero = training.zero.value_or(0);
   update.overlapReduction = training.gradReduction == "overlap";
+  update.bucketBytes = static_cast<int64_t>(
+      training.gradBucketMb.value_or(kDefaultGradBucketMb) * 1024 * 1024);
   pm.addPass(createOptimizerUpdatePass(update));
   if (training.recompute.value_or(false)) {
     RecomputePassOptions recompute;

@@ -836,6 +836,7 @@ struct ReduceStartModel
     args.groupSize = static_cast<int64_t>(start.getGroupSize());
     args.reduction = *code;
     args.id = static_cast<int64_t>(start.getId());
+    args.last = start.getLast() ? 1 : 0;
     return kernels::buildCall(op, kernels::reduce_start, args, call);
   }
 };

@@ -83,7 +83,7 @@ template <typename Rows> struct CommCalls {
       comm->startAllReduce(axis, args.y().data, elements(args.y()),
                            static_cast<CleaveDType>(args.y().dtype),
                            static_cast<Reduction>(args.reduction()),
-                           static_cast<int>(args.id()));
+                           static_cast<int>(args.id()), args.last() != 0);
     });
   }
 

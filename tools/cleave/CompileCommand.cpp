@@ -63,6 +63,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.zero, training.zero);
   copy(command.syncBatchNorm, training.syncBatchNorm);
   copy(command.gradReduction, training.gradReduction);
+  copy(command.gradBucketMb, training.gradBucketMb);
   copy(command.precision, training.precision);
   copy(command.lossScale, training.lossScale);
   copy(command.lossScaleGrowthInterval, training.lossScaleGrowthInterval);
@@ -98,6 +99,10 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (training.train && command.devices > 1 && !training.gradReduction &&
       kind == "cuda" && training.zero.value_or(0) == 0)
     training.gradReduction = "overlap";
+  if (training.gradBucketMb && training.gradReduction != "overlap")
+    return fail("--grad-bucket-mb applies only with --grad-reduction "
+                "overlap (the default for GPU replicas; CPU ones reduce in "
+                "the update unless asked)");
   if (kind.empty())
     return fail("--target '" + command.target +
                 "': the target does not say what its devices run "
@@ -160,6 +165,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.zero, options.zero);
   pass(training.syncBatchNorm, options.syncBatchNorm);
   pass(training.gradReduction, options.gradReduction);
+  pass(training.gradBucketMb, options.gradBucketMb);
   pass(training.precision, options.precision);
   pass(training.lossScale, options.lossScale);
   pass(training.lossScaleGrowthInterval, options.lossScaleGrowthInterval);

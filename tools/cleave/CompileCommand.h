@@ -168,6 +168,14 @@ struct CompileCommand {
                      "GPUs) or update (all in the update; the default on "
                      "CPUs)"),
       llvm::cl::value_desc("overlap|update"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> gradBucketMb{
+      "grad-bucket-mb",
+      llvm::cl::desc("With --grad-reduction overlap: the gradient sums go "
+                     "into buckets of about this many MiB, in the order the "
+                     "backward makes them, each reduced as one message "
+                     "(default 25, the first bucket at most 1; 0: every "
+                     "gradient its own)"),
+      llvm::cl::value_desc("MiB"), llvm::cl::sub(command)};
   llvm::cl::opt<std::string> precision{
       "precision",
       llvm::cl::desc("With --train: the precision of the matrix products, "

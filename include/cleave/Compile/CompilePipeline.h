@@ -144,6 +144,13 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "microbatch's backward has made it, overlapping the "
                      "rest of the backward (overlap), or all in the update "
                      "(update, the default)")};
+  Option<double> gradBucketMb{
+      *this, "grad-bucket-mb",
+      llvm::cl::desc("With grad-reduction=overlap: the gradient sums go "
+                     "into buckets of about this many MiB, in the order "
+                     "the backward makes them, each bucket reduced as one "
+                     "message (default 25; the first bucket at most 1; 0: "
+                     "every gradient its own)")};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("With train: the precision of the matrix products, "

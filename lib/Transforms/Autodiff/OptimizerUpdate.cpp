@@ -23,6 +23,7 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -117,6 +118,13 @@ struct OptimizerUpdatePass
           << ": the loss scale grows after at least one good step";
       return signalPassFailure();
     }
+    if (bucketBytes < 0) {
+      emitError(module.getLoc(), "bucket-bytes=")
+          << static_cast<int64_t>(bucketBytes)
+          << ": a bucket holds zero or more bytes of gradient sums (0: each "
+             "its own)";
+      return signalPassFailure();
+    }
     if (zero > 0 && replicas == 1) {
       emitError(module.getLoc(), "zero=")
           << static_cast<int64_t>(zero)
@@ -164,6 +172,8 @@ struct OptimizerUpdatePass
       if (overlap)
         moveAfterDefinition(mark->getNextNode(), terminator, gradient);
     }
+    if (overlap)
+      gatherIntoBuckets(func);
     StringAttr lossName = getResultName(func, 0);
     Value lossSum =
         accumulate(builder, terminator->getOperand(0),
@@ -239,6 +249,48 @@ struct OptimizerUpdatePass
     }
     terminator->setOperand(0, meanLoss);
     keepOnlyLoss(func);
+  }
+
+  /// Gathers the started reductions into buckets of about `bucketBytes`,
+  /// in the order the backward starts them, a pipeline stage's apart (each
+  /// stage is a program of its own): a bucket is one message, which begins
+  /// with its last start. A stage's first bucket holds at most 1 MiB, so
+  /// that its reduction begins early in the backward.
+  void gatherIntoBuckets(func::FuncOp func) {
+    constexpr int64_t kFirstBucketBytes = 1 << 20;
+    struct Bucket {
+      int64_t id = 0;
+      int64_t bytes = 0;
+      int64_t limit = 0;
+      ReduceStartOp last;
+    };
+    std::map<int64_t, Bucket> open;
+    std::set<int64_t> stagesSeen;
+    int64_t buckets = 0;
+    for (auto start : func.getBody().front().getOps<ReduceStartOp>()) {
+      int64_t stage = getStage(start).value_or(-1);
+      auto found = open.find(stage);
+      if (found == open.end()) {
+        Bucket bucket;
+        bucket.id = buckets++;
+        bucket.limit = stagesSeen.insert(stage).second
+                           ? std::min<int64_t>(bucketBytes, kFirstBucketBytes)
+                           : bucketBytes;
+        found = open.emplace(stage, bucket).first;
+      }
+      Bucket &bucket = found->second;
+      auto type = cast<RankedTensorType>(start.getAccumulator().getType());
+      bucket.bytes += type.getNumElements() *
+                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      bucket.last = start;
+      start.setId(static_cast<uint64_t>(bucket.id));
+      if (bucket.bytes >= bucket.limit) {
+        start.setLast(true);
+        open.erase(found);
+      }
+    }
+    for (auto &[stage, bucket] : open)
+      bucket.last.setLast(true);
   }
 
   /// Moves the ops from `first` up to (not including) `end` to right after

@@ -231,7 +231,8 @@ bool anyOptimizerOption(const TrainingOptions &options) {
          options.weightDecay || options.epsilon || options.clipGradNorm ||
          options.minLrRatio || options.nesterov || options.betas ||
          options.warmupSteps || options.decaySteps || options.recompute ||
-         options.zero || options.syncBatchNorm || options.gradReduction;
+         options.zero || options.syncBatchNorm || options.gradReduction ||
+         options.gradBucketMb;
 }
 
 } // namespace
@@ -277,6 +278,17 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
                 spell.withValue("zero", std::to_string(*options.zero)) +
                 ": ZeRO reduce-scatters the gradient sums instead (stage 2 "
                 "already in the backward)");
+  if (options.gradBucketMb) {
+    std::string flag =
+        spell.given("grad-bucket-mb", number(*options.gradBucketMb));
+    if (!(*options.gradBucketMb >= 0) || *options.gradBucketMb > 1024 * 1024)
+      return fail(flag + ": a bucket holds 0 (every gradient its own) to "
+                         "1048576 MiB of gradient sums");
+    if (options.gradReduction && *options.gradReduction != "overlap")
+      return fail(flag + " applies only with " +
+                  spell.given("grad-reduction", "overlap") +
+                  ": buckets are the reductions that overlap the backward");
+  }
   if (options.zero && (*options.zero < 0 || *options.zero > 2))
     return fail(spell.withValue("zero", std::to_string(*options.zero)) +
                 ": the ZeRO stage is 0 (nothing sharded), 1 (the optimizer "

@@ -241,38 +241,57 @@ public:
       divide(out, count, dtype, groupSize(axis));
   }
 
-  void startAllReduce(MeshAxis axis, void *data, std::size_t count,
-                      CleaveDType dtype, Reduction reduction, int id) override {
-    beginReduction(id);
+  // A bucket of several buffers is packed into one message, reduced in
+  // place there and copied back at its wait; a bucket of one is reduced
+  // where it is.
+  void beginAllReduce(int id, StartedReduction &started) override {
     PendingReduction &pending = reductions[id];
-    pending = {axis, data, count, dtype, reduction, {}};
-    MPI_Datatype type = mpiType(dtype);
-    MPI_Op op = mpiOp(reduction, dtype);
-    std::size_t size = cleave_dtype_size(dtype);
+    pending = {};
+    std::size_t size = cleave_dtype_size(started.dtype);
+    std::size_t count = 0;
+    for (const ReductionPart &part : started.parts)
+      count += part.count;
+    char *at = static_cast<char *>(started.parts.front().data);
+    if (started.parts.size() > 1) {
+      pending.packed.resize(count * size);
+      at = pending.packed.data();
+      std::size_t offset = 0;
+      for (const ReductionPart &part : started.parts) {
+        std::memcpy(at + offset, part.data, part.count * size);
+        offset += part.count * size;
+      }
+    }
+    MPI_Datatype type = mpiType(started.dtype);
+    MPI_Op op = mpiOp(started.reduction, started.dtype);
     std::size_t perPiece = pieceBytes / size;
-    char *at = static_cast<char *>(data);
     for (std::size_t done = 0; done < count; done += perPiece) {
       std::size_t piece = std::min(perPiece, count - done);
       MPI_Request request;
       check(MPI_Iallreduce(MPI_IN_PLACE, at + done * size,
-                           static_cast<int>(piece), type, op, group(axis),
-                           &request),
+                           static_cast<int>(piece), type, op,
+                           group(started.axis), &request),
             "MPI_Iallreduce");
       pending.requests.push_back(request);
     }
   }
 
-  void waitAllReduce(int id) override {
-    endReduction(id);
+  void finishAllReduce(int id, StartedReduction &started) override {
     auto found = reductions.find(id);
     PendingReduction pending = std::move(found->second);
     reductions.erase(found);
     check(MPI_Waitall(static_cast<int>(pending.requests.size()),
                       pending.requests.data(), MPI_STATUSES_IGNORE),
           "MPI_Waitall");
-    if (pending.reduction == Reduction::Average)
-      divide(pending.data, pending.count, pending.dtype,
-             groupSize(pending.axis));
+    std::size_t size = cleave_dtype_size(started.dtype);
+    std::size_t offset = 0;
+    for (const ReductionPart &part : started.parts) {
+      if (!pending.packed.empty())
+        std::memcpy(part.data, pending.packed.data() + offset,
+                    part.count * size);
+      offset += part.count * size;
+      if (started.reduction == Reduction::Average)
+        divide(part.data, part.count, started.dtype, groupSize(started.axis));
+    }
   }
 
   void allGather(MeshAxis axis, const void *in, void *out,
@@ -364,11 +383,8 @@ public:
 private:
   /// An all-reduce started and not yet waited for.
   struct PendingReduction {
-    MeshAxis axis = MeshAxis::Data;
-    void *data = nullptr;
-    std::size_t count = 0;
-    CleaveDType dtype = CLEAVE_F32;
-    Reduction reduction = Reduction::Sum;
+    /// The bucket's buffers one after another (empty for a bucket of one).
+    std::vector<char> packed;
     std::vector<MPI_Request> requests;
   };
   std::map<int, PendingReduction> reductions;

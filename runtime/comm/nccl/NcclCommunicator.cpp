@@ -228,12 +228,10 @@ public:
 
   // A started reduction runs on a stream of its own, after the work queued
   // before it, so that the kernels queued after it overlap it; a wait queues
-  // the stream's event on the context's stream. Another collective over the
-  // same group waits for it first: a communicator's operations must not
-  // run at once.
-  void startAllReduce(MeshAxis axis, void *data, std::size_t count,
-                      CleaveDType dtype, Reduction reduction, int id) override {
-    beginReduction(id);
+  // the stream's event on the context's stream. The buffers of a bucket go
+  // as one NCCL group. Another collective over the same group waits for it
+  // first: a communicator's operations must not run at once.
+  void beginAllReduce(int id, StartedReduction &started) override {
     issueSends();
     cudaStream_t s = queue();
     if (!reductionStream)
@@ -248,18 +246,24 @@ public:
     check(cudaStreamWaitEvent(reductionStream, ready, 0),
           "cudaStreamWaitEvent");
     check(cudaEventDestroy(ready), "cudaEventDestroy");
-    check(ncclAllReduce(data, data, count, ncclType(dtype),
-                        ncclOp(reduction, dtype), group(axis), reductionStream),
-          "ncclAllReduce");
-    if (reduction == Reduction::Average)
-      cuda::divideOnDevice(data, count, dtype, groupSize(axis),
-                           reductionStream);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (const ReductionPart &part : started.parts)
+      check(ncclAllReduce(part.data, part.data, part.count,
+                          ncclType(started.dtype),
+                          ncclOp(started.reduction, started.dtype),
+                          group(started.axis), reductionStream),
+            "ncclAllReduce");
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    if (started.reduction == Reduction::Average)
+      for (const ReductionPart &part : started.parts)
+        cuda::divideOnDevice(part.data, part.count, started.dtype,
+                             groupSize(started.axis), reductionStream);
     check(cudaEventRecord(done, reductionStream), "cudaEventRecord");
-    startedReductions[id] = {axis, done};
+    startedReductions[id] = {started.axis, done};
   }
 
-  void waitAllReduce(int id) override {
-    endReduction(id);
+  void finishAllReduce(int id, StartedReduction &started) override {
+    (void)started;
     auto found = startedReductions.find(id);
     cudaEvent_t done = found->second.done;
     startedReductions.erase(found);
@@ -491,12 +495,12 @@ private:
   std::vector<PendingSend> pendingSends;
   /// The stream started reductions run on (created on first use), and each
   /// one's group and the event of its end.
-  struct StartedReduction {
+  struct RunningReduction {
     MeshAxis axis;
     cudaEvent_t done;
   };
   cudaStream_t reductionStream = nullptr;
-  std::map<int, StartedReduction> startedReductions;
+  std::map<int, RunningReduction> startedReductions;
 };
 
 } // namespace

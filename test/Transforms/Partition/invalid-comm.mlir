@@ -199,7 +199,7 @@ func.func @weight_slice_c4_dim() -> tensor<16x32xf32> {
 
 func.func @reduce_start_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{[reduce_start_c1] the reduced accumulator may be read only by the one cleave.reduce_wait that ends the reduction, not by cleave.neg}}
-  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64, last} : tensor<4xf32>
   %y = cleave.neg %r : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -208,7 +208,7 @@ func.func @reduce_start_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func @reduce_start_two_waits(%s: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   // expected-error @+1 {{[reduce_start_c1] the reduced accumulator may be read only by the one cleave.reduce_wait that ends the reduction, not by cleave.reduce_wait}}
-  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64, last} : tensor<4xf32>
   %w1 = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
   %w2 = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
   return %w1, %w2 : tensor<4xf32>, tensor<4xf32>
@@ -218,7 +218,7 @@ func.func @reduce_start_two_waits(%s: tensor<4xf32>) -> (tensor<4xf32>, tensor<4
 
 func.func @reduce_start_axis(%s: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{[collective_c1] needs a mesh axis (pp, dp or tp) and a positive group size, got axis "xy" and group_size 2}}
-  %r = cleave.reduce_start %s {axis = "xy", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %r = cleave.reduce_start %s {axis = "xy", group_size = 2 : i64, reduction = "sum", id = 0 : i64, last} : tensor<4xf32>
   %w = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
   return %w : tensor<4xf32>
 }
@@ -234,8 +234,41 @@ func.func @reduce_wait_c1(%s: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @reduce_wait_c1_id(%s: tensor<4xf32>) -> tensor<4xf32> {
-  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 3 : i64} : tensor<4xf32>
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 3 : i64, last} : tensor<4xf32>
   // expected-error @+1 {{[reduce_wait_c1] waits for reduction 4, so its operand must be the result of the cleave.reduce_start with that id}}
   %w = cleave.reduce_wait %r {id = 4 : i64} : tensor<4xf32>
   return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_start_c2_unended(%s: tensor<4xf32>, %t: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{[reduce_start_c2] no later cleave.reduce_start of bucket 0 in its block ends it (last)}}
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %q = cleave.reduce_start %t {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 1 : i64, last} : tensor<2xf32>
+  %w = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
+  %v = cleave.reduce_wait %q {id = 1 : i64} : tensor<2xf32>
+  return %w, %v : tensor<4xf32>, tensor<2xf32>
+}
+
+// -----
+
+func.func @reduce_start_c2_after_last(%s: tensor<4xf32>, %t: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{[reduce_start_c2] ends bucket 0 (last), and another cleave.reduce_start adds to it after}}
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64, last} : tensor<4xf32>
+  %q = cleave.reduce_start %t {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64, last} : tensor<2xf32>
+  %w = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
+  %v = cleave.reduce_wait %q {id = 0 : i64} : tensor<2xf32>
+  return %w, %v : tensor<4xf32>, tensor<2xf32>
+}
+
+// -----
+
+func.func @reduce_start_c2_mixed(%s: tensor<4xf32>, %t: tensor<2xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{[reduce_start_c2] the starts of bucket 0 must share the group, the reduction and the element type}}
+  %r = cleave.reduce_start %s {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4xf32>
+  %q = cleave.reduce_start %t {axis = "dp", group_size = 2 : i64, reduction = "max", id = 0 : i64, last} : tensor<2xf32>
+  %w = cleave.reduce_wait %r {id = 0 : i64} : tensor<4xf32>
+  %v = cleave.reduce_wait %q {id = 0 : i64} : tensor<2xf32>
+  return %w, %v : tensor<4xf32>, tensor<2xf32>
 }

@@ -411,6 +411,12 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
            "backward makes the gradient, overlapping the rest of the "
            "backward, and wait for it in the update (cleave.reduce_wait), "
            "instead of all-reducing the sums in the update">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"26214400",
+           "With overlap-reduction: the bytes of gradient sums gathered "
+           "into one bucket, in the order the backward makes them, whose "
+           "reduction starts with its last (the first bucket at most "
+           "1 MiB; 0: every sum its own bucket)">,
     Option<"lossScale", "loss-scale", "double", /*default=*/"0",
            "Dynamic loss scaling: the initial scale the backward was "
            "seeded with (cleave-autodiff's loss-scale; 0: none)">,

@@ -35,6 +35,10 @@ inline constexpr llvm::StringLiteral kFloat16Precision = "fp16";
 /// The name of the result `cleave-attach-loss` adds.
 inline constexpr llvm::StringLiteral kAttachedLossName = "loss";
 
+/// The MiB of gradient sums in one bucket of the overlapped data-parallel
+/// reduction, unless --grad-bucket-mb says otherwise (PyTorch DDP's).
+inline constexpr double kDefaultGradBucketMb = 25;
+
 struct TrainingOptions {
   /// Differentiate (or `train`): the outputs are the loss and the parameters'
   /// gradients.
@@ -76,6 +80,9 @@ struct TrainingOptions {
   /// (each starts in the last microbatch's backward as soon as it is
   /// final) or "update" (all in the update).
   std::optional<std::string> gradReduction;
+  /// With gradReduction "overlap": the MiB of gradient sums in one bucket,
+  /// reduced as one message (0: every gradient its own).
+  std::optional<double> gradBucketMb;
   /// The precision of the matrix products, convolutions and attention:
   /// fp32, or bf16 or fp16 (mixed precision; the parameters, the optimizer
   /// state and every other op stay float32).

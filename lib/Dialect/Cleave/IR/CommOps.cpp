@@ -156,6 +156,33 @@ LogicalResult ReduceStartOp::verify() {
                               "that ends the reduction, not by "
                            << user->getName();
   }
+  // The starts of one bucket follow one another in the block; the last
+  // begins the reduction. Each start looks ahead to its bucket's next one.
+  auto element = [](ReduceStartOp start) {
+    return getElementTypeOrSelf(start.getAccumulator().getType());
+  };
+  for (Operation *op = getOperation()->getNextNode(); op;
+       op = op->getNextNode()) {
+    auto next = dyn_cast<ReduceStartOp>(op);
+    if (!next || next.getId() != getId())
+      continue;
+    if (getLast())
+      return emitOpError() << "[reduce_start_c2] ends bucket " << getId()
+                           << " (last), and another cleave.reduce_start "
+                              "adds to it after";
+    if (next.getAxis() != getAxis() || next.getGroupSize() != getGroupSize() ||
+        next.getReduction() != getReduction() ||
+        element(next) != element(*this))
+      return emitOpError() << "[reduce_start_c2] the starts of bucket "
+                           << getId()
+                           << " must share the group, the reduction and the "
+                              "element type";
+    return success();
+  }
+  if (!getLast())
+    return emitOpError() << "[reduce_start_c2] no later cleave.reduce_start "
+                            "of bucket "
+                         << getId() << " in its block ends it (last)";
   return success();
 }
 

@@ -115,33 +115,45 @@ TEST(LocalCommTest, CollectiveOfDifferentSizesIsRefused) {
     EXPECT_EQ(each, (std::vector<float>(4, 0.0f)));
 }
 
-TEST(LocalCommTest, StartedReductionIsWaitedForOnce) {
+TEST(LocalCommTest, BucketOfReductionsIsWaitedForOncePerBuffer) {
   InProcessJob job(dataParallel(2), /*timeoutSeconds=*/30);
-  std::vector<std::vector<float>> sums{{1, 2, 3}, {10, 20, 30}};
+  std::vector<std::vector<float>> first{{1, 2, 3}, {10, 20, 30}};
+  std::vector<std::vector<float>> second{{4}, {40}};
   std::vector<std::string> errors(2);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank)
     threads.emplace_back([&, rank] {
       Communicator &comm = job.communicator(rank);
+      auto attempt = [&](auto &&call) {
+        try {
+          call();
+        } catch (const std::exception &e) {
+          errors[rank] +=
+              std::string(errors[rank].empty() ? "" : " | ") + e.what();
+        }
+      };
       try {
-        comm.startAllReduce(MeshAxis::Data, sums[rank].data(), 3, CLEAVE_F32,
-                            Reduction::Sum, 7);
+        // Bucket 7: two buffers, reduced when the second (last) is added;
+        // each has its wait.
+        comm.startAllReduce(MeshAxis::Data, first[rank].data(), 3, CLEAVE_F32,
+                            Reduction::Sum, 7, /*last=*/false);
+        attempt([&] { comm.waitAllReduce(7); });
+        comm.startAllReduce(MeshAxis::Data, second[rank].data(), 1, CLEAVE_F32,
+                            Reduction::Sum, 7, /*last=*/true);
+        attempt([&] {
+          comm.startAllReduce(MeshAxis::Data, second[rank].data(), 1,
+                              CLEAVE_F32, Reduction::Sum, 7, /*last=*/true);
+        });
         comm.waitAllReduce(7);
-        // A second wait, and a start of an id still in flight, are errors.
-        try {
-          comm.waitAllReduce(7);
-        } catch (const std::exception &e) {
-          errors[rank] = e.what();
-        }
-        comm.startAllReduce(MeshAxis::Data, sums[rank].data(), 3, CLEAVE_F32,
-                            Reduction::Max, 8);
-        try {
-          comm.startAllReduce(MeshAxis::Data, sums[rank].data(), 3, CLEAVE_F32,
-                              Reduction::Max, 8);
-        } catch (const std::exception &e) {
-          errors[rank] += std::string(" | ") + e.what();
-        }
-        comm.waitAllReduce(8);
+        comm.waitAllReduce(7);
+        attempt([&] { comm.waitAllReduce(7); });
+        // A buffer of another element type joins no bucket.
+        comm.startAllReduce(MeshAxis::Data, first[rank].data(), 3, CLEAVE_F32,
+                            Reduction::Max, 8, /*last=*/false);
+        attempt([&] {
+          comm.startAllReduce(MeshAxis::Data, first[rank].data(), 3, CLEAVE_I32,
+                              Reduction::Max, 8, /*last=*/true);
+        });
       } catch (const std::exception &e) {
         errors[rank] = std::string("unexpected: ") + e.what();
       }
@@ -149,10 +161,14 @@ TEST(LocalCommTest, StartedReductionIsWaitedForOnce) {
   for (std::thread &thread : threads)
     thread.join();
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_EQ(sums[rank], (std::vector<float>{11, 22, 33}));
+    EXPECT_EQ(first[rank], (std::vector<float>{11, 22, 33}));
+    EXPECT_EQ(second[rank], (std::vector<float>{44}));
     EXPECT_EQ(errors[rank],
-              "a wait for reduction 7, which was not started | reduction 8 "
-              "started again before its wait");
+              "a wait for reduction 7 before its last buffer was added | "
+              "reduction 7 started again before its wait | a wait for "
+              "reduction 7, which was not started | reduction 8: a buffer of "
+              "another group, element type or reduction than the bucket's "
+              "first");
   }
 }
 

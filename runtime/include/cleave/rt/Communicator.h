@@ -22,8 +22,8 @@
 #include "cleave/rt/Scalar.h"
 
 #include <cstddef>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -126,21 +126,56 @@ public:
   virtual void allToAll(MeshAxis axis, const void *in, void *out,
                         std::size_t bytes) = 0;
 
-  /// An all-reduce of `data`, in place, within the group along `axis`,
-  /// that may still be running when the call returns: a data-parallel
-  /// gradient's, started as soon as the backward has made it so that it
-  /// overlaps the rest of the backward. Nothing may read or write `data`
-  /// until waitAllReduce(id) returns. `id` names it among those in flight.
-  /// Every member starts the same reductions in the same order among its
-  /// other collectives. This default runs it at once.
-  virtual void startAllReduce(MeshAxis axis, void *data, std::size_t count,
-                              CleaveDType dtype, Reduction reduction, int id) {
-    beginReduction(id);
-    allReduce(axis, data, data, count, dtype, reduction);
+  /// Adds `data` (`count` elements) to the all-reduce `id`, in place,
+  /// within the group along `axis`: one buffer of a bucket of data-parallel
+  /// gradients, added as soon as the backward has made it. The bucket's
+  /// reduction begins when its `last` buffer is added, as one message, and
+  /// may still be running when the call returns, overlapping the rest of
+  /// the backward. Nothing may read or write a buffer until
+  /// waitAllReduce(id) for it returns. Every member adds the same buffers
+  /// in the same order among its other collectives.
+  void startAllReduce(MeshAxis axis, void *data, std::size_t count,
+                      CleaveDType dtype, Reduction reduction, int id,
+                      bool last) {
+    StartedReduction &started = reductionsInFlight[id];
+    if (started.begun)
+      throw Error("reduction " + std::to_string(id) +
+                  " started again before its wait");
+    if (!started.parts.empty() &&
+        (started.axis != axis || started.dtype != dtype ||
+         started.reduction != reduction))
+      throw Error("reduction " + std::to_string(id) +
+                  ": a buffer of another group, element type or reduction "
+                  "than the bucket's first");
+    started.axis = axis;
+    started.dtype = dtype;
+    started.reduction = reduction;
+    started.parts.push_back({data, count});
+    if (!last)
+      return;
+    started.begun = true;
+    started.waitsLeft = started.parts.size();
+    beginAllReduce(id, started);
   }
-  /// Waits until the reduction `id` started has finished (on a GPU: queues
-  /// the wait, so that the work queued after it runs after it).
-  virtual void waitAllReduce(int id) { endReduction(id); }
+  /// Waits until the reduction `id` has finished (on a GPU: queues the
+  /// wait, so that the work queued after it runs after it). Each buffer
+  /// added has its wait; the first finishes the whole bucket.
+  void waitAllReduce(int id) {
+    auto found = reductionsInFlight.find(id);
+    if (found == reductionsInFlight.end())
+      throw Error("a wait for reduction " + std::to_string(id) +
+                  ", which was not started");
+    StartedReduction &started = found->second;
+    if (!started.begun)
+      throw Error("a wait for reduction " + std::to_string(id) +
+                  " before its last buffer was added");
+    if (!started.finished) {
+      started.finished = true;
+      finishAllReduce(id, started);
+    }
+    if (--started.waitsLeft == 0)
+      reductionsInFlight.erase(found);
+  }
 
   /// Waits for every device.
   virtual void barrier() = 0;
@@ -165,21 +200,37 @@ public:
   virtual void releaseContext(CleaveContext *ctx) noexcept { (void)ctx; }
 
 protected:
-  /// Books reduction `id` in flight; throws when it is already.
-  void beginReduction(int id) {
-    if (!reductionsInFlight.insert(id).second)
-      throw Error("reduction " + std::to_string(id) +
-                  " started again before its wait");
+  /// One buffer of a started all-reduce.
+  struct ReductionPart {
+    void *data;
+    std::size_t count;
+  };
+  /// A bucket of buffers reduced as one (startAllReduce).
+  struct StartedReduction {
+    MeshAxis axis = MeshAxis::Data;
+    CleaveDType dtype = CLEAVE_F32;
+    Reduction reduction = Reduction::Sum;
+    std::vector<ReductionPart> parts;
+    bool begun = false;
+    bool finished = false;
+    std::size_t waitsLeft = 0;
+  };
+  /// Begins the reduction of `started`, whose buffers are all added. This
+  /// default reduces each buffer at once.
+  virtual void beginAllReduce(int id, StartedReduction &started) {
+    (void)id;
+    for (const ReductionPart &part : started.parts)
+      allReduce(started.axis, part.data, part.data, part.count, started.dtype,
+                started.reduction);
   }
-  /// Books reduction `id` done; throws when it was not in flight.
-  void endReduction(int id) {
-    if (!reductionsInFlight.erase(id))
-      throw Error("a wait for reduction " + std::to_string(id) +
-                  ", which was not started");
+  /// Finishes it, at its first wait. This default has nothing left to do.
+  virtual void finishAllReduce(int id, StartedReduction &started) {
+    (void)id;
+    (void)started;
   }
 
 private:
-  std::set<int> reductionsInFlight;
+  std::map<int, StartedReduction> reductionsInFlight;
 };
 
 /// True when this process was started by an MPI launcher (mpirun, srun)

@@ -123,33 +123,42 @@ def Cleave_AllReduceOp
 def Cleave_ReduceStartOp : Cleave_Op<"reduce_start",
     [DestinationStyleOpInterface, MemoryEffects<[MemWrite]>,
      AllTypesMatch<["accumulator", "new_accumulator"]>]> {
-  let summary = "start reducing a gradient sum over a group, in place";
+  let summary = "add a gradient sum to a bucket reduced over a group";
   let description = [{
-    Starts the all-reduce of a persistent accumulator (a `cleave.state`
-    that `cleave.accumulate` sums a gradient into) over the group along
-    `axis`, in place, in the step's last backward call, after which the sum
-    is final; in the other backward calls it does nothing. The reduction
-    may still be running when the op returns, so that it overlaps the rest
-    of the backward: the accumulator's only reader is the
-    `cleave.reduce_wait` that ends it, in the update. `id` tells the
-    reductions of a program apart. The result is the accumulator
-    (destination style).
+    Adds a persistent accumulator (a `cleave.state` that `cleave.accumulate`
+    sums a gradient into) to the bucket `id`, whose accumulators are
+    all-reduced over the group along `axis`, in place, as one message. The
+    bucket's reduction starts at its `last` accumulator, in the step's last
+    backward call, after which the sums are final; in the other backward
+    calls the op does nothing. The reduction may still be running when the
+    op returns, so that it overlaps the rest of the backward: the
+    accumulator's only reader is the `cleave.reduce_wait` that ends it, in
+    the update. `id` tells the buckets of a program apart. The result is
+    the accumulator (destination style).
 
     Lifecycle: created by `cleave-optimizer-update` (`overlap-reduction`)
     right after the accumulation of a gradient that data-parallel replicas
-    sum; lowered by codegen to a runtime call that starts a non-blocking
-    all-reduce (MPI) or queues one on a stream of its own (NCCL).
+    sum, the gradients gathered into buckets of about `bucket-bytes` in the
+    order the backward makes them; lowered by codegen to a runtime call
+    that adds the accumulator to its bucket and, at the last, starts a
+    non-blocking all-reduce (MPI, the bucket packed into one message) or
+    queues one NCCL group on a stream of its own.
 
     Verifier labels: `collective_c1`, `collective_c2`, `reduce_start_c1`
     (the only cleave op that uses the result is one `cleave.reduce_wait`;
-    the sharding passes' annotations may hold it meanwhile).
+    the sharding passes' annotations may hold it meanwhile),
+    `reduce_start_c2` (in its block, the starts of one bucket share the
+    group, the reduction and the element type, and exactly the last of
+    them is marked `last`).
 
     ```mlir
     %g3 = cleave.reduce_start %g2 {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64} : tensor<4x8xf32>
+    %h3 = cleave.reduce_start %h2 {axis = "dp", group_size = 2 : i64, reduction = "sum", id = 0 : i64, last} : tensor<8xf32>
     ```
   }];
   let arguments = (ins Cleave_FloatTensor:$accumulator, StrAttr:$axis,
-                   I64Attr:$group_size, StrAttr:$reduction, I64Attr:$id);
+                   I64Attr:$group_size, StrAttr:$reduction, I64Attr:$id,
+                   UnitAttr:$last);
   let results = (outs Cleave_FloatTensor:$new_accumulator);
   let assemblyFormat = "$accumulator attr-dict `:` type($accumulator)";
   let hasVerifier = 1;
@@ -165,9 +174,10 @@ def Cleave_ReduceWaitOp : Cleave_Op<"reduce_wait",
      AllTypesMatch<["accumulator", "new_accumulator"]>]> {
   let summary = "wait for the reduction a reduce_start began";
   let description = [{
-    Waits until the reduction `id` that the `cleave.reduce_start` of its
-    operand began has finished; the result is the accumulator reduced over
-    the group (destination style). It belongs to the update.
+    Waits until the reduction of the bucket `id` that the
+    `cleave.reduce_start` of its operand added it to has finished; the
+    result is the accumulator reduced over the group (destination style).
+    It belongs to the update.
 
     Verifier labels: `reduce_wait_c1` (the operand is the result of the
     `cleave.reduce_start` with the same `id`, or of an annotation of the
