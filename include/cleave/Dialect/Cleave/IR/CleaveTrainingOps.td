@@ -94,12 +94,15 @@ def Cleave_SgdUpdateOp : Cleave_UpdateOp<"sgd_update",
     write. Only an update with momentum has a buffer (and its result): plain
     SGD, and the running statistics of a batch normalization, keep none.
 
-    The gradient, the parameter and the buffer have one type, the scale and
-    the step another. Verifier labels: `sgd_update_c1` (the scale and the
-    step are scalars), `sgd_update_c2` (a nonzero momentum needs a buffer),
-    `sgd_update_c3` (Nesterov needs a nonzero momentum), `sgd_update_c4`
-    (no buffer without momentum), `sgd_update_c5` (the buffer and its result
-    go together and have the parameter's type).
+    The operands are written `%gradient, %gradient_scale, %parameter,
+    [%momentum_buffer,] %step`, then the attributes, then the parameter's
+    type and the step's. The gradient, the parameter and the buffer have
+    one type, the scale and the step another. Verifier labels:
+    `sgd_update_c1` (the scale and the step are scalars), `sgd_update_c2`
+    (a nonzero momentum needs a buffer), `sgd_update_c3` (Nesterov needs a
+    nonzero momentum), `sgd_update_c4` (no buffer without momentum),
+    `sgd_update_c5` (the buffer and its result go together and have the
+    parameter's type).
 
     ```mlir
     %p2, %b2, %s2 = cleave.sgd_update %g, %scale, %p, %b, %s {learning_rate = 1.0e-01 : f64, momentum = 9.0e-01 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<4x8xf32>, tensor<f32>
