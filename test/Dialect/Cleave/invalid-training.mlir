@@ -93,3 +93,12 @@ func.func @gradient_type(%g: tensor<4xf32>, %scale: tensor<f32>, %p: tensor<4xf3
   %r:2 = "cleave.sgd_update"(%g2, %scale, %p, %s) {learning_rate = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : (tensor<2xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<f32>)
   return
 }
+
+// -----
+
+// The assembly has four operands, or five with a buffer.
+func.func @sgd_update_operands(%g: tensor<4xf32>, %scale: tensor<f32>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{expected 4 operands (gradient, scale, parameter, step) or 5 (with a momentum buffer before the step), got 3}}
+  %p2, %s2 = cleave.sgd_update %g, %scale, %p {learning_rate = 1.0e-01 : f64, momentum = 0.0 : f64, nesterov = false, dampening = 0.0 : f64, weight_decay = 0.0 : f64, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<4xf32>, tensor<f32>
+  return
+}
