@@ -695,14 +695,19 @@ FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
   else
     for (int index : call.operands)
       call.inputs.push_back(index < 0 ? -1 : getTensor(op->getOperand(index)));
-  for (Value result : op->getResults())
-    call.outputs.push_back(getTensor(result));
+  if (call.results.empty())
+    for (Value result : op->getResults())
+      call.outputs.push_back(getTensor(result));
+  else
+    for (int index : call.results)
+      call.outputs.push_back(getTensor(op->getResult(index)));
   // What an update writes must outlive the call, or be a scratch copy
   // that nothing else reads (a ZeRO replica's block of a parameter, which
   // the update's result carries on to the gather).
   if (auto update = dyn_cast<DestinationStyleOpInterface>(op))
-    for (auto [index, output] : llvm::enumerate(call.outputs)) {
-      OpOperand *init = update.getDpsInitOperand(index);
+    for (OpResult result : op->getResults()) {
+      OpOperand *init = update.getTiedOpOperand(result);
+      int output = getTensor(result);
       MemorySpace space = program.tensors[output].space;
       if (space == MemorySpace::Persistent ||
           (space == MemorySpace::Arena && init->get().hasOneUse() &&

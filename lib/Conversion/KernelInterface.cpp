@@ -325,6 +325,7 @@ struct SgdUpdateModel
     kernels::SgdUpdate args;
     args.gradient = update.getGradient();
     args.gradientScale = update.getGradientScale();
+    args.momentumBuffer = update.getNewMomentumBuffer();
     args.nesterov = update.getNesterov() ? 1 : 0;
     args.warmupSteps = update.getWarmupSteps();
     args.decaySteps = update.getDecaySteps();

@@ -56,6 +56,20 @@ void CallPacker::variadicInput(ArrayRef<Value> values, const char *field) {
 
 void CallPacker::output() { ++outputs; }
 
+void CallPacker::optionalOutput(Value result) {
+  ++outputs;
+  auto opResult = dyn_cast_or_null<OpResult>(result);
+  if (result && (!opResult || opResult.getOwner() != op)) {
+    fail("kernel output is not a result of the op");
+    return;
+  }
+  // The runtime reads an absent output as one past numOut, so a present
+  // one cannot follow it.
+  if (opResult && llvm::is_contained(optionalResults, -1))
+    fail("an optional kernel output follows an absent one");
+  optionalResults.push_back(opResult ? opResult.getResultNumber() : -1);
+}
+
 void CallPacker::variadicOutput() {
   ++outputs;
   variadicOutputs = true;
@@ -131,11 +145,23 @@ void CallPacker::floatRankList(ArrayRef<double> values, Value tensor,
 
 LogicalResult CallPacker::finish() {
   unsigned results = op->getNumResults();
-  if (error.empty() &&
-      (variadicOutputs ? results < outputs : results != outputs))
+  unsigned absent = llvm::count(optionalResults, -1);
+  if (error.empty() && (variadicOutputs ? results < outputs - absent
+                                        : results != outputs - absent))
     fail("kernel '" + call.kernel + "' writes " +
-         (variadicOutputs ? "at least " : "") + Twine(outputs) +
+         (variadicOutputs ? "at least " : "") + Twine(outputs - absent) +
          " outputs, the op has " + Twine(results) + " results");
+  // The required outputs are the results no optional output names, in
+  // order, and the optional ones follow them.
+  call.results.clear();
+  if (error.empty() && absent < optionalResults.size()) {
+    for (unsigned index = 0; index < results; ++index)
+      if (!llvm::is_contained(optionalResults, static_cast<int>(index)))
+        call.results.push_back(index);
+    for (int index : optionalResults)
+      if (index >= 0)
+        call.results.push_back(index);
+  }
   if (error.empty())
     return success();
   return op->emitOpError("has a malformed call of kernel '")
@@ -177,6 +203,7 @@ public:
     ++outputs;
     ++requiredOutputs;
   }
+  void optionalOutput() { ++outputs; }
   void variadicOutput() {
     ++requiredOutputs;
     variadicOutputs = true;
@@ -258,6 +285,7 @@ struct KernelCheck {
 #define CLEAVE_CHECK_OPTIONAL_INPUT(name) checker.optionalInput(#name);
 #define CLEAVE_CHECK_VARIADIC_INPUT(name) checker.variadicInput(#name);
 #define CLEAVE_CHECK_OUTPUT(name) checker.output();
+#define CLEAVE_CHECK_OPTIONAL_OUTPUT(name) checker.optionalOutput();
 #define CLEAVE_CHECK_VARIADIC_OUTPUT(name) checker.variadicOutput();
 #define CLEAVE_CHECK_INT(name) checker.integer();
 #define CLEAVE_CHECK_INT_COUNT(name) int64_t name = checker.count(#name);
@@ -275,6 +303,7 @@ struct KernelCheck {
 #define CLEAVE_OPTIONAL_INPUT CLEAVE_CHECK_OPTIONAL_INPUT
 #define CLEAVE_VARIADIC_INPUT CLEAVE_CHECK_VARIADIC_INPUT
 #define CLEAVE_OUTPUT CLEAVE_CHECK_OUTPUT
+#define CLEAVE_OPTIONAL_OUTPUT CLEAVE_CHECK_OPTIONAL_OUTPUT
 #define CLEAVE_VARIADIC_OUTPUT CLEAVE_CHECK_VARIADIC_OUTPUT
 #define CLEAVE_INT CLEAVE_CHECK_INT
 #define CLEAVE_INT_COUNT CLEAVE_CHECK_INT_COUNT

@@ -55,14 +55,15 @@ struct SgdStep {
   bool nesterov, firstStep;
 };
 
+/// `buffer` is read and written only with momentum (null without).
 CLEAVE_HOST_DEVICE inline void sgdElement(const SgdStep &s, float gradient,
-                                          float &parameter, float &buffer) {
+                                          float &parameter, float *buffer) {
   float g = gradient * s.scale;
   if (s.weightDecay != 0)
     g += s.weightDecay * parameter;
   if (s.momentum != 0) {
-    buffer = s.firstStep ? g : s.momentum * buffer + (1 - s.dampening) * g;
-    g = s.nesterov ? g + s.momentum * buffer : buffer;
+    *buffer = s.firstStep ? g : s.momentum * *buffer + (1 - s.dampening) * g;
+    g = s.nesterov ? g + s.momentum * *buffer : *buffer;
   }
   parameter -= s.learningRate * g;
 }

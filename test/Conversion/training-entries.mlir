@@ -12,6 +12,8 @@
 // into the gradient's sum; the update reads the sums once per step, writes
 // the mean loss and clears them. The accumulations are loops over
 // persistent memory, the producer of the gradient fused into its loop.
+// sgd_update writes the parameter, the step count and then the momentum
+// buffer (the kernel's optional output, last).
 
 // CHECK-LABEL: program: 3 entries
 // CHECK: tensor t0 float32[2, 4] input 0
@@ -20,6 +22,8 @@
 // CHECK: tensor t3 float32[] arena 0
 // CHECK: tensor t4 float32[2, 4] persistent 64 "t4"
 // CHECK: tensor t5 float32[] persistent 128 "t5"
+// CHECK: tensor t7 float32[] persistent 192 "t7"
+// CHECK: tensor t8 float32[2, 4] persistent 256 "t8"
 // CHECK: tensor t9 float32[] output 0
 // CHECK: stash s0 t2 arena [[STASH]], 1 slots of 64 bytes
 // CHECK-NEXT: entry forward phase forward: 3 steps, 0 in place, inputs (t0) outputs () named ("x") ()
@@ -29,7 +33,7 @@
 // CHECK-NEXT: entry backward phase backward: 1 steps, 0 in place, inputs (t0) outputs () named ("x") ()
 // CHECK-NEXT: step 0 loop t4 = add(t4, mul(t0, sub(1, mul(t2, t2))))  // mul + sub + mul + accumulate
 // CHECK-NEXT: entry update phase update: 4 steps, 0 in place, inputs () outputs (t9) named () ("loss")
-// CHECK-NEXT: step 0 kernel sgd_update (t4, t6) -> (t1, t7, t8)
+// CHECK-NEXT: step 0 kernel sgd_update (t4, t6) -> (t1, t7, t8) ints [0, 0, 0] floats [0.1, 0.9, 0, 0, 0]
 // CHECK-NEXT: step 1 loop t9 = div(t5, 2)
 // CHECK-NEXT: step 2 loop t4 = 0  // clear
 // CHECK-NEXT: step 3 loop t5 = 0  // clear
@@ -50,7 +54,7 @@ func.func @main(%x: tensor<2x4xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave
   %half = cleave.constant dense<0.5> : tensor<f32>
   %s = cleave.state "sgd.step:w" : tensor<f32>
   %b = cleave.state "sgd.momentum_buffer:w" : tensor<2x4xf32>
-  %p2, %b2, %s2 = cleave.sgd_update %ga, %half, %w, %b, %s {learning_rate = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<2x4xf32>, tensor<f32>
+  %p2, %b2, %s2 = cleave.sgd_update %ga, %half, %w, %b, %s {learning_rate = 1.0e-01 : f64, momentum = 9.0e-01 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<2x4xf32>, tensor<f32>
   %two = cleave.constant dense<2.0> : tensor<f32>
   %mean = cleave.div %la, %two : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %c1 = cleave.clear %ga : tensor<2x4xf32>

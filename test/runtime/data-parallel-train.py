@@ -286,9 +286,12 @@ if __name__ == "__main__":
     checkpoint(work, bundle, trainer, batches)
     compare_zero(work, "mlp_clip", mlp, adamw, 2)
     # SGD: Adam would turn the rounding noise of the key bias's gradient
-    # (0 in exact arithmetic) into steps of lr (see train-torch.py).
+    # (0 in exact arithmetic) into steps of lr (see train-torch.py); with
+    # momentum, so that ZeRO-1 has a state to shard (plain SGD keeps only
+    # step counts).
     compare_zero(work, "gpt_clip", gpt,
-                 {"optimizer": "sgd", "lr": 0.5, "clip-grad-norm": 0.5}, 2)
+                 {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9,
+                  "clip-grad-norm": 0.5}, 2)
     compare_zero(work, "mlp_zero2", mlp, adamw, 2, stage=2)
     compare_zero(work, "gpt_zero2", gpt, {"optimizer": "sgd", "lr": 0.5}, 2,
                  stage=2, microbatches=2)

@@ -59,6 +59,13 @@ public:
   Value optionalInput() { return withOptionals ? input() : Value(); }
   SmallVector<Value> variadicInput() { return {input(), input(), input()}; }
   void output(int count = 1) { numResults += count; }
+  /// A result of the op once it is made, or none.
+  void optionalOutput(Value &field) {
+    if (!withOptionals)
+      return;
+    optionalResults.push_back({&field, numResults});
+    output();
+  }
   int64_t integer() { return nextInt++; }
   SmallVector<int64_t> intList(int64_t length) {
     SmallVector<int64_t> values;
@@ -80,6 +87,8 @@ public:
     state.addOperands(operands);
     state.addTypes(SmallVector<Type>(numResults, tensorType()));
     op = Operation::create(state);
+    for (auto [field, index] : optionalResults)
+      *field = op->getResult(index);
     return op;
   }
 
@@ -94,8 +103,9 @@ public:
       }
       in.push_back(tensor);
     }
+    // Outputs have data, or an optional one would read as absent.
     for (unsigned i = 0; i < numResults; ++i)
-      out.push_back({nullptr, CLEAVE_F32, kRank, {0}});
+      out.push_back({marker(63 - i), CLEAVE_F32, kRank, {0}});
     ints.assign(call.ints.begin(), call.ints.end());
     floats.assign(call.floats.begin(), call.floats.end());
     // Past the end, a value no field may read.
@@ -137,6 +147,8 @@ private:
   Block block;
   SmallVector<Value> operands;
   unsigned numResults = 0;
+  /// The builder fields of optional outputs and the results they name.
+  SmallVector<std::pair<Value *, unsigned>> optionalResults;
   int64_t nextInt = 100;
   double nextFloat = 0.0;
   Operation *op = nullptr;
@@ -155,6 +167,7 @@ private:
 #define CLEAVE_FILL_OPTIONAL_INPUT(name) builder.name = fixture.optionalInput();
 #define CLEAVE_FILL_VARIADIC_INPUT(name) builder.name = fixture.variadicInput();
 #define CLEAVE_FILL_OUTPUT(name) fixture.output();
+#define CLEAVE_FILL_OPTIONAL_OUTPUT(name) fixture.optionalOutput(builder.name);
 #define CLEAVE_FILL_VARIADIC_OUTPUT(name) fixture.output(3);
 #define CLEAVE_FILL_INT(name) builder.name = fixture.integer();
 #define CLEAVE_FILL_NONE(name)
@@ -172,6 +185,7 @@ private:
 #define CLEAVE_OPTIONAL_INPUT CLEAVE_FILL_OPTIONAL_INPUT
 #define CLEAVE_VARIADIC_INPUT CLEAVE_FILL_VARIADIC_INPUT
 #define CLEAVE_OUTPUT CLEAVE_FILL_OUTPUT
+#define CLEAVE_OPTIONAL_OUTPUT CLEAVE_FILL_OPTIONAL_OUTPUT
 #define CLEAVE_VARIADIC_OUTPUT CLEAVE_FILL_VARIADIC_OUTPUT
 #define CLEAVE_INT CLEAVE_FILL_INT
 #define CLEAVE_INT_COUNT CLEAVE_FILL_NONE
@@ -225,6 +239,11 @@ void checkList(ArrayRef<double> expected, args::FloatList actual,
     EXPECT_EQ(view.name()[i].data, fixture.markerOf(builder.name[i])) << #name;
 #define CLEAVE_CHECK_OUTPUT(name)                                              \
   EXPECT_EQ(&view.name(), &fixture.out[fixture.nextOutput++]) << #name;
+#define CLEAVE_CHECK_OPTIONAL_OUTPUT(name)                                     \
+  if (builder.name)                                                            \
+    EXPECT_EQ(view.name(), &fixture.out[fixture.nextOutput++]) << #name;       \
+  else                                                                         \
+    EXPECT_EQ(view.name(), nullptr) << #name;
 #define CLEAVE_CHECK_VARIADIC_OUTPUT(name)                                     \
   EXPECT_EQ(view.name().data(), &fixture.out[fixture.nextOutput]) << #name;    \
   EXPECT_EQ(view.name().size(),                                                \
@@ -245,6 +264,7 @@ void checkList(ArrayRef<double> expected, args::FloatList actual,
 #define CLEAVE_OPTIONAL_INPUT CLEAVE_CHECK_OPTIONAL_INPUT
 #define CLEAVE_VARIADIC_INPUT CLEAVE_CHECK_VARIADIC_INPUT
 #define CLEAVE_OUTPUT CLEAVE_CHECK_OUTPUT
+#define CLEAVE_OPTIONAL_OUTPUT CLEAVE_CHECK_OPTIONAL_OUTPUT
 #define CLEAVE_VARIADIC_OUTPUT CLEAVE_CHECK_VARIADIC_OUTPUT
 #define CLEAVE_INT CLEAVE_CHECK_INT
 #define CLEAVE_INT_COUNT CLEAVE_CHECK_NONE
@@ -261,12 +281,12 @@ void checkList(ArrayRef<double> expected, args::FloatList actual,
 #include "cleave/rt/CommList.def"
 
 /// Builder -> KernelCall -> lowered arrays -> view, with and without the
-/// optional inputs.
+/// optional inputs and outputs.
 template <typename Signature, typename View>
 void roundTrip(kernels::Kernel<Signature> kernel) {
   for (bool withOptionals : {true, false}) {
     SCOPED_TRACE(std::string(kernel.name) +
-                 (withOptionals ? " with" : " without") + " optional inputs");
+                 (withOptionals ? " with" : " without") + " optional fields");
     CallFixture fixture(withOptionals);
     Signature builder;
     fill(builder, fixture);
@@ -361,6 +381,29 @@ TEST(KernelSignatureTest, ViewsReadAbsentOptionalInputs) {
   }
 }
 
+TEST(KernelSignatureTest, ViewsReadAbsentOptionalOutputs) {
+  // A trailing optional output may be left out, or passed without data.
+  CleaveTensor none = {nullptr, 0, 0, {0}};
+  std::vector<CleaveTensor> in = {tensor(), tensor(0)};
+  std::vector<CleaveTensor> out = {tensor(), tensor(0), none};
+  std::vector<int64_t> ints(3, 0);
+  std::vector<double> floats(5, 0.0);
+  for (int32_t numOut : {2, 3}) {
+    args::Binder binder(in.data(), 2, out.data(), numOut, ints.data(),
+                        floats.data());
+    args::SgdUpdate view(binder);
+    char message[160] = "";
+    ASSERT_TRUE(binder.finish(message, sizeof(message))) << message;
+    EXPECT_EQ(view.momentumBuffer(), nullptr);
+    EXPECT_EQ(&view.parameter(), &out[0]);
+    EXPECT_EQ(&view.step(), &out[1]);
+  }
+  EXPECT_EQ(bindError<args::SgdUpdate>(
+                {tensor(), tensor()}, {tensor(), tensor(), tensor(), tensor()},
+                std::vector<int64_t>(3, 0), std::vector<double>(5, 0.0)),
+            "expected at most 3 outputs, got 4");
+}
+
 TEST(KernelSignatureTest, ViewsCheckCounts) {
   // n = 9 spatial dimensions: past CLEAVE_MAX_RANK, so no list is read.
   EXPECT_EQ(
@@ -402,6 +445,61 @@ std::string buildError(MLIRContext &context, ArrayRef<Value> operands,
   op->destroy();
   EXPECT_EQ(succeeded(result), error.empty());
   return error;
+}
+
+/// An optional output names the op's result: the required outputs are the
+/// other results in order, and it comes after them.
+TEST(KernelSignatureTest, BuildersPlaceOptionalOutputs) {
+  MLIRContext context;
+  context.allowUnregisteredDialects();
+  Block block;
+  Type type = RankedTensorType::get({4, 4}, Float32Type::get(&context));
+  Value g = block.addArgument(type, UnknownLoc::get(&context));
+  Value scale = block.addArgument(type, UnknownLoc::get(&context));
+  Value stranger = block.addArgument(type, UnknownLoc::get(&context));
+  auto makeOp = [&](unsigned numResults) {
+    OperationState state(UnknownLoc::get(&context), "test.kernel");
+    state.addOperands({g, scale});
+    state.addTypes(SmallVector<Type>(numResults, type));
+    return Operation::create(state);
+  };
+  kernels::SgdUpdate sgd;
+  sgd.gradient = g;
+  sgd.gradientScale = scale;
+  sgd.nesterov = 0;
+  sgd.warmupSteps = 0;
+  sgd.decaySteps = 0;
+  sgd.learningRate = 0.1;
+  sgd.momentum = 0.9;
+  sgd.dampening = 0.0;
+  sgd.weightDecay = 0.0;
+  sgd.minLrRatio = 0.0;
+
+  // Results (parameter, buffer, step): the kernel writes them as
+  // (parameter, step, buffer).
+  Operation *withBuffer = makeOp(3);
+  sgd.momentumBuffer = withBuffer->getResult(1);
+  KernelCall call;
+  ASSERT_TRUE(succeeded(
+      kernels::buildCall(withBuffer, kernels::sgd_update, sgd, call)));
+  EXPECT_EQ(call.results, (SmallVector<int, 3>{0, 2, 1}));
+  withBuffer->destroy();
+
+  // Without the buffer every result in order.
+  Operation *plain = makeOp(2);
+  sgd.momentumBuffer = Value();
+  ASSERT_TRUE(
+      succeeded(kernels::buildCall(plain, kernels::sgd_update, sgd, call)));
+  EXPECT_TRUE(call.results.empty());
+  plain->destroy();
+
+  EXPECT_EQ(buildError(context, {g, scale}, 3, kernels::sgd_update, sgd),
+            "'test.kernel' op has a malformed call of kernel 'sgd_update': "
+            "kernel 'sgd_update' writes 2 outputs, the op has 3 results");
+  sgd.momentumBuffer = stranger;
+  EXPECT_EQ(buildError(context, {g, scale}, 3, kernels::sgd_update, sgd),
+            "'test.kernel' op has a malformed call of kernel 'sgd_update': "
+            "kernel output is not a result of the op");
 }
 
 TEST(KernelSignatureTest, BuildersCheckTheirOp) {

@@ -150,6 +150,9 @@ struct KernelCall {
   /// Set by ops with optional operands: the operand index of each kernel
   /// input, -1 for an absent one. Empty means "every operand, in order".
   llvm::SmallVector<int, 7> operands;
+  /// Set by ops with optional results: the result index of each kernel
+  /// output. Empty means "every result, in order".
+  llvm::SmallVector<int, 3> results;
   llvm::SmallVector<int, 4> inputs;
   llvm::SmallVector<int, 2> outputs;
   llvm::SmallVector<int64_t, 8> ints;

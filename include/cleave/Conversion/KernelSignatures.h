@@ -6,10 +6,12 @@
 // there is a builder, `cleave::kernels::<Signature>`, whose fields are the
 // signature's: an input is the op's operand (`mlir::Value`, null for an
 // absent optional input; a vector for a variadic one), an integer or float
-// attribute a std::optional that must be set, a list a vector. Outputs are
-// the op's results in order, and a count is the length of the lists that
-// name it, so neither is a field. For every kernel there is a handle,
-// `cleave::kernels::<name>`, that knows its signature, so that
+// attribute a std::optional that must be set, a list a vector. Required
+// outputs are the op's results in order, less those an optional output
+// names (its field: the result, null when the op has none), and a count is
+// the length of the lists that name it, so neither is a field. For every
+// kernel there is a handle, `cleave::kernels::<name>`, that knows its
+// signature, so that
 //
 //   kernels::Gemm args;
 //   args.a = gemm.getA(); ...
@@ -51,6 +53,7 @@ public:
   void optionalInput(mlir::Value value);
   void variadicInput(llvm::ArrayRef<mlir::Value> values, const char *field);
   void output();
+  void optionalOutput(mlir::Value result);
   void variadicOutput();
   void integer(const std::optional<int64_t> &value, const char *field);
   /// Reserves the count's place; the first list naming it fills it in.
@@ -75,6 +78,8 @@ private:
   KernelCall &call;
   unsigned outputs = 0;
   bool variadicOutputs = false;
+  /// The results that optional outputs name, -1 for an absent one.
+  llvm::SmallVector<int, 1> optionalResults;
   llvm::SmallVector<size_t, 2> filledCounts;
   std::string error;
 };
@@ -97,6 +102,7 @@ private:
 #define CLEAVE_OPTIONAL_INPUT CLEAVE_BUILDER_INPUT
 #define CLEAVE_VARIADIC_INPUT CLEAVE_BUILDER_VARIADIC_INPUT
 #define CLEAVE_OUTPUT CLEAVE_BUILDER_NONE
+#define CLEAVE_OPTIONAL_OUTPUT CLEAVE_BUILDER_INPUT
 #define CLEAVE_VARIADIC_OUTPUT CLEAVE_BUILDER_NONE
 #define CLEAVE_INT CLEAVE_BUILDER_INT
 #define CLEAVE_INT_COUNT CLEAVE_BUILDER_NONE
@@ -124,6 +130,7 @@ private:
 #define CLEAVE_PACK_OPTIONAL_INPUT(name) packer.optionalInput(args.name);
 #define CLEAVE_PACK_VARIADIC_INPUT(name) packer.variadicInput(args.name, #name);
 #define CLEAVE_PACK_OUTPUT(name) packer.output();
+#define CLEAVE_PACK_OPTIONAL_OUTPUT(name) packer.optionalOutput(args.name);
 #define CLEAVE_PACK_VARIADIC_OUTPUT(name) packer.variadicOutput();
 #define CLEAVE_PACK_INT(name) packer.integer(args.name, #name);
 #define CLEAVE_PACK_INT_COUNT(name) size_t name##Slot = packer.count();
@@ -141,6 +148,7 @@ private:
 #define CLEAVE_OPTIONAL_INPUT CLEAVE_PACK_OPTIONAL_INPUT
 #define CLEAVE_VARIADIC_INPUT CLEAVE_PACK_VARIADIC_INPUT
 #define CLEAVE_OUTPUT CLEAVE_PACK_OUTPUT
+#define CLEAVE_OPTIONAL_OUTPUT CLEAVE_PACK_OPTIONAL_OUTPUT
 #define CLEAVE_VARIADIC_OUTPUT CLEAVE_PACK_VARIADIC_OUTPUT
 #define CLEAVE_INT CLEAVE_PACK_INT
 #define CLEAVE_INT_COUNT CLEAVE_PACK_INT_COUNT
@@ -171,6 +179,7 @@ private:
 #undef CLEAVE_PACK_OPTIONAL_INPUT
 #undef CLEAVE_PACK_VARIADIC_INPUT
 #undef CLEAVE_PACK_OUTPUT
+#undef CLEAVE_PACK_OPTIONAL_OUTPUT
 #undef CLEAVE_PACK_VARIADIC_OUTPUT
 #undef CLEAVE_PACK_INT
 #undef CLEAVE_PACK_INT_COUNT

@@ -121,6 +121,17 @@ struct ElementwiseCostModel
   }
 };
 
+/// SGD's update: 8 FLOPs per parameter element with a momentum buffer, 4
+/// without (the gradient's scale and decay, and the parameter's step).
+struct SgdUpdateCostModel
+    : CostInterface::ExternalModel<SgdUpdateCostModel, SgdUpdateOp> {
+  int64_t getFlops(Operation *op) const {
+    auto update = cast<SgdUpdateOp>(op);
+    return (update.getMomentumBuffer() ? 8 : 4) *
+           elementsOf(update.getNewParameter());
+  }
+};
+
 /// Ops that copy bytes without arithmetic (transposes, concatenation,
 /// padding, broadcasting copies).
 template <typename OpT>
@@ -556,9 +567,10 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     LSTMOp::attachInterface<LSTMCostModel>(*context);
 
     // Optimizer updates, per parameter element: SGD scales the gradient,
-    // adds the decay, updates the buffer and the parameter (Nesterov: one
-    // more); Adam also updates two moments and divides by a root.
-    attachElementwise<8, SgdUpdateOp>(context);
+    // adds the decay, updates the buffer (with momentum) and the parameter
+    // (Nesterov: one more); Adam also updates two moments and divides by a
+    // root.
+    SgdUpdateOp::attachInterface<SgdUpdateCostModel>(*context);
     attachElementwise<14, AdamUpdateOp>(context);
     // Gradient accumulation adds one value per element; a clear or an
     // assignment writes one.

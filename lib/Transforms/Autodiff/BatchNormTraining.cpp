@@ -173,10 +173,9 @@ struct BatchNormTrainingPass
     attrs.append("decay_steps", builder.getI64IntegerAttr(0));
     attrs.append("min_lr_ratio", builder.getF64FloatAttr(0.0));
     Value step = state("step", RankedTensorType::get({}, f32));
-    Value buffer = state("buffer", type);
     Value unscaled = b.scalar(1.0, f32);
     SgdUpdateOp::create(builder, b.getLoc(), distance, unscaled, running,
-                        buffer, step, attrs);
+                        /*momentumBuffer=*/Value(), step, attrs);
     return success();
   }
 };

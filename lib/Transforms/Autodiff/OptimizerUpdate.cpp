@@ -629,9 +629,10 @@ struct OptimizerUpdatePass
       attrs.append("momentum", builder.getF64FloatAttr(momentum));
       attrs.append("dampening", builder.getF64FloatAttr(0.0));
       attrs.append("nesterov", builder.getBoolAttr(nesterov));
+      // Plain SGD reads no buffer, so it keeps none.
+      Value buffer = momentum != 0 ? state("momentum_buffer", type) : Value();
       return SgdUpdateOp::create(builder, b.getLoc(), parameter.gradient, scale,
-                                 weight, state("momentum_buffer", type), step,
-                                 attrs)
+                                 weight, buffer, step, attrs)
           .getNewParameter();
     }
     attrs.append("beta1", builder.getF64FloatAttr(beta1));

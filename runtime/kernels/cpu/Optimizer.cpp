@@ -1,9 +1,9 @@
 //===- Optimizer.cpp - optimizer updates on the CPU -------------*- C++ -*-===//
 //
 // sgd_update and adam_update: one pass over a float32 parameter and its
-// state, in place, the arithmetic shared with the CUDA kernels
-// (OptimizerMath.h). A step whose gradient scale is not finite writes
-// nothing.
+// state (none for SGD without momentum), in place, the arithmetic shared with
+// the CUDA kernels (OptimizerMath.h). A step whose gradient scale is not finite
+// writes nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +24,8 @@ const float *floats(const CleaveTensor &t) {
 }
 float *floats(CleaveTensor &t) { return static_cast<float *>(t.data); }
 
-/// Every tensor float32, the state as large as the parameter, the scale and
-/// the step one element each.
+/// Every tensor float32, the state as large as the parameter (a null state
+/// is absent), the scale and the step one element each.
 int32_t checkUpdate(CleaveContext *ctx, const char *kernel,
                     const CleaveTensor &gradient, const CleaveTensor &scale,
                     const CleaveTensor &parameter,
@@ -43,6 +43,8 @@ int32_t checkUpdate(CleaveContext *ctx, const char *kernel,
                 "the gradient has %lld elements, the parameter %lld",
                 (long long)numElements(gradient), (long long)n);
   for (const CleaveTensor *tensor : state) {
+    if (!tensor)
+      continue;
     if (int32_t status = checkF32(ctx, kernel, *tensor, "state"))
       return status;
     if (numElements(*tensor) != n)
@@ -60,11 +62,14 @@ int32_t checkUpdate(CleaveContext *ctx, const char *kernel,
 int32_t cleave::cpu::kernels::sgd_update(CleaveContext *ctx,
                                          const args::SgdUpdate &args) {
   const char *kernel = "sgd_update";
-  CleaveTensor &parameter = args.parameter(), &buffer = args.momentumBuffer(),
-               &step = args.step();
+  CleaveTensor &parameter = args.parameter(), &step = args.step();
+  CleaveTensor *buffer = args.momentumBuffer();
+  if (!buffer && args.momentum() != 0)
+    return fail(ctx, kernel, "a momentum of %g needs a momentum buffer",
+                args.momentum());
   if (int32_t status =
           checkUpdate(ctx, kernel, args.gradient(), args.gradientScale(),
-                      parameter, {&buffer}, step))
+                      parameter, {buffer}, step))
     return status;
   if (optimizer::skipsStep(*floats(args.gradientScale())))
     return 0;
@@ -80,11 +85,11 @@ int32_t cleave::cpu::kernels::sgd_update(CleaveContext *ctx,
   s.nesterov = args.nesterov() != 0;
   s.firstStep = count == 0;
   const float *g = floats(args.gradient());
-  float *p = floats(parameter), *b = floats(buffer);
+  float *p = floats(parameter), *b = buffer ? floats(*buffer) : nullptr;
   int64_t n = numElements(parameter);
 #pragma omp parallel for num_threads(numThreads(ctx)) if (n > 65536)
   for (int64_t i = 0; i < n; ++i)
-    optimizer::sgdElement(s, g[i], p[i], b[i]);
+    optimizer::sgdElement(s, g[i], p[i], b ? &b[i] : nullptr);
   *floats(step) += 1;
   return 0;
 }

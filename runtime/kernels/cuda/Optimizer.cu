@@ -1,11 +1,12 @@
 //===- Optimizer.cu - optimizer updates on the GPU --------------*- C++ -*-===//
 //
 // sgd_update and adam_update: one grid-stride pass over a float32
-// parameter and its state, in place, with the arithmetic of the CPU
-// kernels (OptimizerMath.h). The step count and the gradient scale live on
-// the device: every thread reads them, and a one-thread kernel queued after
-// the update advances the count. A step whose gradient scale is not finite
-// writes nothing (every thread reads the scale before it writes).
+// parameter and its state (none for SGD without momentum), in place, with the
+// arithmetic of the CPU kernels (OptimizerMath.h). The step count and the
+// gradient scale live on the device: every thread reads them, and a one-thread
+// kernel queued after the update advances the count. A step whose gradient
+// scale is not finite writes nothing (every thread reads the scale before it
+// writes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +48,8 @@ __global__ void sgdKernel(const float *gradient, const float *scale,
   s.nesterov = nesterov;
   s.firstStep = count == 0;
   CLEAVE_GRID_LOOP(i, n)
-  optimizer::sgdElement(s, gradient[i], parameter[i], buffer[i]);
+  optimizer::sgdElement(s, gradient[i], parameter[i],
+                        buffer ? &buffer[i] : nullptr);
 }
 
 __global__ void adamKernel(const float *gradient, const float *scale,
@@ -70,7 +72,8 @@ __global__ void advanceStepKernel(const float *scale, float *step) {
     *step += 1;
 }
 
-/// Every tensor float32 and the state as large as the parameter.
+/// Every tensor float32 and the state as large as the parameter (a null
+/// state is absent).
 int32_t checkUpdate(CleaveContext *ctx, const char *kernel,
                     const CleaveTensor &gradient, const CleaveTensor &scale,
                     const CleaveTensor &parameter,
@@ -85,7 +88,7 @@ int32_t checkUpdate(CleaveContext *ctx, const char *kernel,
                 "the gradient has %lld elements, the parameter %lld",
                 (long long)numElements(gradient), (long long)n);
   for (const CleaveTensor *tensor : state)
-    if (tensor->dtype != CLEAVE_F32 || numElements(*tensor) != n)
+    if (tensor && (tensor->dtype != CLEAVE_F32 || numElements(*tensor) != n))
       return fail(ctx, kernel,
                   "the state must be float32 of the parameter's size");
   if (numElements(scale) != 1 || numElements(step) != 1)
@@ -100,9 +103,13 @@ float *floats(const CleaveTensor &t) { return static_cast<float *>(t.data); }
 int32_t cleave::cuda::kernels::sgd_update(CleaveContext *ctx,
                                           const args::SgdUpdate &args) {
   const char *kernel = "sgd_update";
+  CleaveTensor *buffer = args.momentumBuffer();
+  if (!buffer && args.momentum() != 0)
+    return fail(ctx, kernel, "a momentum of %g needs a momentum buffer",
+                args.momentum());
   if (int32_t status =
           checkUpdate(ctx, kernel, args.gradient(), args.gradientScale(),
-                      args.parameter(), {&args.momentumBuffer()}, args.step()))
+                      args.parameter(), {buffer}, args.step()))
     return status;
   int64_t n = numElements(args.parameter());
   Schedule schedule{args.learningRate(), args.warmupSteps(), args.decaySteps(),
@@ -110,7 +117,7 @@ int32_t cleave::cuda::kernels::sgd_update(CleaveContext *ctx,
   cudaStream_t stream = streamOf(ctx);
   sgdKernel<<<blocksFor(n), kThreads, 0, stream>>>(
       floats(args.gradient()), floats(args.gradientScale()),
-      floats(args.parameter()), floats(args.momentumBuffer()),
+      floats(args.parameter()), buffer ? floats(*buffer) : nullptr,
       floats(args.step()), n, schedule, static_cast<float>(args.momentum()),
       static_cast<float>(args.dampening()),
       static_cast<float>(args.weightDecay()), args.nesterov() != 0);

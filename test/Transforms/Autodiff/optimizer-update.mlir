@@ -7,7 +7,8 @@
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd microbatches=2 replicas=2 clip-grad-norm=2.0" | FileCheck %s --check-prefix=REPLICAS
 // RUN: not cleave-opt %s --cleave-optimizer-update="replicas=0" 2>&1 | FileCheck %s --check-prefix=NO-REPLICAS
 // RUN: cleave-opt %s --cleave-optimizer-update="optimizer=adamw replicas=4 zero=1 clip-grad-norm=1.0" | FileCheck %s --check-prefix=ZERO1
-// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd replicas=2 zero=2 microbatches=2" | FileCheck %s --check-prefix=ZERO2
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd momentum=0.9 replicas=2 zero=2 microbatches=2" | FileCheck %s --check-prefix=ZERO2
+// RUN: cleave-opt %s --cleave-optimizer-update="optimizer=sgd replicas=2 zero=1" | FileCheck %s --check-prefix=PLAINZERO1
 // RUN: not cleave-opt %s --cleave-optimizer-update="zero=3 replicas=2" 2>&1 | FileCheck %s --check-prefix=ZERO3
 // RUN: not cleave-opt %s --cleave-optimizer-update="zero=1" 2>&1 | FileCheck %s --check-prefix=ZERO-ONE-REPLICA
 // RUN: not cleave-opt %s --cleave-optimizer-update="from-plan=true" 2>&1 | FileCheck %s --check-prefix=NO-PLAN
@@ -80,10 +81,14 @@
 
 // One microbatch: the update reads the sums unscaled, and the loss is
 // still a value of its own (the sum is cleared before the function returns).
+// Without momentum SGD keeps a step count and no buffer.
 // SINGLE-LABEL: func.func @main
+// SINGLE: %[[W:.*]] = cleave.weight "w" {cleave.writable
 // SINGLE: %[[SL:.*]] = cleave.accumulate %{{.*}}, %{{.*}} {loss} : tensor<f32>
 // SINGLE: %[[ONE:.*]] = cleave.constant dense<1.000000e+00> : tensor<f32>
-// SINGLE: cleave.sgd_update %{{.*}}, %[[ONE]]
+// SINGLE: %[[STEP:.*]] = cleave.state "sgd.step:w" : tensor<f32>
+// SINGLE-NEXT: %{{[^,]*}}, %{{[^,]*}} = cleave.sgd_update %{{.*}}, %[[ONE]], %[[W]], %[[STEP]] {{{.*}}momentum = 0.000000e+00 : f64, nesterov = false{{.*}}} : tensor<3x2xf32>, tensor<f32>
+// SINGLE-NOT: momentum_buffer
 // SINGLE: %[[MEAN:.*]] = cleave.div %[[SL]], %{{.*}}
 // SINGLE: return %[[MEAN]] : tensor<f32>
 
@@ -170,6 +175,15 @@
 // ZERO2: cleave.sgd_update %[[SW]], %{{.*}}, %[[BW]],
 // ZERO2: cleave.all_gather
 // ZERO2: cleave.clear %[[SW]] : tensor<3xf32>
+// ZeRO stage 1 without momentum: the replica's block of the parameter and its
+// step count, and no buffer to shard.
+// PLAINZERO1-LABEL: func.func @main
+// PLAINZERO1-NOT: momentum_buffer
+// PLAINZERO1: %[[BW:.*]] = cleave.all_slice %{{.*}} : tensor<6xf32> -> tensor<3xf32>
+// PLAINZERO1: %[[SW:.*]] = cleave.state "sgd.step:w" : tensor<f32>
+// PLAINZERO1-NEXT: %[[NW:[^,]*]], %{{[^,]*}} = cleave.sgd_update %{{.*}}, %{{.*}}, %[[BW]], %[[SW]] {{{.*}}} : tensor<3xf32>, tensor<f32>
+// PLAINZERO1: cleave.all_gather %[[NW]]
+// PLAINZERO1-NOT: momentum_buffer
 // ZERO3: error: zero=3: the ZeRO stage is 0 (every replica holds the whole optimizer state), 1 (the state is sharded over the replicas) or 2 (the gradient sums too)
 // ZERO-ONE-REPLICA: error: zero=1 shards the training state over data-parallel replicas, and replicas=1
 

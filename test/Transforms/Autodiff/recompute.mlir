@@ -34,8 +34,7 @@ func.func @main(%x: tensor<2x3xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave
   %gs = cleave.state "grad:w" : tensor<3x4xf32>
   %ga = cleave.accumulate %dw, %gs : tensor<3x4xf32>
   %s = cleave.state "sgd.step:w" : tensor<f32>
-  %b = cleave.state "sgd.momentum_buffer:w" : tensor<3x4xf32>
-  %p2, %b2, %s2 = cleave.sgd_update %ga, %one, %w, %b, %s {learning_rate = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<3x4xf32>, tensor<f32>
+  %p2, %s2 = cleave.sgd_update %ga, %one, %w, %s {learning_rate = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<3x4xf32>, tensor<f32>
   %mean = cleave.div %la, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %c1 = cleave.clear %ga : tensor<3x4xf32>
   %c2 = cleave.clear %la : tensor<f32>

@@ -2,11 +2,15 @@
 runtime, for cleave-compile-train-memory.test.
 
     python train_memory.py check SUMMARY BUNDLE CHECKPOINT MOMENTS
+    python train_memory.py states SGD MOMENTUM
 
 SUMMARY: the compile command's output; CHECKPOINT: a checkpoint the runtime
 saved of the bundle (its rank file holds the persistent memory as the
 session holds it); MOMENTS: the optimizer's state per parameter element
-(adam: 2, sgd with momentum: 1).
+(adam: 2, sgd with momentum: 1, plain sgd: 0). `states` counts the
+momentum buffers and step counters of the manifests of two SGD bundles of
+one model, without and with momentum, and compares their persistent
+memory.
 """
 
 import json
@@ -77,7 +81,32 @@ def check(summary_path, bundle, checkpoint, moments):
     print(f"session port buffers on the host: {memory['ports']}")
 
 
+def program_of(bundle):
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        (program,) = json.load(f)["programs"]
+    return program
+
+
+def states(sgd, momentum):
+    programs = {"sgd": program_of(sgd), "momentum": program_of(momentum)}
+    for name, program in programs.items():
+        names = [state["name"] for state in program.get("states", [])]
+        for kind, prefix in [("momentum buffers", "sgd.momentum_buffer:"),
+                             ("step counters", "sgd.step:")]:
+            print(f"{name} {kind}: "
+                  f"{sum(n.startswith(prefix) for n in names)}")
+    parameters = sum(4 * math.prod(p["shape"])
+                     for p in programs["sgd"]["trained_parameters"])
+    saved = (programs["momentum"]["persistent_bytes"]
+             - programs["sgd"]["persistent_bytes"])
+    print("sgd persistent bytes below momentum's by at least the "
+          f"parameters: {saved >= parameters}")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] != "check":
+    if sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif sys.argv[1] == "states":
+        states(sys.argv[2], sys.argv[3])
+    else:
         sys.exit(f"unknown command {sys.argv[1]}")
-    check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))

@@ -232,6 +232,45 @@ def forge(checkpoint, content):
         json.dump(manifest, f)
 
 
+def with_buffers(checkpoint, out):
+    """Copies a checkpoint of a bundle of SGD without momentum into `out`
+    as an earlier cleave saved one: with a momentum buffer of zeros per
+    trained parameter, and so another layout."""
+    import hashlib
+    import shutil
+
+    shutil.copytree(checkpoint, out)
+    path = os.path.join(out, "rank_0.bin")
+    data = open(path, "rb").read()
+    assert data[:8] == b"CLEAVECK"
+    length = int.from_bytes(data[8:16], "little")
+    header = json.loads(data[16:16 + length])
+    memory = bytearray(data[header["data_offset"]:])
+    for region in header["regions"]:
+        offset = (len(memory) + 63) // 64 * 64
+        memory.extend(bytes(offset - len(memory) + region["bytes"]))
+        header["states"].append(dict(region, offset=offset,
+                                     name="sgd.momentum_buffer:" +
+                                     region["name"]))
+    header["persistent_bytes"] = len(memory)
+    header["layout_digest"] = hashlib.sha256(b"older layout").hexdigest()
+    header["data_offset"] = 0
+    text = json.dumps(header)
+    header["data_offset"] = (16 + len(text) + 32 + 63) // 64 * 64
+    text = json.dumps(header).encode()
+    prefix = b"CLEAVECK" + len(text).to_bytes(8, "little") + text
+    content = prefix.ljust(header["data_offset"], b"\0") + bytes(memory)
+    with open(path, "wb") as f:
+        f.write(content)
+    manifest_path = os.path.join(out, "manifest.json")
+    manifest = json.load(open(manifest_path))
+    manifest["ranks"][0]["layout_digest"] = header["layout_digest"]
+    manifest["files"]["rank_0.bin"] = hashlib.sha256(content).hexdigest()
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f)
+    print("momentum buffers added:", len(header["regions"]))
+
+
 def corrupt(path):
     with open(path, "r+b") as f:
         f.seek(os.path.getsize(path) // 2)
@@ -274,3 +313,5 @@ elif command == "forge":
           b"CLEAVECK" + (4096).to_bytes(8, "little") + b"{}")
 elif command == "corrupt":
     corrupt(out)
+elif command == "with-buffers":
+    with_buffers(out, sys.argv[3])

@@ -86,9 +86,9 @@ def BatchNormTrainingPass : Pass<"cleave-batch-norm-training", "mlir::ModuleOp">
     PyTorch updates it: `r = (1 - m) r + m s`, where `m` is one minus the
     op's (ONNX's) momentum and `s` is the batch mean, or the unbiased batch
     variance. The update is a `cleave.sgd_update` of rate `m` by the
-    gradient `r - s` (no momentum, no weight decay), with its buffer and
-    step count as `cleave.state`s named
-    `running_statistic.<buffer|step>:<weight>`. `cleave-autodiff` leaves
+    gradient `r - s` (no momentum, so no momentum buffer, and no weight
+    decay), with its step count as a `cleave.state` named
+    `running_statistic.step:<weight>`. `cleave-autodiff` leaves
     writable weights out of the trainable parameters. A running statistic
     that is not a weight (a constant) is left as it is. Without `step` only
     the ops with `training_mode` (ONNX's `training_mode = 1`) are rewritten,
@@ -291,8 +291,9 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
 
     The parameter's `cleave.weight` becomes writable (`cleave.writable`: it
     lives in persistent memory, initialised from the weight file), and its
-    optimizer state (SGD's momentum buffer, Adam's two moments, a step
-    count) are `cleave.state`s named `<optimizer>.<state>:<parameter>`. With
+    optimizer state (SGD's momentum buffer when `momentum` is not 0, Adam's
+    two moments, a step count) are `cleave.state`s named
+    `<optimizer>.<state>:<parameter>`. With
     `clip-grad-norm` the gradients are first scaled by
     `min(1, clip-grad-norm / (norm + 1e-6))`, `norm` the 2-norm of all of
     the mean gradients together (PyTorch's `clip_grad_norm_` after
@@ -333,7 +334,7 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     a parameter that is not float32 (the update kernels' type), a negative
     `loss-scale`, and with one a `loss-scale-growth-interval` below 1.
 
-    Before (`cleave-optimizer-update="optimizer=sgd lr=0.1"`):
+    Before (`cleave-optimizer-update="optimizer=sgd lr=0.1 momentum=0.9"`):
 
     ```mlir
     func.func @main(%x: tensor<4x8xf32>) -> (tensor<f32> {cleave.name = "loss"},

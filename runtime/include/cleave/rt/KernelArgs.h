@@ -86,6 +86,14 @@ public:
     ++maxOut_;
     return nextOut_ < numOut_ ? &out_[nextOut_++] : &absentOutput_;
   }
+  /// Null when the call passes no tensor (data == nullptr) or too few.
+  CleaveTensor *optionalOutput() {
+    ++maxOut_;
+    if (nextOut_ >= numOut_)
+      return nullptr;
+    CleaveTensor *tensor = &out_[nextOut_++];
+    return tensor->data ? tensor : nullptr;
+  }
   OutputList variadicOutput() {
     ++minOut_;
     variadicOut_ = true;
@@ -224,6 +232,8 @@ private:                                                                       \
                                                                                \
 public:                                                                        \
   CleaveTensor &name() const { return *name##_; }
+#define CLEAVE_ARGS_OPTIONAL_OUTPUT(name)                                      \
+  CLEAVE_ARGS_FIELD(CleaveTensor *, name, binder_->optionalOutput())
 #define CLEAVE_ARGS_VARIADIC_OUTPUT(name)                                      \
   CLEAVE_ARGS_FIELD(OutputList, name, binder_->variadicOutput())
 #define CLEAVE_ARGS_INT(name)                                                  \
@@ -245,6 +255,7 @@ public:                                                                        \
 #define CLEAVE_OPTIONAL_INPUT CLEAVE_ARGS_OPTIONAL_INPUT
 #define CLEAVE_VARIADIC_INPUT CLEAVE_ARGS_VARIADIC_INPUT
 #define CLEAVE_OUTPUT CLEAVE_ARGS_OUTPUT
+#define CLEAVE_OPTIONAL_OUTPUT CLEAVE_ARGS_OPTIONAL_OUTPUT
 #define CLEAVE_VARIADIC_OUTPUT CLEAVE_ARGS_VARIADIC_OUTPUT
 #define CLEAVE_INT CLEAVE_ARGS_INT
 #define CLEAVE_INT_COUNT CLEAVE_ARGS_INT_COUNT
@@ -266,6 +277,7 @@ public:                                                                        \
 #undef CLEAVE_ARGS_OPTIONAL_INPUT
 #undef CLEAVE_ARGS_VARIADIC_INPUT
 #undef CLEAVE_ARGS_OUTPUT
+#undef CLEAVE_ARGS_OPTIONAL_OUTPUT
 #undef CLEAVE_ARGS_VARIADIC_OUTPUT
 #undef CLEAVE_ARGS_INT
 #undef CLEAVE_ARGS_INT_COUNT

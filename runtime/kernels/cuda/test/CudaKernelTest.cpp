@@ -833,7 +833,8 @@ TEST_F(CudaKernelTest, SoftmaxAndLogSoftmax) {
       }
 }
 
-/// Three steps of sgd_update (momentum, weight decay, Nesterov) and of
+/// Three steps of sgd_update (momentum, weight decay, Nesterov; without
+/// momentum, no buffer) and of
 /// adam_update (Adam and AdamW) on a parameter of 1000 elements, against
 /// PyTorch's formulas in double; the gradient is scaled by 0.5 and the
 /// learning rate warms up over 2 steps.
@@ -850,7 +851,7 @@ TEST_F(CudaKernelTest, OptimizerUpdates) {
     std::vector<double> rp(p0.begin(), p0.end()), rb(n, 0);
     for (int s = 0; s < 3; ++s) {
       ASSERT_EQ(run(cleave_cuda_sgd_update, {&gradient, &factor},
-                    {&p, &buffer, &step}, {nesterov ? 1 : 0, 2, 0},
+                    {&p, &step, &buffer}, {nesterov ? 1 : 0, 2, 0},
                     {lr, 0.9, 0.0, 0.01, 0.0}),
                 0);
       for (int64_t i = 0; i < n; ++i) {
@@ -861,6 +862,21 @@ TEST_F(CudaKernelTest, OptimizerUpdates) {
     }
     expectNear(std::vector<float>(rp.begin(), rp.end()), p);
     expectNear(std::vector<float>(rb.begin(), rb.end()), buffer);
+    expectNear({3.f}, step);
+  }
+  // Without momentum there is no buffer.
+  {
+    Buffer &p = input(ps, p0), &step = input(scalar, {0.f});
+    Buffer &gradient = input(ps, g), &factor = input(scalar, {float(scale)});
+    std::vector<double> rp(p0.begin(), p0.end());
+    for (int s = 0; s < 3; ++s) {
+      ASSERT_EQ(run(cleave_cuda_sgd_update, {&gradient, &factor}, {&p, &step},
+                    {0, 2, 0}, {lr, 0.0, 0.0, 0.01, 0.0}),
+                0);
+      for (int64_t i = 0; i < n; ++i)
+        rp[i] -= lrAt(s) * (g[i] * scale + 0.01 * rp[i]);
+    }
+    expectNear(std::vector<float>(rp.begin(), rp.end()), p);
     expectNear({3.f}, step);
   }
   for (bool decoupled : {false, true}) {
@@ -908,7 +924,7 @@ TEST_F(CudaKernelTest, OptimizerUpdatesSkipNonFiniteScale) {
     Buffer &step = input(scalar, {4.f});
     Buffer &gradient = input(ps, g), &factor = input(scalar, {skip});
     ASSERT_EQ(run(cleave_cuda_sgd_update, {&gradient, &factor},
-                  {&p, &buffer, &step}, {0, 0, 0}, {0.1, 0.9, 0.0, 0.0, 0.0}),
+                  {&p, &step, &buffer}, {0, 0, 0}, {0.1, 0.9, 0.0, 0.0, 0.0}),
               0);
     expectNear(p0, p, 0);
     expectNear(state, buffer, 0);

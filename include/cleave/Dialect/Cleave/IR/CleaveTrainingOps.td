@@ -63,8 +63,7 @@ class Cleave_UpdateOp<string mnemonic, list<string> likeParameter>
 }
 
 def Cleave_SgdUpdateOp : Cleave_UpdateOp<"sgd_update",
-    ["gradient", "parameter", "momentum_buffer", "new_parameter",
-     "new_momentum_buffer"]> {
+    ["gradient", "parameter", "new_parameter"]> {
   let summary = "one step of stochastic gradient descent, in place";
   let description = [{
     PyTorch's `torch.optim.SGD` step for one parameter, with the gradient
@@ -92,40 +91,54 @@ def Cleave_SgdUpdateOp : Cleave_UpdateOp<"sgd_update",
     The parameter is a writable weight and the buffer and the step (a float
     scalar) are `cleave.state`s: the results are the same tensors after the
     update (destination style), which no op reads; the op is kept for its
-    write.
+    write. Only an update with momentum has a buffer (and its result): plain
+    SGD, and the running statistics of a batch normalization, keep none.
 
-    The gradient, the parameter and the buffer have one type, the scale and
-    the step another. Verifier label: `sgd_update_c1` (the scale and the
-    step are scalars).
+    The operands are written `%gradient, %gradient_scale, %parameter,
+    [%momentum_buffer,] %step`, then the attributes, then the parameter's
+    type and the step's. The gradient, the parameter and the buffer have
+    one type, the scale and the step another. Verifier labels:
+    `sgd_update_c1` (the scale and the step are scalars), `sgd_update_c2`
+    (a nonzero momentum needs a buffer), `sgd_update_c3` (Nesterov needs a
+    nonzero momentum), `sgd_update_c4` (no buffer without momentum),
+    `sgd_update_c5` (the buffer and its result go together and have the
+    parameter's type).
 
     ```mlir
     %p2, %b2, %s2 = cleave.sgd_update %g, %scale, %p, %b, %s {learning_rate = 1.0e-01 : f64, momentum = 9.0e-01 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<4x8xf32>, tensor<f32>
+    %p3, %s3 = cleave.sgd_update %g, %scale, %p, %s {learning_rate = 1.0e-01 : f64, momentum = 0.0 : f64, dampening = 0.0 : f64, weight_decay = 0.0 : f64, nesterov = false, warmup_steps = 0 : i64, decay_steps = 0 : i64, min_lr_ratio = 0.0 : f64} : tensor<4x8xf32>, tensor<f32>
     ```
   }];
   let arguments = (ins Cleave_FloatTensor:$gradient,
                    Cleave_FloatTensor:$gradient_scale,
                    Cleave_FloatTensor:$parameter,
-                   Cleave_FloatTensor:$momentum_buffer,
+                   Optional<Cleave_FloatTensor>:$momentum_buffer,
                    Cleave_FloatTensor:$step, F64Attr:$learning_rate,
                    F64Attr:$momentum, F64Attr:$dampening, F64Attr:$weight_decay,
                    BoolAttr:$nesterov, I64Attr:$warmup_steps,
                    I64Attr:$decay_steps, F64Attr:$min_lr_ratio);
   let results = (outs Cleave_FloatTensor:$new_parameter,
-                 Cleave_FloatTensor:$new_momentum_buffer,
+                 Optional<Cleave_FloatTensor>:$new_momentum_buffer,
                  Cleave_FloatTensor:$new_step);
-  let assemblyFormat = [{
-    $gradient `,` $gradient_scale `,` $parameter `,` $momentum_buffer `,` $step
-    attr-dict `:` type($parameter) `,` type($step)
-  }];
+  // The buffer is told apart by the number of operands (4 or 5), which a
+  // declarative format cannot do before it has parsed them.
+  let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = updateClassDeclaration;
   let builders = [OpBuilder<(ins "mlir::Value":$gradient,
       "mlir::Value":$gradientScale, "mlir::Value":$parameter,
       "mlir::Value":$momentumBuffer, "mlir::Value":$step,
       "mlir::NamedAttrList":$attributes), [{
-    build($_builder, $_state,
-          {parameter.getType(), momentumBuffer.getType(), step.getType()},
-          {gradient, gradientScale, parameter, momentumBuffer, step},
-          attributes.getAttrs());
+    // Without momentum there is no buffer: momentumBuffer is null.
+    llvm::SmallVector<mlir::Type, 3> types{parameter.getType()};
+    llvm::SmallVector<mlir::Value, 5> operands{gradient, gradientScale,
+                                               parameter};
+    if (momentumBuffer) {
+      types.push_back(momentumBuffer.getType());
+      operands.push_back(momentumBuffer);
+    }
+    types.push_back(step.getType());
+    operands.push_back(step);
+    build($_builder, $_state, types, operands, attributes.getAttrs());
   }]>];
 }
 
