@@ -2,6 +2,8 @@
 
 #include "cleave/Compile/CompilePipeline.h"
 
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
+
 #include "cleave/Analysis/Cost/Target.h"
 #include "cleave/Dialect/Cleave/Transforms/Pipelines.h"
 #include "cleave/Plan/Passes.h"
@@ -260,27 +262,40 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
                      : optimizer == kAdamOptimizer       ? Optimizer::Adam
                      : training.momentum.value_or(0) > 0 ? Optimizer::Momentum
                                                          : Optimizer::SGD;
-  costed.zero = static_cast<ZeroStage>(training.zero.value_or(0));
-  costed.recompute = training.recompute.value_or(false)
-                         ? RecomputePolicy::Segments
-                         : RecomputePolicy::None;
+  // Unpinned, the replicas keep their whole state where it fits, and else
+  // take the plan's ZeRO stage, which the update reads (`cleave.zero`);
+  // tensor-parallel devices do not shard their state.
+  if (training.zero)
+    costed.zero = static_cast<ZeroStage>(*training.zero);
+  costed.zeroWithTensorParallel = false;
+  costed.zeroOnlyToFit = true;
+  // Unpinned, a pipelined step recomputes the segments the plan chose to
+  // recompute (the plan marks their ops); replicas of the one-device
+  // program, planned on a copy, recompute none.
+  if (training.recompute || !isPlannedStep(options))
+    costed.recompute = training.recompute.value_or(false)
+                           ? RecomputePolicy::Segments
+                           : RecomputePolicy::None;
   return planOptions;
 }
 
 /// The update after the backward (`update` holds the microbatches and
 /// replicas, or takes them from the plan), then the recomputation when
-/// asked for.
+/// asked for, or of the segments the plan chose.
 static void addUpdate(OpPassManager &pm, const CompileOptions &options,
                       const TrainingOptions &training,
                       OptimizerUpdatePassOptions update) {
   update.zero = training.zero.value_or(0);
+  update.zeroFromPlan = true;
   update.overlapReduction = training.gradReduction == "overlap";
   update.bucketBytes = static_cast<int64_t>(
       training.gradBucketMb.value_or(kDefaultGradBucketMb) * 1024 * 1024);
   pm.addPass(createOptimizerUpdatePass(update));
-  if (training.recompute.value_or(false)) {
+  if (training.recompute.value_or(false) ||
+      (!training.recompute && isPlannedStep(options))) {
     RecomputePassOptions recompute;
     recompute.entry = options.entry;
+    recompute.fromPlan = !training.recompute;
     pm.addPass(createRecomputePass(recompute));
   }
 }
@@ -619,6 +634,7 @@ static LogicalResult lowerPipelinedStep(ModuleOp module,
   contents.tp = plan->tp;
   contents.dp = plan->dp;
   contents.microbatches = plan->microbatches;
+  contents.zero = getZeroStage(module).value_or(0);
   if (failed(lowerStages(module, lowering, contents)))
     return failure();
   return cutGlobalBatch(contents, module.getLoc());
@@ -660,6 +676,7 @@ LogicalResult cleave::lowerCompiledModule(ModuleOp module,
     // Replicas of a training step run the same program.
     contents.dp = options.devices;
     contents.microbatches = schedule.numMicrobatches;
+    contents.zero = getZeroStage(module).value_or(0);
     return cutGlobalBatch(contents, func->getLoc());
   }
 

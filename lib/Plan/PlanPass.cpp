@@ -5,6 +5,7 @@
 
 #include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Analysis/Cost/Target.h"
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Plan/PlanExport.h"
 #include "cleave/Plan/Planner.h"
 #include "cleave/Support/OptionBinder.h"
@@ -146,6 +147,9 @@ void PlanPass::runOnOperation() {
       writePlanJSON(**plan, os);
     else
       writeTrivialPlanJSON(options->functionName, loaded->name, os);
+    // A training step's update shards its state as the plan chose.
+    if (*plan && (*plan)->training)
+      setZeroStage(module, static_cast<int64_t>((*plan)->training->zero));
   }
   if (failed(record(json)))
     return signalPassFailure();

@@ -394,8 +394,11 @@ AutoParallelPlanner::getZeroStages(const DeviceMesh &mesh) const {
   // Inference has no training state, and without replicas there is nothing
   // to shard. ZeRO 1 comes from ZeRO 2 (`withWholeGradients`); the leanest
   // first, which fits soonest.
-  if (!options.training.enabled || mesh.dp == 1)
+  if (!options.training.enabled || mesh.dp == 1 ||
+      (mesh.tp > 1 && !options.training.zeroWithTensorParallel))
     return {ZeroStage::None};
+  if (options.training.zeroOnlyToFit)
+    return {ZeroStage::None, ZeroStage::Gradients};
   return {ZeroStage::Gradients, ZeroStage::None};
 }
 
@@ -714,6 +717,10 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       // by: a training search does not work out by how much.
       bool explain = !options.training.enabled || !best.feasible;
       Evaluation evaluation = evaluate(mesh, *schedule, zero, explain);
+      // Sharding only to fit: the whole state comes first, and when it
+      // fits no stage is tried.
+      bool wholeStateFits = options.training.zeroOnlyToFit &&
+                            zero == ZeroStage::None && evaluation.feasible;
       // ZeRO 1 costs what ZeRO 2 does and holds more: the split ZeRO 2
       // finds is ZeRO 1's too when it fits with whole gradients.
       std::optional<Evaluation> wholeGradients;
@@ -722,6 +729,8 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       consider(std::move(evaluation));
       if (wholeGradients)
         consider(std::move(*wholeGradients));
+      if (wholeStateFits)
+        break;
     }
   }
   if (first)
@@ -1422,6 +1431,13 @@ LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
   setMesh(module, plan.mesh.shape());
   setMicrobatches(module, plan.microbatches);
   setSchedule(module, plan.schedule.getChoice().str());
+  if (plan.training)
+    setZeroStage(module, static_cast<int64_t>(plan.training->zero));
+  // The ops of the segments the plan recomputes.
+  for (const PlanSegment &segment : plan.segments)
+    if (segment.recompute)
+      for (int64_t index = segment.firstOp; index <= segment.lastOp; ++index)
+        setPlannedRecompute(model->ops[index]);
 
   for (auto [index, op] : llvm::enumerate(model->ops)) {
     setStage(op, plan.opStage[index]);

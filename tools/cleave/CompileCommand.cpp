@@ -221,7 +221,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
     bundle.training = TrainingSchedule{
         training.getOptimizer(),          training.getLearningRate(),
         training.warmupSteps.value_or(0), training.decaySteps.value_or(0),
-        training.minLrRatio.value_or(0),  training.zero.value_or(0)};
+        training.minLrRatio.value_or(0),  contents->zero};
   bundle.cpuIsa = cpuIsa;
   bundle.nvcc = command.nvcc;
   bundle.emitOnly = command.emitOnly;

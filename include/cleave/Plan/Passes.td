@@ -26,8 +26,9 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
     `sequence-parallel`, `uniform-stages`, `memory-fraction`, `allow-tf32`,
     `fuse-pointwise`.
 
-    With `annotate=false` the IR is left as it is and the plan is only
-    reported: it is made on a copy whose fused projections are split as
+    With `annotate=false` the IR is left as it is (but for a training
+    plan's `cleave.zero`, the ZeRO stage the update takes) and the plan is
+    only reported: it is made on a copy whose fused projections are split as
     `cleave plan` splits them, and a function that computes nothing (its
     ops are all parameters and views) gets the trivial plan. A one-device
     compile plans so, since its program runs the function as simplified.

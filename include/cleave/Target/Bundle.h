@@ -52,6 +52,8 @@ struct BundleContents {
   PipelineSchedule schedule;
   std::vector<BundlePort> inputs, outputs;
   std::vector<StageProgram> stages;
+  /// A training step's ZeRO stage (the plan's choice, or the one asked for).
+  int64_t zero = 0;
 
   rt::MeshShape getMesh() const { return rt::MeshShape{pp, dp, tp}; }
   int64_t getNumDevices() const { return getMesh().size(); }

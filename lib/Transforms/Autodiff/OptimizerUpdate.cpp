@@ -86,6 +86,9 @@ struct OptimizerUpdatePass
       microbatches = *planned;
       replicas = mesh->dp;
     }
+    if (zeroFromPlan)
+      if (std::optional<int64_t> planned = getZeroStage(module))
+        zero = *planned;
     if (microbatches < 1) {
       emitError(module.getLoc(), "microbatches=")
           << static_cast<int64_t>(microbatches)

@@ -9,6 +9,7 @@
 #include "cleave/Transforms/Autodiff/Passes.h"
 
 #include "cleave/Analysis/Cost/CostInterface.h"
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
 
@@ -42,8 +43,9 @@ bool isActivation(Value value) {
 class Recomputation {
 public:
   Recomputation(Block &block,
-                const llvm::DenseMap<Operation *, StepPhase> &phases)
-      : block(block), phases(phases) {}
+                const llvm::DenseMap<Operation *, StepPhase> &phases,
+                bool onlyPlanned)
+      : block(block), phases(phases), onlyPlanned(onlyPlanned) {}
 
   void run() {
     findBoundaries();
@@ -69,7 +71,7 @@ private:
     Operation *def = value.getDefiningOp();
     return def && isForward(def) && isActivation(value) &&
            !boundaries.contains(value) && isMemoryEffectFree(def) &&
-           !isa<AccumulateOp>(def);
+           !isa<AccumulateOp>(def) && (!onlyPlanned || isPlannedRecompute(def));
   }
 
   /// Values that depend on an activation carried through the forward (not
@@ -165,6 +167,8 @@ private:
 
   Block &block;
   const llvm::DenseMap<Operation *, StepPhase> &phases;
+  /// Whether only the plan's marked ops are recomputed.
+  bool onlyPlanned;
   llvm::DenseSet<Value> carried, boundaries;
   /// Each forward value recomputed so far, mapped to its clone.
   IRMapping clones;
@@ -190,7 +194,7 @@ struct RecomputePass : public cleave::impl::RecomputePassBase<RecomputePass> {
              "cleave-optimizer-update first";
       return signalPassFailure();
     }
-    Recomputation(block, phases).run();
+    Recomputation(block, phases, fromPlan).run();
   }
 };
 

@@ -3,6 +3,9 @@
 devices and on one device.
 
   build OUT                          the model and its data (OUT/data)
+  build-deep OUT                     a four-layer GPT of longer sequences
+                                     whose blocks' activations outweigh
+                                     its logits, and its data
   compare LOG_A LOG_B                the two runs' losses agree
   exported OUT BUNDLE CKPT ONNX      the exported model holds the checkpoint's
                                      parameters, gathered whole
@@ -20,18 +23,18 @@ SAMPLES, SEQ, VOCAB = 32, 8, 32
 RTOL = 1e-5
 
 
-def build(out):
+def build(out, layers=1, hidden=16, seq=SEQ, vocab=VOCAB):
     from cleave.generators.gpt import GPTConfig, build_gpt
 
-    cfg = GPTConfig(layers=1, hidden=16, heads=2, seq=SEQ, vocab=VOCAB,
-                    batch=2)
+    cfg = GPTConfig(layers=layers, hidden=hidden, heads=2, seq=seq,
+                    vocab=vocab, batch=2)
     build_gpt(cfg, os.path.join(out, "model.onnx"), seed=5)
     rng = np.random.default_rng(11)
-    ids = rng.integers(0, VOCAB, (SAMPLES, SEQ)).astype(np.int64)
+    ids = rng.integers(0, vocab, (SAMPLES, seq)).astype(np.int64)
     data = os.path.join(out, "data")
     os.makedirs(data, exist_ok=True)
     np.save(os.path.join(data, "input_ids.npy"), ids)
-    np.save(os.path.join(data, "labels.npy"), (ids + 1) % VOCAB)
+    np.save(os.path.join(data, "labels.npy"), (ids + 1) % vocab)
 
 
 def losses(path):
@@ -102,4 +105,6 @@ def profiled(directory, steps, microbatches, ranks):
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     {"build": build, "compare": compare, "exported": exported,
-     "profiled": profiled}[mode](*args)
+     "profiled": profiled,
+     "build-deep": lambda out: build(out, layers=4, hidden=32, seq=32,
+                                     vocab=16)}[mode](*args)

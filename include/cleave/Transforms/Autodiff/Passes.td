@@ -405,6 +405,10 @@ def OptimizerUpdatePass : Pass<"cleave-optimizer-update", "mlir::ModuleOp"> {
     Option<"zero", "zero", "int64_t", /*default=*/"0",
            "ZeRO stage: 1 shards the optimizer state over the replicas, 2 "
            "the gradient sums too">,
+    Option<"zeroFromPlan", "zero-from-plan", "bool", /*default=*/"false",
+           "Take the ZeRO stage from the module's plan (`cleave.zero`, the "
+           "stage the plan chose or was pinned to) where it has one, "
+           "instead of `zero`">,
     Option<"overlapReduction", "overlap-reduction", "bool",
            /*default=*/"false",
            "With replicas and no ZeRO: start each gradient sum's all-reduce "
@@ -450,11 +454,20 @@ def RecomputePass : Pass<"cleave-recompute", "mlir::ModuleOp"> {
     memory are never cloned. The result computes the same values: only
     where they are computed, and what the step holds, change.
 
+    With `from-plan`, only the results of forward ops marked
+    `cleave.recompute` (the ops of the segments the plan chose to
+    recompute, per segment) are recomputed; the others are stashed as
+    without the pass.
+
     Errors: a function that is not a training step (no `cleave.accumulate`).
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
            "The training step to recompute in">,
+    Option<"fromPlan", "from-plan", "bool", /*default=*/"false",
+           "Recompute only the results of the forward ops the plan marked "
+           "(`cleave.recompute`: the segments it chose to recompute); "
+           "without a mark nothing is recomputed">,
   ];
   let dependentDialects = ["cleave::CleaveDialect"];
 }

@@ -71,6 +71,17 @@ void cleave::setMicrobatches(Operation *module, int64_t microbatches) {
       module, i64(context, microbatches));
 }
 
+std::optional<int64_t> cleave::getZeroStage(Operation *module) {
+  return valueOf(attr<CleaveDialect::ZeroAttrHelper>(module->getContext())
+                     .getAttr(module));
+}
+
+void cleave::setZeroStage(Operation *module, int64_t stage) {
+  MLIRContext *context = module->getContext();
+  attr<CleaveDialect::ZeroAttrHelper>(context).setAttr(module,
+                                                       i64(context, stage));
+}
+
 StringAttr cleave::getSchedule(Operation *module) {
   return attr<CleaveDialect::ScheduleAttrHelper>(module->getContext())
       .getAttr(module);
@@ -160,6 +171,16 @@ void cleave::setWritable(Operation *op) {
 bool cleave::isStashed(Operation *op) {
   return attr<CleaveDialect::StashAttrHelper>(op->getContext())
       .isAttrPresent(op);
+}
+
+bool cleave::isPlannedRecompute(Operation *op) {
+  return attr<CleaveDialect::RecomputeAttrHelper>(op->getContext())
+      .isAttrPresent(op);
+}
+
+void cleave::setPlannedRecompute(Operation *op) {
+  attr<CleaveDialect::RecomputeAttrHelper>(op->getContext())
+      .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 std::optional<int64_t> cleave::getTpLoop(Operation *op) {
@@ -338,6 +359,12 @@ public:
       return verifyMesh();
     if (name == CleaveDialect::MicrobatchesAttrHelper::getNameStr())
       return verifyInteger(/*min=*/1, "a positive");
+    if (name == CleaveDialect::ZeroAttrHelper::getNameStr()) {
+      auto stage = dyn_cast<IntegerAttr>(value);
+      if (!stage || stage.getInt() < 0 || stage.getInt() > 2)
+        return error() << "must be a ZeRO stage (0, 1 or 2), got " << value;
+      return success();
+    }
     if (isAnyOf<CleaveDialect::ScheduleAttrHelper,
                 CleaveDialect::TargetAttrHelper,
                 CleaveDialect::OnnxModelAttrHelper,
@@ -353,7 +380,8 @@ public:
     if (name == CleaveDialect::AxesAttrHelper::getNameStr())
       return verifyAxes();
     if (isAnyOf<CleaveDialect::WritableAttrHelper,
-                CleaveDialect::StashAttrHelper>())
+                CleaveDialect::StashAttrHelper,
+                CleaveDialect::RecomputeAttrHelper>())
       return isa<UnitAttr>(value)
                  ? success()
                  : (error() << "is a marker and takes no value, got " << value);
@@ -390,14 +418,14 @@ private:
   bool isKnown() const {
     return isAnyOf<
         CleaveDialect::MeshAttrHelper, CleaveDialect::MicrobatchesAttrHelper,
-        CleaveDialect::ScheduleAttrHelper, CleaveDialect::TargetAttrHelper,
-        CleaveDialect::OnnxModelAttrHelper,
+        CleaveDialect::ZeroAttrHelper, CleaveDialect::ScheduleAttrHelper,
+        CleaveDialect::TargetAttrHelper, CleaveDialect::OnnxModelAttrHelper,
         CleaveDialect::OnnxProducerAttrHelper,
         CleaveDialect::OnnxOpsetAttrHelper,
         CleaveDialect::OnnxIrVersionAttrHelper, CleaveDialect::StageAttrHelper,
         CleaveDialect::TpLoopAttrHelper, CleaveDialect::BatchDimsAttrHelper,
         CleaveDialect::AxesAttrHelper, CleaveDialect::WritableAttrHelper,
-        CleaveDialect::StashAttrHelper>();
+        CleaveDialect::StashAttrHelper, CleaveDialect::RecomputeAttrHelper>();
   }
 
   InFlightDiagnostic error() { return op->emitError() << "`" << name << "` "; }

@@ -37,6 +37,10 @@ void setMesh(mlir::Operation *module, const rt::MeshShape &mesh);
 std::optional<int64_t> getMicrobatches(mlir::Operation *module);
 void setMicrobatches(mlir::Operation *module, int64_t microbatches);
 
+/// `cleave.zero`: the ZeRO stage a training step's plan chose (0 to 2).
+std::optional<int64_t> getZeroStage(mlir::Operation *module);
+void setZeroStage(mlir::Operation *module, int64_t stage);
+
 /// `cleave.schedule`: the pipeline schedule as `--schedule` spells it.
 mlir::StringAttr getSchedule(mlir::Operation *module);
 void setSchedule(mlir::Operation *module, llvm::StringRef schedule);
@@ -91,6 +95,11 @@ void setWritable(mlir::Operation *op);
 /// stash region. A backward phase will set it; until then a test marks it
 /// by hand.
 bool isStashed(mlir::Operation *op);
+/// `cleave.recompute`: a forward op of a segment the training plan chose to
+/// recompute; `cleave-recompute from-plan` recomputes its result in the
+/// backward.
+bool isPlannedRecompute(mlir::Operation *op);
+void setPlannedRecompute(mlir::Operation *op);
 
 /// `cleave.axes`: the mesh axis name of each axis of a `shard.grid`.
 mlir::ArrayAttr getGridAxes(mlir::Operation *grid);

@@ -38,6 +38,8 @@ def Cleave_Dialect : Dialect {
     - on the module: `cleave.mesh = {pp = P : i64, tp = T : i64, dp = D :
       i64}` (positive sizes), `cleave.microbatches = M : i64` (positive),
       `cleave.schedule = "gpipe" | "1f1b" | "interleaved:V"`,
+      `cleave.zero = Z : i64` (the ZeRO stage a training plan chose: 0, 1
+      or 2),
       `cleave.target` (the target the plan was made for), and the
       provenance the importer records: `cleave.onnx_model`,
       `cleave.onnx_producer`, `cleave.onnx_opset`, `cleave.onnx_ir_version`;
@@ -47,8 +49,10 @@ def Cleave_Dialect : Dialect {
       `cleave.batch_dims = array<i64: operandDim, resultDim>` (a reshape
       that carries the batch between these dimensions), and the markers
       `cleave.writable` (a parameter an update phase writes: it lives in
-      persistent memory) and `cleave.stash` (a result a later entry reads:
-      it lives in a stash region);
+      persistent memory), `cleave.stash` (a result a later entry reads:
+      it lives in a stash region) and `cleave.recompute` (a forward op of
+      a segment the plan recomputes: the backward computes its result
+      again rather than stash it);
     - on grids: `cleave.axes = ["dp", "tp", ...]`, the mesh axis of each
       grid axis;
     - on function arguments and results: `cleave.name` (the ONNX port),
@@ -68,6 +72,7 @@ def Cleave_Dialect : Dialect {
   let discardableAttrs = (ins
     "::mlir::DictionaryAttr":$mesh,
     "::mlir::IntegerAttr":$microbatches,
+    "::mlir::IntegerAttr":$zero,
     "::mlir::StringAttr":$schedule,
     "::mlir::StringAttr":$target,
     "::mlir::StringAttr":$onnx_model,
@@ -84,7 +89,8 @@ def Cleave_Dialect : Dialect {
     "::mlir::IntegerAttr":$batch_dim,
     "::mlir::StringAttr":$gradient_of,
     "::mlir::UnitAttr":$writable,
-    "::mlir::UnitAttr":$stash
+    "::mlir::UnitAttr":$stash,
+    "::mlir::UnitAttr":$recompute
   );
 }
 
