@@ -23,7 +23,7 @@
 // TRAIN-PASSES: cleave-plan{{.*}}annotate=false
 // TRAIN-PASSES: cleave-autodiff{entry=main freeze= loss=loss loss-scale=0.000000e+00}
 // TRAIN-PASSES-NOT: cleave-plan
-// TRAIN-PASSES: cleave-optimizer-update{{{.*}} lr=5.000000e-01 {{.*}} optimizer=sgd {{.*}}weight-decay=0.000000e+00 zero=0}
+// TRAIN-PASSES: cleave-optimizer-update{{{.*}} lr=5.000000e-01 {{.*}} optimizer=sgd {{.*}}weight-decay=0.000000e+00 zero=0 zero-from-plan=true}
 // A float16 step scales its loss: the backward's seed and the update take
 // the initial scale (65536 unless given) and the growth interval.
 // FP16-PASSES: cleave-mixed-precision{entry=main precision=fp16}
