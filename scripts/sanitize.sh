@@ -25,11 +25,13 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_stack_use_after_return=1:check_initi
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-# The model tests (test/e2e, the conformance sweeps) compile and run whole
-# networks, which under the sanitizers takes far longer than the rest of the
-# suite. The HTML report's test starts headless Chromium, which does not
-# come up under the ASan runtime the tests' Python preloads.
-SLOW='e2e/|conformance|numeric-sweep|report-html'
+# The model tests (test/e2e, the conformance sweeps, the torch model
+# families' training tests) compile and run whole networks, which under the
+# sanitizers takes far longer than the rest of the suite (a test of four
+# families passes the 1,200 s limit on a loaded two-core machine). The HTML
+# report's test starts headless Chromium, which does not come up under the
+# ASan runtime the tests' Python preloads.
+SLOW='e2e/|conformance|numeric-sweep|report-html|families'
 
 tests=()
 filter_out=()
