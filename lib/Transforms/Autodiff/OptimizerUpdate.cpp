@@ -12,6 +12,7 @@
 
 #include "cleave/Transforms/Autodiff/Passes.h"
 
+#include "cleave/Analysis/Cost/CostInterface.h"
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
@@ -282,9 +283,7 @@ struct OptimizerUpdatePass
         found = open.emplace(stage, bucket).first;
       }
       Bucket &bucket = found->second;
-      auto type = cast<RankedTensorType>(start.getAccumulator().getType());
-      bucket.bytes += type.getNumElements() *
-                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      bucket.bytes += getTensorBytes(start.getAccumulator().getType());
       bucket.last = start;
       start.setId(static_cast<uint64_t>(bucket.id));
       if (bucket.bytes >= bucket.limit) {
