@@ -108,7 +108,7 @@ llvm::Error CompileOptions::validate() const {
         "compiled for one device has none (compile for several devices)");
   if (llvm::Error error = validatePlanOptions(*options, /*prefix=*/""))
     return error;
-  return checkCompilableSchedule(*options, /*prefix=*/"");
+  return checkCompilableSchedule(*options, getTraining(), /*prefix=*/"");
 }
 
 TrainingOptions CompileOptions::getTraining() const {
@@ -148,14 +148,37 @@ TrainingOptions CompileOptions::getTraining() const {
 }
 
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
+                                            const TrainingOptions &training,
                                             llvm::StringRef prefix) {
-  if (options.getSchedule().virtualStages <= 1)
+  ScheduleChoice schedule = options.getSchedule();
+  if (schedule.virtualStages <= 1)
     return llvm::Error::success();
-  return llvm::createStringError(
-      prefix + "schedule=" + options.getSchedule().str() +
-      ": the interleaved schedule cannot be compiled yet: it runs several "
-      "model chunks on each device, and a device program holds one; `cleave "
-      "plan` predicts it, `cleave compile` takes gpipe or 1f1b");
+  std::string name = (prefix + "schedule=" + schedule.str()).str();
+  if (!training.train)
+    return llvm::createStringError(
+        name + ": the interleaved schedule is compiled for training steps (" +
+        prefix +
+        "train); an inference bundle takes gpipe or 1f1b, and `cleave plan` "
+        "predicts the interleaved one");
+  if (options.pipelineStages.value_or(1) < 2)
+    return llvm::createStringError(
+        name +
+        ": the interleaved schedule runs model chunks on pipeline "
+        "stages; give " +
+        prefix + "pp 2 or more");
+  // Each model chunk's update is its own; a reduction over the whole
+  // pipeline's parameters would need one per device.
+  if (training.clipGradNorm.value_or(0) > 0)
+    return llvm::createStringError(
+        name + " with " + prefix +
+        "clip-grad-norm: clipping by the global norm is not combined with "
+        "several model chunks per device yet (use 1f1b, or no clipping)");
+  if (training.scalesLoss())
+    return llvm::createStringError(
+        name + " with dynamic loss scaling (" + prefix +
+        "precision=fp16): the overflow check is not combined with several "
+        "model chunks per device yet (use 1f1b, or bf16)");
+  return llvm::Error::success();
 }
 
 /// The update pass's options: the training options, defaults filled in.
@@ -330,6 +353,9 @@ static void buildPipelinedTrainingPipeline(OpPassManager &pm,
       {options.target, options.targetsDir.empty()
                            ? defaultTargetsDirectory()
                            : options.targetsDir.getValue()}));
+  // Under the interleaved schedule, each device's model chunks become one
+  // program.
+  pm.addPass(createGroupChunksPass());
 }
 
 llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
@@ -594,11 +620,18 @@ static LogicalResult lowerStages(ModuleOp module,
     if (!stage)
       continue;
     // Each stash region holds as many microbatches as the schedule keeps in
-    // flight on the stage.
+    // flight on the stage (per model chunk, under the interleaved
+    // schedule).
     DeviceProgramOptions stageLowering = lowering;
-    if (*stage >= 0 && *stage < contents.schedule.getNumStages())
+    if (*stage >= 0 && *stage < contents.schedule.getNumStages()) {
       stageLowering.stashSlots =
           std::max<int64_t>(1, contents.schedule.activationsHeld(*stage));
+      if (contents.schedule.getNumChunks() > 1)
+        for (int64_t chunk = 0; chunk < contents.schedule.getNumChunks();
+             ++chunk)
+          stageLowering.chunkStashSlots.push_back(std::max<int64_t>(
+              1, contents.schedule.activationsHeld(*stage, chunk)));
+    }
     FailureOr<StageProgram> program = lowerStage(func, *stage, stageLowering);
     if (failed(program))
       return failure();

@@ -117,9 +117,10 @@ StringRef cleave::getDTypeEnumerator(DType type) {
   return "CLEAVE_DTYPE_INVALID";
 }
 
-const ProgramEntry *DeviceProgram::getEntry(StringRef phase) const {
+const ProgramEntry *DeviceProgram::getEntry(StringRef phase,
+                                            int64_t chunk) const {
   for (const ProgramEntry &entry : entries)
-    if (entry.phase == phase)
+    if (entry.phase == phase && entry.chunk == chunk)
       return &entry;
   return nullptr;
 }
@@ -286,9 +287,33 @@ private:
   std::vector<int> producer;
   /// For each tensor: the entry whose step writes it, or -1.
   std::vector<int> producerEntry;
-  /// For a training step: the entry of each op (forward 0, backward 1,
-  /// update 2); empty for other functions, whose ops all run in the forward.
+  /// The entry of each op that becomes a step (entryIndex); empty for a
+  /// function of one chunk that is not a training step, whose ops all run
+  /// in the forward.
   llvm::DenseMap<Operation *, int> entryOf;
+  /// Whether the function is a training step (forward, backward, update).
+  bool training = false;
+  /// The model chunks of the function (`cleave.chunk`): each has its own
+  /// forward (and backward) entry.
+  int64_t numChunks = 1;
+  /// The entry of `phase` on chunk `chunk`: a training step's entries are
+  /// each chunk's forward and backward, then the update; other functions
+  /// have each chunk's forward.
+  int entryIndex(rt::Phase phase, int64_t chunk) const {
+    if (!training)
+      return static_cast<int>(chunk);
+    if (phase == rt::Phase::Update)
+      return static_cast<int>(2 * numChunks);
+    return static_cast<int>(2 * chunk + (phase == rt::Phase::Forward ? 0 : 1));
+  }
+  /// The chunk whose forward entry `entry` is, if it is one.
+  std::optional<int64_t> forwardChunk(int entry) const {
+    if (!training)
+      return entry;
+    if (entry % 2 == 0 && entry < 2 * numChunks)
+      return entry / 2;
+    return std::nullopt;
+  }
   /// Persistent state, one tensor per name.
   llvm::StringMap<int> stateTensors;
   /// The ops fused into the loop being built, producers first.
@@ -737,16 +762,18 @@ static ProgramStep makeCopy(int from, int to) {
   return step;
 }
 
-namespace {
-/// The entries of a training step, in the order they run.
-enum TrainingEntry { kForwardEntry, kBackwardEntry, kUpdateEntry };
-} // namespace
-
 void ProgramBuilder::assignPhases(Block &block) {
-  for (auto [op, phase] : classifyStepPhases(block))
-    entryOf[op] = phase == StepPhase::Update    ? kUpdateEntry
-                  : phase == StepPhase::Forward ? kForwardEntry
-                                                : kBackwardEntry;
+  if (!training) {
+    for (Operation &op : block.without_terminator())
+      entryOf[&op] = entryIndex(rt::Phase::Forward, getChunk(&op).value_or(0));
+    return;
+  }
+  for (auto [op, phase] : classifyStepPhases(block, /*trainingStep=*/true))
+    entryOf[op] =
+        entryIndex(phase == StepPhase::Update    ? rt::Phase::Update
+                   : phase == StepPhase::Forward ? rt::Phase::Forward
+                                                 : rt::Phase::Backward,
+                   getChunk(op).value_or(0));
 }
 
 LogicalResult ProgramBuilder::connectEntries() {
@@ -767,8 +794,11 @@ LogicalResult ProgramBuilder::connectEntries() {
       if (t.space != MemorySpace::Arena || from < 0 ||
           from == static_cast<int>(e))
         return success();
-      // What the forward leaves for the backward waits in a stash.
-      if (from == kForwardEntry && e == kBackwardEntry) {
+      // What the forward leaves for the backward (of its chunk) waits in a
+      // stash.
+      std::optional<int64_t> chunk = forwardChunk(from);
+      if (training && chunk &&
+          static_cast<int>(e) == entryIndex(rt::Phase::Backward, *chunk)) {
         stashed.insert(root);
         return success();
       }
@@ -788,7 +818,8 @@ LogicalResult ProgramBuilder::connectEntries() {
         if (failed(read(input)))
           return failure();
     }
-    if (e == kForwardEntry)
+    // The first forward takes every graph input.
+    if (e == 0)
       continue;
     for (int64_t index : inputsRead) {
       entry.inputs.push_back(getTensor(func.getArgument(index)));
@@ -922,7 +953,11 @@ void ProgramBuilder::planArena() {
         region.tensor = output;
         region.stride =
             alignTo(std::max<int64_t>(out.getBytes(), 1), options.alignment);
-        region.slots = options.stashSlots;
+        int64_t chunk = forwardChunk(producerEntry[output]).value_or(0);
+        region.slots =
+            chunk < static_cast<int64_t>(options.chunkStashSlots.size())
+                ? options.chunkStashSlots[chunk]
+                : options.stashSlots;
         program.unplannedArenaBytes += region.stride * region.slots;
         program.tensors[output].stash =
             static_cast<int>(program.stashes.size());
@@ -1029,19 +1064,38 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
   chooseFusion();
 
   // A function that accumulates its gradients is a training step of
-  // three entries; any other runs as one forward.
-  bool training = llvm::any_of(block.without_terminator(), [](Operation &op) {
-    return isa<AccumulateOp>(op);
-  });
-  SmallVector<rt::Phase, 3> phases{rt::Phase::Forward};
-  if (training) {
-    phases.append({rt::Phase::Backward, rt::Phase::Update});
+  // three entries (a forward and a backward per model chunk, and the
+  // update); any other runs as one forward per chunk.
+  // A pipeline stage without parameters or loss is part of its module's
+  // training step.
+  auto module = func->getParentOfType<ModuleOp>();
+  training = module
+                 ? isTrainingStepModule(module)
+                 : llvm::any_of(block.without_terminator(), [](Operation &op) {
+                     return isa<AccumulateOp>(op);
+                   });
+  for (Operation &op : block.without_terminator())
+    numChunks = std::max(numChunks, getChunk(&op).value_or(0) + 1);
+  if (training || numChunks > 1)
     assignPhases(block);
-  }
-  for (rt::Phase phase : phases) {
+  auto addEntry = [&](rt::Phase phase, int64_t chunk) {
     ProgramEntry &entry = program.entries.emplace_back();
-    entry.name = entry.phase = rt::phaseName(phase);
+    entry.phase = rt::phaseName(phase);
+    entry.chunk = chunk;
+    entry.name = entry.phase;
+    if (chunk > 0)
+      entry.name += "_chunk" + std::to_string(chunk);
+    assert(entryIndex(phase, chunk) ==
+               static_cast<int>(program.entries.size()) - 1 &&
+           "entries are added in entryIndex order");
+  };
+  for (int64_t chunk = 0; chunk < numChunks; ++chunk) {
+    addEntry(rt::Phase::Forward, chunk);
+    if (training)
+      addEntry(rt::Phase::Backward, chunk);
   }
+  if (training)
+    addEntry(rt::Phase::Update, 0);
   // The forward takes every graph input: its ports are the program's.
   ProgramEntry &forward = program.entries.front();
   for (BlockArgument arg : func.getArguments()) {

@@ -23,6 +23,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <set>
+
 #include <cmath>
 #include <limits>
 
@@ -318,15 +320,20 @@ llvm::Error cleave::verifyDeviceProgram(const DeviceProgram &program) {
   if (llvm::Error error = verifyWeightsAndStashes(program))
     return error;
   int numTensors = static_cast<int>(program.tensors.size());
-  llvm::StringSet<> names, phases;
+  llvm::StringSet<> names;
+  std::set<std::pair<std::string, int64_t>> phases;
   for (const ProgramEntry &entry : program.entries) {
     std::string name = "entry " + entry.name;
     if (!isIdentifier(entry.name) || !names.insert(entry.name).second)
       return fail("entry name '" + entry.name +
                   "' is not a C identifier, or not unique");
-    if (!isPhaseName(entry.phase) || !phases.insert(entry.phase).second)
-      return fail(name + " runs phase '" + entry.phase +
-                  "', which is unknown or run by another entry");
+    if (entry.chunk < 0)
+      return fail(name + " runs chunk " + Twine(entry.chunk));
+    if (!isPhaseName(entry.phase) ||
+        !phases.insert({entry.phase, entry.chunk}).second)
+      return fail(name + " runs phase '" + entry.phase + "'" +
+                  (entry.chunk ? " of chunk " + Twine(entry.chunk) : "") +
+                  ", which is unknown or run by another entry");
     for (int t : llvm::concat<const int>(entry.inputs, entry.outputs))
       if (t < 0 || t >= numTensors)
         return fail(name + " has a port of tensor t" + Twine(t) + " of " +
@@ -341,10 +348,40 @@ llvm::Error cleave::verifyDeviceProgram(const DeviceProgram &program) {
         entry.inPlaceSteps > static_cast<int64_t>(entry.steps.size()))
       return fail(name + " has " + Twine(entry.inPlaceSteps) +
                   " steps in place of " + Twine(entry.steps.size()));
+    // A step reaches a graph port through its entry's pointer arrays.
+    auto takes = [&](ArrayRef<int> ports, int t) {
+      return llvm::any_of(ports, [&](int port) {
+        return program.tensors[port].offset == program.tensors[t].offset;
+      });
+    };
+    auto checkPorts = [&](int t, const std::string &where) -> llvm::Error {
+      if (t < 0 || t >= numTensors)
+        return llvm::Error::success();
+      MemorySpace space = program.tensors[t].space;
+      if ((space == MemorySpace::Input && !takes(entry.inputs, t)) ||
+          (space == MemorySpace::Output && !takes(entry.outputs, t)))
+        return fail(where + " uses graph " +
+                    (space == MemorySpace::Input ? "input " : "output ") +
+                    Twine(program.tensors[t].offset) +
+                    ", which the entry does not take");
+      return llvm::Error::success();
+    };
     for (auto [index, step] : llvm::enumerate(entry.steps)) {
       std::string where = (name + ", step " + Twine(index)).str();
       if (step.loop.has_value() == step.call.has_value())
         return fail(where + " is neither one loop nor one kernel call");
+      SmallVector<int> used;
+      if (step.loop) {
+        used.push_back(step.loop->output);
+        for (const FusedLoad &load : step.loop->loads)
+          used.push_back(load.tensor);
+      } else {
+        used.append(step.call->inputs.begin(), step.call->inputs.end());
+        used.append(step.call->outputs.begin(), step.call->outputs.end());
+      }
+      for (int t : used)
+        if (llvm::Error error = checkPorts(t, where))
+          return error;
       if (step.loop) {
         if (llvm::Error error = verifyLoop(program, *step.loop, where))
           return error;
@@ -743,8 +780,10 @@ LogicalResult ProgramParser::parseEntry(LineParser &line) {
   ProgramEntry entry;
   int64_t steps = 0;
   if (failed(line.parseWord(entry.name)) || failed(line.expect("phase")) ||
-      failed(line.parseWord(entry.phase)) || failed(line.expect(":")) ||
-      failed(line.parseInteger(steps)) || failed(line.expect("steps,")) ||
+      failed(line.parseWord(entry.phase)) ||
+      (line.consumeIf("chunk") && failed(line.parseInteger(entry.chunk))) ||
+      failed(line.expect(":")) || failed(line.parseInteger(steps)) ||
+      failed(line.expect("steps,")) ||
       failed(line.parseInteger(entry.inPlaceSteps)) ||
       failed(line.expect("in place, inputs")) ||
       failed(line.parseTensorList(entry.inputs)) ||

@@ -258,8 +258,10 @@ void cleave::printDeviceProgram(const DeviceProgram &program, raw_ostream &os) {
        << stash.offset << ", " << stash.slots << " slots of " << stash.stride
        << " bytes\n";
   for (const ProgramEntry &entry : program.entries) {
-    os << "entry " << entry.name << " phase " << entry.phase << ": "
-       << entry.steps.size() << " steps, " << entry.inPlaceSteps
+    os << "entry " << entry.name << " phase " << entry.phase;
+    if (entry.chunk > 0)
+      os << " chunk " << entry.chunk;
+    os << ": " << entry.steps.size() << " steps, " << entry.inPlaceSteps
        << " in place, inputs ";
     printTensorList(entry.inputs, os);
     os << " outputs ";

@@ -526,6 +526,21 @@ int64_t PipelineSchedule::countActivationsHeld(int64_t stage) const {
   return peak;
 }
 
+int64_t PipelineSchedule::activationsHeld(int64_t stage, int64_t chunk) const {
+  if (!hasPhase(PipelinePhase::Backward))
+    return held[stage];
+  int64_t inFlight = 0, peak = 0;
+  for (const PipelineStep &step : orders[stage]) {
+    if (step.chunk != chunk)
+      continue;
+    if (step.phase == PipelinePhase::Forward)
+      peak = std::max(peak, ++inFlight);
+    else if (step.phase == PipelinePhase::Backward)
+      --inFlight;
+  }
+  return peak;
+}
+
 int64_t PipelineSchedule::maxActivationsHeld() const {
   return *std::max_element(held.begin(), held.end());
 }

@@ -241,10 +241,16 @@ static llvm::json::Array describePorts(ArrayRef<BundlePort> ports) {
 static llvm::json::Array describeSteps(const BundleContents &contents,
                                        int64_t stage) {
   llvm::json::Array steps;
-  for (const PipelineStep &step : contents.schedule.getOrder(stage))
-    steps.push_back(
-        llvm::json::Object{{"phase", stringifyPipelinePhase(step.phase)},
-                           {"microbatch", step.microbatch}});
+  for (const PipelineStep &step : contents.schedule.getOrder(stage)) {
+    llvm::json::Object described{{"phase", stringifyPipelinePhase(step.phase)},
+                                 {"microbatch", step.microbatch}};
+    // Under the interleaved schedule each step names its model chunk; the
+    // update runs every chunk's.
+    if (contents.schedule.getNumChunks() > 1 &&
+        step.phase != PipelinePhase::Update)
+      described["chunk"] = step.chunk;
+    steps.push_back(std::move(described));
+  }
   return steps;
 }
 
@@ -287,10 +293,13 @@ static Expected<llvm::json::Array> describeEntries(const StageProgram &stage) {
         graphPorts(entry.outputs, forward.outputs, stage.graphOutputs, entry);
     if (!outputs)
       return outputs.takeError();
-    entries.push_back(llvm::json::Object{{"name", entry.name},
-                                         {"phase", entry.phase},
-                                         {"inputs", std::move(*inputs)},
-                                         {"outputs", std::move(*outputs)}});
+    llvm::json::Object described{{"name", entry.name},
+                                 {"phase", entry.phase},
+                                 {"inputs", std::move(*inputs)},
+                                 {"outputs", std::move(*outputs)}};
+    if (entry.chunk > 0)
+      described["chunk"] = entry.chunk;
+    entries.push_back(std::move(described));
   }
   return entries;
 }
@@ -435,17 +444,25 @@ static Error writeBundleFiles(const BundleContents &contents,
   namespace fs = llvm::sys::fs;
   const PipelineSchedule &schedule = contents.schedule;
   if (schedule.getNumStages() != contents.pp ||
-      schedule.getNumMicrobatches() != contents.microbatches ||
-      schedule.getNumChunks() != 1)
+      schedule.getNumMicrobatches() != contents.microbatches)
     return llvm::createStringError(
         llvm::formatv("the bundle's schedule orders {0} microbatches on {1} "
-                      "stages with {2} model chunks per device, but the "
-                      "bundle has {3} microbatches, {4} stages and one chunk "
-                      "per device",
+                      "stages, but the bundle has {2} microbatches and {3} "
+                      "stages",
                       schedule.getNumMicrobatches(), schedule.getNumStages(),
-                      schedule.getNumChunks(), contents.microbatches,
-                      contents.pp)
+                      contents.microbatches, contents.pp)
             .str());
+  // Every step names an entry of its stage's program: each model chunk has
+  // its forward.
+  for (const StageProgram &stage : contents.stages)
+    for (int64_t chunk = 0; chunk < schedule.getNumChunks(); ++chunk)
+      if (!stage.program.getEntry(rt::phaseName(rt::Phase::Forward), chunk))
+        return llvm::createStringError(
+            llvm::formatv("the bundle's schedule runs {0} model chunks per "
+                          "device, but the program of stage {1} has no "
+                          "forward entry for chunk {2}",
+                          schedule.getNumChunks(), stage.stage, chunk)
+                .str());
   auto path = [&](StringRef relative) {
     SmallString<256> full(dir);
     llvm::sys::path::append(full, relative);

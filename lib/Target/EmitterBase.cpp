@@ -14,6 +14,7 @@
 #include "cleave/Conversion/KernelSignatures.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -38,11 +39,25 @@ std::string EmitterBase::getPointer(int tensor) const {
   case MemorySpace::Weights:
     return "((uint8_t *)weights + " + std::to_string(t.offset) + ")";
   case MemorySpace::Input:
-    return "((uint8_t *)inputs[" + std::to_string(t.offset) + "])";
+    return "((uint8_t *)inputs[" +
+           std::to_string(getPortPosition(currentEntry->inputs, t.offset)) +
+           "])";
   case MemorySpace::Output:
-    return "((uint8_t *)outputs[" + std::to_string(t.offset) + "])";
+    return "((uint8_t *)outputs[" +
+           std::to_string(getPortPosition(currentEntry->outputs, t.offset)) +
+           "])";
   }
   return "";
+}
+
+size_t EmitterBase::getPortPosition(ArrayRef<int> ports,
+                                    int64_t portIndex) const {
+  for (auto [position, port] : llvm::enumerate(ports))
+    if (program.tensors[port].offset == portIndex)
+      return position;
+  llvm::report_fatal_error("a step reads or writes graph port " +
+                           llvm::Twine(portIndex) +
+                           " that its entry does not take");
 }
 
 StringRef EmitterBase::getStorageType(DType type) const {
@@ -464,7 +479,11 @@ static constexpr llvm::StringLiteral kEntryParameters =
     "    const void *const *inputs, void *const *outputs)";
 
 void EmitterBase::emitEntry(const ProgramEntry &entry) {
-  os << "\n// The " << entry.phase << " phase.\n";
+  currentEntry = &entry;
+  os << "\n// The " << entry.phase << " phase";
+  if (entry.chunk > 0)
+    os << " of model chunk " << entry.chunk;
+  os << ".\n";
   size_t numParts = std::max<size_t>(
       1, (entry.steps.size() + kStepsPerFunction - 1) / kStepsPerFunction);
   for (size_t part = 0; part < numParts; ++part) {

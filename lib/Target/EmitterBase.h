@@ -37,8 +37,13 @@ protected:
   /// The C type the language stores a float16 or bfloat16 element as.
   virtual llvm::StringRef getHalfStorageType(DType type) const = 0;
 
-  /// `(uint8_t *)` expression of a tensor's first byte.
+  /// `(uint8_t *)` expression of a tensor's first byte, in the entry being
+  /// emitted: a graph input or output is an element of that entry's
+  /// pointer arrays, which hold its own ports in its order.
   std::string getPointer(int tensor) const;
+  /// The position among `ports` (an entry's inputs or outputs) of graph
+  /// port `portIndex`.
+  size_t getPortPosition(llvm::ArrayRef<int> ports, int64_t portIndex) const;
   /// The C type a tensor's elements are stored as, and computed in.
   llvm::StringRef getStorageType(DType type) const;
   static llvm::StringRef getComputeType(DType type);
@@ -62,6 +67,8 @@ protected:
   static std::string getLiteral(double value, DType type);
 
   const DeviceProgram &program;
+  /// The entry whose steps are being emitted.
+  const ProgramEntry *currentEntry = nullptr;
   const EmitOptions &options;
   llvm::raw_ostream &os;
 

@@ -16,14 +16,19 @@
 namespace cleave::rt {
 
 /// The rank of the device of `stage` with the same dp and tp index as
-/// `rank`: the peer of its sends and receives to that stage.
+/// `rank`: the peer of its sends and receives to that stage. Stages are
+/// virtual under the interleaved schedule: stage v (model chunk v / pp)
+/// runs on the devices of pipeline stage v mod pp.
 inline int pipelinePeer(const MeshShape &mesh, int rank, int stage) {
   MeshCoords self = mesh.coordsOf(rank);
-  if (stage == self.stage)
+  if (stage < 0)
+    throw Error("stage " + std::to_string(stage) + " is not a pipeline stage");
+  int device = static_cast<int>(stage % mesh.pp);
+  if (device == self.stage)
     throw Error("stage " + std::to_string(stage) +
-                " is this device's own stage");
+                " runs on this device's own stage");
   MeshCoords peer = self;
-  peer.stage = stage;
+  peer.stage = device;
   if (!mesh.contains(peer))
     throw Error("no device of stage " + std::to_string(stage) + " with tp " +
                 std::to_string(self.tp) + " and dp " + std::to_string(self.dp));

@@ -279,9 +279,12 @@ public:
       EntryPoint entry;
       entry.name = string(list[i], "name", at);
       entry.phase = string(list[i], "phase", at);
+      entry.chunk = optionalChunk(list[i], at);
       for (const EntryPoint &other : result)
-        if (other.phase == entry.phase)
-          fail(at + "a second entry of phase '" + entry.phase + "'");
+        if (other.phase == entry.phase && other.chunk == entry.chunk)
+          fail(at + "a second entry of phase '" + entry.phase + "'" +
+               (entry.chunk ? " on chunk " + std::to_string(entry.chunk)
+                            : std::string()));
       entry.inputs = positions(
           indices(list[i], "inputs", at, manifest.inputs.size(), "inputs"),
           program.inputs, at, "inputs");
@@ -297,17 +300,29 @@ public:
   }
 
   static int findEntry(const std::vector<EntryPoint> &entries,
-                       const std::string &phase) {
+                       const std::string &phase, int chunk = 0) {
     for (std::size_t i = 0; i < entries.size(); ++i)
-      if (entries[i].phase == phase)
+      if (entries[i].phase == phase && entries[i].chunk == chunk)
         return static_cast<int>(i);
     return -1;
   }
 
-  /// A stage's recorded order: forwards of microbatches 0 .. M-1, each
-  /// once, in any order, at most one step of another phase per microbatch,
-  /// and at most one update, which has no microbatch (-1); each phase names
-  /// an entry of the program.
+  /// The optional `chunk` of an entry or a step: a model chunk of the
+  /// interleaved schedule, 0 when absent.
+  int optionalChunk(const json &item, const std::string &at) const {
+    if (!item.contains("chunk"))
+      return 0;
+    int64_t chunk = integer(item, "chunk", at);
+    if (chunk < 0 || chunk > 4096)
+      fail(at + "chunk " + std::to_string(chunk) +
+           " is not a model chunk (0 to 4096)");
+    return static_cast<int>(chunk);
+  }
+
+  /// A stage's recorded order: on every chunk's forward entry, microbatches
+  /// 0 .. M-1, each once, in any order; at most one step of another entry
+  /// per microbatch; and at most one update, which has no microbatch (-1)
+  /// and no chunk; each (phase, chunk) names an entry of the program.
   std::vector<ScheduleStep> steps(const json &item, const std::string &where,
                                   const ProgramEntry &program,
                                   int microbatches) const {
@@ -323,13 +338,16 @@ public:
       if (!list[i].is_object())
         fail(at + "not an object");
       std::string phase = string(list[i], "phase", at);
-      int entry = findEntry(program.entries, phase);
+      int chunk = optionalChunk(list[i], at);
+      int entry = findEntry(program.entries, phase, chunk);
       if (entry < 0) {
         std::string known;
         for (const EntryPoint &e : program.entries)
-          known += (known.empty() ? "" : ", ") + e.phase;
-        fail(at + "phase '" + phase + "', but the program of stage " +
-             std::to_string(program.stage) +
+          known += (known.empty() ? "" : ", ") + e.phase +
+                   (e.chunk ? " of chunk " + std::to_string(e.chunk) : "");
+        fail(at + "phase '" + phase + "'" +
+             (chunk ? " of chunk " + std::to_string(chunk) : std::string()) +
+             ", but the program of stage " + std::to_string(program.stage) +
              " has no entry point for it (it has: " + known + ")");
       }
       int64_t microbatch = integer(list[i], "microbatch", at);
@@ -354,12 +372,18 @@ public:
       seen[entry][microbatch] = true;
       result.push_back({entry, static_cast<int>(microbatch)});
     }
-    int forward = findEntry(program.entries, phaseName(Phase::Forward));
-    std::size_t forwards =
-        std::count(seen[forward].begin(), seen[forward].end(), true);
-    if (forwards != static_cast<std::size_t>(microbatches))
-      fail(where + "'steps' runs " + std::to_string(forwards) + " of the " +
-           std::to_string(microbatches) + " microbatches of a step");
+    for (std::size_t entry = 0; entry < program.entries.size(); ++entry) {
+      if (program.entries[entry].phase != phaseName(Phase::Forward))
+        continue;
+      std::size_t forwards =
+          std::count(seen[entry].begin(), seen[entry].end(), true);
+      if (forwards != static_cast<std::size_t>(microbatches))
+        fail(where + "'steps' runs " + std::to_string(forwards) + " of the " +
+             std::to_string(microbatches) + " microbatches of a step" +
+             (program.entries[entry].chunk
+                  ? " on chunk " + std::to_string(program.entries[entry].chunk)
+                  : std::string()));
+    }
     return result;
   }
 

@@ -21,7 +21,7 @@
 namespace cleave::rt {
 
 /// One step of a stage's recorded schedule: an entry point of the program
-/// (the one of the step's phase) run on one microbatch.
+/// (the one of the step's phase and model chunk) run on one microbatch.
 struct ScheduleStep {
   int entry = 0;
   int microbatch = 0;
@@ -33,6 +33,9 @@ struct ScheduleStep {
 struct EntryPoint {
   std::string name;
   std::string phase;
+  /// The model chunk it runs (`chunk`, under the interleaved schedule; 0
+  /// otherwise).
+  int chunk = 0;
   std::vector<int> inputs;
   std::vector<int> outputs;
 };
@@ -59,8 +62,9 @@ struct ProgramEntry {
   /// The named persistent states (optimizer state, sums, statistics).
   std::vector<TensorInfo> states;
   std::vector<int64_t> stateOffsets;
-  /// What a device of the stage runs in a step, in order (`steps`): the
-  /// forward of each microbatch once, and other phases at most once each.
+  /// What a device of the stage runs in a step, in order (`steps`): each
+  /// chunk's forward of each microbatch once, other entries at most once
+  /// per microbatch, and the update at most once.
   std::vector<ScheduleStep> steps;
 };
 

@@ -593,17 +593,22 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   std::vector<const void *> entryInputs;
   std::vector<void *> entryOutputs;
   ctx->batchBlocks = blocks;
-  // The gradient sums are final after the last backward call.
-  std::size_t lastBackward = program.steps.size();
-  for (std::size_t step = 0; step < program.steps.size(); ++step)
-    if (program.entries[program.steps[step].entry].phase == "backward")
-      lastBackward = step;
+  // The gradient sums are final after the last backward call (of each
+  // model chunk's backward entry, under the interleaved schedule).
+  std::vector<bool> lastBackward(program.steps.size(), false);
+  std::vector<bool> entrySeen(program.entries.size(), false);
+  for (std::size_t step = program.steps.size(); step-- > 0;) {
+    int entry = program.steps[step].entry;
+    if (program.entries[entry].phase == "backward" && !entrySeen[entry])
+      lastBackward[step] = true;
+    entrySeen[entry] = true;
+  }
   for (std::size_t step = 0; step < program.steps.size(); ++step) {
     // An update (microbatch -1) runs once per step, on whole tensors.
     int k = program.steps[step].microbatch;
     int block = k < 0 ? 0 : impl->place.dp * manifest.microbatches + k;
     ctx->batchBlock = block;
-    ctx->lastBackward = step == lastBackward;
+    ctx->lastBackward = lastBackward[step];
     const EntryPoint &entry = program.entries[program.steps[step].entry];
     // Only the ports the step's entry takes are cut and copied.
     for (int i : entry.inputs) {

@@ -28,7 +28,7 @@
 // DIVIDE: error: --pp=3 does not divide the 4 devices
 // TARGET: error: {{.*}}no-such-target
 // SCHEDULE: error: cleave-compile-pipeline: schedule: expected gpipe, 1f1b, interleaved or interleaved:V (V >= 2 model chunks per device), got 'zigzag'
-// INTERLEAVED: error: cleave-compile-pipeline: schedule=interleaved:2: the interleaved schedule cannot be compiled yet
+// INTERLEAVED: error: cleave-compile-pipeline: schedule=interleaved:2: the interleaved schedule is compiled for training steps (train); an inference bundle takes gpipe or 1f1b
 // GRADIENTS: error: cleave-compile-pipeline: gradients needs loss=<name>, the graph output to differentiate
 // LOSS: error: cleave-compile-pipeline: loss applies only with gradients
 // TRAIN-LOSS: error: cleave-compile-pipeline: train needs loss=<name>, the graph output to differentiate

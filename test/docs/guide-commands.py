@@ -1,8 +1,9 @@
 # Every command the user guide shows is run here: each ```sh block of
 # docs/guide/*.md runs under `bash -euo pipefail` and must exit 0. A page's
 # blocks run in order in one fresh directory, which looks like the top of a
-# checkout: build/ (this build), examples/, targets/, python/ and
-# .venv/bin/python (the test's interpreter). A block preceded by
+# checkout: build/ (this build), examples/, targets/, a copy of python/
+# (whose default build is that build/) and .venv/bin/python (the test's
+# interpreter). A block preceded by
 # `<!-- guide-test: skip: REASON -->` is not run; the skipped blocks are
 # listed below, so that adding one is a visible change.
 #
@@ -60,8 +61,13 @@ def make_checkout(directory, src, build):
     """A directory where the guide's relative paths resolve."""
     os.makedirs(directory)
     os.symlink(build, os.path.join(directory, "build"))
-    for name in ("examples", "targets", "python", "docs"):
+    for name in ("examples", "targets", "docs"):
         os.symlink(os.path.join(src, name), os.path.join(directory, name))
+    # A copy, not a link: the package finds its checkout's default build
+    # from its own resolved path, which must be this directory's build/
+    # (the build under test), not the source tree's.
+    shutil.copytree(os.path.join(src, "python"), os.path.join(directory, "python"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     venv_bin = os.path.join(directory, ".venv", "bin")
     os.makedirs(venv_bin)
     wrapper = os.path.join(venv_bin, "python")

@@ -33,8 +33,6 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (llvm::Error error = planOptions ? validatePlanOptions(*planOptions)
                                       : planOptions.takeError())
     return fail(llvm::toString(std::move(error)));
-  if (llvm::Error error = checkCompilableSchedule(*planOptions, "--"))
-    return fail(llvm::toString(std::move(error)));
   TrainingOptions training;
   training.gradients = command.gradients;
   training.loss = command.loss;
@@ -68,6 +66,8 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.lossScale, training.lossScale);
   copy(command.lossScaleGrowthInterval, training.lossScaleGrowthInterval);
   if (llvm::Error error = validateTrainingOptions(training, "--"))
+    return fail(llvm::toString(std::move(error)));
+  if (llvm::Error error = checkCompilableSchedule(*planOptions, training, "--"))
     return fail(llvm::toString(std::move(error)));
   std::unique_ptr<PipelineObserver> observer =
       PipelineObserver::create(command.common, "cleave compile");

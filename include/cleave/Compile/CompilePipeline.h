@@ -186,10 +186,14 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   llvm::Error validate() const;
 };
 
-/// Fails, naming the option (`<prefix>schedule`), when `options` ask for a
-/// pipeline schedule that `cleave compile` cannot build programs for yet
-/// (several model chunks per device).
+/// Fails, naming the option (`<prefix>schedule`, or the training option it
+/// cannot be combined with), when `options` ask for a pipeline schedule
+/// that `cleave compile` cannot build programs for yet: several model
+/// chunks per device (the interleaved schedule) outside a training step,
+/// or with the update's pipeline-wide reductions (clipping by the global
+/// norm, dynamic loss scaling).
 llvm::Error checkCompilableSchedule(const PlanOptions &options,
+                                    const TrainingOptions &training,
                                     llvm::StringRef prefix);
 
 /// Adds the compile pipeline for `options` to `pm` (a module pass manager).

@@ -215,6 +215,9 @@ struct StashRegion {
 struct ProgramEntry {
   std::string name;  ///< A C identifier, unique in the program.
   std::string phase; ///< The schedule phase it runs ("forward", ...).
+  /// The model chunk it runs (the interleaved schedule's; 0 otherwise). A
+  /// training step's update runs every chunk's and is chunk 0's.
+  int64_t chunk = 0;
   std::vector<ProgramStep> steps;
   std::vector<int> inputs;  ///< Tensor of each graph input, in order.
   std::vector<int> outputs; ///< Tensor of each graph output, in order.
@@ -231,7 +234,8 @@ struct ProgramPorts {
 
 struct DeviceProgram {
   std::vector<ProgramTensor> tensors;
-  /// The entry points, in a fixed order; each names a distinct phase.
+  /// The entry points, in a fixed order; each runs a distinct (phase,
+  /// chunk).
   std::vector<ProgramEntry> entries;
   std::vector<WeightEntry> weights;
   std::vector<StashRegion> stashes;
@@ -246,8 +250,8 @@ struct DeviceProgram {
   /// what the plan saves.
   int64_t unplannedArenaBytes = 0;
 
-  /// The entry that runs `phase`, or null.
-  const ProgramEntry *getEntry(llvm::StringRef phase) const;
+  /// The entry that runs `phase` on chunk `chunk`, or null.
+  const ProgramEntry *getEntry(llvm::StringRef phase, int64_t chunk = 0) const;
   /// The forward entry, which every program has.
   const ProgramEntry &getForward() const {
     return *getEntry(rt::phaseName(rt::Phase::Forward));
@@ -269,6 +273,9 @@ struct DeviceProgramOptions {
   bool inPlace = true;
   /// Microbatches in flight on the device: the slots of each stash region.
   int64_t stashSlots = 1;
+  /// Per model chunk (the interleaved schedule's), the slots of the stash
+  /// regions its forward writes; a chunk past the end takes `stashSlots`.
+  std::vector<int64_t> chunkStashSlots;
 };
 
 /// Lowers `func` (one device's function, static shapes) to its program,
@@ -300,7 +307,8 @@ mlir::FailureOr<DeviceProgram> parseDeviceProgram(llvm::SourceMgr &sourceMgr,
 /// index in range, every buffer inside its memory (arena, weight file,
 /// persistent memory), loops over their output's shape, kernel calls that
 /// fit their kernels' signatures (`kernels::checkCall`), known scalar
-/// functions, distinct entry names and phases, and a forward entry.
+/// functions, distinct entry names and (phase, chunk) pairs, and a forward
+/// entry of chunk 0.
 /// Returns the first violation, or success.
 llvm::Error verifyDeviceProgram(const DeviceProgram &program);
 

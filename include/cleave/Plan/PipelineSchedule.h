@@ -201,6 +201,10 @@ public:
   int64_t activationsHeld(int64_t stage) const;
   /// The largest `activationsHeld` of any device.
   int64_t maxActivationsHeld() const;
+  /// The most microbatches whose activations model chunk `chunk` of device
+  /// `stage` keeps at once (with a backward phase; forward only, the
+  /// device's `activationsHeld`): the slots of that chunk's stash.
+  int64_t activationsHeld(int64_t stage, int64_t chunk) const;
 
 private:
   void buildOrders();

@@ -257,6 +257,14 @@ private:
     std::optional<rt::MeshShape> mesh =
         getMesh(func->getParentOfType<ModuleOp>());
     int64_t pipelineStages = mesh ? mesh->pp : 1;
+    // Under the interleaved schedule the stages are virtual, several per
+    // device, and each chunk updates its own parameters.
+    int64_t virtualStages = 0;
+    func->walk([&](Operation *op) {
+      if (std::optional<int64_t> stage = getStage(op))
+        virtualStages = std::max(virtualStages, *stage + 1);
+    });
+    bool chunked = virtualStages > pipelineStages;
     for (Parameter &parameter : parameters) {
       SmallVector<WeightOp> uses = parameter.uses;
       for (WeightOp weight : uses) {
@@ -277,6 +285,14 @@ private:
         setStage(weight, *stages.begin());
       }
       std::set<int64_t> stages = getParameterStages(parameter);
+      if (chunked && stages.size() > 1) {
+        InFlightDiagnostic diag = error() << "parameter '" << parameter.name
+                                          << "' is read by virtual stages ";
+        llvm::interleaveComma(stages, diag);
+        return diag << "; a parameter shared between model chunks is not "
+                       "supported by the interleaved schedule yet (use 1f1b, "
+                       "or --freeze it)";
+      }
       if (stages.size() <= 1 ||
           static_cast<int64_t>(stages.size()) == pipelineStages)
         continue;

@@ -147,6 +147,8 @@ struct OptimizerUpdatePass
     if (failed(parameters))
       return signalPassFailure();
     int64_t stages = getPipelineStages(module);
+    if (failed(checkChunks(func, *parameters, stages)))
+      return signalPassFailure();
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
@@ -460,6 +462,42 @@ struct OptimizerUpdatePass
              << " returns no gradient (cleave.gradient_of) to update by; run "
                 "cleave-autodiff first";
     return parameters;
+  }
+
+  /// Under the interleaved schedule a device holds several model chunks
+  /// (stages above pp - 1 are virtual), and each chunk's update is its own:
+  /// a reduction over the pipeline (clipping's norm, loss scaling's
+  /// overflow flag) or over a parameter's copies on several chunks would
+  /// need one per device. Refuses those.
+  LogicalResult checkChunks(func::FuncOp func,
+                            ArrayRef<TrainedParameter> parameters,
+                            int64_t stages) {
+    int64_t virtualStages = 0;
+    func.walk([&](Operation *op) {
+      if (std::optional<int64_t> stage = getStage(op))
+        virtualStages = std::max(virtualStages, *stage + 1);
+    });
+    if (virtualStages <= stages)
+      return success();
+    if (clipGradNorm > 0)
+      return emitError(func.getLoc(), "clip-grad-norm=")
+             << static_cast<double>(clipGradNorm)
+             << ": clipping by the global norm is not combined with several "
+                "model chunks per device (the interleaved schedule) yet";
+    if (lossScale > 0)
+      return emitError(func.getLoc(), "loss-scale=")
+             << static_cast<double>(lossScale)
+             << ": dynamic loss scaling is not combined with several model "
+                "chunks per device (the interleaved schedule) yet";
+    llvm::StringMap<unsigned> copies;
+    for (const TrainedParameter &parameter : parameters)
+      if (++copies[parameter.name] == 2)
+        return emitError(func.getLoc(), "parameter '")
+               << parameter.name
+               << "' is read by several model chunks (virtual stages); a "
+                  "parameter shared between chunks is not supported by the "
+                  "interleaved schedule yet (use 1f1b)";
+    return success();
   }
 
   /// The pipeline stages the plan split the function into (1 without a

@@ -57,11 +57,6 @@ FailureOr<PlanContract> cleave::readPlanContract(ModuleOp module) {
                                 << "`: " << llvm::toString(choice.takeError());
     contract.schedule = *choice;
   }
-  if (contract.schedule.virtualStages > 1)
-    return module.emitError()
-           << "`" << scheduleName << " = \"" << contract.schedule.str()
-           << "\"` cannot be partitioned yet: the interleaved schedule needs "
-              "several model chunks per device, and a stage is one function";
   PipelineScheduleOptions options;
   options.choice = contract.schedule;
   options.numStages = contract.pp;

@@ -101,7 +101,7 @@ private:
       numStages = std::max(numStages, stages[&op] + 1);
       if (maxStages && stages[&op] >= *maxStages)
         return op.emitOpError()
-               << "is in stage " << stages[&op] << ", but the plan's mesh has "
+               << "is in stage " << stages[&op] << ", but the plan has "
                << *maxStages << " pipeline stages";
       for (Value operand : op.getOperands()) {
         Operation *def = operand.getDefiningOp();
@@ -290,7 +290,8 @@ private:
 
   ModuleOp module;
   func::FuncOp entry;
-  /// The plan's `pp`, when the module has a plan.
+  /// The plan's pipeline stages (pp, times the model chunks of the
+  /// interleaved schedule), when the module has a plan.
   std::optional<int64_t> maxStages;
   llvm::DenseMap<Operation *, int64_t> stages;
   int64_t numStages = 1;
@@ -317,7 +318,7 @@ struct OutlineStagesPass
       FailureOr<PlanContract> contract = readPlanContract(module);
       if (failed(contract))
         return signalPassFailure();
-      maxStages = contract->pp;
+      maxStages = contract->getNumVirtualStages();
     }
     if (failed(StageOutliner(module, func, maxStages).run()))
       signalPassFailure();

@@ -23,6 +23,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 
 namespace cleave {
 #define GEN_PASS_DEF_VERIFYPARTITIONPASS
@@ -120,28 +121,46 @@ int64_t communicationBufferBytes(func::FuncOp func) {
   return largest;
 }
 
-LogicalResult checkMemory(ArrayRef<func::FuncOp> stages,
-                          const TargetDescription &target, int64_t tp) {
-  bool ok = true;
-  int64_t capacity = target.device.memoryBytes;
-  for (func::FuncOp func : stages) {
+/// Checks each device's memory: the sum of its stage functions' (one, or
+/// under the interleaved schedule one per model chunk), `devices` of them
+/// (`stages` indexed by virtual stage, which runs on device `v mod
+/// devices`).
+LogicalResult checkMemory(const std::map<int64_t, func::FuncOp> &stages,
+                          int64_t devices, const TargetDescription &target,
+                          int64_t tp) {
+  std::map<int64_t, DeviceMemory> perDevice;
+  std::map<int64_t, std::pair<int64_t, func::FuncOp>> largest;
+  for (auto [stage, func] : stages) {
     FailureOr<DeviceMemory> memory =
         estimateDeviceMemory(func, communicationBufferBytes(func));
     if (failed(memory))
       return failure();
-    if (memory->total() <= capacity)
+    int64_t device = stage % devices;
+    DeviceMemory &sum = perDevice[device];
+    sum.weights += memory->weights;
+    sum.activations += memory->activations;
+    sum.communication = std::max(sum.communication, memory->communication);
+    sum.gradients += memory->gradients;
+    sum.optimizerState += memory->optimizerState;
+    auto &[bytes, peak] = largest[device];
+    if (!peak || memory->total() > bytes)
+      largest[device] = {memory->total(), func};
+  }
+  bool ok = true;
+  int64_t capacity = target.device.memoryBytes;
+  for (auto &[device, memory] : perDevice) {
+    if (memory.total() <= capacity)
       continue;
-    int64_t stage = *getStage(func);
     std::string ranks = tp > 1 ? llvm::formatv("tp ranks 0-{0}", tp - 1).str()
                                : std::string("tp rank 0");
-    findPeakOp(func)->emitError()
-        << "stage " << stage << " (" << ranks << ") needs "
-        << formatBytes(memory->total()) << ", "
-        << formatBytes(memory->total() - capacity) << " more than the "
+    findPeakOp(largest[device].second)->emitError()
+        << "stage " << device << " (" << ranks << ") needs "
+        << formatBytes(memory.total()) << ", "
+        << formatBytes(memory.total() - capacity) << " more than the "
         << formatBytes(capacity) << " of a '" << target.device.name
-        << "' (weights " << formatBytes(memory->weights) << ", activations "
-        << formatBytes(memory->activations) << ", communication buffers "
-        << formatBytes(memory->communication)
+        << "' (weights " << formatBytes(memory.weights) << ", activations "
+        << formatBytes(memory.activations) << ", communication buffers "
+        << formatBytes(memory.communication)
         << "); the live activations peak at this op";
     ok = false;
   }
@@ -156,18 +175,20 @@ LogicalResult checkMemory(ArrayRef<func::FuncOp> stages,
 /// stage; empty for a stage that is not part of a training step.
 using StagePhases = std::map<int64_t, llvm::DenseMap<Operation *, StepPhase>>;
 
-/// One send or receive of a stage in one step of its schedule.
+/// One send or receive of a stage in one step of its schedule: `stage`
+/// and `peer` are (virtual) stages, whose devices are `stage mod pp`.
 struct Transfer {
   Operation *op;
   bool isSend;
+  int64_t stage;
   int64_t peer;
   int64_t tag;
   Type type;
   PipelineStep step;
 };
 
-std::string describe(const Transfer &t, int64_t stage, int64_t microbatches,
-                     bool training) {
+std::string describe(const Transfer &t, int64_t microbatches, bool training) {
+  int64_t stage = t.stage;
   std::string text =
       t.isSend
           ? llvm::formatv("stage {0} sends to stage {1}", stage, t.peer).str()
@@ -184,67 +205,86 @@ std::string describe(const Transfer &t, int64_t stage, int64_t microbatches,
   return text + ")";
 }
 
-/// Replays the transfers of every stage in the order its schedule runs the
-/// stage's phases (a training step's entries: TrainingPhases.h; otherwise
-/// the forward alone), and reports the first transfer that mismatches or
-/// the cycle of waits that deadlocks.
+/// Replays the transfers of every device in the order its schedule runs
+/// its stages' phases (a training step's entries: TrainingPhases.h;
+/// otherwise the forward alone; under the interleaved schedule each step
+/// names the model chunk, the virtual stage, it runs, and the update runs
+/// every chunk's), and reports the first transfer that mismatches or the
+/// cycle of waits that deadlocks.
 ///
 /// The runtime's communicators never make a send wait for its receiver
 /// (rt/Communicator.h): a send completes when it is posted, and a receive
 /// when the sender has posted the message it takes. Messages between two
-/// stages arrive in the order they were sent, whatever their tags (NCCL has
-/// none), so a receive that finds another message first is a mismatch.
+/// devices arrive in the order they were sent, whatever their tags (NCCL
+/// has none) and whichever chunks sent them, so a receive that finds
+/// another message first is a mismatch.
 class CommunicationSimulator {
 public:
   CommunicationSimulator(const std::map<int64_t, func::FuncOp> &stages,
                          const StagePhases &phases,
                          const PipelineSchedule &schedule, bool training)
-      : microbatches(schedule.getNumMicrobatches()), training(training) {
-    for (auto [stage, func] : stages) {
-      Block &body = func.getBody().front();
-      const llvm::DenseMap<Operation *, StepPhase> &phaseOf = phases.at(stage);
-      std::vector<Transfer> &sequence = sequences[stage];
-      for (const PipelineStep &step : schedule.getOrder(stage)) {
-        for (Operation &op : body) {
+      : microbatches(schedule.getNumMicrobatches()),
+        devices(schedule.getNumStages()), training(training) {
+    for (int64_t device = 0; device < devices; ++device) {
+      std::vector<Transfer> &sequence = sequences[device];
+      auto replay = [&](int64_t stage, const PipelineStep &step) {
+        auto found = stages.find(stage);
+        if (found == stages.end())
+          return;
+        const llvm::DenseMap<Operation *, StepPhase> &phaseOf =
+            phases.at(stage);
+        func::FuncOp func = found->second;
+        for (Operation &op : func.getBody().front()) {
           if (training && toPipelinePhase(phaseOf.lookup(&op)) != step.phase)
             continue;
           if (auto send = dyn_cast<SendOp>(op))
-            sequence.push_back({&op, true, send.getPeerAttr().getInt(),
+            sequence.push_back({&op, true, stage, send.getPeerAttr().getInt(),
                                 send.getTagAttr().getInt(),
                                 send.getInput().getType(), step});
           else if (auto recv = dyn_cast<RecvOp>(op))
-            sequence.push_back({&op, false, recv.getPeerAttr().getInt(),
+            sequence.push_back({&op, false, stage, recv.getPeerAttr().getInt(),
                                 recv.getTagAttr().getInt(),
                                 recv.getOutput().getType(), step});
         }
+      };
+      for (const PipelineStep &step : schedule.getOrder(device)) {
+        if (step.phase == PipelinePhase::Update) {
+          for (int64_t chunk = 0; chunk < schedule.getNumChunks(); ++chunk)
+            replay(schedule.getVirtualStage(device, chunk), step);
+          continue;
+        }
+        replay(schedule.getVirtualStage(device, step.chunk), step);
       }
-      position[stage] = 0;
+      position[device] = 0;
     }
+    for (auto &[stage, func] : stages)
+      existing.insert(stage);
   }
 
   LogicalResult run() {
     bool progress = true;
     while (progress) {
       progress = false;
-      for (auto &[stage, sequence] : sequences) {
-        while (const Transfer *transfer = current(stage)) {
+      for (auto &[device, sequence] : sequences) {
+        while (const Transfer *transfer = current(device)) {
+          int64_t peer = deviceOf(transfer->peer);
           if (transfer->isSend) {
-            if (!sequences.count(transfer->peer))
+            if (!stageExists(transfer->peer))
               return transfer->op->emitError()
-                     << describe(*transfer, stage, microbatches, training)
+                     << describe(*transfer, microbatches, training)
                      << ", but there is no stage " << transfer->peer;
-            inFlight[{stage, transfer->peer}].push_back(transfer);
+            inFlight[{device, peer}].push_back(transfer);
           } else {
-            std::deque<const Transfer *> &queue =
-                inFlight[{transfer->peer, stage}];
+            std::deque<const Transfer *> &queue = inFlight[{peer, device}];
             if (queue.empty())
               break;
             const Transfer *send = queue.front();
-            if (send->tag != transfer->tag || send->type != transfer->type)
-              return reportMismatch(*send, *transfer, stage);
+            if (send->tag != transfer->tag || send->type != transfer->type ||
+                send->peer != transfer->stage)
+              return reportMismatch(*send, *transfer);
             queue.pop_front();
           }
-          ++position[stage];
+          ++position[device];
           progress = true;
         }
       }
@@ -253,70 +293,76 @@ public:
   }
 
 private:
-  const Transfer *current(int64_t stage) {
-    auto &sequence = sequences[stage];
-    size_t at = position[stage];
+  int64_t deviceOf(int64_t stage) const { return stage % devices; }
+  bool stageExists(int64_t stage) const { return existing.count(stage); }
+
+  const Transfer *current(int64_t device) {
+    auto &sequence = sequences[device];
+    size_t at = position[device];
     return at < sequence.size() ? &sequence[at] : nullptr;
   }
 
-  LogicalResult reportMismatch(const Transfer &send, const Transfer &recv,
-                               int64_t stage) {
+  LogicalResult reportMismatch(const Transfer &send, const Transfer &recv) {
     InFlightDiagnostic diag =
         send.op->emitError()
-        << "mismatched transfer: "
-        << describe(send, recv.peer, microbatches, training) << " a "
-        << send.type << ", but stage " << stage << " expects tag " << recv.tag
-        << " and a " << recv.type;
+        << "mismatched transfer: " << describe(send, microbatches, training)
+        << " a " << send.type << ", but stage " << recv.stage;
+    if (send.peer != recv.stage)
+      diag << ", which runs on the same device, receives first (tag "
+           << recv.tag << ", a " << recv.type << ")";
+    else
+      diag << " expects tag " << recv.tag << " and a " << recv.type;
     diag.attachNote(recv.op->getLoc())
-        << "the receive it meets: "
-        << describe(recv, stage, microbatches, training);
+        << "the receive it meets: " << describe(recv, microbatches, training);
     return failure();
   }
 
-  /// When no receive can complete: either every stage is done, or the
-  /// receives wait in a cycle, or one waits for a stage that has finished
-  /// (or does not exist). Every stage left waits in a receive.
+  /// When no receive can complete: either every device is done, or the
+  /// receives wait in a cycle, or one waits for a device that has finished
+  /// (or a stage that does not exist). Every device left waits in a
+  /// receive.
   LogicalResult reportBlocked() {
     std::optional<int64_t> first;
-    for (auto &[stage, sequence] : sequences)
-      if (current(stage)) {
-        first = stage;
+    for (auto &[device, sequence] : sequences)
+      if (current(device)) {
+        first = device;
         break;
       }
     if (!first)
       return success();
 
     SmallVector<int64_t> path;
-    int64_t stage = *first;
+    int64_t device = *first;
     while (true) {
-      const Transfer &waiting = *current(stage);
-      int64_t peer = waiting.peer;
-      if (!sequences.count(peer) || !current(peer))
+      const Transfer &waiting = *current(device);
+      int64_t peer = deviceOf(waiting.peer);
+      if (!stageExists(waiting.peer) || !current(peer))
         return waiting.op->emitError()
                << "communication cannot complete: "
-               << describe(waiting, stage, microbatches, training)
-               << ", but stage " << peer
-               << (sequences.count(peer) ? " has no transfer left"
-                                         : " does not exist");
-      path.push_back(stage);
+               << describe(waiting, microbatches, training) << ", but stage "
+               << waiting.peer
+               << (stageExists(waiting.peer) ? " has no transfer left"
+                                             : " does not exist");
+      path.push_back(device);
       if (!llvm::is_contained(path, peer)) {
-        stage = peer;
+        device = peer;
         continue;
       }
       ArrayRef<int64_t> cycle(llvm::find(path, peer), path.end());
       std::string chain;
-      for (int64_t s : cycle)
+      for (int64_t d : cycle)
         chain += llvm::formatv("{0}stage {1} waits for stage {2}",
-                               chain.empty() ? "" : ", ", s, current(s)->peer)
+                               chain.empty() ? "" : ", ", current(d)->stage,
+                               current(d)->peer)
                      .str();
       const Transfer &head = *current(cycle.front());
-      InFlightDiagnostic diag =
-          head.op->emitError()
-          << "communication deadlock: " << chain << "; "
-          << describe(head, cycle.front(), microbatches, training) << " here";
-      for (int64_t s : cycle.drop_front())
-        diag.attachNote(current(s)->op->getLoc())
-            << "blocked: " << describe(*current(s), s, microbatches, training);
+      InFlightDiagnostic diag = head.op->emitError()
+                                << "communication deadlock: " << chain << "; "
+                                << describe(head, microbatches, training)
+                                << " here";
+      for (int64_t d : cycle.drop_front())
+        diag.attachNote(current(d)->op->getLoc())
+            << "blocked: " << describe(*current(d), microbatches, training);
       return failure();
     }
   }
@@ -334,9 +380,13 @@ private:
   }
 
   int64_t microbatches;
+  int64_t devices;
   bool training;
+  /// Per device: its transfers in the order its schedule runs them.
   std::map<int64_t, std::vector<Transfer>> sequences;
   std::map<int64_t, size_t> position;
+  /// The stages that have a function.
+  std::set<int64_t> existing;
   /// The messages sent and not yet received, per (sender, receiver).
   std::map<std::pair<int64_t, int64_t>, std::deque<const Transfer *>> inFlight;
 };
@@ -420,11 +470,9 @@ struct VerifyPartitionPass
     // runs once.
     // The phase of every op of a training step's stages (none otherwise).
     StagePhases phases;
-    bool training = false;
-    for (auto &[stage, func] : stages) {
-      phases[stage] = classifyStepPhases(func.getBody().front());
-      training |= !phases[stage].empty();
-    }
+    bool training = isTrainingStepModule(module);
+    for (auto &[stage, func] : stages)
+      phases[stage] = classifyStepPhases(func.getBody().front(), training);
     PipelineSchedule schedule;
     if (contract) {
       schedule = contract->getSchedule(training);
@@ -437,12 +485,12 @@ struct VerifyPartitionPass
       schedule = llvm::cantFail(PipelineSchedule::create(options));
     }
     for (auto &[stage, func] : stages)
-      if (stage < 0 || stage >= schedule.getNumStages()) {
+      if (stage < 0 || stage >= schedule.getNumVirtualStages()) {
         func.emitError() << "@" << func.getSymName() << " is stage " << stage
                          << ", but the plan's pipeline has "
-                         << schedule.getNumStages()
-                         << (schedule.getNumStages() == 1 ? " stage"
-                                                          : " stages");
+                         << schedule.getNumVirtualStages()
+                         << (schedule.getNumVirtualStages() == 1 ? " stage"
+                                                                 : " stages");
         return signalPassFailure();
       }
     if (failed(
@@ -465,10 +513,8 @@ struct VerifyPartitionPass
                          << llvm::toString(loaded.takeError());
       return signalPassFailure();
     }
-    SmallVector<func::FuncOp> funcs;
-    for (auto &[stage, func] : stages)
-      funcs.push_back(func);
-    if (failed(checkMemory(funcs, *loaded, contract ? contract->tp : 1)))
+    if (failed(checkMemory(stages, schedule.getNumStages(), *loaded,
+                           contract ? contract->tp : 1)))
       signalPassFailure();
   }
 };

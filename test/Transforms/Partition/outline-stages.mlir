@@ -64,7 +64,7 @@ module {
 
 module attributes {cleave.mesh = {pp = 2 : i64, tp = 1 : i64, dp = 1 : i64}, cleave.microbatches = 1 : i64} {
   func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-    // expected-error @+1 {{is in stage 2, but the plan's mesh has 2 pipeline stages}}
+    // expected-error @+1 {{is in stage 2, but the plan has 2 pipeline stages}}
     %a = cleave.relu %x {cleave.stage = 2 : i64} : tensor<4xf32>
     return %a : tensor<4xf32>
   }

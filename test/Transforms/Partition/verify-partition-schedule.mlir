@@ -47,11 +47,56 @@ module attributes {cleave.mesh = {pp = 1 : i64, tp = 1 : i64, dp = 1 : i64}, cle
 
 // -----
 
-// The interleaved schedule runs several model chunks per device; a stage is
-// one function, so it cannot be partitioned yet.
+// The interleaved schedule: stage functions are virtual stages, v on the
+// device of stage v mod pp. Device 0 runs stages 0 and 2, device 1 stages
+// 1 and 3; the chain 0 -> 1 -> 2 -> 3 goes back and forth between them, in
+// the order the schedule runs each device's chunks, and completes.
 
-// expected-error @+1 {{`cleave.schedule = "interleaved:2"` cannot be partitioned yet: the interleaved schedule needs several model chunks per device, and a stage is one function}}
 module attributes {cleave.mesh = {pp = 2 : i64, tp = 1 : i64, dp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "interleaved:2"} {
+  func.func @stage_0(%x: tensor<4xf32>) attributes {cleave.stage = 0 : i64} {
+    cleave.send %x to 1 tag 0 : tensor<4xf32>
+    return
+  }
+  func.func @stage_1() attributes {cleave.stage = 1 : i64} {
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    cleave.send %a to 2 tag 1 : tensor<4xf32>
+    return
+  }
+  func.func @stage_2() attributes {cleave.stage = 2 : i64} {
+    %a = cleave.recv from 1 tag 1 : tensor<4xf32>
+    cleave.send %a to 3 tag 2 : tensor<4xf32>
+    return
+  }
+  func.func @stage_3() -> tensor<4xf32> attributes {cleave.stage = 3 : i64} {
+    %a = cleave.recv from 2 tag 2 : tensor<4xf32>
+    return %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Between two devices messages arrive in the order they were sent, whatever
+// chunk sent them: stage 1 (device 1's first chunk) meets the message that
+// stage 0 sent to stage 3 (its second chunk), which it does not take.
+
+module attributes {cleave.mesh = {pp = 2 : i64, tp = 1 : i64, dp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "interleaved:2"} {
+  func.func @stage_0(%x: tensor<4xf32>) attributes {cleave.stage = 0 : i64} {
+    // expected-error @+1 {{mismatched transfer: stage 0 sends to stage 3 (tag 0, microbatch 0) a 'tensor<4xf32>', but stage 1, which runs on the same device, receives first (tag 0, a 'tensor<4xf32>')}}
+    cleave.send %x to 3 tag 0 : tensor<4xf32>
+    return
+  }
+  func.func @stage_1() attributes {cleave.stage = 1 : i64} {
+    // expected-note @+1 {{the receive it meets: stage 1 receives from stage 0 (tag 0, microbatch 0)}}
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    return
+  }
+  func.func @stage_2() attributes {cleave.stage = 2 : i64} {
+    return
+  }
+  func.func @stage_3() -> tensor<4xf32> attributes {cleave.stage = 3 : i64} {
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    return %a : tensor<4xf32>
+  }
 }
 
 // -----

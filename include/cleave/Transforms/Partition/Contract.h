@@ -46,6 +46,10 @@ struct PlanContract {
   ScheduleChoice schedule;
 
   rt::MeshShape getMesh() const { return rt::MeshShape{pp, dp, tp}; }
+  /// Model chunks per device (above 1 only for the interleaved schedule).
+  int64_t getNumChunks() const { return schedule.virtualStages; }
+  /// Pipeline stages times chunks: the stage functions of the partition.
+  int64_t getNumVirtualStages() const { return pp * getNumChunks(); }
   /// The order of an inference step's microbatches on each pipeline stage;
   /// with `training`, of a training step's phases (forward and backward
   /// per microbatch, then the update).
@@ -56,9 +60,10 @@ struct PlanContract {
 
 /// Reads `cleave.mesh`, `cleave.microbatches` and `cleave.schedule` from
 /// `module`. The first two are required; every size must be positive; the
-/// schedule must be one the partitioner compiles (one model chunk per
-/// device) and accept the microbatch count. Emits an error on the module and
-/// fails otherwise.
+/// schedule must accept the microbatch count (the interleaved schedule's
+/// model chunks are virtual stages: `cleave.stage` of an op ranges over
+/// pp x chunks, and virtual stage v runs on the devices of stage v mod pp).
+/// Emits an error on the module and fails otherwise.
 mlir::FailureOr<PlanContract> readPlanContract(mlir::ModuleOp module);
 
 /// The function `entry` of `module` that carries the plan, with one block;

@@ -245,6 +245,28 @@ def OutlineStagesPass : Pass<"cleave-outline-stages", "mlir::ModuleOp"> {
   let dependentDialects = ["cleave::CleaveDialect", "mlir::func::FuncDialect"];
 }
 
+def GroupChunksPass : Pass<"cleave-group-chunks", "mlir::ModuleOp"> {
+  let summary = "Merge the model chunks each device runs under the interleaved schedule into one device function";
+  let description = [{
+    Under the interleaved schedule (`cleave.schedule = "interleaved:V"`)
+    the stage functions are virtual stages: device `d` of a pipeline of
+    `pp` stages runs virtual stages `d`, `d + pp`, ..., `d + (V - 1) pp`,
+    its model chunks 0 to V - 1. This pass replaces each device's chunk
+    functions by one function, `@stage_<d>` (`cleave.stage = d`), whose
+    arguments and results are the union of the chunks' graph ports (by
+    `cleave.input` / `cleave.output`) and whose body holds the chunks'
+    ops in chunk order, each marked with its chunk (`cleave.chunk = c`)
+    and its virtual stage (`cleave.stage = v`). Transfers keep their
+    virtual stages as peers (the runtime sends to the device of stage
+    `v mod pp`). The device program gives every chunk its own forward and
+    backward entries and one update for all of them.
+
+    Without chunks (any other schedule, or no plan) the module is left as
+    it is. A pipeline of one stage cannot run chunks: that is an error.
+  }];
+  let dependentDialects = ["cleave::CleaveDialect", "mlir::func::FuncDialect"];
+}
+
 def VerifyPartitionPass : Pass<"cleave-verify-partition", "mlir::ModuleOp"> {
   let summary = "Prove that every device fits in memory and that communication cannot deadlock";
   let description = [{

@@ -149,6 +149,17 @@ void cleave::removeStage(Operation *op) {
       attr<CleaveDialect::StageAttrHelper>(op->getContext()).getName());
 }
 
+std::optional<int64_t> cleave::getChunk(Operation *op) {
+  return valueOf(
+      attr<CleaveDialect::ChunkAttrHelper>(op->getContext()).getAttr(op));
+}
+
+void cleave::setChunk(Operation *op, int64_t chunk) {
+  MLIRContext *context = op->getContext();
+  attr<CleaveDialect::ChunkAttrHelper>(context).setAttr(op,
+                                                        i64(context, chunk));
+}
+
 void cleave::setStageOfOpsAfter(Operation *mark, std::optional<int64_t> stage) {
   if (!stage)
     return;
@@ -372,7 +383,7 @@ public:
       return verifyString();
     if (isAnyOf<CleaveDialect::OnnxOpsetAttrHelper,
                 CleaveDialect::OnnxIrVersionAttrHelper,
-                CleaveDialect::StageAttrHelper,
+                CleaveDialect::StageAttrHelper, CleaveDialect::ChunkAttrHelper,
                 CleaveDialect::TpLoopAttrHelper>())
       return verifyInteger(/*min=*/0, "a non-negative");
     if (name == CleaveDialect::BatchDimsAttrHelper::getNameStr())
@@ -423,9 +434,10 @@ private:
         CleaveDialect::OnnxProducerAttrHelper,
         CleaveDialect::OnnxOpsetAttrHelper,
         CleaveDialect::OnnxIrVersionAttrHelper, CleaveDialect::StageAttrHelper,
-        CleaveDialect::TpLoopAttrHelper, CleaveDialect::BatchDimsAttrHelper,
-        CleaveDialect::AxesAttrHelper, CleaveDialect::WritableAttrHelper,
-        CleaveDialect::StashAttrHelper, CleaveDialect::RecomputeAttrHelper>();
+        CleaveDialect::ChunkAttrHelper, CleaveDialect::TpLoopAttrHelper,
+        CleaveDialect::BatchDimsAttrHelper, CleaveDialect::AxesAttrHelper,
+        CleaveDialect::WritableAttrHelper, CleaveDialect::StashAttrHelper,
+        CleaveDialect::RecomputeAttrHelper>();
   }
 
   InFlightDiagnostic error() { return op->emitError() << "`" << name << "` "; }

@@ -11,9 +11,10 @@ using namespace mlir;
 using namespace cleave;
 
 llvm::DenseMap<Operation *, StepPhase>
-cleave::classifyStepPhases(Block &block) {
+cleave::classifyStepPhases(Block &block, bool trainingStep) {
   llvm::DenseMap<Operation *, StepPhase> phases;
-  if (llvm::none_of(block.without_terminator(),
+  if (!trainingStep &&
+      llvm::none_of(block.without_terminator(),
                     [](Operation &op) { return isa<AccumulateOp>(op); }))
     return phases;
   Operation *terminator = block.getTerminator();
@@ -64,13 +65,17 @@ cleave::classifyStepPhases(Block &block) {
       update.insert(&op);
   // The forward: the loss's accumulation, the activations a pipeline stage
   // sends on to later stages and receives from earlier ones, and what they
-  // depend on.
-  std::optional<int64_t> stage;
+  // depend on. A transfer is of the stage of its function, or on a device
+  // function of the interleaved schedule of its own (virtual) stage.
+  std::optional<int64_t> functionStage;
   if (Operation *parent = block.getParentOp())
-    stage = getStage(parent);
+    functionStage = getStage(parent);
   auto isForwardRoot = [&](Operation &op) {
     if (auto accumulate = dyn_cast<AccumulateOp>(op))
       return static_cast<bool>(accumulate.getLoss());
+    std::optional<int64_t> stage = getStage(&op);
+    if (!stage)
+      stage = functionStage;
     if (!stage)
       return false;
     if (auto send = dyn_cast<SendOp>(op))
@@ -97,4 +102,9 @@ cleave::classifyStepPhases(Block &block) {
                   : forward.contains(&op) ? StepPhase::Forward
                                           : StepPhase::Backward;
   return phases;
+}
+
+bool cleave::isTrainingStepModule(Operation *module) {
+  return module->walk([](AccumulateOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
 }

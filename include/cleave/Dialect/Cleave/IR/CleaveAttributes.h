@@ -75,6 +75,11 @@ void removeStage(mlir::Operation *op);
 /// Nothing when `stage` is unset (no pipeline plan).
 void setStageOfOpsAfter(mlir::Operation *mark, std::optional<int64_t> stage);
 
+/// `cleave.chunk`: the model chunk (of the interleaved schedule's device
+/// function) an op belongs to; none means chunk 0.
+std::optional<int64_t> getChunk(mlir::Operation *op);
+void setChunk(mlir::Operation *op, int64_t chunk);
+
 /// `cleave.tp_loop`: the loop of the op's `ShardingInterface` split over
 /// tp. Setting `std::nullopt` removes it.
 std::optional<int64_t> getTpLoop(mlir::Operation *op);

@@ -44,7 +44,11 @@ def Cleave_Dialect : Dialect {
       provenance the importer records: `cleave.onnx_model`,
       `cleave.onnx_producer`, `cleave.onnx_opset`, `cleave.onnx_ir_version`;
     - on ops: `cleave.stage = S : i64` (the pipeline stage of the op; on a
-      stage function, the stage it runs), `cleave.tp_loop = L : i64` (the
+      stage function, the stage it runs; on a device function of the
+      interleaved schedule, the virtual stage the op came from),
+      `cleave.chunk = C : i64` (on a device function of the interleaved
+      schedule: the model chunk of the device the op belongs to, whose
+      entries run it), `cleave.tp_loop = L : i64` (the
       loop of the op's `ShardingInterface` split over tp),
       `cleave.batch_dims = array<i64: operandDim, resultDim>` (a reshape
       that carries the batch between these dimensions), and the markers
@@ -80,6 +84,7 @@ def Cleave_Dialect : Dialect {
     "::mlir::IntegerAttr":$onnx_opset,
     "::mlir::IntegerAttr":$onnx_ir_version,
     "::mlir::IntegerAttr":$stage,
+    "::mlir::IntegerAttr":$chunk,
     "::mlir::IntegerAttr":$tp_loop,
     "::mlir::DenseI64ArrayAttr":$batch_dims,
     "::mlir::ArrayAttr":$axes,

@@ -24,12 +24,19 @@ enum class StepPhase { Forward, Backward, Update };
 /// that reads; the forward is the
 /// loss's accumulation (`cleave.accumulate {loss}`), on a pipeline stage's
 /// function the sends to later stages and the receives from earlier ones
-/// (activations; gradients flow the other way), and what those depend on;
-/// the backward is the rest (the gradients, their
-/// accumulations, running statistics). Empty when the block accumulates
-/// nothing: it is not a training step.
+/// (activations; gradients flow the other way; a transfer's stage is its
+/// own `cleave.stage`, else its function's), and what those depend on;
+/// the backward is the rest (the gradients, their accumulations, running
+/// statistics). Empty when the block accumulates nothing (it is not a
+/// training step), unless `trainingStep` says it is part of one anyway (a
+/// pipeline stage without parameters or loss, between stages that have
+/// them).
 llvm::DenseMap<mlir::Operation *, StepPhase>
-classifyStepPhases(mlir::Block &block);
+classifyStepPhases(mlir::Block &block, bool trainingStep = false);
+
+/// Whether `module` holds a training step: some function of it accumulates
+/// (`cleave.accumulate`).
+bool isTrainingStepModule(mlir::Operation *module);
 
 } // namespace cleave
 
