@@ -147,9 +147,19 @@ TrainingOptions CompileOptions::getTraining() const {
   return training;
 }
 
+bool cleave::isCompilableSchedule(const ScheduleChoice &schedule) {
+  return schedule.virtualStages == 1;
+}
+
+void cleave::restrictToCompilableSchedules(PlanOptions &options) {
+  llvm::erase_if(options.searchedSchedules, [](const ScheduleChoice &schedule) {
+    return !isCompilableSchedule(schedule);
+  });
+}
+
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
                                             llvm::StringRef prefix) {
-  if (options.getSchedule().virtualStages <= 1)
+  if (isCompilableSchedule(options.getSchedule()))
     return llvm::Error::success();
   return llvm::createStringError(
       prefix + "schedule=" + options.getSchedule().str() +
@@ -338,6 +348,8 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
     return error;
   PlanOptions planOptions = cantFail(options.plan.get());
   planOptions.functionName = options.entry;
+  // A searched schedule is one the device programs can run.
+  restrictToCompilableSchedules(planOptions);
   PlanPassOptions planPassOptions;
   planPassOptions.target = options.target;
   planPassOptions.targetsDir = options.targetsDir;

@@ -186,9 +186,18 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   llvm::Error validate() const;
 };
 
+/// Whether `cleave compile` builds device programs for `schedule`: the one
+/// place that says which schedules it takes (not yet those of several model
+/// chunks per device).
+bool isCompilableSchedule(const ScheduleChoice &schedule);
+
+/// Leaves in `options.searchedSchedules` only the schedules the compile
+/// builds programs for, so that a training step's plan chooses among those.
+void restrictToCompilableSchedules(PlanOptions &options);
+
 /// Fails, naming the option (`<prefix>schedule`), when `options` ask for a
 /// pipeline schedule that `cleave compile` cannot build programs for yet
-/// (several model chunks per device).
+/// (`isCompilableSchedule`).
 llvm::Error checkCompilableSchedule(const PlanOptions &options,
                                     llvm::StringRef prefix);
 
