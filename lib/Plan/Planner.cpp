@@ -797,6 +797,12 @@ void AutoParallelPlanner::searchSchedule(MeshSearch &search, size_t rank,
   if (!search.invalidReason.empty() || !isScheduleWeighed(mesh, choice))
     return;
   std::optional<Evaluation> &current = search.best[rank];
+  // The ZeRO stages under which a count did not fit. A schedule beside the
+  // first is not weighed under them at fewer microbatches: each is larger,
+  // and the activations a device holds, the microbatches held times their
+  // size, do not shrink (1F1B holds min(m, p - s), GPipe m, interleaved at
+  // most m V), so neither does any split's memory.
+  llvm::SmallVector<ZeroStage, 3> tooLarge;
   for (int64_t microbatches : search.counts) {
     // Counts the schedule cannot run (interleaved: not a multiple of pp)
     // are not tried.
@@ -824,10 +830,14 @@ void AutoParallelPlanner::searchSchedule(MeshSearch &search, size_t rank,
         current = std::move(evaluation);
     };
     for (ZeroStage zero : getZeroStages(mesh)) {
+      if (llvm::is_contained(tooLarge, zero))
+        continue;
       // Once the mesh runs, what does not fit loses whatever it overflows
       // by: a training search does not work out by how much.
       bool explain = !options.training.enabled || !search.bestStepTime;
       Evaluation evaluation = evaluate(mesh, *schedule, zero, explain);
+      if (rank > 0 && options.training.enabled && !evaluation.feasible)
+        tooLarge.push_back(zero);
       // Sharding only to fit: the whole state comes first, and when it
       // fits no stage is tried.
       bool wholeStateFits = options.training.zeroOnlyToFit &&
