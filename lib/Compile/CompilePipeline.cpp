@@ -147,6 +147,16 @@ TrainingOptions CompileOptions::getTraining() const {
   return training;
 }
 
+bool cleave::compilePlanMayChoose(const ScheduleChoice &schedule) {
+  return schedule.virtualStages == 1;
+}
+
+void cleave::restrictToCompilableSchedules(PlanOptions &options) {
+  llvm::erase_if(options.searchedSchedules, [](const ScheduleChoice &schedule) {
+    return !compilePlanMayChoose(schedule);
+  });
+}
+
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
                                             const TrainingOptions &training,
                                             llvm::StringRef prefix) {
@@ -364,6 +374,8 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
     return error;
   PlanOptions planOptions = cantFail(options.plan.get());
   planOptions.functionName = options.entry;
+  // A searched schedule is one the device programs can run.
+  restrictToCompilableSchedules(planOptions);
   PlanPassOptions planPassOptions;
   planPassOptions.target = options.target;
   planPassOptions.targetsDir = options.targetsDir;

@@ -334,6 +334,8 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
         json.object([&] {
           writeMesh(json, alternative.mesh);
           json.attribute("microbatches", alternative.microbatches);
+          if (alternative.schedule)
+            json.attribute("schedule", alternative.schedule->str());
           json.attribute("fits", alternative.feasible);
           if (alternative.feasible) {
             writeThroughput(json, alternative.throughput);
@@ -671,7 +673,7 @@ static void printWeights(const Plan &plan, llvm::raw_ostream &os) {
 static void printAlternatives(const Plan &plan, llvm::raw_ostream &os) {
   os << "\nalternatives\n";
   TextTable alternatives({"pp", "tp", "dp", "mb", "throughput", "step",
-                          "latency", "peak memory", "verdict"});
+                          "latency", "peak memory", "schedule", "verdict"});
   constexpr size_t kMaxAlternatives = 24;
   for (size_t i = 0; i < plan.alternatives.size() && i < kMaxAlternatives;
        ++i) {
@@ -688,6 +690,7 @@ static void printAlternatives(const Plan &plan, llvm::raw_ostream &os) {
          fits ? formatSeconds(alternative.latency) : "-",
          alternative.peakMemoryBytes ? formatBytes(alternative.peakMemoryBytes)
                                      : "-",
+         alternative.schedule ? alternative.schedule->str() : "-",
          alternative.verdict});
   }
   alternatives.print(os);

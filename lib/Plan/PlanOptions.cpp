@@ -39,8 +39,9 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
   binder.text<ScheduleChoice>(
       "schedule", schedule, ScheduleChoice::parse, "auto",
       "Pipeline schedule: gpipe, 1f1b, interleaved or interleaved:V (V model "
-      "chunks per device, 2 by default); auto is gpipe for inference and "
-      "1f1b for training");
+      "chunks per device, 2 by default); auto is gpipe for inference, and "
+      "for training the fastest that fits of 1f1b, interleaved:2, "
+      "interleaved:3, interleaved:4 and gpipe");
   binder.flag("sequence-parallel", sequenceParallel,
               "Allow reduce-scatter of partial sums into splits");
   binder.flag("uniform-stages", uniformStages,
@@ -89,6 +90,14 @@ ScheduleChoice PlanOptions::getSchedule() const {
   if (schedule)
     return *schedule;
   return {training.enabled ? ScheduleKind::OneFOneB : ScheduleKind::GPipe, 1};
+}
+
+std::vector<ScheduleChoice> PlanOptions::getSearchableSchedules() {
+  std::vector<ScheduleChoice> schedules = {{ScheduleKind::OneFOneB, 1}};
+  for (int64_t chunks = 2; chunks <= 4; ++chunks)
+    schedules.push_back({ScheduleKind::Interleaved, chunks});
+  schedules.push_back({ScheduleKind::GPipe, 1});
+  return schedules;
 }
 
 llvm::Error cleave::validatePlanOptions(const PlanOptions &options,

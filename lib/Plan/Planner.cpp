@@ -94,6 +94,9 @@ struct Evaluation {
   int64_t microbatches = 0;
   int64_t microbatchSize = 0;
   PipelineSchedule schedule;
+  /// The schedule's place in the search's order (`PlanOptions::
+  /// searchedSchedules`): between equal predictions the earlier wins.
+  int64_t scheduleRank = 0;
   /// In a training step, how ZeRO shards the state.
   ZeroStage zero = ZeroStage::None;
   /// Why the mesh cannot run at all; empty when it can.
@@ -108,6 +111,27 @@ struct Evaluation {
   /// its excess over the usable memory.
   std::optional<StageSplit> memorySplit;
   int64_t overflowBytes = std::numeric_limits<int64_t>::max();
+  /// When the search weighs several schedules: the best of each other
+  /// schedule on the same mesh, and the schedules every count of which the
+  /// lower bound ruled out.
+  std::vector<Evaluation> otherSchedules;
+  std::vector<ScheduleChoice> boundedSchedules;
+};
+
+/// A mesh as the search goes: per schedule (in the order of the search's
+/// schedules) its best, whether a count ran it and whether the lower bound
+/// ruled one out.
+struct MeshSearch {
+  DeviceMesh mesh;
+  std::string invalidReason;
+  int64_t replicaBatch = 1;
+  /// The microbatch counts, in the order they are weighed.
+  SmallVector<int64_t> counts;
+  std::vector<std::optional<Evaluation>> best;
+  std::vector<bool> runs;
+  std::vector<bool> bounded;
+  /// The fastest step that fits, under any schedule.
+  std::optional<double> bestStepTime;
 };
 
 /// The values of `PlanOptions` that pin the mesh.
@@ -119,8 +143,12 @@ class AutoParallelPlanner {
 public:
   AutoParallelPlanner(SegmentedModel &model, const TargetDescription &target,
                       const PlanOptions &options)
-      : model(model), target(target), options(options),
-        scheduleChoice(options.getSchedule()) {}
+      : model(model), target(target), options(options) {
+    if (options.searchesSchedule())
+      schedules = options.searchedSchedules;
+    else
+      schedules = {options.getSchedule()};
+  }
 
   LogicalResult initialize();
   FailureOr<Plan> run();
@@ -148,7 +176,15 @@ private:
   }
   /// Why the batch cannot be split (`model.batchSplittable` is false).
   std::string describeBatchBarrier() const;
-  Evaluation evaluateMesh(const DeviceMesh &mesh, const MeshPins &pins);
+  /// A mesh's search: why it is invalid, or the counts to weigh.
+  MeshSearch beginMesh(const DeviceMesh &mesh, const MeshPins &pins) const;
+  /// Weighs schedule `rank` over the counts of `search`, leaving out the
+  /// counts whose lower bound is above the best of the mesh or
+  /// `incumbent`.
+  void searchSchedule(MeshSearch &search, size_t rank,
+                      std::optional<double> incumbent);
+  /// The mesh's best over its schedules, with the others'.
+  Evaluation finishMesh(MeshSearch &search) const;
   /// Costs `mesh` under `schedule`; `explainOverflow`: when nothing fits,
   /// find the split of least memory and by how much it overflows.
   Evaluation evaluate(const DeviceMesh &mesh, PipelineSchedule schedule,
@@ -179,19 +215,21 @@ private:
   DataParallelGroup getDataParallelGroup(const DeviceMesh &mesh) const;
   /// The ZeRO stages the search weighs on `mesh`.
   llvm::SmallVector<ZeroStage, 3> getZeroStages(const DeviceMesh &mesh) const;
-  /// The schedule of `mesh` with `microbatches`, or an error saying why the
-  /// chosen schedule cannot run them.
+  /// The schedule `choice` of `mesh` with `microbatches`, or an error saying
+  /// why it cannot run them.
   llvm::Expected<PipelineSchedule> buildSchedule(const DeviceMesh &mesh,
-                                                 int64_t microbatches) const;
+                                                 int64_t microbatches,
+                                                 ScheduleChoice choice) const;
+  /// Whether the search weighs `choice` on `mesh`: the model cuts into its
+  /// stages, and a searched interleaved schedule has stages to interleave.
+  bool isScheduleWeighed(const DeviceMesh &mesh,
+                         const ScheduleChoice &choice) const;
   StageSplitOptions buildSplitOptions(const DeviceMesh &mesh,
                                       const PipelineSchedule &schedule) const;
   /// The devices of pipeline stage `stage mod pp`: under the interleaved
   /// schedule stage (virtual stage) `stage` runs there.
   int64_t getDeviceStage(const DeviceMesh &mesh, int64_t stage) const {
     return stage % mesh.pp;
-  }
-  int64_t getNumVirtualStages(const DeviceMesh &mesh) const {
-    return mesh.pp * scheduleChoice.virtualStages;
   }
   double boundarySendTime(int64_t bytes, bool crossesNodes, int64_t tp,
                           bool *scatterGather = nullptr) const;
@@ -220,8 +258,9 @@ private:
   SegmentedModel &model;
   const TargetDescription &target;
   const PlanOptions &options;
-  /// The schedule the options ask for.
-  ScheduleChoice scheduleChoice;
+  /// The schedules the search weighs, in the order that breaks ties: the
+  /// pinned one, or for a training step without one the searched ones.
+  std::vector<ScheduleChoice> schedules;
   int64_t globalBatch = 1;
   int64_t usableMemory = 0;
   std::vector<SegmentShardingModel> classModels;
@@ -430,10 +469,10 @@ AutoParallelPlanner::buildProblem(int64_t tp, int64_t microbatchSize,
 }
 
 llvm::Expected<PipelineSchedule>
-AutoParallelPlanner::buildSchedule(const DeviceMesh &mesh,
-                                   int64_t microbatches) const {
+AutoParallelPlanner::buildSchedule(const DeviceMesh &mesh, int64_t microbatches,
+                                   ScheduleChoice choice) const {
   PipelineScheduleOptions schedule;
-  schedule.choice = scheduleChoice;
+  schedule.choice = choice;
   schedule.numStages = mesh.pp;
   schedule.numMicrobatches = microbatches;
   if (options.training.enabled) {
@@ -445,6 +484,23 @@ AutoParallelPlanner::buildSchedule(const DeviceMesh &mesh,
     schedule.phases.push_back(PipelinePhase::Update);
   }
   return PipelineSchedule::create(schedule);
+}
+
+bool AutoParallelPlanner::isScheduleWeighed(
+    const DeviceMesh &mesh, const ScheduleChoice &choice) const {
+  if (mesh.pp * choice.virtualStages >
+      static_cast<int64_t>(model.segments.size()))
+    return false;
+  if (!options.searchesSchedule() || mesh.pp >= 2)
+    return true;
+  // One stage has nothing to interleave with: the chunks only add sends.
+  // Nor does its order matter: GPipe runs 1F1B's steps and holds every
+  // microbatch's activations rather than one, so it never does better.
+  if (choice.virtualStages > 1)
+    return false;
+  return choice.kind != ScheduleKind::GPipe ||
+         !llvm::is_contained(schedules,
+                             ScheduleChoice{ScheduleKind::OneFOneB, 1});
 }
 
 StageSplitOptions
@@ -487,21 +543,52 @@ AutoParallelPlanner::getStepLowerBound(const DeviceMesh &mesh,
   auto m = static_cast<double>(schedule.getNumMicrobatches());
   int64_t microbatchSize =
       globalBatch / (mesh.dp * schedule.getNumMicrobatches());
+  int64_t p = schedule.getNumStages();
   double total = 0;
-  for (const ModelSegment &segment : model.segments)
+  // S_d: the first d segments' times, for d < p.
+  SmallVector<double> prefix;
+  for (const ModelSegment &segment : model.segments) {
+    if (static_cast<int64_t>(prefix.size()) < p)
+      prefix.push_back(total);
     total += getClassSharding(segment.segmentClass, mesh.tp, microbatchSize)
                  .candidates.front()
                  .cost.searchedTime();
-  auto p = static_cast<double>(schedule.getNumStages());
-  // Interleaved: the devices share the work m T.
-  if (schedule.getNumChunks() > 1)
-    return m * total / p;
+  }
+  if (schedule.getNumChunks() > 1) {
+    // Interleaved: device d starts with its first chunk, virtual stage d, on
+    // the first microbatch, after virtual stages 0 to d - 1 have run it
+    // forward, and ends with that chunk's backward of the last microbatch,
+    // which they then run backward: with its own work W_d the step takes at
+    // least S_d + W_d, as those stages hold the first d segments at least.
+    // The work adds up to m T; the least step any shares W_d >= 0 allow is
+    // the X for which the max(0, X - S_d) add up to m T (S_d rises with d).
+    double work = m * total;
+    for (int64_t active = static_cast<int64_t>(prefix.size()); active > 0;
+         --active) {
+      double sum = 0;
+      for (int64_t d = 0; d < active; ++d)
+        sum += prefix[d];
+      double level = (work + sum) / static_cast<double>(active);
+      if (level >= prefix[active - 1])
+        return level;
+    }
+    return work / static_cast<double>(p);
+  }
   // One chunk per device: stage j starts after the stages before it have
   // run the first microbatch forward, runs m forwards and backwards, and
   // the stages before it run the last one's backward after it, so the step
   // takes max_j (t_0 + ... + t_{j-1} + m t_j) for stage times t_j adding up
   // to T. No split does better than all those equal: T / (1 - (1 - 1/m)^p).
-  return total / (1.0 - std::pow(1.0 - 1.0 / m, p));
+  double bound =
+      total / (1.0 - std::pow(1.0 - 1.0 / m, static_cast<double>(p)));
+  // GPipe runs two pipelines of the m microbatches, the backward's starting
+  // on the last stage after its forwards: each takes the sum of its stage
+  // times and m - 1 times its slowest, so the step takes at least
+  // T + (m - 1) max_j t_j >= T (m + p - 1) / p.
+  if (schedule.getKind() == ScheduleKind::GPipe)
+    bound = std::max(bound, total * (m + static_cast<double>(p) - 1) /
+                                static_cast<double>(p));
+  return bound;
 }
 
 std::optional<Evaluation>
@@ -600,9 +687,9 @@ bool AutoParallelPlanner::isBetter(const Evaluation &a,
   if (std::abs(scoreA - scoreB) > tolerance)
     return scoreA < scoreB;
   // Equal predictions: the simpler configuration.
-  return std::make_tuple(a.mesh.pp, a.mesh.tp, a.microbatches,
+  return std::make_tuple(a.mesh.pp, a.mesh.tp, a.scheduleRank, a.microbatches,
                          static_cast<int>(a.zero)) <
-         std::make_tuple(b.mesh.pp, b.mesh.tp, b.microbatches,
+         std::make_tuple(b.mesh.pp, b.mesh.tp, b.scheduleRank, b.microbatches,
                          static_cast<int>(b.zero));
 }
 
@@ -622,11 +709,14 @@ std::string AutoParallelPlanner::invalidReason(const DeviceMesh &mesh) const {
     return llvm::formatv("pp={0} exceeds the {1} segments the model cuts "
                          "into",
                          mesh.pp, numSegments);
-  if (getNumVirtualStages(mesh) > numSegments)
+  // Only a pinned interleaved schedule has no stages to run a mesh with.
+  int64_t chunks = schedules.front().virtualStages;
+  for (const ScheduleChoice &choice : schedules)
+    chunks = std::min(chunks, choice.virtualStages);
+  if (mesh.pp * chunks > numSegments)
     return llvm::formatv("pp={0} with {1} model chunks per device needs {2} "
                          "segments, but the model cuts into {3}",
-                         mesh.pp, scheduleChoice.virtualStages,
-                         getNumVirtualStages(mesh), numSegments);
+                         mesh.pp, chunks, mesh.pp * chunks, numSegments);
   if (globalBatch % mesh.dp != 0)
     return llvm::formatv("dp={0} does not divide the global batch {1}", mesh.dp,
                          globalBatch);
@@ -664,20 +754,23 @@ AutoParallelPlanner::enumerateMeshes(int64_t numDevices,
   return meshes;
 }
 
-Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
-                                             const MeshPins &pins) {
-  Evaluation best;
-  best.mesh = mesh;
-  best.invalidReason = invalidReason(mesh);
-  if (!best.invalidReason.empty())
-    return best;
-  int64_t replicaBatch = globalBatch / mesh.dp;
+MeshSearch AutoParallelPlanner::beginMesh(const DeviceMesh &mesh,
+                                          const MeshPins &pins) const {
+  MeshSearch search;
+  search.mesh = mesh;
+  search.invalidReason = invalidReason(mesh);
+  search.replicaBatch = globalBatch / mesh.dp;
+  search.best.resize(schedules.size());
+  search.runs.assign(schedules.size(), false);
+  search.bounded.assign(schedules.size(), false);
+  if (!search.invalidReason.empty())
+    return search;
+  int64_t replicaBatch = search.replicaBatch;
   // A pinned count is tried whatever the search's bound on counts.
   int64_t maxMicrobatches =
       pins.microbatches || options.microbatchIsModelBatch
           ? replicaBatch
           : std::min(replicaBatch, options.maxMicrobatches);
-  SmallVector<int64_t> counts;
   for (int64_t microbatches = 1; microbatches <= maxMicrobatches;
        ++microbatches) {
     if (replicaBatch % microbatches != 0 ||
@@ -688,35 +781,63 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
       continue;
     if (microbatches > 1 && !isBatchSplittable())
       break;
-    counts.push_back(microbatches);
+    search.counts.push_back(microbatches);
   }
   // A training step tries the most microbatches (the smallest bubble) first,
   // so that the counts that cannot beat it are bounded out unevaluated.
   if (options.training.enabled)
-    std::reverse(counts.begin(), counts.end());
-  bool first = true;
-  for (int64_t microbatches : counts) {
+    std::reverse(search.counts.begin(), search.counts.end());
+  return search;
+}
+
+void AutoParallelPlanner::searchSchedule(MeshSearch &search, size_t rank,
+                                         std::optional<double> incumbent) {
+  const DeviceMesh &mesh = search.mesh;
+  const ScheduleChoice &choice = schedules[rank];
+  if (!search.invalidReason.empty() || !isScheduleWeighed(mesh, choice))
+    return;
+  std::optional<Evaluation> &current = search.best[rank];
+  // The ZeRO stages under which a count did not fit. A schedule beside the
+  // first is not weighed under them at fewer microbatches: each is larger,
+  // and the activations a device holds, the microbatches held times their
+  // size, do not shrink (1F1B holds min(m, p - s), GPipe m, interleaved at
+  // most m V), so neither does any split's memory.
+  llvm::SmallVector<ZeroStage, 3> tooLarge;
+  for (int64_t microbatches : search.counts) {
     // Counts the schedule cannot run (interleaved: not a multiple of pp)
     // are not tried.
     llvm::Expected<PipelineSchedule> schedule =
-        buildSchedule(mesh, microbatches);
+        buildSchedule(mesh, microbatches, choice);
     if (!schedule) {
       llvm::consumeError(schedule.takeError());
       continue;
     }
-    if (options.training.enabled && best.feasible &&
-        getStepLowerBound(mesh, *schedule) > best.stepTime * (1 + 1e-9))
+    search.runs[rank] = true;
+    std::optional<double> bound = search.bestStepTime;
+    if (incumbent && (!bound || *incumbent < *bound))
+      bound = incumbent;
+    if (options.training.enabled && bound &&
+        getStepLowerBound(mesh, *schedule) > *bound * (1 + 1e-9)) {
+      search.bounded[rank] = true;
       continue;
+    }
     auto consider = [&](Evaluation evaluation) {
-      if (first || isBetter(evaluation, best))
-        best = std::move(evaluation);
-      first = false;
+      evaluation.scheduleRank = static_cast<int64_t>(rank);
+      if (evaluation.feasible &&
+          (!search.bestStepTime || evaluation.stepTime < *search.bestStepTime))
+        search.bestStepTime = evaluation.stepTime;
+      if (!current || isBetter(evaluation, *current))
+        current = std::move(evaluation);
     };
     for (ZeroStage zero : getZeroStages(mesh)) {
+      if (llvm::is_contained(tooLarge, zero))
+        continue;
       // Once the mesh runs, what does not fit loses whatever it overflows
       // by: a training search does not work out by how much.
-      bool explain = !options.training.enabled || !best.feasible;
+      bool explain = !options.training.enabled || !search.bestStepTime;
       Evaluation evaluation = evaluate(mesh, *schedule, zero, explain);
+      if (rank > 0 && options.training.enabled && !evaluation.feasible)
+        tooLarge.push_back(zero);
       // Sharding only to fit: the whole state comes first, and when it
       // fits no stage is tried.
       bool wholeStateFits = options.training.zeroOnlyToFit &&
@@ -733,32 +854,89 @@ Evaluation AutoParallelPlanner::evaluateMesh(const DeviceMesh &mesh,
         break;
     }
   }
-  if (first)
+}
+
+Evaluation AutoParallelPlanner::finishMesh(MeshSearch &search) const {
+  Evaluation best;
+  best.mesh = search.mesh;
+  best.invalidReason = search.invalidReason;
+  if (!best.invalidReason.empty())
+    return best;
+  std::optional<size_t> bestRank;
+  for (size_t rank = 0; rank < schedules.size(); ++rank)
+    if (search.best[rank] &&
+        (!bestRank || isBetter(*search.best[rank], *search.best[*bestRank])))
+      bestRank = rank;
+  if (!bestRank) {
+    bool interleavedOnly =
+        llvm::all_of(schedules, [](const ScheduleChoice &choice) {
+          return choice.kind == ScheduleKind::Interleaved;
+        });
     best.invalidReason =
-        scheduleChoice.kind == ScheduleKind::Interleaved
+        interleavedOnly
             ? llvm::formatv("no multiple of pp={0} microbatches (the "
                             "interleaved schedule's groups) divides the "
                             "replica batch {1}",
-                            mesh.pp, replicaBatch)
+                            search.mesh.pp, search.replicaBatch)
                   .str()
             : llvm::formatv("no microbatch count divides the replica batch "
                             "{0}",
-                            replicaBatch)
+                            search.replicaBatch)
                   .str();
+    return best;
+  }
+  best = std::move(*search.best[*bestRank]);
+  for (size_t rank = 0; rank < schedules.size(); ++rank) {
+    if (rank == *bestRank)
+      continue;
+    if (search.best[rank])
+      best.otherSchedules.push_back(std::move(*search.best[rank]));
+    else if (search.runs[rank] && search.bounded[rank])
+      best.boundedSchedules.push_back(schedules[rank]);
+  }
   return best;
 }
 
 std::vector<Evaluation> AutoParallelPlanner::searchConfigurations(
     int64_t numDevices, const MeshPins &pins, ProgressReporter *reporter) {
   std::vector<DeviceMesh> meshes = enumerateMeshes(numDevices, pins);
-  ProgressStep progress =
-      beginProgress(reporter, "planning for " + devicesText(numDevices),
-                    static_cast<int64_t>(meshes.size()), "meshes");
-  std::vector<Evaluation> evaluations;
-  for (const DeviceMesh &mesh : meshes) {
-    evaluations.push_back(evaluateMesh(mesh, pins));
-    progress.advance();
+  std::vector<MeshSearch> searches;
+  for (const DeviceMesh &mesh : meshes)
+    searches.push_back(beginMesh(mesh, pins));
+  // Each mesh under the first schedule, bounded by its own best (each
+  // mesh's best is exact under it); then under the others, bounded by the
+  // best of any mesh, since only a step faster than that can be chosen.
+  {
+    ProgressStep progress =
+        beginProgress(reporter, "planning for " + devicesText(numDevices),
+                      static_cast<int64_t>(meshes.size()), "meshes");
+    for (MeshSearch &search : searches) {
+      searchSchedule(search, 0, std::nullopt);
+      progress.advance();
+    }
   }
+  if (schedules.size() > 1) {
+    ProgressStep progress = beginProgress(
+        reporter, "weighing the other schedules for " + devicesText(numDevices),
+        static_cast<int64_t>(meshes.size()), "meshes");
+    std::optional<double> incumbent;
+    for (const MeshSearch &search : searches)
+      if (search.bestStepTime &&
+          (!incumbent || *search.bestStepTime < *incumbent))
+        incumbent = search.bestStepTime;
+    for (MeshSearch &search : searches) {
+      for (size_t rank = 1; rank < schedules.size(); ++rank) {
+        searchSchedule(search, rank, incumbent);
+        if (search.bestStepTime &&
+            (!incumbent || *search.bestStepTime < *incumbent))
+          incumbent = search.bestStepTime;
+      }
+      progress.advance();
+    }
+  }
+  std::vector<Evaluation> evaluations;
+  for (MeshSearch &search : searches)
+    evaluations.push_back(finishMesh(search));
   return evaluations;
 }
 
@@ -806,17 +984,21 @@ LogicalResult AutoParallelPlanner::checkPins(int64_t numDevices) {
   if (options.pipelineStages && *options.pipelineStages > numSegments)
     return emitError() << "--pp=" << *options.pipelineStages << " exceeds the "
                        << numSegments << " segments the model cuts into";
+  // A pinned schedule must run the pinned stages and microbatches (a
+  // searched one is weighed where it can).
+  ScheduleChoice pinnedSchedule = options.getSchedule();
   if (options.pipelineStages &&
-      *options.pipelineStages * scheduleChoice.virtualStages > numSegments)
-    return emitError() << "--schedule=" << scheduleChoice.str()
+      *options.pipelineStages * pinnedSchedule.virtualStages > numSegments)
+    return emitError() << "--schedule=" << pinnedSchedule.str()
                        << " with --pp=" << *options.pipelineStages << " needs "
-                       << *options.pipelineStages * scheduleChoice.virtualStages
+                       << *options.pipelineStages * pinnedSchedule.virtualStages
                        << " segments, but the model cuts into " << numSegments;
   if (options.pipelineStages && options.microbatches)
-    if (llvm::Expected<PipelineSchedule> schedule = buildSchedule(
-            {*options.pipelineStages, 1, 1}, *options.microbatches);
+    if (llvm::Expected<PipelineSchedule> schedule =
+            buildSchedule({*options.pipelineStages, 1, 1},
+                          *options.microbatches, pinnedSchedule);
         !schedule)
-      return emitError() << "--schedule=" << scheduleChoice.str() << ": "
+      return emitError() << "--schedule=" << pinnedSchedule.str() << ": "
                          << llvm::toString(schedule.takeError());
   return success();
 }
@@ -1219,7 +1401,7 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     plan.segments.push_back(std::move(summary));
   }
 
-  if (stageIndex + 1 < getNumVirtualStages(mesh)) {
+  if (stageIndex + 1 < best.schedule.getNumVirtualStages()) {
     const ModelSegment &last = model.segments[range.lastSegment];
     int64_t bytes = 0;
     for (Value value : last.liveAfter)
@@ -1308,7 +1490,7 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
   plan.opStage.assign(model.ops.size(), 0);
   plan.opTensorParallelLoop.assign(model.ops.size(), -1);
 
-  for (int64_t stage = 0; stage < getNumVirtualStages(best.mesh); ++stage)
+  for (int64_t stage = 0; stage < best.schedule.getNumVirtualStages(); ++stage)
     addStage(plan, best, stage);
 
   std::vector<PhaseTimes> times;
@@ -1318,21 +1500,31 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
   if (options.training.enabled)
     plan.training = describeTraining(plan, best);
 
-  for (const Evaluation &evaluation : evaluations) {
+  // Best first, then the ones that did not fit, then the ones the bound
+  // ruled out, then the invalid.
+  enum Rank { Chosen, Fits, DoesNotFit, Bounded, Invalid };
+  std::vector<std::pair<Rank, PlanAlternative>> alternatives;
+  auto add = [&](const Evaluation &evaluation, bool chosen) {
     PlanAlternative alternative;
     alternative.mesh = evaluation.mesh;
     alternative.microbatches = evaluation.microbatches;
+    alternative.schedule = evaluation.schedule.getChoice();
     alternative.feasible = evaluation.feasible;
     alternative.throughput = evaluation.throughput;
     alternative.stepTime = evaluation.stepTime;
     alternative.latency = evaluation.latency;
     alternative.peakMemoryBytes = evaluation.peakMemory;
-    if (&evaluation == &best) {
+    Rank rank = Fits;
+    if (chosen) {
       alternative.verdict = "chosen";
+      rank = Chosen;
     } else if (!evaluation.invalidReason.empty()) {
       alternative.verdict = "invalid: " + evaluation.invalidReason;
       alternative.microbatches = 0;
+      alternative.schedule.reset();
+      rank = Invalid;
     } else if (!evaluation.feasible) {
+      rank = DoesNotFit;
       if (evaluation.memorySplit) {
         const StageSplit &split = *evaluation.memorySplit;
         int64_t stage = split.largestStage();
@@ -1355,26 +1547,34 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
           llvm::formatv("slower: {0:f1}% more latency",
                         100.0 * (evaluation.latency / best.latency - 1.0));
     }
-    plan.alternatives.push_back(std::move(alternative));
-  }
-  // Best first, then the ones that did not fit, then the invalid.
-  auto rank = [](const PlanAlternative &alternative) {
-    if (alternative.verdict == "chosen")
-      return 0;
-    if (alternative.feasible)
-      return 1;
-    return alternative.microbatches > 0 ? 2 : 3;
+    alternatives.emplace_back(rank, std::move(alternative));
   };
-  std::stable_sort(plan.alternatives.begin(), plan.alternatives.end(),
-                   [&](const PlanAlternative &a, const PlanAlternative &b) {
-                     if (rank(a) != rank(b))
-                       return rank(a) < rank(b);
-                     if (rank(a) == 1)
+  for (const Evaluation &evaluation : evaluations)
+    add(evaluation, &evaluation == &best);
+  // The chosen mesh under the schedules that lost: their best, or that no
+  // microbatch count of theirs could beat the chosen step.
+  for (const Evaluation &evaluation : best.otherSchedules)
+    add(evaluation, false);
+  for (const ScheduleChoice &choice : best.boundedSchedules) {
+    PlanAlternative alternative;
+    alternative.mesh = best.mesh;
+    alternative.schedule = choice;
+    alternative.verdict = "slower: no microbatch count can beat the chosen "
+                          "step (its lower bound is above it)";
+    alternatives.emplace_back(Bounded, std::move(alternative));
+  }
+  std::stable_sort(alternatives.begin(), alternatives.end(),
+                   [&](const auto &a, const auto &b) {
+                     if (a.first != b.first)
+                       return a.first < b.first;
+                     if (a.first == Fits)
                        return options.objective == PlanObjective::Throughput
-                                  ? a.throughput > b.throughput
-                                  : a.latency < b.latency;
+                                  ? a.second.throughput > b.second.throughput
+                                  : a.second.latency < b.second.latency;
                      return false;
                    });
+  for (auto &entry : alternatives)
+    plan.alternatives.push_back(std::move(entry.second));
   return plan;
 }
 

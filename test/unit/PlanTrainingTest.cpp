@@ -241,13 +241,48 @@ TEST(PlanTraining, OneFOneBHoldsFewerMicrobatchesOnLaterStages) {
   EXPECT_EQ(oneFOneB->schedule.activationsHeld(1), 1);
   EXPECT_LT(oneFOneB->stages[1].memory.activations,
             gpipe->stages[1].memory.activations / 2);
-  // Training plans default to 1F1B.
-  PlanOptions options = training(2, 1, 1, 4);
-  std::string errors;
-  FailureOr<Plan> plan =
-      planCollecting(model, test::loadTestTarget(2), options, errors);
-  ASSERT_TRUE(succeeded(plan)) << errors;
-  EXPECT_EQ(plan->schedule.getKind(), ScheduleKind::OneFOneB);
+}
+
+TEST(PlanTraining, SearchKeepsTheFastestSchedule) {
+  TestModel model = parse(test::writeTransformer(smallTransformer(4, 8)));
+  ASSERT_TRUE(model.module);
+  TargetDescription target = test::loadTestTarget(2);
+  auto plan = [&](std::optional<ScheduleChoice> schedule,
+                  std::vector<ScheduleChoice> searched =
+                      PlanOptions::getSearchableSchedules()) {
+    PlanOptions options = training(2, 1, 1, 4);
+    options.schedule = schedule;
+    options.searchedSchedules = std::move(searched);
+    options.training.recompute = RecomputePolicy::None;
+    std::string errors;
+    FailureOr<Plan> result = planCollecting(model, target, options, errors);
+    EXPECT_TRUE(succeeded(result)) << errors;
+    return result;
+  };
+  FailureOr<Plan> searched = plan(std::nullopt);
+  ASSERT_TRUE(succeeded(searched));
+  // No schedule the search weighs does better, pinned.
+  for (const ScheduleChoice &choice : PlanOptions::getSearchableSchedules()) {
+    FailureOr<Plan> pinned = plan(choice);
+    ASSERT_TRUE(succeeded(pinned)) << choice.str();
+    EXPECT_LE(searched->stepTime, pinned->stepTime * (1 + 1e-9))
+        << choice.str();
+    if (pinned->schedule.getChoice() == searched->schedule.getChoice())
+      EXPECT_EQ(searched->stepTime, pinned->stepTime) << choice.str();
+  }
+  // Left one schedule, the search takes it; the chosen mesh appears under
+  // each other schedule among the alternatives.
+  FailureOr<Plan> only = plan(std::nullopt, {{ScheduleKind::OneFOneB, 1}});
+  ASSERT_TRUE(succeeded(only));
+  EXPECT_EQ(only->schedule.getKind(), ScheduleKind::OneFOneB);
+  EXPECT_EQ(only->alternatives.size(), 1u);
+  EXPECT_EQ(searched->alternatives.size(),
+            PlanOptions::getSearchableSchedules().size());
+  for (const PlanAlternative &alternative : searched->alternatives) {
+    ASSERT_TRUE(alternative.schedule.has_value());
+    EXPECT_EQ(alternative.verdict == "chosen",
+              *alternative.schedule == searched->schedule.getChoice());
+  }
 }
 
 /// The usable bytes between two peaks, as the memory fraction of a target

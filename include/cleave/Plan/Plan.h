@@ -74,8 +74,14 @@ struct PlanOptions {
   bool microbatchIsModelBatch = false;
   PlanObjective objective = PlanObjective::Throughput;
   /// The pipeline schedule (`--schedule`); interleaved splits the model into
-  /// pp x chunks stages, `virtualStages` per device. Unset: `getSchedule`.
+  /// pp x chunks stages, `virtualStages` per device. Unset: a training step
+  /// searches `searchedSchedules`, inference takes `getSchedule`.
   std::optional<ScheduleChoice> schedule;
+  /// Not a user option: the schedules a training search weighs when
+  /// `schedule` is unset, in the order that breaks ties between equal
+  /// predictions (the simplest first). A front end that cannot run some
+  /// schedules leaves them out (`cleave compile`: the interleaved ones).
+  std::vector<ScheduleChoice> searchedSchedules = getSearchableSchedules();
   /// A training step instead of inference (`--train`, `--optimizer`,
   /// `--zero`, `--recompute`; `--precision` is `costOptions`'s).
   TrainingPlanOptions training;
@@ -111,8 +117,20 @@ struct PlanOptions {
                    PlanOptionSet set = PlanOptionSet::Planning);
 
   /// The schedule asked for, or by default GPipe for inference and 1F1B for
-  /// training (which holds fewer microbatches' activations).
+  /// training (which holds fewer microbatches' activations): the one a
+  /// search starts from.
   ScheduleChoice getSchedule() const;
+
+  /// Whether a training search weighs several schedules (`schedule` unset).
+  bool searchesSchedule() const {
+    return training.enabled && !schedule && !searchedSchedules.empty();
+  }
+
+  /// The schedules a training search may choose from: 1F1B, interleaved
+  /// 1F1B with 2, 3 and 4 model chunks per device, and GPipe, in the order
+  /// that breaks ties (1F1B holds the fewest activations; interleaving adds
+  /// sends and chunks; GPipe holds every microbatch's activations).
+  static std::vector<ScheduleChoice> getSearchableSchedules();
 };
 
 /// Checks what can be checked of `options` without a model or a cluster
@@ -301,6 +319,9 @@ struct PlanAlternative {
   DeviceMesh mesh;
   /// Best microbatch count for the mesh; 0 when none is valid.
   int64_t microbatches = 0;
+  /// The pipeline schedule it was costed under; unset when the mesh is
+  /// invalid.
+  std::optional<ScheduleChoice> schedule;
   bool feasible = false;
   double throughput = 0;
   double stepTime = 0;

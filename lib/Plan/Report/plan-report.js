@@ -762,7 +762,7 @@
     const latency = plan.objective === "latency";
     const metric = (a) => (latency ? a.latency_s : a.throughput_samples_per_s);
     const feasible = plan.alternatives.filter((a) => a.fits).slice(0, 30);
-    const labelWidth = 190;
+    const labelWidth = 250;
     const barHeight = 16;
     const gap = 5;
     const axisHeight = 24;
@@ -775,7 +775,8 @@
     feasible.forEach((a, i) => {
       const y = i * (barHeight + gap);
       const chosen = a.verdict === "chosen";
-      const label = "pp " + a.mesh.pp + " \u00d7 tp " + a.mesh.tp + " \u00d7 dp " + a.mesh.dp + ", m " + a.microbatches;
+      const label = "pp " + a.mesh.pp + " \u00d7 tp " + a.mesh.tp + " \u00d7 dp " + a.mesh.dp + ", m " + a.microbatches +
+        (a.schedule ? ", " + a.schedule : "");
       svgElement("text", { x: 0, y: y + barHeight - 4, "font-weight": chosen ? 700 : 400 }, svg, label);
       const bar = svgElement("rect", {
         x: labelWidth, y, width: Math.max(1, xOf(metric(a)) - labelWidth), height: barHeight,
@@ -799,19 +800,19 @@
       (latency ? "Microbatch latency" : "Predicted throughput (samples/s)") + " of the " +
       (feasible.length < plan.alternatives.filter((a) => a.fits).length ? "best " : "") +
       plural(feasible.length, "configuration") + " that fit; the table lists all " + plan.alternatives.length +
-      " meshes weighed, with why each lost.";
+      " configurations weighed, with why each lost.";
 
     const body = tableOf("table-alternatives", [
       { label: "pp", num: true }, { label: "tp", num: true }, { label: "dp", num: true },
       { label: "microbatches", num: true }, { label: "throughput", num: true }, { label: "step", num: true },
-      { label: "latency", num: true }, { label: "peak memory", num: true }, "verdict",
+      { label: "latency", num: true }, { label: "peak memory", num: true }, "schedule", "verdict",
     ]);
     for (const a of plan.alternatives)
       row(body, [
         num(a.mesh.pp), num(a.mesh.tp), num(a.mesh.dp), num(a.microbatches || "\u2013"),
         num(a.fits ? formatRate(a.throughput_samples_per_s) + "/s" : "\u2013"),
         num(a.fits ? formatSeconds(a.step_time_s) : "\u2013"), num(a.fits ? formatSeconds(a.latency_s) : "\u2013"),
-        num(a.peak_memory_bytes ? formatBytes(a.peak_memory_bytes) : "\u2013"), a.verdict,
+        num(a.peak_memory_bytes ? formatBytes(a.peak_memory_bytes) : "\u2013"), a.schedule || "\u2013", a.verdict,
       ], a.verdict === "chosen" ? "chosen" : a.fits ? "" : "unfit");
   }
 
