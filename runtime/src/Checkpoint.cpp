@@ -38,6 +38,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <signal.h>
 #include <unistd.h>
 
 namespace cleave::rt {
@@ -271,9 +272,28 @@ std::string checkpointName(int64_t step) {
 
 namespace {
 
+/// The name of this machine as a number (FNV-1a of its host name, 31 bits),
+/// which ranks agree on through an integer reduction.
+int hostNumber() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0)
+    return 0;
+  uint32_t hash = 2166136261u;
+  for (const char *c = host; *c; ++c)
+    hash = (hash ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return static_cast<int>(hash & 0x7fffffff);
+}
+
+/// The token of a staging directory: the saving process's machine and
+/// process id.
+std::string stagingToken(int host, int pid) {
+  return std::to_string(host) + "-" + std::to_string(pid);
+}
+
 /// Where checkpoint `dir` is written before it takes its name: a hidden
-/// directory beside it, named by `token` (a process id), so that a crash
-/// while saving leaves nothing under the checkpoint's own name.
+/// directory beside it, named by `token` (the machine and process id of the
+/// process that saves), so that a crash while saving leaves nothing under
+/// the checkpoint's own name.
 struct CheckpointPaths {
   fs::path target;
   fs::path parent;
@@ -293,13 +313,42 @@ struct CheckpointPaths {
   std::string name() const { return target.filename().string(); }
 };
 
-/// Creates the staging directory of `paths` (and the directories above it).
+/// Removes the staging directories beside `paths` that a save killed
+/// midway left behind: `.<name>.tmp-<host>-<pid>` of this machine whose
+/// process is gone. A save in progress (its process alive), one of another
+/// machine, and anything else are left alone.
+void removeAbandonedStaging(const CheckpointPaths &paths) {
+  std::string host = std::to_string(hostNumber()) + "-";
+  std::error_code error;
+  for (fs::directory_iterator it(paths.parent, error), end; !error && it != end;
+       it.increment(error)) {
+    std::string name = it->path().filename().string();
+    std::size_t at = name.rfind(".tmp-");
+    if (name.empty() || name[0] != '.' || at == std::string::npos ||
+        name.compare(at + 5, host.size(), host) != 0)
+      continue;
+    std::string pid = name.substr(at + 5 + host.size());
+    if (pid.empty() || pid.size() > 9 ||
+        !std::all_of(pid.begin(), pid.end(),
+                     [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    if (::kill(std::stoi(pid), 0) == 0 || errno != ESRCH)
+      continue;
+    std::error_code ignored;
+    if (it->is_directory(ignored) && !it->is_symlink(ignored))
+      fs::remove_all(it->path(), ignored);
+  }
+}
+
+/// Creates the staging directory of `paths` (and the directories above it),
+/// after removing the ones saves killed midway left beside it.
 void createStaging(const CheckpointPaths &paths) {
   std::error_code error;
   fs::create_directories(paths.parent, error);
   if (error)
     throw Error(paths.parent.string() +
                 ": cannot create the checkpoint directory: " + error.message());
+  removeAbandonedStaging(paths);
   fs::remove_all(paths.staging, error);
   if (!fs::create_directory(paths.staging, error) || error)
     throw Error(paths.staging.string() +
@@ -391,7 +440,7 @@ void publish(const CheckpointPaths &paths, const Session &session,
 /// rank order, as checkpoint `dir`.
 void saveRanks(const std::vector<const Session *> &ranks,
                const TrainingPosition &position, const std::string &dir) {
-  CheckpointPaths paths(dir, std::to_string(::getpid()));
+  CheckpointPaths paths(dir, stagingToken(hostNumber(), ::getpid()));
   createStaging(paths);
   TemporaryDirectory cleanup(paths.staging);
   std::vector<SavedRank> saved;
@@ -689,9 +738,10 @@ void saveCheckpoint(const SessionGroup &group, const TrainingPosition &position,
 void saveCheckpoint(const Session &session, Communicator &comm,
                     const TrainingPosition &position, const std::string &dir) {
   // Every rank stages into the directory the first rank creates, named by
-  // its process id.
-  int token = comm.maxOverDevices(comm.rank() == 0 ? ::getpid() : 0);
-  CheckpointPaths paths(dir, std::to_string(token));
+  // its machine and process id.
+  int host = comm.maxOverDevices(comm.rank() == 0 ? hostNumber() : 0);
+  int pid = comm.maxOverDevices(comm.rank() == 0 ? ::getpid() : 0);
+  CheckpointPaths paths(dir, stagingToken(host, pid));
   std::optional<TemporaryDirectory> cleanup;
   if (comm.rank() == 0) {
     createStaging(paths);
