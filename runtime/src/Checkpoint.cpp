@@ -38,6 +38,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <signal.h>
 #include <unistd.h>
 
@@ -622,6 +623,8 @@ public:
     std::vector<uint8_t> memory(static_cast<std::size_t>(layout.bytes), 0);
     auto place = [&](const PersistentRegion &wanted) {
       auto found = tensors.byName().find(wanted.name);
+      if (found != tensors.byName().end())
+        restored.insert(wanted.name);
       if (found == tensors.byName().end()) {
         if (wanted.name.rfind("grad:", 0) == 0 ||
             wanted.name.rfind("loss.sum:", 0) == 0)
@@ -657,6 +660,15 @@ public:
     return memory;
   }
 
+  /// The checkpoint's tensors that no `image` so far has taken.
+  std::vector<std::string> unrestored() const {
+    std::vector<std::string> names;
+    for (const auto &[name, tensor] : tensors.byName())
+      if (!restored.count(name))
+        names.push_back(name);
+    return names;
+  }
+
 private:
   static WholeTensors checked(const CheckpointInfo &info,
                               const std::string &dir) {
@@ -678,6 +690,8 @@ private:
   /// The bundle that saved the checkpoint.
   std::string source;
   WholeTensors tensors;
+  /// The names `image` has taken.
+  mutable std::set<std::string> restored;
 };
 
 /// Restores `session` from checkpoint `dir`, which `info` describes: the
@@ -843,11 +857,14 @@ TrainingPosition loadCheckpoint(Session &session, const std::string &dir) {
   return info.position;
 }
 
-TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir) {
+TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir,
+                                std::vector<std::string> *unrestored) {
   CheckpointInfo info = readCheckpoint(dir);
   std::optional<SavedTensors> others;
   for (int rank = 0; rank < group.size(); ++rank)
     restoreRank(group.rank(rank), info, dir, others);
+  if (unrestored)
+    *unrestored = others ? others->unrestored() : std::vector<std::string>();
   return info.position;
 }
 

@@ -388,7 +388,18 @@ public:
     saveCheckpoint(*group, position, dir);
   }
   TrainingPosition load(const std::string &dir) override {
-    return loadCheckpoint(*group, dir);
+    std::vector<std::string> unrestored;
+    TrainingPosition position = loadCheckpoint(*group, dir, &unrestored);
+    if (!unrestored.empty()) {
+      std::string names;
+      for (const std::string &name : unrestored)
+        names += (names.empty() ? "'" : ", '") + name + "'";
+      std::fprintf(stderr,
+                   "cleave train: warning: %s holds %s, which this bundle "
+                   "does not keep: not restored\n",
+                   dir.c_str(), names.c_str());
+    }
+    return position;
   }
 
 private:

@@ -88,8 +88,13 @@ CheckpointInfo readCheckpoint(const std::string &dir);
 /// does and refused when it was saved from another bundle or another
 /// persistent layout. Returns the position it was saved at.
 TrainingPosition loadCheckpoint(Session &session, const std::string &dir);
-/// The same for every device of `group`, each from its own rank file.
-TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir);
+/// The same for every device of `group`, each from its own rank file. A
+/// checkpoint of another plan is restored by name; `unrestored`, when
+/// given, receives the names of the tensors it holds that no device of
+/// `group` keeps (a momentum buffer restored into plain SGD), which are not
+/// restored.
+TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir,
+                                std::vector<std::string> *unrestored = nullptr);
 
 /// The checkpoints (step_N directories) under `root`, newest first; none
 /// when `root` does not exist.
