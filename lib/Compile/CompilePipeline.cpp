@@ -176,18 +176,6 @@ llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
         ": the interleaved schedule runs model chunks on pipeline "
         "stages; give " +
         prefix + "pp 2 or more");
-  // Each model chunk's update is its own; a reduction over the whole
-  // pipeline's parameters would need one per device.
-  if (training.clipGradNorm.value_or(0) > 0)
-    return llvm::createStringError(
-        name + " with " + prefix +
-        "clip-grad-norm: clipping by the global norm is not combined with "
-        "several model chunks per device yet (use 1f1b, or no clipping)");
-  if (training.scalesLoss())
-    return llvm::createStringError(
-        name + " with dynamic loss scaling (" + prefix +
-        "precision=fp16): the overflow check is not combined with several "
-        "model chunks per device yet (use 1f1b, or bf16)");
   return llvm::Error::success();
 }
 

@@ -21,18 +21,31 @@
 #     device x 8, with the replicas' reductions in the update, overlapped
 #     with the backward (each chunk's reductions start in that chunk's last
 #     backward), and under ZeRO-1: bitwise 1F1B's, and within the
-#     tolerance of one device.
+#     tolerance of one device;
+#   - clipping by the global norm (a norm of 0.05, which every step's
+#     gradients pass, so that every step is clipped), on pp=2 and on
+#     pp=2 x dp=2 under ZeRO-1: each chunk adds the squares of its
+#     gradients, and a device all-reduces the sum of its chunks' once along
+#     pp (the IR below). The squares add up in another order than 1F1B's,
+#     so the steps are within the tolerance of 1F1B's and of one device's,
+#     and differ from the unclipped run's;
+#   - fp16 with dynamic loss scaling from 2^20 over 8 steps (the first
+#     steps overflow, are skipped and halve the scale): each chunk's
+#     overflow flag is summed per device and all-reduced once, and the last
+#     chunk alone updates the device's scale, so every rank's scale,
+#     good-step and skipped-step counts equal 1F1B's after every step, and
+#     the losses and parameters are bitwise 1F1B's.
 # The GPT's scale and mask initializers are frozen: a parameter that
 # several chunks read is refused (below).
 # Also: the manifest's per-device steps (phase, microbatch, chunk) and
 # entries; a checkpoint of the interleaved bundle resumed by the 1F1B one
 # (the same tensors by name) equal to training straight on; and the errors:
-# microbatches that are not a multiple of pp, one pipeline stage, clipping,
-# dynamic loss scaling, inference, and a trainable parameter that two chunks
-# read.
+# microbatches that are not a multiple of pp, one pipeline stage,
+# inference, and a trainable parameter that two chunks read.
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python %s %t | FileCheck %s
+# RUN: FileCheck %s --check-prefix=CLIP-IR < %t/gpt_clip_interleaved/model.mlir
 
 import json
 import subprocess
@@ -45,6 +58,7 @@ from cleave.generators.gpt import GPTConfig, build_gpt
 from cleave.testing import load_sibling
 
 dp_test = load_sibling(__file__, "data-parallel-train.py")
+fp16_test = load_sibling(__file__, "fp16-parallel-train.py")
 RTOL = 1e-5
 
 
@@ -97,7 +111,7 @@ def within(losses, ref_losses, params, ref_params):
 
 
 def compare(work, name, family, options, devices, microbatches,
-            against_one=True):
+            against_one=True, bitwise=True):
     model, batch, loss = family(work)
     pp = 2
     blocks = devices // pp * microbatches
@@ -113,7 +127,11 @@ def compare(work, name, family, options, devices, microbatches,
     print(f"== {name}: pp={pp} x dp={devices // pp} x {microbatches}, "
           f"2 chunks, against 1 x {blocks}")
     describe(interleaved)
-    print("bitwise 1f1b:", same(losses, onef_losses, params, onef_params))
+    if bitwise:
+        print("bitwise 1f1b:", same(losses, onef_losses, params, onef_params))
+    else:
+        print("within tolerance of 1f1b:",
+              within(losses, onef_losses, params, onef_params))
     if against_one:
         one = cleave.compile(model, f"{work}/{name}_one", **loss,
                              train={k: v for k, v in options.items()
@@ -125,6 +143,50 @@ def compare(work, name, family, options, devices, microbatches,
     print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}, falls:",
           losses[-1] < losses[0])
     return interleaved, onef, trainer, batches
+
+
+def clipped(work, name, options, devices):
+    """Interleaved with clipping against 1F1B and one device (compare),
+    and whether clipping changed the step: the unclipped 1F1B run's
+    parameters differ."""
+    clip = {**options, "clip-grad-norm": 0.05}
+    interleaved, _, _, batches = compare(work, name, gpt2, clip, devices, 4,
+                                         bitwise=False)
+    model, _, loss = gpt2(work)
+    free = cleave.compile(model, f"{work}/{name}_unclipped", devices=devices,
+                          **loss, train={**options, "pp": 2,
+                                         "microbatches": 4})
+    _, params, _ = dp_test.train(interleaved, batches)
+    _, free_params, _ = dp_test.train(free, batches)
+    print("clipping changes the step:", not all(
+        np.array_equal(params[n], free_params[n]) for n in free_params))
+
+
+def loss_scaled(work):
+    """fp16 with dynamic loss scaling, interleaved against 1F1B: losses,
+    parameters and every rank's scale states after every step."""
+    model, batch, loss = gpt2(work)
+    options = {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9,
+               "precision": "fp16", "loss-scale": 2.0**20, "pp": 2,
+               "microbatches": 4}
+    interleaved = cleave.compile(
+        model, f"{work}/fp16_interleaved", devices=2, **loss,
+        train={**options, "schedule": "interleaved"})
+    onef = cleave.compile(model, f"{work}/fp16_1f1b", devices=2, **loss,
+                          train=options)
+    steps, dp_test.STEPS = dp_test.STEPS, 8
+    batches = dp_test.global_batches(batch, 4)
+    dp_test.STEPS = steps
+    losses, params, states = fp16_test.train(work, interleaved, batches, 2)
+    ref_losses, ref_params, ref_states = fp16_test.train(work, onef,
+                                                         batches, 2)
+    print("== fp16: pp=2 x dp=1 x 4, 2 chunks, loss scaling")
+    print("bitwise 1f1b:", same(losses, ref_losses, params, ref_params))
+    print("scale states of every rank equal 1f1b's:", states == ref_states)
+    skipped = [s[0]["loss_scale.skipped_steps"] for s in ref_states]
+    print(f"steps skipped: {skipped[-1] > 0}, trained after: "
+          f"{skipped[-1] < len(batches)}  (skipped so far, by step: "
+          f"{skipped})")
 
 
 def resume_in_1f1b(work, interleaved, onef, batches):
@@ -172,6 +234,9 @@ if __name__ == "__main__":
     compare(work, "gpt_dp2_overlap", gpt2,
             {**plain, "grad-reduction": "overlap"}, 4, 4)
     compare(work, "gpt_dp2_zero1", gpt2, {**plain, "zero": 1}, 4, 4)
+    clipped(work, "gpt_clip", plain, 2)
+    clipped(work, "gpt_clip_dp2_zero1", {**plain, "zero": 1}, 4)
+    loss_scaled(work)
 
     train = ["--train", "--loss", "cross-entropy", "--logits", "logits",
              "--labels", "labels", "--devices", "2", "--pp", "2"]
@@ -180,11 +245,6 @@ if __name__ == "__main__":
     refused(work, "one_stage",
             train[:-4] + ["--devices", "2", "--microbatches", "2",
                           "--schedule", "interleaved"])
-    refused(work, "clip", train + ["--microbatches", "2", "--schedule",
-                                   "interleaved", "--clip-grad-norm", "1"])
-    refused(work, "fp16", train + ["--microbatches", "2", "--schedule",
-                                   "interleaved", "--precision", "fp16",
-                                   "--target", "h200-sxm"])
     refused(work, "inference", ["--devices", "2", "--pp", "2",
                                 "--microbatches", "2", "--schedule",
                                 "interleaved"])
@@ -221,9 +281,32 @@ if __name__ == "__main__":
 # CHECK: bitwise 1f1b: True
 # CHECK-NEXT: within tolerance of one device: True
 # CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-LABEL: == gpt_clip: pp=2 x dp=1 x 4, 2 chunks, against 1 x 4
+# CHECK: within tolerance of 1f1b: True
+# CHECK-NEXT: within tolerance of one device: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-NEXT: clipping changes the step: True
+# CHECK-LABEL: == gpt_clip_dp2_zero1: pp=2 x dp=2 x 4, 2 chunks, against 1 x 8
+# CHECK: within tolerance of 1f1b: True
+# CHECK-NEXT: within tolerance of one device: True
+# CHECK-NEXT: loss {{.*}}, falls: True
+# CHECK-NEXT: clipping changes the step: True
+# CHECK-LABEL: == fp16: pp=2 x dp=1 x 4, 2 chunks, loss scaling
+# CHECK-NEXT: bitwise 1f1b: True
+# CHECK-NEXT: scale states of every rank equal 1f1b's: True
+# CHECK-NEXT: steps skipped: True, trained after: True
 # CHECK-NEXT: odd_microbatches: exit 1: {{.*}}microbatches{{.*}}3{{.*}}
 # CHECK-NEXT: one_stage: exit 1: cleave compile: error: --schedule=interleaved:2: the interleaved schedule runs model chunks on pipeline stages; give --pp 2 or more
-# CHECK-NEXT: clip: exit 1: cleave compile: error: --schedule=interleaved:2 with --clip-grad-norm: clipping by the global norm is not combined with several model chunks per device yet (use 1f1b, or no clipping)
-# CHECK-NEXT: fp16: exit 1: cleave compile: error: --schedule=interleaved:2 with dynamic loss scaling (--precision=fp16): the overflow check is not combined with several model chunks per device yet (use 1f1b, or bf16)
 # CHECK-NEXT: inference: exit 1: cleave compile: error: --schedule=interleaved:2: the interleaved schedule is compiled for training steps (--train); an inference bundle takes gpipe or 1f1b, and `cleave plan` predicts the interleaved one
 # CHECK-NEXT: shared: exit 1: {{.*}}error: parameter 'attn_scale' is read by virtual stages {{[0-9, ]+}}; a parameter shared between model chunks is not supported by the interleaved schedule yet (use 1f1b, or --freeze it)
+
+# Each device's update all-reduces the sum of its two chunks' squares once
+# along pp, on its last chunk (group-chunks.mlir checks the sum).
+# CLIP-IR-LABEL: func.func @stage_0
+# CLIP-IR-NOT:     axis = "pp"
+# CLIP-IR:         cleave.all_reduce %{{[0-9]+}} {axis = "pp", cleave.chunk = 1 : i64, cleave.stage = 2 : i64, group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+# CLIP-IR-NOT:     axis = "pp"
+# CLIP-IR-LABEL: func.func @stage_1
+# CLIP-IR-NOT:     axis = "pp"
+# CLIP-IR:         cleave.all_reduce %{{[0-9]+}} {axis = "pp", cleave.chunk = 1 : i64, cleave.stage = 3 : i64, group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+# CLIP-IR-NOT:     axis = "pp"

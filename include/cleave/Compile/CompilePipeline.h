@@ -190,7 +190,7 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 /// one place that says which schedules it searches. The interleaved
 /// schedule compiles when asked for (`--schedule interleaved`), but is not
 /// chosen on its own: it refuses parameters shared between model chunks,
-/// clipping and loss scaling, which the plan does not weigh.
+/// which the plan does not weigh.
 bool compilePlanMayChoose(const ScheduleChoice &schedule);
 
 /// Leaves in `options.searchedSchedules` only the schedules a compile's plan
@@ -199,10 +199,9 @@ void restrictToCompilableSchedules(PlanOptions &options);
 
 /// Fails, naming the option (`<prefix>schedule`, or the training option it
 /// cannot be combined with), when `options` ask for a pipeline schedule
-/// that `cleave compile` cannot build programs for yet: several model
-/// chunks per device (the interleaved schedule) outside a training step,
-/// or with the update's pipeline-wide reductions (clipping by the global
-/// norm, dynamic loss scaling).
+/// that `cleave compile` cannot build programs for: several model chunks
+/// per device (the interleaved schedule) outside a training step, or on
+/// one pipeline stage.
 llvm::Error checkCompilableSchedule(const PlanOptions &options,
                                     const TrainingOptions &training,
                                     llvm::StringRef prefix);

@@ -67,6 +67,10 @@ struct OptimizerUpdatePass
     : public cleave::impl::OptimizerUpdatePassBase<OptimizerUpdatePass> {
   using OptimizerUpdatePassBase::OptimizerUpdatePassBase;
 
+  /// The stage functions the step is outlined into: the pipeline stages, or
+  /// under the interleaved schedule the virtual stages (1 without stages).
+  int64_t stageFunctions = 1;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (optimizer != kSgdOptimizer && optimizer != kAdamOptimizer &&
@@ -149,6 +153,10 @@ struct OptimizerUpdatePass
     int64_t stages = getPipelineStages(module);
     if (failed(checkChunks(func, *parameters, stages)))
       return signalPassFailure();
+    // Under the interleaved schedule the clipping norm and the overflow flag
+    // are built per model chunk (virtual stage); cleave-group-chunks sums a
+    // device's chunks before their reduction along pp.
+    stageFunctions = std::max(stages, getVirtualStages(func));
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
@@ -231,6 +239,10 @@ struct OptimizerUpdatePass
       setStageOfOpsAfter(mark, parameter.stage);
     }
     for (auto [stage, read] : llvm::enumerate(lossScales)) {
+      // A device updates its scale once: under the interleaved schedule its
+      // last chunk does, after every chunk has read the scale.
+      if (static_cast<int64_t>(stage) + stages < stageFunctions)
+        continue;
       Operation *mark = terminator->getPrevNode();
       buildLossScaleUpdate(builder, read.scale, read.overflow,
                            lossScaleGrowthInterval);
@@ -464,31 +476,27 @@ struct OptimizerUpdatePass
     return parameters;
   }
 
-  /// Under the interleaved schedule a device holds several model chunks
-  /// (stages above pp - 1 are virtual), and each chunk's update is its own:
-  /// a reduction over the pipeline (clipping's norm, loss scaling's
-  /// overflow flag) or over a parameter's copies on several chunks would
-  /// need one per device. Refuses those.
-  LogicalResult checkChunks(func::FuncOp func,
-                            ArrayRef<TrainedParameter> parameters,
-                            int64_t stages) {
+  /// The stages an op of `func` is on (its virtual stages under the
+  /// interleaved schedule; 0 without stages).
+  static int64_t getVirtualStages(func::FuncOp func) {
     int64_t virtualStages = 0;
     func.walk([&](Operation *op) {
       if (std::optional<int64_t> stage = getStage(op))
         virtualStages = std::max(virtualStages, *stage + 1);
     });
-    if (virtualStages <= stages)
+    return virtualStages;
+  }
+
+  /// Under the interleaved schedule a device holds several model chunks
+  /// (stages above pp - 1 are virtual), and each chunk updates its own
+  /// parameters: a parameter whose copies lie on several chunks would need
+  /// its copies' gradients summed per device before the reduction over the
+  /// pipeline. Refuses that.
+  LogicalResult checkChunks(func::FuncOp func,
+                            ArrayRef<TrainedParameter> parameters,
+                            int64_t stages) {
+    if (getVirtualStages(func) <= stages)
       return success();
-    if (clipGradNorm > 0)
-      return emitError(func.getLoc(), "clip-grad-norm=")
-             << static_cast<double>(clipGradNorm)
-             << ": clipping by the global norm is not combined with several "
-                "model chunks per device (the interleaved schedule) yet";
-    if (lossScale > 0)
-      return emitError(func.getLoc(), "loss-scale=")
-             << static_cast<double>(lossScale)
-             << ": dynamic loss scaling is not combined with several model "
-                "chunks per device (the interleaved schedule) yet";
     llvm::StringMap<unsigned> copies;
     for (const TrainedParameter &parameter : parameters)
       if (++copies[parameter.name] == 2)
@@ -512,7 +520,9 @@ struct OptimizerUpdatePass
   /// max / (norm + eps)) of the mean gradients' global 2-norm. In a
   /// pipelined step each stage holds its parameters' gradients: each adds
   /// its squares, the stages all-reduce the sums along pp, and each computes
-  /// the factor for its own parameters.
+  /// the factor for its own parameters. Under the interleaved schedule each
+  /// model chunk adds its squares, and cleave-group-chunks adds up a
+  /// device's chunks before their one reduction along pp.
   /// The ops are built before `terminator`.
   SmallVector<Value> buildGradientScales(GradientBuilder &b,
                                          ArrayRef<TrainedParameter> parameters,
@@ -527,7 +537,7 @@ struct OptimizerUpdatePass
           buildGradientScale(b, parameters, stages, unscaleOf(0)));
     SmallVector<Value> scales(parameters.size());
     llvm::StringSet<> counted;
-    for (int64_t stage = 0; stage < stages; ++stage) {
+    for (int64_t stage = 0; stage < stageFunctions; ++stage) {
       // A parameter every stage holds counts once, on the first.
       SmallVector<TrainedParameter> own;
       for (const TrainedParameter &parameter : parameters)
@@ -599,7 +609,7 @@ struct OptimizerUpdatePass
                   int64_t stages, Operation *terminator) {
     Type f32 = b.getBuilder().getF32Type();
     SmallVector<StageLossScale> scales;
-    for (int64_t stage = 0; stage < stages; ++stage) {
+    for (int64_t stage = 0; stage < stageFunctions; ++stage) {
       SmallVector<Value> gradients;
       for (const TrainedParameter &parameter : parameters)
         if (parameter.stage.value_or(0) == stage)

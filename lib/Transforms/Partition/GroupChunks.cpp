@@ -6,19 +6,28 @@
 // the device program has one arena, one weight file and one persistent
 // memory for the device, and an entry per chunk and phase.
 //
+// The update is one entry for all of a device's chunks. Each chunk builds
+// its part of every reduction along the pipeline (clipping's sum of
+// squares, loss scaling's overflow flag); a device takes part in each
+// reduction once, with the sum of its chunks' parts.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cleave/Transforms/Partition/Passes.h"
 
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
 #include "cleave/Transforms/Partition/Contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <map>
+#include <vector>
 
 namespace cleave {
 #define GEN_PASS_DEF_GROUPCHUNKSPASS
@@ -36,6 +45,150 @@ struct Port {
   func::FuncOp func;
   unsigned position = 0;
 };
+
+/// Whether every value `op` (and the ops nested in it) reads is defined
+/// outside `pending`.
+bool isReady(Operation *op, const llvm::DenseSet<Operation *> &pending) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && pending.contains(def))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+/// The update of a device's chunks: the k-th reduction along pp of each
+/// chunk's update is its part of the k-th reduction of the step (every
+/// chunk builds the same ones, in the same order). Their parts are added
+/// and reduced once, and every chunk reads the result. The update's ops
+/// then run each chunk as far as it can, in chunk order, and a merged
+/// reduction as soon as every chunk has built its part; after the last
+/// reduction each chunk runs to its end in chunk order, so that what the
+/// last chunk alone updates (the loss scale) comes after every chunk's
+/// reads. A device without such reductions keeps its chunks' order.
+LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
+                                   int64_t pp) {
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, StepPhase> phases =
+      classifyStepPhases(block, /*trainingStep=*/true);
+  // By chunk, in chunk order.
+  std::map<int64_t, SmallVector<Operation *>> updateOf;
+  std::map<int64_t, SmallVector<AllReduceOp>> partsOf;
+  for (Operation &op : block.without_terminator()) {
+    auto phase = phases.find(&op);
+    if (phase == phases.end() || phase->second != StepPhase::Update)
+      continue;
+    int64_t chunk = getChunk(&op).value_or(0);
+    updateOf[chunk].push_back(&op);
+    partsOf[chunk];
+    if (auto reduce = dyn_cast<AllReduceOp>(op);
+        reduce && reduce.getAxis() == "pp")
+      partsOf[chunk].push_back(reduce);
+  }
+  if (partsOf.size() < 2 || partsOf.begin()->second.empty())
+    return success();
+  SmallVector<int64_t> chunkIds;
+  std::vector<SmallVector<Operation *>> updates;
+  std::vector<SmallVector<AllReduceOp>> parts;
+  for (auto &[chunk, ops] : updateOf) {
+    chunkIds.push_back(chunk);
+    updates.push_back(ops);
+    parts.push_back(partsOf[chunk]);
+  }
+  int64_t chunks = static_cast<int64_t>(chunkIds.size());
+  size_t count = parts.front().size();
+  for (int64_t i = 1; i < chunks; ++i)
+    if (parts[i].size() != count)
+      return func.emitError()
+             << "model chunk " << chunkIds[i] << " of device " << device
+             << " reduces " << parts[i].size()
+             << " values along pp in its update and chunk " << chunkIds[0]
+             << " " << count
+             << ": a device takes part in each reduction once, with the sum "
+                "of its chunks' parts";
+
+  OpBuilder builder(func.getContext());
+  int64_t last = chunks - 1;
+  SmallVector<SmallVector<Operation *>> merged;
+  for (size_t k = 0; k < count; ++k) {
+    AllReduceOp reduceLast = parts[last][k];
+    builder.setInsertionPoint(reduceLast);
+    SmallVector<Operation *> ops;
+    Value sum = parts.front()[k].getInput();
+    for (int64_t i = 1; i < chunks; ++i) {
+      AllReduceOp part = parts[i][k];
+      if (part.getType() != sum.getType() || part.getReduction() != "sum" ||
+          parts.front()[k].getReduction() != "sum")
+        return part.emitOpError()
+               << "is reduction " << k << " along pp of model chunk "
+               << chunkIds[i] << ", a " << part.getReduction() << " of "
+               << part.getType() << ", and chunk " << chunkIds[0] << "'s a "
+               << parts.front()[k].getReduction() << " of " << sum.getType()
+               << ": a device's chunks add their parts of one sum";
+      auto add = AddOp::create(builder, part.getLoc(), sum.getType(), sum,
+                               part.getInput());
+      ops.push_back(add);
+      sum = add.getResult();
+    }
+    auto reduce = cast<AllReduceOp>(builder.clone(*reduceLast));
+    reduce.getInputMutable().assign(sum);
+    ops.push_back(reduce);
+    for (Operation *op : ops) {
+      setChunk(op, chunkIds[last]);
+      setStage(op, chunkIds[last] * pp + device);
+    }
+    for (int64_t i = 0; i < chunks; ++i) {
+      AllReduceOp part = parts[i][k];
+      part.getOutput().replaceAllUsesWith(reduce.getOutput());
+      llvm::erase(updates[i], part.getOperation());
+      part.erase();
+    }
+    merged.push_back(std::move(ops));
+  }
+
+  llvm::DenseSet<Operation *> pending;
+  for (ArrayRef<Operation *> ops : updates)
+    pending.insert(ops.begin(), ops.end());
+  for (ArrayRef<Operation *> ops : merged)
+    pending.insert(ops.begin(), ops.end());
+  Operation *terminator = block.getTerminator();
+  auto place = [&](Operation *op) {
+    op->moveBefore(terminator);
+    pending.erase(op);
+  };
+  SmallVector<size_t> next(chunks, 0);
+  size_t nextMerged = 0;
+  while (!pending.empty()) {
+    bool progress = false;
+    for (int64_t c = 0; c < chunks; ++c)
+      for (size_t &i = next[c];
+           i < updates[c].size() && isReady(updates[c][i], pending); ++i) {
+        place(updates[c][i]);
+        progress = true;
+      }
+    if (nextMerged < merged.size() &&
+        llvm::all_of(merged[nextMerged], [&](Operation *op) {
+          // The adds and the reduction read each other in order.
+          return llvm::all_of(op->getOperands(), [&](Value operand) {
+            Operation *def = operand.getDefiningOp();
+            return !def || !pending.contains(def) ||
+                   llvm::is_contained(merged[nextMerged], def);
+          });
+        })) {
+      for (Operation *op : merged[nextMerged++])
+        place(op);
+      progress = true;
+    }
+    if (!progress)
+      return func.emitError()
+             << "the update of device " << device
+             << "'s model chunks reads a reduction along pp before every "
+                "chunk has built its part";
+  }
+  return success();
+}
 
 /// Builds the function of device `device` from its chunks' functions (by
 /// chunk; a chunk without a function holds no ops).
@@ -114,7 +267,7 @@ LogicalResult mergeChunks(ModuleOp module, int64_t device,
   for (auto &[index, value] : returned)
     results.push_back(value);
   func::ReturnOp::create(inner, loc, results);
-  return success();
+  return mergeChunkReductions(merged, device, pp);
 }
 
 struct GroupChunksPass

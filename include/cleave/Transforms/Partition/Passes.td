@@ -261,6 +261,17 @@ def GroupChunksPass : Pass<"cleave-group-chunks", "mlir::ModuleOp"> {
     `v mod pp`). The device program gives every chunk its own forward and
     backward entries and one update for all of them.
 
+    A device takes part in each reduction along pp of the update once:
+    every chunk builds its part of each (the k-th all-reduce along pp of
+    one chunk's update is its part of the k-th of every other: clipping's
+    sum of squares, the loss scale's overflow flag), and the merged
+    function adds a device's parts and all-reduces the sum once, on its
+    last chunk, for every chunk to read. The update's ops run each chunk
+    as far as it can, in chunk order, a merged reduction as soon as every
+    chunk has built its part, and after the last one each chunk to its end
+    in chunk order. Chunks whose updates reduce different numbers of
+    values along pp are an error.
+
     Without chunks (any other schedule, or no plan) the module is left as
     it is. A pipeline of one stage cannot run chunks: that is an error.
   }];
