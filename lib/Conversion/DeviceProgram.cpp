@@ -481,6 +481,29 @@ int ProgramBuilder::addTensor(Type valueType, MemorySpace space,
 }
 
 /// The raw little-endian bytes of a dense constant (one byte per boolean).
+/// A constant of zeros, larger than one alignment unit, that only
+/// collectives read: what a pipeline stage without a copy of a shared
+/// parameter adds to the copies' all-reduce. It takes zeroed persistent
+/// memory rather than its bytes in the weight file (a tied embedding's
+/// zeros would be as large as the embedding).
+static bool isCollectiveZeros(Operation *op) {
+  auto constant = dyn_cast<ConstantOp>(op);
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || getTensorBytes(dense.getType()) <= 64)
+    return false;
+  Attribute splat = dense.getSplatValue<Attribute>();
+  bool zero = false;
+  if (auto value = dyn_cast<FloatAttr>(splat))
+    zero = value.getValue().isPosZero();
+  else if (auto value = dyn_cast<IntegerAttr>(splat))
+    zero = value.getValue().isZero();
+  return zero && llvm::all_of(op->getUsers(), [](Operation *user) {
+           return isa<AllReduceOp, AllGatherOp, ReduceScatterOp>(user);
+         });
+}
+
 static std::vector<char> getConstantBytes(DenseElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   int64_t elements = type.getNumElements();
@@ -539,6 +562,13 @@ int ProgramBuilder::getTensor(Value value) {
     int root = getTensor(def->getOperand(0));
     int id = addTensor(value, MemorySpace::Arena, 0);
     aliasOf[id] = root;
+    return id;
+  }
+  if (kind == OpKind::Parameter && isCollectiveZeros(def)) {
+    // Persistent memory starts zeroed, and nothing writes this tensor.
+    int64_t offset = alignTo(program.persistentBytes, options.alignment);
+    int id = addTensor(value, MemorySpace::Persistent, offset);
+    program.persistentBytes = offset + program.tensors[id].getBytes();
     return id;
   }
   if (kind == OpKind::Parameter) {

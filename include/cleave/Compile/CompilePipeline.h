@@ -189,8 +189,8 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 /// Whether a compile's plan may choose `schedule` when none is given: the
 /// one place that says which schedules it searches. The interleaved
 /// schedule compiles when asked for (`--schedule interleaved`), but is not
-/// chosen on its own: it refuses parameters shared between model chunks,
-/// which the plan does not weigh.
+/// chosen on its own: it refuses a parameter that two model chunks of one
+/// device read, which the plan does not weigh.
 bool compilePlanMayChoose(const ScheduleChoice &schedule);
 
 /// Leaves in `options.searchedSchedules` only the schedules a compile's plan

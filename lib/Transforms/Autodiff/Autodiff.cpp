@@ -33,6 +33,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Regex.h"
 
+#include <map>
 #include <set>
 
 namespace cleave {
@@ -250,9 +251,9 @@ private:
   /// Under a pipeline plan, every stage that reads a parameter holds a copy
   /// of it: a weight op read by several stages becomes one per stage, so
   /// that each stage's reads have a cotangent of their own (the stages'
-  /// gradients add up in the update). A parameter shared by some stages
-  /// but not all is refused: the stages add their gradients by an
-  /// all-reduce along pp, in which every stage takes part.
+  /// gradients add up in the update, by an all-reduce along pp in which
+  /// the stages without a copy take part with zeros). Under the interleaved
+  /// schedule two model chunks of one device holding copies are refused.
   LogicalResult placeParameterReads() {
     std::optional<rt::MeshShape> mesh =
         getMesh(func->getParentOfType<ModuleOp>());
@@ -284,25 +285,22 @@ private:
         }
         setStage(weight, *stages.begin());
       }
-      std::set<int64_t> stages = getParameterStages(parameter);
-      if (chunked && stages.size() > 1) {
+      if (!chunked)
+        continue;
+      std::map<int64_t, SmallVector<int64_t>> byDevice;
+      for (int64_t stage : getParameterStages(parameter))
+        byDevice[stage % pipelineStages].push_back(stage);
+      for (auto &[device, stages] : byDevice) {
+        if (stages.size() < 2)
+          continue;
         InFlightDiagnostic diag = error() << "parameter '" << parameter.name
                                           << "' is read by virtual stages ";
         llvm::interleaveComma(stages, diag);
-        return diag << "; a parameter shared between model chunks is not "
-                       "supported by the interleaved schedule yet (use 1f1b, "
-                       "or --freeze it)";
+        return diag << ", model chunks of pipeline device " << device
+                    << "; a parameter shared between the chunks of one "
+                       "device is not supported by the interleaved schedule "
+                       "yet (use 1f1b, or --freeze it)";
       }
-      if (stages.size() <= 1 ||
-          static_cast<int64_t>(stages.size()) == pipelineStages)
-        continue;
-      InFlightDiagnostic diag = error() << "parameter '" << parameter.name
-                                        << "' is read by pipeline stages ";
-      llvm::interleaveComma(stages, diag);
-      return diag << " of " << pipelineStages
-                  << "; a parameter shared by stages is read by one stage or "
-                     "by every stage (their gradients add up by an "
-                     "all-reduce along pp)";
     }
     return success();
   }

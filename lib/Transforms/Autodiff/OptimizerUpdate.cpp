@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <map>
@@ -198,10 +199,7 @@ struct OptimizerUpdatePass
     // The update reads the sums over every replica: whole, or under ZeRO
     // this replica's block of them, with its block of the parameter. A
     // parameter that several pipeline stages hold (each with its own reads'
-    // gradient) sums theirs along pp too.
-    llvm::StringMap<unsigned> copies;
-    for (const TrainedParameter &parameter : *parameters)
-      ++copies[parameter.name];
+    // gradient) sums theirs along pp too (sumSharedCopies).
     for (TrainedParameter &parameter : *parameters) {
       Operation *mark = terminator->getPrevNode();
       if (zero > 0) {
@@ -217,11 +215,9 @@ struct OptimizerUpdatePass
         parameter.gradient = sumOverReplicas(builder, parameter.gradient);
         parameter.target = parameter.weight.getOutput();
       }
-      if (copies.lookup(parameter.name) > 1)
-        parameter.gradient =
-            builder.allReduceSum(parameter.gradient, "pp", stages);
       setStageOfOpsAfter(mark, parameter.stage);
     }
+    sumSharedCopies(builder, *parameters, stages, terminator);
     Value stepLoss = sumOverReplicas(builder, lossSum);
 
     SmallVector<StageLossScale> lossScales;
@@ -476,6 +472,37 @@ struct OptimizerUpdatePass
     return parameters;
   }
 
+  /// A parameter that several pipeline stages read has a copy on each,
+  /// with its reads' gradient: the copies' gradients add up by an
+  /// all-reduce along pp, in which every stage function takes part (a
+  /// stage without a copy with zeros; under the interleaved schedule every
+  /// model chunk, whose parts cleave-group-chunks adds per device). A
+  /// shared parameter's all-reduces are built together, in the order of
+  /// the parameters, so that every stage reaches them in one order.
+  void sumSharedCopies(GradientBuilder &b,
+                       MutableArrayRef<TrainedParameter> parameters,
+                       int64_t stages, Operation *terminator) {
+    llvm::MapVector<StringRef, SmallVector<TrainedParameter *>> copies;
+    for (TrainedParameter &parameter : parameters)
+      copies[parameter.name].push_back(&parameter);
+    for (auto &[name, held] : copies) {
+      if (held.size() < 2)
+        continue;
+      auto type = cast<RankedTensorType>(held.front()->gradient.getType());
+      for (int64_t stage = 0; stage < stageFunctions; ++stage) {
+        Operation *mark = terminator->getPrevNode();
+        auto copy = llvm::find_if(held, [&](TrainedParameter *parameter) {
+          return parameter->stage == stage;
+        });
+        if (copy != held.end())
+          (*copy)->gradient = b.allReduceSum((*copy)->gradient, "pp", stages);
+        else
+          b.allReduceSum(b.zeros(type), "pp", stages);
+        setStageOfOpsAfter(mark, stage);
+      }
+    }
+  }
+
   /// The stages an op of `func` is on (its virtual stages under the
   /// interleaved schedule; 0 without stages).
   static int64_t getVirtualStages(func::FuncOp func) {
@@ -489,22 +516,23 @@ struct OptimizerUpdatePass
 
   /// Under the interleaved schedule a device holds several model chunks
   /// (stages above pp - 1 are virtual), and each chunk updates its own
-  /// parameters: a parameter whose copies lie on several chunks would need
-  /// its copies' gradients summed per device before the reduction over the
-  /// pipeline. Refuses that.
+  /// parameters: a parameter whose copies lie on two chunks of one device
+  /// would be updated twice there. Refuses that.
   LogicalResult checkChunks(func::FuncOp func,
                             ArrayRef<TrainedParameter> parameters,
                             int64_t stages) {
     if (getVirtualStages(func) <= stages)
       return success();
-    llvm::StringMap<unsigned> copies;
-    for (const TrainedParameter &parameter : parameters)
-      if (++copies[parameter.name] == 2)
+    std::set<std::pair<std::string, int64_t>> held;
+    for (const TrainedParameter &parameter : parameters) {
+      int64_t device = parameter.stage.value_or(0) % stages;
+      if (!held.insert({parameter.name, device}).second)
         return emitError(func.getLoc(), "parameter '")
                << parameter.name
-               << "' is read by several model chunks (virtual stages); a "
-                  "parameter shared between chunks is not supported by the "
-                  "interleaved schedule yet (use 1f1b)";
+               << "' is read by two model chunks of pipeline device " << device
+               << "; a parameter shared between the chunks of one device is "
+                  "not supported by the interleaved schedule yet (use 1f1b)";
+    }
     return success();
   }
 

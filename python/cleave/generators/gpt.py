@@ -38,6 +38,10 @@ class GPTConfig:
     # Shape -> Gather -> Concat, the way exporters write it; the importer then
     # needs --input-shape to bind the batch.
     dynamic_batch: bool = False
+    # GPT-2's tied embeddings: the output projection is the token embedding
+    # transposed (one parameter read at both ends of the network), as
+    # Hugging Face's GPT-2 is exported.
+    tie_embeddings: bool = False
 
     def __post_init__(self) -> None:
         if self.hidden % self.heads:
@@ -215,7 +219,11 @@ def build_gpt(cfg: GPTConfig, path: str, sparse: bool = False, seed: int = 0) ->
         x = g.node("Add", [x, f2], f"{p}/mlp/residual")[0]
 
     x = layer_norm("ln_f", x)
-    g.nodes.append(helper.make_node("MatMul", [x, w("lm_head.weight", [h, v])], ["logits"], name="lm_head"))
+    if cfg.tie_embeddings:
+        head = g.node("Transpose", ["wte"], "lm_head/tied", perm=[1, 0])[0]
+    else:
+        head = w("lm_head.weight", [h, v])
+    g.nodes.append(helper.make_node("MatMul", [x, head], ["logits"], name="lm_head"))
     weights.close()
 
     graph = helper.make_graph(g.nodes, "gpt", [ids], [logits], initializer=g.consts + inits)
