@@ -22,6 +22,9 @@
 # RUN: %python %s %t | FileCheck %s
 # RUN: FileCheck %s --check-prefix=ZEROS < %t/tied_pp4/programs/stage_1.cpp
 # RUN: FileCheck %s --check-prefix=ZEROS < %t/tied_pp4/programs/stage_2.cpp
+# RUN: cleave-translate --print-device-program --program-function=stage_1 %t/tied_pp4/model.mlir -o %t/stage_1.txt
+# RUN: cleave-translate --parse-device-program %t/stage_1.txt | diff %t/stage_1.txt -
+# RUN: FileCheck %s --check-prefix=TEXT < %t/stage_1.txt
 
 import re
 import subprocess
@@ -124,3 +127,7 @@ if __name__ == "__main__":
 # ZEROS-NEXT: static const
 # ZEROS-NEXT: static const
 # ZEROS-NEXT: cleave_cpu_all_reduce(
+# Its text form (which reads back) has the zeros in persistent memory, and
+# no weight of their 2,048 bytes.
+# TEXT:      tensor t{{[0-9]+}} float32[32, 16] persistent {{[0-9]+}}
+# TEXT-NOT:  2048 bytes
