@@ -480,7 +480,6 @@ int ProgramBuilder::addTensor(Type valueType, MemorySpace space,
   return static_cast<int>(program.tensors.size()) - 1;
 }
 
-/// The raw little-endian bytes of a dense constant (one byte per boolean).
 /// A constant of zeros, larger than one alignment unit, that only
 /// collectives read: what a pipeline stage without a copy of a shared
 /// parameter adds to the copies' all-reduce. It takes zeroed persistent
@@ -504,6 +503,7 @@ static bool isCollectiveZeros(Operation *op) {
          });
 }
 
+/// The raw little-endian bytes of a dense constant (one byte per boolean).
 static std::vector<char> getConstantBytes(DenseElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   int64_t elements = type.getNumElements();

@@ -260,12 +260,7 @@ private:
     int64_t pipelineStages = mesh ? mesh->pp : 1;
     // Under the interleaved schedule the stages are virtual, several per
     // device, and each chunk updates its own parameters.
-    int64_t virtualStages = 0;
-    func->walk([&](Operation *op) {
-      if (std::optional<int64_t> stage = getStage(op))
-        virtualStages = std::max(virtualStages, *stage + 1);
-    });
-    bool chunked = virtualStages > pipelineStages;
+    bool chunked = getNumStagesWithin(func) > pipelineStages;
     for (Parameter &parameter : parameters) {
       SmallVector<WeightOp> uses = parameter.uses;
       for (WeightOp weight : uses) {

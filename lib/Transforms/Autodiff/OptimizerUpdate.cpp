@@ -152,12 +152,13 @@ struct OptimizerUpdatePass
     if (failed(parameters))
       return signalPassFailure();
     int64_t stages = getPipelineStages(module);
+    // Under the interleaved schedule the clipping norm, the overflow flag and
+    // a shared parameter's sum are built per model chunk (virtual stage);
+    // cleave-group-chunks sums a device's chunks before their reduction
+    // along pp.
+    stageFunctions = std::max(stages, getNumStagesWithin(func));
     if (failed(checkChunks(func, *parameters, stages)))
       return signalPassFailure();
-    // Under the interleaved schedule the clipping norm and the overflow flag
-    // are built per model chunk (virtual stage); cleave-group-chunks sums a
-    // device's chunks before their reduction along pp.
-    stageFunctions = std::max(stages, getVirtualStages(func));
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
@@ -503,17 +504,6 @@ struct OptimizerUpdatePass
     }
   }
 
-  /// The stages an op of `func` is on (its virtual stages under the
-  /// interleaved schedule; 0 without stages).
-  static int64_t getVirtualStages(func::FuncOp func) {
-    int64_t virtualStages = 0;
-    func.walk([&](Operation *op) {
-      if (std::optional<int64_t> stage = getStage(op))
-        virtualStages = std::max(virtualStages, *stage + 1);
-    });
-    return virtualStages;
-  }
-
   /// Under the interleaved schedule a device holds several model chunks
   /// (stages above pp - 1 are virtual), and each chunk updates its own
   /// parameters: a parameter whose copies lie on two chunks of one device
@@ -521,7 +511,7 @@ struct OptimizerUpdatePass
   LogicalResult checkChunks(func::FuncOp func,
                             ArrayRef<TrainedParameter> parameters,
                             int64_t stages) {
-    if (getVirtualStages(func) <= stages)
+    if (stageFunctions <= stages)
       return success();
     std::set<std::pair<std::string, int64_t>> held;
     for (const TrainedParameter &parameter : parameters) {

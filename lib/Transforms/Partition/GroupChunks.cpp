@@ -8,8 +8,9 @@
 //
 // The update is one entry for all of a device's chunks. Each chunk builds
 // its part of every reduction along the pipeline (clipping's sum of
-// squares, loss scaling's overflow flag); a device takes part in each
-// reduction once, with the sum of its chunks' parts.
+// squares, loss scaling's overflow flag, a shared parameter's gradient); a
+// device takes part in each reduction once, with the sum of its chunks'
+// parts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,59 +74,61 @@ LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
   Block &block = func.getBody().front();
   llvm::DenseMap<Operation *, StepPhase> phases =
       classifyStepPhases(block, /*trainingStep=*/true);
-  // By chunk, in chunk order.
-  std::map<int64_t, SmallVector<Operation *>> updateOf;
-  std::map<int64_t, SmallVector<AllReduceOp>> partsOf;
+  // A chunk's update ops, and among them its reductions along pp.
+  struct ChunkUpdate {
+    int64_t chunk = 0;
+    SmallVector<Operation *> ops;
+    SmallVector<AllReduceOp> parts;
+  };
+  std::map<int64_t, ChunkUpdate> byChunk;
   for (Operation &op : block.without_terminator()) {
     auto phase = phases.find(&op);
     if (phase == phases.end() || phase->second != StepPhase::Update)
       continue;
-    int64_t chunk = getChunk(&op).value_or(0);
-    updateOf[chunk].push_back(&op);
-    partsOf[chunk];
+    ChunkUpdate &update = byChunk[getChunk(&op).value_or(0)];
+    update.ops.push_back(&op);
     if (auto reduce = dyn_cast<AllReduceOp>(op);
         reduce && reduce.getAxis() == "pp")
-      partsOf[chunk].push_back(reduce);
+      update.parts.push_back(reduce);
   }
-  if (partsOf.size() < 2 || partsOf.begin()->second.empty())
+  if (byChunk.size() < 2 || byChunk.begin()->second.parts.empty())
     return success();
-  SmallVector<int64_t> chunkIds;
-  std::vector<SmallVector<Operation *>> updates;
-  std::vector<SmallVector<AllReduceOp>> parts;
-  for (auto &[chunk, ops] : updateOf) {
-    chunkIds.push_back(chunk);
-    updates.push_back(ops);
-    parts.push_back(partsOf[chunk]);
+  // In chunk order.
+  std::vector<ChunkUpdate> updates;
+  for (auto &[chunk, update] : byChunk) {
+    update.chunk = chunk;
+    updates.push_back(std::move(update));
   }
-  int64_t chunks = static_cast<int64_t>(chunkIds.size());
-  size_t count = parts.front().size();
-  for (int64_t i = 1; i < chunks; ++i)
-    if (parts[i].size() != count)
+  int64_t chunks = static_cast<int64_t>(updates.size());
+  ChunkUpdate &first = updates.front();
+  size_t count = first.parts.size();
+  for (const ChunkUpdate &update : llvm::drop_begin(updates))
+    if (update.parts.size() != count)
       return func.emitError()
-             << "model chunk " << chunkIds[i] << " of device " << device
-             << " reduces " << parts[i].size()
-             << " values along pp in its update and chunk " << chunkIds[0]
+             << "model chunk " << update.chunk << " of device " << device
+             << " reduces " << update.parts.size()
+             << " values along pp in its update and chunk " << first.chunk
              << " " << count
              << ": a device takes part in each reduction once, with the sum "
                 "of its chunks' parts";
 
   OpBuilder builder(func.getContext());
-  int64_t last = chunks - 1;
+  const ChunkUpdate &last = updates.back();
   SmallVector<SmallVector<Operation *>> merged;
   for (size_t k = 0; k < count; ++k) {
-    AllReduceOp reduceLast = parts[last][k];
+    AllReduceOp reduceLast = last.parts[k];
     builder.setInsertionPoint(reduceLast);
     SmallVector<Operation *> ops;
-    Value sum = parts.front()[k].getInput();
-    for (int64_t i = 1; i < chunks; ++i) {
-      AllReduceOp part = parts[i][k];
+    Value sum = first.parts[k].getInput();
+    for (const ChunkUpdate &update : llvm::drop_begin(updates)) {
+      AllReduceOp part = update.parts[k];
       if (part.getType() != sum.getType() || part.getReduction() != "sum" ||
-          parts.front()[k].getReduction() != "sum")
+          first.parts[k].getReduction() != "sum")
         return part.emitOpError()
                << "is reduction " << k << " along pp of model chunk "
-               << chunkIds[i] << ", a " << part.getReduction() << " of "
-               << part.getType() << ", and chunk " << chunkIds[0] << "'s a "
-               << parts.front()[k].getReduction() << " of " << sum.getType()
+               << update.chunk << ", a " << part.getReduction() << " of "
+               << part.getType() << ", and chunk " << first.chunk << "'s a "
+               << first.parts[k].getReduction() << " of " << sum.getType()
                << ": a device's chunks add their parts of one sum";
       auto add = AddOp::create(builder, part.getLoc(), sum.getType(), sum,
                                part.getInput());
@@ -136,21 +139,21 @@ LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
     reduce.getInputMutable().assign(sum);
     ops.push_back(reduce);
     for (Operation *op : ops) {
-      setChunk(op, chunkIds[last]);
-      setStage(op, chunkIds[last] * pp + device);
+      setChunk(op, last.chunk);
+      setStage(op, last.chunk * pp + device);
     }
-    for (int64_t i = 0; i < chunks; ++i) {
-      AllReduceOp part = parts[i][k];
+    for (ChunkUpdate &update : updates) {
+      AllReduceOp part = update.parts[k];
       part.getOutput().replaceAllUsesWith(reduce.getOutput());
-      llvm::erase(updates[i], part.getOperation());
+      llvm::erase(update.ops, part.getOperation());
       part.erase();
     }
     merged.push_back(std::move(ops));
   }
 
   llvm::DenseSet<Operation *> pending;
-  for (ArrayRef<Operation *> ops : updates)
-    pending.insert(ops.begin(), ops.end());
+  for (const ChunkUpdate &update : updates)
+    pending.insert(update.ops.begin(), update.ops.end());
   for (ArrayRef<Operation *> ops : merged)
     pending.insert(ops.begin(), ops.end());
   Operation *terminator = block.getTerminator();
@@ -164,8 +167,9 @@ LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
     bool progress = false;
     for (int64_t c = 0; c < chunks; ++c)
       for (size_t &i = next[c];
-           i < updates[c].size() && isReady(updates[c][i], pending); ++i) {
-        place(updates[c][i]);
+           i < updates[c].ops.size() && isReady(updates[c].ops[i], pending);
+           ++i) {
+        place(updates[c].ops[i]);
         progress = true;
       }
     if (nextMerged < merged.size() &&

@@ -264,7 +264,8 @@ def GroupChunksPass : Pass<"cleave-group-chunks", "mlir::ModuleOp"> {
     A device takes part in each reduction along pp of the update once:
     every chunk builds its part of each (the k-th all-reduce along pp of
     one chunk's update is its part of the k-th of every other: clipping's
-    sum of squares, the loss scale's overflow flag), and the merged
+    sum of squares, the loss scale's overflow flag, the gradient of a
+    parameter that chunks of several devices read), and the merged
     function adds a device's parts and all-reduces the sum once, on its
     last chunk, for every chunk to read. The update's ops run each chunk
     as far as it can, in chunk order, a merged reduction as soon as every

@@ -144,6 +144,15 @@ void cleave::setStage(Operation *op, int64_t stage) {
                                                         i64(context, stage));
 }
 
+int64_t cleave::getNumStagesWithin(Operation *root) {
+  int64_t stages = 0;
+  root->walk([&](Operation *op) {
+    if (std::optional<int64_t> stage = getStage(op))
+      stages = std::max(stages, *stage + 1);
+  });
+  return stages;
+}
+
 void cleave::removeStage(Operation *op) {
   op->removeAttr(
       attr<CleaveDialect::StageAttrHelper>(op->getContext()).getName());

@@ -68,6 +68,9 @@ std::string getNodeName(mlir::Location loc);
 /// function runs.
 std::optional<int64_t> getStage(mlir::Operation *op);
 void setStage(mlir::Operation *op, int64_t stage);
+/// One past the highest `cleave.stage` of the ops nested in `root` (under
+/// the interleaved schedule, the virtual stages); 0 when none has one.
+int64_t getNumStagesWithin(mlir::Operation *root);
 void removeStage(mlir::Operation *op);
 /// Gives `stage` to the ops after `mark` in its block, up to the block's
 /// terminator, that have none: the ops a pass just built there (a rule's
