@@ -103,16 +103,18 @@ probe = (
 )
 env = dict(os.environ, PYTHONPATH=os.pathsep.join(
     [os.path.join(source, "python"), os.path.join(fake, "python")]))
+def shown(path):
+    return path.replace(work, "WORK").replace(source, "SRC")
 def probed():
-    out = subprocess.run([sys.executable, "-c", probe], env=env, check=True,
-                         capture_output=True, text=True).stdout.strip()
-    return out.replace(work, "WORK").replace(source, "SRC")
+    return shown(subprocess.run([sys.executable, "-c", probe], env=env,
+                                check=True, capture_output=True,
+                                text=True).stdout.strip())
 script(os.path.join("otherbuild", "bin", "cleave"), "")
 print(probed())
 # CHECK-NEXT: WORK/otherbuild/bin/cleave
 os.remove(os.path.join(fake, "bin", "cleave"))
 default = os.path.join(source, "build", "bin", "cleave")
 print(probed() != "WORK/otherbuild/bin/cleave",
-      probed() == ("SRC/build/bin/cleave" if os.access(default, os.X_OK)
-                   else shutil.which("cleave", path=env.get("PATH")) or "none"))
+      probed() == shown(default if os.access(default, os.X_OK)
+                        else shutil.which("cleave", path=env.get("PATH")) or "none"))
 # CHECK-NEXT: True True
