@@ -147,16 +147,6 @@ TrainingOptions CompileOptions::getTraining() const {
   return training;
 }
 
-bool cleave::compilePlanMayChoose(const ScheduleChoice &schedule) {
-  return schedule.virtualStages == 1;
-}
-
-void cleave::restrictToCompilableSchedules(PlanOptions &options) {
-  llvm::erase_if(options.searchedSchedules, [](const ScheduleChoice &schedule) {
-    return !compilePlanMayChoose(schedule);
-  });
-}
-
 llvm::Error cleave::checkCompilableSchedule(const PlanOptions &options,
                                             const TrainingOptions &training,
                                             llvm::StringRef prefix) {
@@ -290,6 +280,8 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
     costed.zero = static_cast<ZeroStage>(*training.zero);
   costed.zeroWithTensorParallel = false;
   costed.zeroOnlyToFit = true;
+  costed.chunksShareWeights = false;
+  costed.freeze = training.freeze;
   // Unpinned, a pipelined step recomputes the segments the plan chose to
   // recompute (the plan marks their ops); replicas of the one-device
   // program, planned on a copy, recompute none.
@@ -362,8 +354,6 @@ llvm::Error cleave::buildCompilePipeline(OpPassManager &pm,
     return error;
   PlanOptions planOptions = cantFail(options.plan.get());
   planOptions.functionName = options.entry;
-  // A searched schedule is one the device programs can run.
-  restrictToCompilableSchedules(planOptions);
   PlanPassOptions planPassOptions;
   planPassOptions.target = options.target;
   planPassOptions.targetsDir = options.targetsDir;

@@ -186,17 +186,6 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   llvm::Error validate() const;
 };
 
-/// Whether a compile's plan may choose `schedule` when none is given: the
-/// one place that says which schedules it searches. The interleaved
-/// schedule compiles when asked for (`--schedule interleaved`), but is not
-/// chosen on its own: it refuses a parameter that two model chunks of one
-/// device read, which the plan does not weigh.
-bool compilePlanMayChoose(const ScheduleChoice &schedule);
-
-/// Leaves in `options.searchedSchedules` only the schedules a compile's plan
-/// may choose, so that a training step's plan chooses among those.
-void restrictToCompilableSchedules(PlanOptions &options);
-
 /// Fails, naming the option (`<prefix>schedule`, or the training option it
 /// cannot be combined with), when `options` ask for a pipeline schedule
 /// that `cleave compile` cannot build programs for: several model chunks
