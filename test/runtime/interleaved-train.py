@@ -121,7 +121,8 @@ def compare(work, name, family, options, devices, microbatches,
         model, f"{work}/{name}_interleaved", devices=devices, **loss,
         train={**options, **piped, "schedule": "interleaved"})
     onef = cleave.compile(model, f"{work}/{name}_1f1b", devices=devices,
-                          **loss, train={**options, **piped})
+                          **loss,
+                          train={**options, **piped, "schedule": "1f1b"})
     batches = dp_test.global_batches(batch, blocks)
     losses, params, trainer = dp_test.train(interleaved, batches)
     onef_losses, onef_params, _ = dp_test.train(onef, batches)
@@ -156,7 +157,8 @@ def clipped(work, name, options, devices):
     model, _, loss = gpt2(work)
     free = cleave.compile(model, f"{work}/{name}_unclipped", devices=devices,
                           **loss, train={**options, "pp": 2,
-                                         "microbatches": 4})
+                                         "microbatches": 4,
+                                         "schedule": "1f1b"})
     _, params, _ = dp_test.train(interleaved, batches)
     _, free_params, _ = dp_test.train(free, batches)
     print("clipping changes the step:", not all(
@@ -174,7 +176,7 @@ def loss_scaled(work):
         model, f"{work}/fp16_interleaved", devices=2, **loss,
         train={**options, "schedule": "interleaved"})
     onef = cleave.compile(model, f"{work}/fp16_1f1b", devices=2, **loss,
-                          train=options)
+                          train={**options, "schedule": "1f1b"})
     steps, dp_test.STEPS = dp_test.STEPS, 8
     batches = dp_test.global_batches(batch, 4)
     dp_test.STEPS = steps

@@ -88,7 +88,8 @@ if __name__ == "__main__":
                                    2, pp=2, microbatches=4,
                                    schedule="interleaved")
     _, onef_losses, onef_params = train(model, "tied_1f1b", work, batches,
-                                        2, pp=2, microbatches=4)
+                                        2, pp=2, microbatches=4,
+                                        schedule="1f1b")
     print("== interleaved: pp=2 x 2 chunks x 4 against 1 x 4")
     print("wte held by devices:", holders(bundle, "wte"))
     print("bitwise 1f1b:", il_test.same(losses, onef_losses, params,
