@@ -14,7 +14,12 @@
 #     on virtual stages 0 and 3, chunk 0 of device 0 and chunk 1 of device
 #     1, each device adding its chunks' parts (the other chunk's zeros)
 #     before the one all-reduce; bitwise the 1F1B bundle of pp=2, whose two
-#     stages both hold copies.
+#     stages both hold copies;
+#   - interleaved 1F1B on pp=4 x 2 chunks x 4 microbatches, where devices 1
+#     and 2 hold no copy in either chunk: the sum of their chunks' zeros
+#     joins the all-reduce once a step, in the update, as their peers'
+#     parts do (run once per microbatch, it would wait forever); bitwise
+#     the 1F1B bundle of pp=4.
 # A parameter read by two chunks of one device is refused (the device
 # would update it twice), naming it.
 #
@@ -76,13 +81,14 @@ if __name__ == "__main__":
     print("parameters:", sorted(one_params))
 
     bundle, losses, params = train(model, "tied_pp4", work, batches, 4,
-                                   pp=4, microbatches=4)
+                                   pp=4, microbatches=4, schedule="1f1b")
     print("== 1f1b: pp=4 x 4 against 1 x 4")
     print("wte held by stages:", holders(bundle, "wte"))
     print("within tolerance of one device:",
           il_test.within(losses, one_losses, params, one_params))
     print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f}, falls:",
           losses[-1] < losses[0])
+    pp4_losses, pp4_params = losses, params
 
     bundle, losses, params = train(model, "tied_interleaved", work, batches,
                                    2, pp=2, microbatches=4,
@@ -96,6 +102,16 @@ if __name__ == "__main__":
                                         onef_params))
     print("within tolerance of one device:",
           il_test.within(losses, one_losses, params, one_params))
+
+    bundle, il4_losses, il4_params = train(
+        model, "tied_interleaved_pp4", work, batches, 4, pp=4,
+        microbatches=4, schedule="interleaved")
+    print("== interleaved: pp=4 x 2 chunks x 4 against 1 x 4")
+    print("wte held by devices:", holders(bundle, "wte"))
+    print("bitwise 1f1b:", il_test.same(il4_losses, pp4_losses, il4_params,
+                                        pp4_params))
+    print("within tolerance of one device:",
+          il_test.within(il4_losses, one_losses, il4_params, one_params))
 
     result = subprocess.run(
         ["cleave", "compile", model, "-o", f"{work}/refused", "--emit-only",
@@ -114,6 +130,10 @@ if __name__ == "__main__":
 # CHECK-NEXT: loss {{.*}}, falls: True
 # CHECK-LABEL: == interleaved: pp=2 x 2 chunks x 4 against 1 x 4
 # CHECK-NEXT: wte held by devices: [0, 1]
+# CHECK-NEXT: bitwise 1f1b: True
+# CHECK-NEXT: within tolerance of one device: True
+# CHECK-LABEL: == interleaved: pp=4 x 2 chunks x 4 against 1 x 4
+# CHECK-NEXT: wte held by devices: [0, 3]
 # CHECK-NEXT: bitwise 1f1b: True
 # CHECK-NEXT: within tolerance of one device: True
 # CHECK-NEXT: one device's chunks: exit 1: {{.*}}error: parameter 'attn_scale' is read by virtual stages 0, 2, model chunks of pipeline device 0; a parameter shared between the chunks of one device is not supported by the interleaved schedule yet (use 1f1b, or --freeze it)

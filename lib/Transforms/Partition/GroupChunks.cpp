@@ -69,8 +69,9 @@ bool isReady(Operation *op, const llvm::DenseSet<Operation *> &pending) {
 /// reduction each chunk runs to its end in chunk order, so that what the
 /// last chunk alone updates (the loss scale) comes after every chunk's
 /// reads. A device without such reductions keeps its chunks' order.
-LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
-                                   int64_t pp) {
+LogicalResult
+mergeChunkReductions(func::FuncOp func, int64_t device, int64_t pp,
+                     llvm::DenseMap<Operation *, StepPhase> &expected) {
   Block &block = func.getBody().front();
   llvm::DenseMap<Operation *, StepPhase> phases =
       classifyStepPhases(block, /*trainingStep=*/true);
@@ -141,11 +142,13 @@ LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
     for (Operation *op : ops) {
       setChunk(op, last.chunk);
       setStage(op, last.chunk * pp + device);
+      expected[op] = StepPhase::Update;
     }
     for (ChunkUpdate &update : updates) {
       AllReduceOp part = update.parts[k];
       part.getOutput().replaceAllUsesWith(reduce.getOutput());
       llvm::erase(update.ops, part.getOperation());
+      expected.erase(part);
       part.erase();
     }
     merged.push_back(std::move(ops));
@@ -190,6 +193,42 @@ LogicalResult mergeChunkReductions(func::FuncOp func, int64_t device,
              << "the update of device " << device
              << "'s model chunks reads a reduction along pp before every "
                 "chunk has built its part";
+  }
+  return success();
+}
+
+/// Checks that every op of device `device`'s function runs in the phase of
+/// the step it ran in on its own chunk (`expected`; the merged reductions
+/// are the update's): an op that moved, such as a reduction along pp that
+/// would run once per microbatch on one device and once per step on its
+/// peers, would make the pipeline wait forever.
+LogicalResult
+checkPhases(func::FuncOp func, int64_t device,
+            const llvm::DenseMap<Operation *, StepPhase> &expected) {
+  auto name = [](StepPhase phase) {
+    switch (phase) {
+    case StepPhase::Forward:
+      return "forward";
+    case StepPhase::Backward:
+      return "backward";
+    case StepPhase::Update:
+      return "update";
+    }
+    llvm_unreachable("every phase is handled");
+  };
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, StepPhase> phases =
+      classifyStepPhases(block, /*trainingStep=*/true);
+  for (Operation &op : block.without_terminator()) {
+    auto phase = expected.find(&op);
+    if (phase == expected.end())
+      continue;
+    StepPhase now = phases.lookup(&op);
+    if (now != phase->second)
+      return op.emitError() << "runs in the " << name(phase->second)
+                            << " phase of its model chunk's step, but in the "
+                            << name(now) << " phase of device " << device
+                            << "'s, where its chunks run together";
   }
   return success();
 }
@@ -250,6 +289,10 @@ LogicalResult mergeChunks(ModuleOp module, int64_t device,
   Block *block = merged.addEntryBlock();
   OpBuilder inner = OpBuilder::atBlockEnd(block);
   std::map<int64_t, Value> returned;
+  // The phase of each op in its chunk's step, which it keeps in the
+  // device's.
+  bool trainingStep = isTrainingStepModule(module);
+  llvm::DenseMap<Operation *, StepPhase> expected;
   for (auto [chunk, func] : chunks) {
     IRMapping mapping;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
@@ -259,10 +302,15 @@ LogicalResult mergeChunks(ModuleOp module, int64_t device,
     }
     int64_t virtualStage = chunk * pp + device;
     Block &body = func.getBody().front();
+    llvm::DenseMap<Operation *, StepPhase> phases;
+    if (trainingStep)
+      phases = classifyStepPhases(body, /*trainingStep=*/true);
     for (Operation &op : body.without_terminator()) {
       Operation *copy = inner.clone(op, mapping);
       setStage(copy, virtualStage);
       setChunk(copy, chunk);
+      if (trainingStep)
+        expected[copy] = phases.lookup(&op);
     }
     for (auto [i, value] : llvm::enumerate(body.getTerminator()->getOperands()))
       returned[*getOutputIndex(func, i)] = mapping.lookupOrDefault(value);
@@ -271,7 +319,11 @@ LogicalResult mergeChunks(ModuleOp module, int64_t device,
   for (auto &[index, value] : returned)
     results.push_back(value);
   func::ReturnOp::create(inner, loc, results);
-  return mergeChunkReductions(merged, device, pp);
+  if (!trainingStep)
+    return success();
+  if (failed(mergeChunkReductions(merged, device, pp, expected)))
+    return failure();
+  return checkPhases(merged, device, expected);
 }
 
 struct GroupChunksPass

@@ -25,7 +25,9 @@ cleave::classifyStepPhases(Block &block, bool trainingStep) {
   // collective over constants joins the update too: a pipeline stage
   // without parameters still takes part in the update's all-reduces along
   // pp (the sum of squares of clipping, the overflow flag of loss scaling)
-  // with a constant 0, and must do so when its peers do, once a step.
+  // with a constant 0, and must do so when its peers do, once a step. So
+  // does a collective over what pure ops compute from constants alone (a
+  // device of the interleaved schedule adds its chunks' constant parts).
   llvm::DenseSet<Operation *> update;
   auto accumulates = [](Operation *op) {
     return isa<AccumulateOp, ReduceStartOp>(op);
@@ -34,10 +36,16 @@ cleave::classifyStepPhases(Block &block, bool trainingStep) {
     Operation *def = value.getDefiningOp();
     return def && (accumulates(def) || update.contains(def));
   };
-  auto isConstant = [](Value value) {
-    return static_cast<bool>(value.getDefiningOp<ConstantOp>());
+  llvm::DenseSet<Operation *> fromConstants;
+  auto isConstant = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && fromConstants.contains(def);
   };
   for (Operation &op : block.without_terminator()) {
+    if (isa<ConstantOp>(op) ||
+        (op.getNumOperands() != 0 && op.getNumRegions() == 0 &&
+         isMemoryEffectFree(&op) && llvm::all_of(op.getOperands(), isConstant)))
+      fromConstants.insert(&op);
     if (accumulates(&op))
       continue;
     bool collectiveOfConstants =
