@@ -280,8 +280,6 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
     costed.zero = static_cast<ZeroStage>(*training.zero);
   costed.zeroWithTensorParallel = false;
   costed.zeroOnlyToFit = true;
-  costed.chunksShareWeights = false;
-  costed.freeze = training.freeze;
   // Unpinned, a pipelined step recomputes the segments the plan chose to
   // recompute (the plan marks their ops); replicas of the one-device
   // program, planned on a copy, recompute none.

@@ -316,6 +316,18 @@ private:
   }
   /// Persistent state, one tensor per name.
   llvm::StringMap<int> stateTensors;
+  /// The writable weights by name (and window): the copies of a parameter
+  /// that several model chunks of one device read are one tensor.
+  llvm::StringMap<int> writableWeights;
+  static std::string getWritableWeightKey(Operation *def) {
+    if (auto weight = dyn_cast<WeightOp>(def))
+      return weight.getName().str();
+    auto slice = cast<WeightSliceOp>(def);
+    std::string key = slice.getName().str();
+    for (int64_t start : slice.getStarts())
+      key += "@" + std::to_string(start);
+    return key;
+  }
   /// The ops fused into the loop being built, producers first.
   std::vector<std::string> fusedOps;
 };
@@ -571,6 +583,17 @@ int ProgramBuilder::getTensor(Value value) {
     program.persistentBytes = offset + program.tensors[id].getBytes();
     return id;
   }
+  if (kind == OpKind::Parameter && isWritable(def) &&
+      isa<WeightOp, WeightSliceOp>(def)) {
+    std::string name = getWritableWeightKey(def);
+    if (auto known = writableWeights.find(name);
+        known != writableWeights.end() &&
+        program.tensors[known->second].getBytes() ==
+            getTensorBytes(value.getType())) {
+      tensorOf[value] = known->second;
+      return known->second;
+    }
+  }
   if (kind == OpKind::Parameter) {
     WeightEntry entry;
     if (auto weight = dyn_cast<WeightOp>(def)) {
@@ -601,6 +624,7 @@ int ProgramBuilder::getTensor(Value value) {
     program.weightBytes = entry.offset + entry.bytes;
     int id = addTensor(value, MemorySpace::Weights, entry.offset);
     if (isWritable(def)) {
+      writableWeights[getWritableWeightKey(def)] = id;
       entry.writable = true;
       entry.persistentOffset =
           alignTo(program.persistentBytes, options.alignment);

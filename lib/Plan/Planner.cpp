@@ -10,7 +10,6 @@
 #include "cleave/Plan/Planner.h"
 
 #include "cleave/Analysis/Cost/CostInterface.h"
-#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Plan/Segmentation.h"
 #include "cleave/Plan/ShardingSearch.h"
@@ -23,7 +22,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Regex.h"
 
 #include <cmath>
 #include <functional>
@@ -104,9 +102,6 @@ struct Evaluation {
   /// Why the mesh cannot run at all; empty when it can.
   std::string invalidReason;
   bool feasible = false;
-  /// Why a split that fits cannot be compiled (then `feasible` is false);
-  /// empty otherwise.
-  std::string refusal;
   StageSplit split;
   double stepTime = 0;
   double latency = 0;
@@ -259,11 +254,6 @@ private:
   PlanStageUpdate describeUpdate(const Evaluation &best, int64_t stage,
                                  const TrainingStepCost &training) const;
   PlanTraining describeTraining(const Plan &plan, const Evaluation &best);
-  /// Why `split` of an interleaved schedule cannot be compiled: a trainable
-  /// weight that two chunks of one device read (`sharedWeights`). Empty
-  /// when it can.
-  std::string findChunkSharedWeight(const DeviceMesh &mesh,
-                                    const StageSplit &split) const;
 
   SegmentedModel &model;
   const TargetDescription &target;
@@ -282,10 +272,6 @@ private:
   std::vector<std::string> opNames;
   /// Weights (name, window, layout, stage) already in the plan.
   llvm::StringSet<> weightKeys;
-  /// In a training step whose interleaved chunks may not share weights:
-  /// each trainable weight that several segments read, with those segments
-  /// in order.
-  std::vector<std::pair<std::string, SmallVector<int64_t>>> sharedWeights;
 };
 
 } // namespace
@@ -300,31 +286,6 @@ LogicalResult AutoParallelPlanner::initialize() {
   }
   for (auto [index, op] : llvm::enumerate(model.ops))
     opNames.push_back(getOpLocationName(op, index));
-  if (options.training.enabled && !options.training.chunksShareWeights) {
-    // The segments that read each trainable weight, as the step's autodiff
-    // collects them (by name; a running statistic is state, not trained).
-    llvm::Regex frozen(options.training.freeze);
-    std::map<std::string, SmallVector<int64_t>> readers;
-    for (auto [index, segment] : llvm::enumerate(model.segments))
-      for (int64_t op = segment.firstOp; op <= segment.lastOp; ++op)
-        for (Value operand : model.ops[op]->getOperands()) {
-          auto weight = getBufferRoot(operand).getDefiningOp<WeightOp>();
-          if (!weight || isWritable(weight) ||
-              !isa<FloatType>(weight.getOutput().getType().getElementType()))
-            continue;
-          StringRef name = weight.getName();
-          if (!options.training.freeze.empty() && frozen.isValid() &&
-              frozen.match(name))
-            continue;
-          SmallVector<int64_t> &segments = readers[name.str()];
-          if (segments.empty() ||
-              segments.back() != static_cast<int64_t>(index))
-            segments.push_back(static_cast<int64_t>(index));
-        }
-    for (auto &[name, segments] : readers)
-      if (segments.size() > 1)
-        sharedWeights.emplace_back(name, std::move(segments));
-  }
   globalBatch =
       options.globalBatch.value_or(model.batchSize * options.modelBatchScale);
   usableMemory =
@@ -683,15 +644,6 @@ Evaluation AutoParallelPlanner::evaluate(const DeviceMesh &mesh,
   }
   evaluation.feasible = true;
   evaluation.split = std::move(*stages);
-  // Where the compile plans, a searched interleaved schedule is one it can
-  // build; a pinned one it refuses, naming the parameter.
-  if (!sharedWeights.empty() && chunks > 1 && options.searchesSchedule()) {
-    evaluation.refusal = findChunkSharedWeight(mesh, evaluation.split);
-    if (!evaluation.refusal.empty()) {
-      evaluation.feasible = false;
-      return evaluation;
-    }
-  }
   bool recomputes =
       llvm::any_of(evaluation.split.stages, [](const StageRange &stage) {
         return stage.numRecomputed > 0;
@@ -739,33 +691,6 @@ bool AutoParallelPlanner::isBetter(const Evaluation &a,
                          static_cast<int>(a.zero)) <
          std::make_tuple(b.mesh.pp, b.mesh.tp, b.scheduleRank, b.microbatches,
                          static_cast<int>(b.zero));
-}
-
-std::string
-AutoParallelPlanner::findChunkSharedWeight(const DeviceMesh &mesh,
-                                           const StageSplit &split) const {
-  // The virtual stage of each segment.
-  std::vector<int64_t> stageOf(model.segments.size(), 0);
-  for (auto [stage, range] : llvm::enumerate(split.stages))
-    for (int64_t segment = range.firstSegment; segment <= range.lastSegment;
-         ++segment)
-      stageOf[segment] = static_cast<int64_t>(stage);
-  for (const auto &[name, segments] : sharedWeights) {
-    // The first virtual stage seen on each device.
-    std::map<int64_t, int64_t> firstOnDevice;
-    for (int64_t segment : segments) {
-      int64_t stage = stageOf[segment];
-      int64_t device = getDeviceStage(mesh, stage);
-      auto [it, inserted] = firstOnDevice.try_emplace(device, stage);
-      if (!inserted && it->second != stage)
-        return llvm::formatv("trainable weight '{0}' is read by virtual "
-                             "stages {1} and {2}, two model chunks of "
-                             "pipeline device {3}",
-                             name, it->second, stage, device)
-            .str();
-    }
-  }
-  return "";
 }
 
 std::string AutoParallelPlanner::describeBatchBarrier() const {
@@ -911,8 +836,7 @@ void AutoParallelPlanner::searchSchedule(MeshSearch &search, size_t rank,
       // by: a training search does not work out by how much.
       bool explain = !options.training.enabled || !search.bestStepTime;
       Evaluation evaluation = evaluate(mesh, *schedule, zero, explain);
-      if (rank > 0 && options.training.enabled && !evaluation.feasible &&
-          evaluation.refusal.empty())
+      if (rank > 0 && options.training.enabled && !evaluation.feasible)
         tooLarge.push_back(zero);
       // Sharding only to fit: the whole state comes first, and when it
       // fits no stage is tried.
@@ -1599,9 +1523,6 @@ Plan AutoParallelPlanner::buildPlan(const Evaluation &best,
       alternative.microbatches = 0;
       alternative.schedule.reset();
       rank = Invalid;
-    } else if (!evaluation.refusal.empty()) {
-      alternative.verdict = "cannot compile: " + evaluation.refusal;
-      rank = DoesNotFit;
     } else if (!evaluation.feasible) {
       rank = DoesNotFit;
       if (evaluation.memorySplit) {

@@ -36,8 +36,8 @@
 #     good-step and skipped-step counts equal 1F1B's after every step, and
 #     the losses and parameters are bitwise 1F1B's.
 # The GPT's scale and mask initializers are frozen: every layer reads them,
-# and a parameter that two chunks of one device read is refused
-# (shared-parameter-train.py).
+# and the gradient of a parameter that two chunks of one device read adds
+# up in another order than 1F1B's (shared-parameter-train.py trains one).
 # Also: the manifest's per-device steps (phase, microbatch, chunk) and
 # entries; a checkpoint of the interleaved bundle resumed by the 1F1B one
 # (the same tensors by name) equal to training straight on; and the errors:

@@ -89,12 +89,6 @@ struct TrainingPlanOptions {
   /// state does not fit (a compile's default), rather than wherever it is
   /// predicted faster.
   bool zeroOnlyToFit = false;
-  /// Whether an interleaved split may have two model chunks of one device
-  /// read the same trainable weight (a compile cannot build that step
-  /// yet): floating-point weights that the step does not write and whose
-  /// names `freeze` (a regular expression, empty for none) does not match.
-  bool chunksShareWeights = true;
-  std::string freeze;
 };
 
 //===----------------------------------------------------------------------===//

@@ -79,9 +79,9 @@ public:
       : func(func), lossName(lossName), freeze(freeze), lossScale(lossScale) {}
 
   LogicalResult run() {
-    if (failed(findLoss()) || failed(collectParameters()) ||
-        failed(placeParameterReads()))
+    if (failed(findLoss()) || failed(collectParameters()))
       return failure();
+    placeParameterReads();
     analyzeActivity();
     if (failed(checkActiveOps()) || failed(buildBackward()))
       return failure();
@@ -253,14 +253,10 @@ private:
   /// that each stage's reads have a cotangent of their own (the stages'
   /// gradients add up in the update, by an all-reduce along pp in which
   /// the stages without a copy take part with zeros). Under the interleaved
-  /// schedule two model chunks of one device holding copies are refused.
-  LogicalResult placeParameterReads() {
-    std::optional<rt::MeshShape> mesh =
-        getMesh(func->getParentOfType<ModuleOp>());
-    int64_t pipelineStages = mesh ? mesh->pp : 1;
-    // Under the interleaved schedule the stages are virtual, several per
-    // device, and each chunk updates its own parameters.
-    bool chunked = getNumStagesWithin(func) > pipelineStages;
+  /// schedule the copies of two model chunks of one device are one tensor
+  /// of the device program, updated by the first chunk
+  /// (cleave-optimizer-update).
+  void placeParameterReads() {
     for (Parameter &parameter : parameters) {
       SmallVector<WeightOp> uses = parameter.uses;
       for (WeightOp weight : uses) {
@@ -280,24 +276,7 @@ private:
         }
         setStage(weight, *stages.begin());
       }
-      if (!chunked)
-        continue;
-      std::map<int64_t, SmallVector<int64_t>> byDevice;
-      for (int64_t stage : getParameterStages(parameter))
-        byDevice[stage % pipelineStages].push_back(stage);
-      for (auto &[device, stages] : byDevice) {
-        if (stages.size() < 2)
-          continue;
-        InFlightDiagnostic diag = error() << "parameter '" << parameter.name
-                                          << "' is read by virtual stages ";
-        llvm::interleaveComma(stages, diag);
-        return diag << ", model chunks of pipeline device " << device
-                    << "; a parameter shared between the chunks of one "
-                       "device is not supported by the interleaved schedule "
-                       "yet (use 1f1b, or --freeze it)";
-      }
     }
-    return success();
   }
 
   /// The stages that read `parameter`.

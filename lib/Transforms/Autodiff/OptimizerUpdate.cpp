@@ -157,8 +157,8 @@ struct OptimizerUpdatePass
     // cleave-group-chunks sums a device's chunks before their reduction
     // along pp.
     stageFunctions = std::max(stages, getNumStagesWithin(func));
-    if (failed(checkChunks(func, *parameters, stages)))
-      return signalPassFailure();
+    SmallVector<TrainedParameter> chunkCopies =
+        takeChunkCopies(*parameters, stages);
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
@@ -187,6 +187,19 @@ struct OptimizerUpdatePass
       setStageOfOpsAfter(mark, parameter.stage);
       if (overlap)
         moveAfterDefinition(mark->getNextNode(), terminator, gradient);
+    }
+    // A later chunk's copy adds its gradient into the first chunk's sum
+    // (one accumulator of the device program), as the microbatch's backward
+    // makes it; the first chunk's backward of the microbatch comes after
+    // it, so the sum is whole when the first chunk reduces it.
+    for (TrainedParameter &copy : chunkCopies) {
+      Operation *mark = terminator->getPrevNode();
+      Value gradient = copy.gradient;
+      if (zero == 2)
+        gradient = reduceScatterBlock(builder, gradient);
+      accumulate(builder, gradient, "grad:" + copy.name);
+      setStageOfOpsAfter(mark, copy.stage);
+      setWritable(copy.weight);
     }
     if (overlap)
       gatherIntoBuckets(func);
@@ -505,25 +518,37 @@ struct OptimizerUpdatePass
   }
 
   /// Under the interleaved schedule a device holds several model chunks
-  /// (stages above pp - 1 are virtual), and each chunk updates its own
-  /// parameters: a parameter whose copies lie on two chunks of one device
-  /// would be updated twice there. Refuses that.
-  LogicalResult checkChunks(func::FuncOp func,
-                            ArrayRef<TrainedParameter> parameters,
-                            int64_t stages) {
+  /// (stages above pp - 1 are virtual). A parameter whose copies lie on
+  /// several chunks of one device is one tensor there (the device
+  /// program's writable weights and accumulators of one name are one), so
+  /// the device updates it once: its first chunk's copy is the device's
+  /// parameter, and the later chunks' copies are taken out of `parameters`
+  /// and returned. They only add their gradients into the first chunk's
+  /// accumulator; their chunks take part in the parameter's reductions
+  /// along pp with zeros, as a chunk without a copy does.
+  SmallVector<TrainedParameter>
+  takeChunkCopies(SmallVector<TrainedParameter> &parameters, int64_t stages) {
+    SmallVector<TrainedParameter> copies;
     if (stageFunctions <= stages)
-      return success();
-    std::set<std::pair<std::string, int64_t>> held;
+      return copies;
+    std::map<std::pair<std::string, int64_t>, int64_t> first;
     for (const TrainedParameter &parameter : parameters) {
-      int64_t device = parameter.stage.value_or(0) % stages;
-      if (!held.insert({parameter.name, device}).second)
-        return emitError(func.getLoc(), "parameter '")
-               << parameter.name
-               << "' is read by two model chunks of pipeline device " << device
-               << "; a parameter shared between the chunks of one device is "
-                  "not supported by the interleaved schedule yet (use 1f1b)";
+      int64_t stage = parameter.stage.value_or(0);
+      auto [it, inserted] =
+          first.try_emplace({parameter.name, stage % stages}, stage);
+      if (!inserted)
+        it->second = std::min(it->second, stage);
     }
-    return success();
+    SmallVector<TrainedParameter> kept;
+    for (TrainedParameter &parameter : parameters) {
+      int64_t stage = parameter.stage.value_or(0);
+      if (first.at({parameter.name, stage % stages}) == stage)
+        kept.push_back(std::move(parameter));
+      else
+        copies.push_back(std::move(parameter));
+    }
+    parameters = std::move(kept);
+    return copies;
   }
 
   /// The pipeline stages the plan split the function into (1 without a

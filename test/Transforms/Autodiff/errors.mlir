@@ -93,22 +93,3 @@ module {
 func.func @main(%x: tensor<f32>) -> (tensor<f32> {cleave.name = "o0"}, tensor<f32> {cleave.name = "o1"}, tensor<f32> {cleave.name = "o2"}, tensor<f32> {cleave.name = "o3"}, tensor<f32> {cleave.name = "o4"}, tensor<f32> {cleave.name = "o5"}, tensor<f32> {cleave.name = "o6"}, tensor<f32> {cleave.name = "o7"}, tensor<f32> {cleave.name = "o8"}, tensor<f32> {cleave.name = "o9"}) {
   return %x, %x, %x, %x, %x, %x, %x, %x, %x, %x : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 }
-
-// -----
-
-// Under the interleaved schedule, a parameter read by two model chunks of
-// one device (virtual stages 0 and 2 both run on device 0 of 2): the
-// device would update it twice.
-module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "interleaved:2"} {
-  // expected-error @below {{parameter 'w' is read by virtual stages 0, 2, model chunks of pipeline device 0; a parameter shared between the chunks of one device is not supported by the interleaved schedule yet (use 1f1b, or --freeze it)}}
-  func.func @main(%x: tensor<2xf32> {cleave.name = "x"}) -> (tensor<f32> {cleave.name = "loss"}) {
-    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 8 : i64, cleave.stage = 0 : i64} : tensor<2xf32>
-    %a = cleave.mul %x, %w {cleave.stage = 0 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    %b = cleave.tanh %a {cleave.stage = 1 : i64} : tensor<2xf32>
-    %c = cleave.mul %b, %w {cleave.stage = 2 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-    %d = cleave.tanh %c {cleave.stage = 3 : i64} : tensor<2xf32>
-    %l = cleave.reduce_sum %d {axes = array<i64: 0>, keepdims = false, cleave.stage = 3 : i64} : (tensor<2xf32>) -> tensor<f32>
-    return %l : tensor<f32>
-  }
-}
-

@@ -3,8 +3,7 @@ were costed under, for FileCheck.
 
     python plan_schedules.py plan.json
 
-Lines: `schedule KIND chunks=V`, `weighed NAME...` (sorted, each once), and
-`refused NAME: WHY` for each alternative that cannot be compiled.
+Lines: `schedule KIND chunks=V` and `weighed NAME...` (sorted, each once).
 """
 
 import json
@@ -17,10 +16,6 @@ def main() -> int:
     print(f"schedule {plan['schedule']} chunks={plan['virtual_stages']}")
     weighed = sorted({a["schedule"] for a in plan["alternatives"] if "schedule" in a})
     print("weighed " + " ".join(weighed))
-    prefix = "cannot compile: "
-    for a in plan["alternatives"]:
-        if a.get("verdict", "").startswith(prefix):
-            print(f"refused {a['schedule']}: {a['verdict'][len(prefix):]}")
     return 0
 
 
