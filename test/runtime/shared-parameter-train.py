@@ -72,10 +72,10 @@ def scale_trained(work):
     return model, batch, {**LOSS, "freeze": "causal_mask"}
 
 
-def shown(name):
+def shown(work, name):
     """How many writable weights of device 0's program hold attn_scale and
     wte."""
-    bundle = f"{WORK}/{name}"
+    bundle = f"{work}/{name}"
     text = subprocess.run(
         ["cleave-translate", "--print-device-program",
          "--program-function=stage_0", f"{bundle}/model.mlir"],
@@ -85,6 +85,18 @@ def shown(name):
     print("device 0 holds attn_scale", sum('"attn_scale"' in w
                                            for w in weights),
           "time(s), wte", sum('"wte"' in w for w in weights), "time(s)")
+
+
+def interleaved_against(shape, bundle, run, onef, one):
+    """Where the interleaved bundle holds wte, and its (losses, parameters)
+    against the 1F1B bundle's (bitwise) and one device's."""
+    print(f"== interleaved: {shape} against 1 x 4")
+    print("wte held by devices:", holders(bundle, "wte"))
+    (losses, params), (onef_losses, onef_params) = run, onef
+    print("bitwise 1f1b:",
+          il_test.same(losses, onef_losses, params, onef_params))
+    print("within tolerance of one device:",
+          il_test.within(losses, one[0], params, one[1]))
 
 
 def holders(bundle, name):
@@ -103,7 +115,7 @@ def train(model, name, work, batches, devices=1, **options):
 
 
 if __name__ == "__main__":
-    work = WORK = sys.argv[1]
+    work = sys.argv[1]
     model, batch = tied_gpt(work)
     batches = dp_test.global_batches(batch, 4)
     _, one_losses, one_params = train(model, "tied_one", work, batches,
@@ -126,22 +138,15 @@ if __name__ == "__main__":
     _, onef_losses, onef_params = train(model, "tied_1f1b", work, batches,
                                         2, pp=2, microbatches=4,
                                         schedule="1f1b")
-    print("== interleaved: pp=2 x 2 chunks x 4 against 1 x 4")
-    print("wte held by devices:", holders(bundle, "wte"))
-    print("bitwise 1f1b:", il_test.same(losses, onef_losses, params,
-                                        onef_params))
-    print("within tolerance of one device:",
-          il_test.within(losses, one_losses, params, one_params))
+    interleaved_against("pp=2 x 2 chunks x 4", bundle, (losses, params),
+                        (onef_losses, onef_params), (one_losses, one_params))
 
     bundle, il4_losses, il4_params = train(
         model, "tied_interleaved_pp4", work, batches, 4, pp=4,
         microbatches=4, schedule="interleaved")
-    print("== interleaved: pp=4 x 2 chunks x 4 against 1 x 4")
-    print("wte held by devices:", holders(bundle, "wte"))
-    print("bitwise 1f1b:", il_test.same(il4_losses, pp4_losses, il4_params,
-                                        pp4_params))
-    print("within tolerance of one device:",
-          il_test.within(il4_losses, one_losses, il4_params, one_params))
+    interleaved_against("pp=4 x 2 chunks x 4", bundle,
+                        (il4_losses, il4_params), (pp4_losses, pp4_params),
+                        (one_losses, one_params))
 
     # attn_scale trained: every chunk of both devices reads it.
     interleaved, _, trainer, _ = il_test.compare(
@@ -149,7 +154,7 @@ if __name__ == "__main__":
     start = cleave.Trainer(interleaved).parameters()["attn_scale"]
     print("attn_scale moves:",
           not np.array_equal(trainer.parameters()["attn_scale"], start))
-    shown("scale_interleaved")
+    shown(work, "scale_interleaved")
     clip = {**SGD, "clip-grad-norm": 0.05, "grad-reduction": "overlap"}
     il_test.compare(work, "scale_dp2_clip", scale_trained, clip, 4, 4,
                     bitwise=False)
