@@ -268,6 +268,7 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
   // and recomputation.
   TrainingPlanOptions &costed = planOptions.training;
   costed.enabled = true;
+  costed.freeze = training.freeze;
   std::string optimizer = training.getOptimizer();
   costed.optimizer = optimizer == kAdamWOptimizer        ? Optimizer::AdamW
                      : optimizer == kAdamOptimizer       ? Optimizer::Adam

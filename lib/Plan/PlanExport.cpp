@@ -206,6 +206,7 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
     json.attribute("schedule", stringifyScheduleKind(plan.schedule.getKind()));
     json.attribute("virtual_stages", plan.schedule.getNumChunks());
     json.attribute("sequence_parallel", plan.sequenceParallel);
+    json.attribute("sequence_parallel_weighed", plan.sequenceParallelWeighed);
     if (plan.training)
       writeTraining(json, *plan.training);
     json.attributeObject("model", [&] {
@@ -326,6 +327,8 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
           if (plan.training)
             json.attribute("phase",
                            stringifyPipelinePhase(communication.phase));
+          if (!communication.parameter.empty())
+            json.attribute("parameter", communication.parameter);
         });
     });
 
@@ -547,7 +550,11 @@ static void printHeader(const Plan &plan, llvm::raw_ostream &os) {
                       plan.microbatches, plan.microbatchSize,
                       plan.microbatchSize == 1 ? "" : "s", plan.globalBatch);
   os << "  objective     " << stringifyPlanObjective(plan.objective)
-     << (plan.sequenceParallel ? ", sequence parallel" : "") << "\n";
+     << (plan.sequenceParallel ? ", sequence parallel" : "")
+     << (!plan.sequenceParallelWeighed ? ""
+         : plan.sequenceParallel       ? " (weighed against none)"
+                                       : ", no sequence parallelism (weighed)")
+     << "\n";
   if (plan.training)
     printTrainingHeader(plan, os);
   os << llvm::formatv("  predicted     {0:f2} samples/s, step {1}, "

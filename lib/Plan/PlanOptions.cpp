@@ -43,7 +43,13 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
       "for training the fastest that fits of 1f1b, interleaved:2, "
       "interleaved:3, interleaved:4 and gpipe");
   binder.flag("sequence-parallel", sequenceParallel,
-              "Allow reduce-scatter of partial sums into splits");
+              "Sequence parallelism: hold the activations between layers "
+              "split along the sequence over the tensor-parallel group, "
+              "and let ops split token dimensions and partial sums be "
+              "reduce-scattered");
+  binder.flag("weigh-sequence-parallel", weighSequenceParallel,
+              "Plan with and without sequence parallelism and keep the "
+              "better");
   binder.flag("uniform-stages", uniformStages,
               "Give every stage the same number of segments (the naive "
               "split, for comparison)");
@@ -108,6 +114,10 @@ llvm::Error cleave::validatePlanOptions(const PlanOptions &options,
   copy.bindOptions(checker, PlanOptionSet::Planning);
   if (llvm::Error error = checker.takeError())
     return error;
+  if (options.sequenceParallel && options.weighSequenceParallel)
+    return llvm::createStringError(
+        prefix + "sequence-parallel pins sequence parallelism on and " +
+        prefix + "weigh-sequence-parallel weighs it against none: give one");
   if (options.training.enabled) {
     if (options.objective == PlanObjective::Latency)
       return llvm::createStringError(

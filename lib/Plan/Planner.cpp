@@ -231,8 +231,21 @@ private:
   int64_t getDeviceStage(const DeviceMesh &mesh, int64_t stage) const {
     return stage % mesh.pp;
   }
-  double boundarySendTime(int64_t bytes, bool crossesNodes, int64_t tp,
-                          bool *scatterGather = nullptr) const;
+  /// What a segment passes on, per microbatch: bytes of the values held
+  /// whole, and each device's share of those that sequence parallelism
+  /// holds split.
+  struct BoundaryBytes {
+    int64_t whole = 0;
+    int64_t splitShare = 0;
+    int64_t perDevice() const { return whole + splitShare; }
+  };
+  BoundaryBytes getBoundaryBytes(const ModelSegment &segment, int64_t tp,
+                                 int64_t microbatchSize) const;
+  /// Seconds to send `bytes` to the next stage: a split value's shards go
+  /// shard to shard; a whole one is sent whole by each shard or, when
+  /// faster (`scatterGather`), sliced and all-gathered by the receivers.
+  double boundarySendTime(const BoundaryBytes &bytes, bool crossesNodes,
+                          int64_t tp, bool *scatterGather = nullptr) const;
   bool tpGroupCrossesNodes(int64_t tp) const {
     return tp > target.devicesPerNode || target.devicesPerNode % tp != 0;
   }
@@ -277,9 +290,19 @@ private:
 } // namespace
 
 LogicalResult AutoParallelPlanner::initialize() {
+  std::optional<llvm::Regex> frozen;
+  if (options.training.enabled && !options.training.freeze.empty()) {
+    frozen.emplace(options.training.freeze);
+    std::string error;
+    if (!frozen->isValid(error))
+      return model.function.emitError()
+             << "freeze=" << options.training.freeze
+             << ": not a valid regular expression: " << error;
+  }
   for (const SegmentClass &segmentClass : model.classes) {
     FailureOr<SegmentShardingModel> classModel = buildSegmentShardingModel(
-        model, segmentClass.representative, target, options.costOptions);
+        model, segmentClass.representative, target, options.costOptions,
+        frozen ? &*frozen : nullptr);
     if (failed(classModel))
       return failure();
     classModels.push_back(std::move(*classModel));
@@ -342,27 +365,52 @@ int64_t AutoParallelPlanner::scaledBytes(Value value,
   return static_cast<int64_t>(std::llround(bytes));
 }
 
-double AutoParallelPlanner::boundarySendTime(int64_t bytes, bool crossesNodes,
-                                             int64_t tp,
+AutoParallelPlanner::BoundaryBytes
+AutoParallelPlanner::getBoundaryBytes(const ModelSegment &segment, int64_t tp,
+                                      int64_t microbatchSize) const {
+  ShardingContext context = makeContext(tp, microbatchSize);
+  BoundaryBytes bytes;
+  for (Value value : segment.liveAfter) {
+    int64_t valueBytes = scaledBytes(value, microbatchSize);
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (type &&
+        getBoundaryLayout(type.getShape(), model.getSequenceDim(value), context)
+            .isSplit())
+      bytes.splitShare += valueBytes / tp;
+    else
+      bytes.whole += valueBytes;
+  }
+  return bytes;
+}
+
+double AutoParallelPlanner::boundarySendTime(const BoundaryBytes &bytes,
+                                             bool crossesNodes, int64_t tp,
                                              bool *scatterGather) const {
-  double direct =
-      collectiveTime(CollectiveKind::SendRecv, bytes, 2, crossesNodes, target);
   if (scatterGather)
     *scatterGather = false;
+  double shards =
+      bytes.splitShare > 0
+          ? collectiveTime(CollectiveKind::SendRecv, bytes.splitShare, 2,
+                           crossesNodes, target)
+          : 0.0;
+  if (bytes.whole == 0 && bytes.splitShare > 0)
+    return shards;
+  double direct = collectiveTime(CollectiveKind::SendRecv, bytes.whole, 2,
+                                 crossesNodes, target);
   if (tp <= 1)
-    return direct;
+    return shards + direct;
   // Each shard sends its slice; the receiving group all-gathers them.
   double sliced =
-      collectiveTime(CollectiveKind::SendRecv, (bytes + tp - 1) / tp, 2,
+      collectiveTime(CollectiveKind::SendRecv, (bytes.whole + tp - 1) / tp, 2,
                      crossesNodes, target) +
-      collectiveTime(CollectiveKind::AllGather, bytes, tp,
+      collectiveTime(CollectiveKind::AllGather, bytes.whole, tp,
                      tpGroupCrossesNodes(tp), target);
   if (sliced < direct) {
     if (scatterGather)
       *scatterGather = true;
-    return sliced;
+    return shards + sliced;
   }
-  return direct;
+  return shards + direct;
 }
 
 const ClassTrainingCandidates &
@@ -455,10 +503,8 @@ AutoParallelPlanner::buildProblem(int64_t tp, int64_t microbatchSize,
     else
       problem.candidates.push_back(
           getClassSharding(segment.segmentClass, tp, microbatchSize).summaries);
-    int64_t bytes = 0;
-    for (Value value : segment.liveAfter)
-      bytes += scaledBytes(value, microbatchSize);
-    problem.outputBytes.push_back(bytes);
+    BoundaryBytes bytes = getBoundaryBytes(segment, tp, microbatchSize);
+    problem.outputBytes.push_back(bytes.perDevice());
     problem.sendTimeIntraNode.push_back(boundarySendTime(bytes, false, tp));
     problem.sendTimeInterNode.push_back(boundarySendTime(bytes, true, tp));
   }
@@ -1398,18 +1444,39 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
       compute.duration += sharding.cost.opTimes[step];
     }
     flushCompute();
+    // The gradients of whole parameters that split ops read.
+    for (const SegmentCollective &reduction :
+         sharding.cost.gradientReductions) {
+      PlanCommunication communication;
+      communication.kind = reduction.kind;
+      communication.phase = PipelinePhase::Backward;
+      communication.stage = stageIndex;
+      communication.op = opNames[segment.firstOp + reduction.step];
+      communication.producer = communication.op;
+      Value parameter = model.ops[segment.firstOp + reduction.step]->getOperand(
+          reduction.value);
+      if (std::optional<PlanWeight> weight =
+              describeWeight(parameter, options.costOptions))
+        communication.parameter = weight->name;
+      communication.group = stage.ranks;
+      communication.instances = mesh.dp;
+      communication.bytes = reduction.bytes;
+      communication.time = reduction.time;
+      communication.crossesNodes = tpCrosses;
+      plan.communications.push_back(communication);
+    }
     plan.segments.push_back(std::move(summary));
   }
 
   if (stageIndex + 1 < best.schedule.getNumVirtualStages()) {
     const ModelSegment &last = model.segments[range.lastSegment];
-    int64_t bytes = 0;
-    for (Value value : last.liveAfter)
-      bytes += scaledBytes(value, best.microbatchSize);
+    BoundaryBytes boundary =
+        getBoundaryBytes(last, mesh.tp, best.microbatchSize);
+    int64_t bytes = boundary.whole;
     bool crosses =
         buildSplitOptions(mesh, best.schedule).sendCrossesNodes[stageIndex];
     bool scatterGather = false;
-    boundarySendTime(bytes, crosses, mesh.tp, &scatterGather);
+    boundarySendTime(boundary, crosses, mesh.tp, &scatterGather);
     PlanCommunication send;
     send.kind = CollectiveKind::SendRecv;
     send.stage = stageIndex;
@@ -1417,7 +1484,8 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     send.producer = stage.lastOpName;
     send.group = {mesh.rank(device, 0, 0), mesh.rank(nextDevice, 0, 0)};
     send.instances = mesh.tp * mesh.dp;
-    send.bytes = scatterGather ? (bytes + mesh.tp - 1) / mesh.tp : bytes;
+    send.bytes = boundary.splitShare +
+                 (scatterGather ? (bytes + mesh.tp - 1) / mesh.tp : bytes);
     send.time = collectiveTime(CollectiveKind::SendRecv, send.bytes, 2, crosses,
                                target);
     send.crossesNodes = crosses;
@@ -1589,6 +1657,45 @@ static func::FuncOp lookupFunction(ModuleOp module, llvm::StringRef name) {
   return function;
 }
 
+/// Whether plan `a` is better than plan `b` by the objective.
+static bool isBetterPlan(const Plan &a, const Plan &b) {
+  return a.objective == PlanObjective::Throughput ? a.throughput > b.throughput
+                                                  : a.latency < b.latency;
+}
+
+/// Plans without sequence parallelism and with it, and keeps the better;
+/// the one that fits when only one does. When neither does, reports why
+/// the plan without it does not.
+static FailureOr<Plan>
+planWeighingSequenceParallel(ModuleOp module, const TargetDescription &target,
+                             const PlanOptions &options) {
+  PlanOptions without = options;
+  without.weighSequenceParallel = false;
+  without.sequenceParallel = false;
+  PlanOptions with = without;
+  with.sequenceParallel = true;
+  FailureOr<Plan> plain = failure(), parallel = failure();
+  {
+    // What does not fit is weighed, not reported.
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    plain = planModel(module, target, without);
+    with.progress = nullptr;
+    parallel = planModel(module, target, with);
+  }
+  if (failed(plain) && failed(parallel)) {
+    without.progress = nullptr;
+    (void)planModel(module, target, without);
+    return failure();
+  }
+  FailureOr<Plan> best =
+      failed(plain) || (succeeded(parallel) && isBetterPlan(*parallel, *plain))
+          ? std::move(parallel)
+          : std::move(plain);
+  best->sequenceParallelWeighed = true;
+  return best;
+}
+
 FailureOr<Plan> cleave::planModel(ModuleOp module,
                                   const TargetDescription &target,
                                   const PlanOptions &options) {
@@ -1607,6 +1714,8 @@ FailureOr<Plan> cleave::planModel(ModuleOp module,
       options.pipelineStages
           ? *options.pipelineStages * options.getSchedule().virtualStages
           : 1;
+  if (options.weighSequenceParallel)
+    return planWeighingSequenceParallel(module, target, options);
   FailureOr<SegmentedModel> model = segmentModel(function, minSegments);
   if (failed(model))
     return failure();

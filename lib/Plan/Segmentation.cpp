@@ -119,6 +119,25 @@ static SmallVector<SmallVector<int64_t>> getLoopDims(Operation *op) {
   return loopDims;
 }
 
+/// Whether the function returns `value`.
+static bool isFunctionResult(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return user->hasTrait<OpTrait::IsTerminator>();
+  });
+}
+
+int64_t SegmentedModel::getSequenceDim(Value value) const {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || isFunctionResult(value))
+    return -1;
+  int64_t batchDim = getBatchDim(value);
+  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim)
+    if (dim != batchDim && isTokenDim(value, dim) && !type.isDynamicDim(dim) &&
+        type.getDimSize(dim) > 1)
+      return dim;
+  return -1;
+}
+
 /// Traces the token dimensions from the arguments through every op.
 static void traceTokenDims(Block &body, SegmentedModel &model) {
   for (BlockArgument argument : body.getArguments())
@@ -187,6 +206,9 @@ public:
       auto [op, index] = localNames.lookup(output);
       add(kOutput, op);
       add(kOutput, index);
+      // A result of the function leaves its segment whole; any other output
+      // may pass on split (`getSequenceDim`).
+      add(kOutput, isFunctionResult(output));
     }
     return std::move(key);
   }

@@ -146,24 +146,38 @@ static void markFusedPointwise(SegmentShardingModel &model) {
   }
 }
 
+/// The initializer a weight or a window of one reads.
+static std::optional<StringRef> getWeightName(Operation *op) {
+  if (auto weight = dyn_cast_or_null<WeightOp>(op))
+    return weight.getName();
+  if (auto slice = dyn_cast_or_null<WeightSliceOp>(op))
+    return slice.getName();
+  return std::nullopt;
+}
+
 /// A parameter as a segment holds it.
 static SegmentParameter describeParameter(Value value, ArrayRef<int64_t> shape,
-                                          const CostOptions &costOptions) {
+                                          const CostOptions &costOptions,
+                                          const llvm::Regex *frozen) {
   SegmentParameter parameter;
   parameter.value = value;
   parameter.shape.assign(shape.begin(), shape.end());
   parameter.bytes = getHeldTensorBytes(value.getType(), costOptions);
   parameter.elements = getNumElements(value.getType());
-  Operation *root = getBufferRoot(value).getDefiningOp();
+  std::optional<StringRef> name =
+      getWeightName(getBufferRoot(value).getDefiningOp());
   parameter.trainable =
-      isa_and_nonnull<WeightOp, WeightSliceOp>(root) &&
-      isa<FloatType>(cast<RankedTensorType>(value.getType()).getElementType());
+      name &&
+      isa<FloatType>(
+          cast<RankedTensorType>(value.getType()).getElementType()) &&
+      !(frozen && frozen->match(*name));
   return parameter;
 }
 
 FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     const SegmentedModel &model, int64_t segmentIndex,
-    const TargetDescription &target, const CostOptions &costOptions) {
+    const TargetDescription &target, const CostOptions &costOptions,
+    const llvm::Regex *frozen) {
   const ModelSegment &segment = model.segments[segmentIndex];
   SegmentShardingModel result;
   int64_t numOps = segment.numOps();
@@ -222,7 +236,7 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
             parameterIndex.try_emplace(operand, result.parameters.size());
         if (inserted)
           result.parameters.push_back(
-              describeParameter(operand, *shape, costOptions));
+              describeParameter(operand, *shape, costOptions, frozen));
         use.kind = SegmentOperand::Kind::Parameter;
         use.index = it->second;
       }
@@ -278,6 +292,9 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     value.isOutput = true;
     value.lastUse = numOps;
   }
+  for (SegmentValue &value : result.values)
+    if (value.definition < 0 || value.isOutput)
+      value.sequenceDim = model.getSequenceDim(value.value);
   markResidualStream(result);
   if (costOptions.fusePointwise)
     markFusedPointwise(result);
@@ -317,6 +334,7 @@ struct SimulationRecord {
   llvm::SmallVector<SegmentCollective> collectives;
   /// Largest per-device bytes each activation takes in any layout.
   llvm::SmallVector<int64_t> valueBytes;
+  llvm::SmallVector<SegmentCollective> gradientReductions;
   /// (parameter, layout code) pairs held.
   llvm::DenseSet<std::pair<int64_t, uint8_t>> weightLayouts;
   llvm::SmallVector<double> opTimes;
@@ -357,13 +375,14 @@ public:
       }
   }
 
-  /// The state before the first op: inputs replicated, everything else not
-  /// yet defined.
+  /// The state before the first op: inputs as they pass between segments,
+  /// everything else not yet defined.
   std::string initialState() const {
     std::string state(model.values.size(), static_cast<char>(kDead));
     for (auto [index, value] : llvm::enumerate(model.values))
       if (value.definition < 0)
-        state[index] = static_cast<char>(kReplicated);
+        state[index] =
+            static_cast<char>(encode(getBoundaryLayout(value, context)));
     return state;
   }
 
@@ -391,6 +410,9 @@ public:
                      static_cast<double>(parameterBytes(parameter, required));
         if (record)
           record->weightLayouts.insert({use.index, encode(required)});
+        if (context.training && chosen.loop >= 0 && parameter.trainable &&
+            required.isReplicated())
+          time += reduceGradient(op, index, parameter.bytes, record);
         continue;
       }
       if (use.kind != SegmentOperand::Kind::Activation)
@@ -408,14 +430,14 @@ public:
     return time;
   }
 
-  /// Makes every output replicated; adds the time (and the collective
-  /// penalties) to `objective` and returns it.
+  /// Lays every output out as it passes between segments; adds the time
+  /// (and the collective penalties) to `objective` and returns it.
   double finish(std::string &state, double &objective,
                 SimulationRecord *record) const {
     double time = 0;
     for (auto [index, value] : llvm::enumerate(model.values))
       if (value.isOutput)
-        time += reshard(state, index, ValueSharding::replicated(),
+        time += reshard(state, index, getBoundaryLayout(value, context),
                         model.numOps(), record);
     objective += time;
     return time;
@@ -472,6 +494,21 @@ public:
   }
 
 private:
+  /// The all-reduce of the gradient of operand `operand` of op `step`, a
+  /// parameter of `bytes`, that the backward needs (the op's split loop
+  /// leaves each device a part of it); returns the seconds it takes plus
+  /// the collective penalty.
+  double reduceGradient(int64_t step, int64_t operand, int64_t bytes,
+                        SimulationRecord *record) const {
+    SegmentCollective reduction{CollectiveKind::AllReduce, step, operand, bytes,
+                                0};
+    reduction.time = collectiveTime(reduction.kind, bytes, context.tp,
+                                    context.crossesNodes, *context.target);
+    if (record)
+      record->gradientReductions.push_back(reduction);
+    return reduction.time + context.collectivePenalty;
+  }
+
   /// Reshards `value` as op `step` requires; returns the seconds it takes
   /// plus the collective penalty.
   double reshard(std::string &state, int64_t value,
@@ -607,6 +644,16 @@ private:
 
 } // namespace
 
+ValueSharding cleave::getBoundaryLayout(ArrayRef<int64_t> shape,
+                                        int64_t sequenceDim,
+                                        const ShardingContext &context) {
+  if (!context.sequenceParallel || context.tp <= 1 || sequenceDim < 0 ||
+      sequenceDim >= static_cast<int64_t>(shape.size()) ||
+      shape[sequenceDim] % context.tp != 0)
+    return ValueSharding::replicated();
+  return ValueSharding::split(sequenceDim);
+}
+
 bool cleave::isStrategyValid(const SegmentShardingModel &model, int64_t op,
                              int64_t strategy, const ShardingContext &context) {
   if (strategy == 0)
@@ -710,7 +757,7 @@ cleave::evaluateSegmentSharding(const SegmentShardingModel &model,
   record.valueBytes.assign(model.values.size(), 0);
   for (auto [index, value] : llvm::enumerate(model.values))
     if (value.definition < 0)
-      simulator.noteBytes(record, index, ValueSharding::replicated());
+      simulator.noteBytes(record, index, getBoundaryLayout(value, context));
 
   SegmentCost cost;
   std::string state = simulator.initialState();
@@ -731,6 +778,8 @@ cleave::evaluateSegmentSharding(const SegmentShardingModel &model,
     if (context.training)
       cost.backwardCollectiveTime += simulator.conjugateTime(collective);
   }
+  for (const SegmentCollective &reduction : record.gradientReductions)
+    cost.backwardCollectiveTime += reduction.time;
 
   for (const auto &[parameter, code] : record.weightLayouts) {
     const SegmentParameter &info = model.parameters[parameter];
@@ -753,9 +802,11 @@ cleave::evaluateSegmentSharding(const SegmentShardingModel &model,
       cost.searchedTime() +
       context.weightBytePenalty * static_cast<double>(cost.weightBytes) +
       context.collectivePenalty *
-          static_cast<double>(record.collectives.size());
+          static_cast<double>(record.collectives.size() +
+                              record.gradientReductions.size());
   cost.opTimes = std::move(record.opTimes);
   cost.collectives = std::move(record.collectives);
+  cost.gradientReductions = std::move(record.gradientReductions);
   return cost;
 }
 

@@ -16,7 +16,9 @@
 #   - tp=2 with clipping by the global norm (the squares of a split
 #     gradient are summed over the tp devices, a whole one's counted once).
 # The manifest records which parameters are split and along which
-# dimension; a device holds less than one device's whole state.
+# dimension; a device holds less than one device's whole state. The first
+# run freezes the GELU's constants (initializers of the export): the plan
+# knows, and all-reduces none of their gradients.
 # With `--batch` the plan chooses tp too: on devices too small for the
 # whole step it splits it (tp=2 x dp=2, tp=4), and the step still equals
 # one device's.
@@ -28,6 +30,7 @@
 # RUN: %python %s %t | FileCheck %s
 
 import json
+import pathlib
 import sys
 
 import numpy as np
@@ -98,8 +101,6 @@ def planned(work, memory):
     """`--batch 8` on 4 devices of `memory` bytes each: the plan chooses
     the tensor-parallel devices (with the stages and replicas) so that the
     step fits, and it equals one device's over the same 8 samples."""
-    import pathlib
-
     target = json.loads((pathlib.Path(cleave.__file__).parents[2] / "targets"
                          / "cpu.json").read_text())
     target["name"] = f"cpu-{memory}"
@@ -171,9 +172,18 @@ def checkpoints(work):
 
 if __name__ == "__main__":
     work = sys.argv[1]
-    dims = compare(work, "gpt", dp_test.gpt, SGD, 2, 2)
+    # The GELU's constants are initializers, trainable unless frozen: each
+    # would cost an all-reduce of its gradient under a split GELU, which
+    # makes the plan keep the MLP's activation whole on a model this small.
+    dims = compare(work, "gpt", dp_test.gpt, {**SGD, "freeze": "/gelu/"}, 2, 2)
     print("MLP of the block split column then row:",
           dims.get("h0.mlp.fc.weight"), dims.get("h0.mlp.proj.weight"))
+    plan = json.loads((pathlib.Path(work) / "gpt_tp" / "plan.json").read_text())
+    reduced = sorted(c["parameter"] for c in plan["communications"]
+                     if "parameter" in c)
+    print("gradients all-reduced over tp:", " ".join(reduced), file=sys.stderr)
+    print("frozen GELU constants' gradients all-reduced:",
+          any("gelu" in name for name in reduced))
     compare(work, "gpt_clip", dp_test.gpt, {**SGD, "clip-grad-norm": 0.5},
             2, 2)
     compare(work, "gpt_pp2_tp2", dp_test.gpt, SGD, 4, 2, pp=2, microbatches=2)
@@ -190,6 +200,7 @@ if __name__ == "__main__":
 # CHECK-NEXT: losses and parameters within tolerance: True
 # CHECK-NEXT: loss falls: True
 # CHECK-NEXT: MLP of the block split column then row: 1 0
+# CHECK-NEXT: frozen GELU constants' gradients all-reduced: False
 # CHECK: == gpt_clip: 2 devices, mesh {'dp': 1, 'pp': 1, 'tp': 2}, 1 microbatches
 # CHECK-NEXT: split parameters: True persistent per device below one device's: True
 # CHECK-NEXT: losses and parameters within tolerance: True

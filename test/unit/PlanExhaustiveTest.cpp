@@ -149,20 +149,29 @@ Optimum solveExhaustively(func::FuncOp function,
         context.batchScale = scale;
         context.sequenceParallel = options.sequenceParallel;
 
+        // Per segment, the bytes of its outputs held whole and each
+        // device's share of those held split (sequence parallelism).
         std::vector<std::vector<SegmentOption>> segmentOptions;
-        std::vector<int64_t> outputs;
+        std::vector<std::pair<int64_t, int64_t>> outputs;
         for (int64_t i = 0; i < numSegments; ++i) {
           segmentOptions.push_back(enumerateOptions(segments[i], context));
-          int64_t bytes = 0;
-          for (Value output : model.segments[i].outputs)
-            bytes += scaled(output, scale);
+          std::pair<int64_t, int64_t> bytes{0, 0};
+          for (Value output : model.segments[i].outputs) {
+            auto type = cast<RankedTensorType>(output.getType());
+            if (getBoundaryLayout(type.getShape(), model.getSequenceDim(output),
+                                  context)
+                    .isSplit())
+              bytes.second += scaled(output, scale) / tp;
+            else
+              bytes.first += scaled(output, scale);
+          }
           outputs.push_back(bytes);
         }
         int64_t inputBytes = 0;
         for (BlockArgument argument : function.getArguments())
           inputBytes += scaled(argument, scale);
 
-        auto sendTime = [&](int64_t stage, int64_t bytes) {
+        auto sendTime = [&](int64_t stage, std::pair<int64_t, int64_t> output) {
           if (stage + 1 == pp)
             return 0.0;
           DeviceMesh mesh{pp, tp, dp};
@@ -171,24 +180,34 @@ Optimum solveExhaustively(func::FuncOp function,
             for (int64_t t = 0; t < tp; ++t)
               crosses |= mesh.rank(stage, r, t) / perNode !=
                          mesh.rank(stage + 1, r, t) / perNode;
+          auto [bytes, share] = output;
+          // A split output's shards go shard to shard.
+          double shards = share > 0 ? collectiveTime(CollectiveKind::SendRecv,
+                                                     share, 2, crosses, target)
+                                    : 0.0;
+          if (bytes == 0 && share > 0)
+            return shards;
           double direct = collectiveTime(CollectiveKind::SendRecv, bytes, 2,
                                          crosses, target);
           if (tp == 1)
-            return direct;
+            return shards + direct;
           double sliced =
               collectiveTime(CollectiveKind::SendRecv, (bytes + tp - 1) / tp, 2,
                              crosses, target) +
               collectiveTime(CollectiveKind::AllGather, bytes, tp, false,
                              target);
-          return std::min(direct, sliced);
+          return shards + std::min(direct, sliced);
         };
 
         /// The fastest way to run segments [first, last] as stage `stage`
         /// that fits, over every combination of their options.
         auto bestStage = [&](int64_t stage, int64_t first, int64_t last) {
           double bestTime = std::numeric_limits<double>::infinity();
-          int64_t input = first == 0 ? inputBytes : outputs[first - 1];
-          int64_t sendBuffer = stage + 1 < pp ? outputs[last] : 0;
+          auto perDevice = [&](int64_t segment) {
+            return outputs[segment].first + outputs[segment].second;
+          };
+          int64_t input = first == 0 ? inputBytes : perDevice(first - 1);
+          int64_t sendBuffer = stage + 1 < pp ? perDevice(last) : 0;
           double send = sendTime(stage, outputs[last]);
           std::function<void(int64_t, double, int64_t, int64_t, int64_t)>
               visit = [&](int64_t segment, double time, int64_t weights,

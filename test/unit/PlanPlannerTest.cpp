@@ -100,21 +100,26 @@ TEST(PlanSegmentation, DifferentShapesDoNotShareAClass) {
   ASSERT_TRUE(succeeded(one));
   EXPECT_EQ(one->classes.size(), 1u);
 
-  test::ModelShape twoLayers = narrow;
-  twoLayers.layers = 2;
-  TestModel stacked = parse(test::writeMLPStack(twoLayers));
-  FailureOr<SegmentedModel> two = segmentModel(stacked.function);
-  ASSERT_TRUE(succeeded(two));
-  EXPECT_EQ(two->classes.size(), 1u);
-  EXPECT_EQ(two->segments.size(), 2u);
+  // The last layer's output is the function's result, which leaves its
+  // segment whole (a sequence-parallel plan passes the others on split):
+  // it is a class of its own.
+  test::ModelShape threeLayers = narrow;
+  threeLayers.layers = 3;
+  TestModel stacked = parse(test::writeMLPStack(threeLayers));
+  FailureOr<SegmentedModel> three = segmentModel(stacked.function);
+  ASSERT_TRUE(succeeded(three));
+  EXPECT_EQ(three->classes.size(), 2u);
+  ASSERT_EQ(three->segments.size(), 3u);
+  EXPECT_EQ(three->segments[0].segmentClass, three->segments[1].segmentClass);
+  EXPECT_NE(three->segments[1].segmentClass, three->segments[2].segmentClass);
 
   // Weight names do not matter; the weights' shapes do.
-  test::ModelShape renamed = twoLayers;
+  test::ModelShape renamed = threeLayers;
   renamed.weightPrefix = "other.";
   TestModel other = parse(test::writeMLPStack(renamed));
-  FailureOr<SegmentedModel> three = segmentModel(other.function);
-  ASSERT_TRUE(succeeded(three));
-  EXPECT_EQ(three->classes.size(), 1u);
+  FailureOr<SegmentedModel> otherThree = segmentModel(other.function);
+  ASSERT_TRUE(succeeded(otherThree));
+  EXPECT_EQ(otherThree->classes.size(), 2u);
 }
 
 TEST(PlanSegmentation, TracesBatchAndTokenDims) {

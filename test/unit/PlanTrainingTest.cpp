@@ -390,18 +390,29 @@ TEST(PlanTraining, InterleavedAndTensorParallelTrainingPlans) {
   ASSERT_TRUE(succeeded(plan)) << errors;
   ASSERT_EQ(plan->stages.size(), 4u);
   // Each forward collective of the tensor-parallel group is answered by one
-  // in the backward, of the same size.
+  // in the backward, of the same size; the backward adds the all-reduces of
+  // the gradients of parameters held whole under split ops (the causal
+  // mask, read by attention split by heads).
   int64_t forward = 0, backward = 0;
+  std::vector<double> reductionTime(plan->stages.size(), 0.0);
   for (const PlanCommunication &communication : plan->communications) {
     if (communication.kind == CollectiveKind::SendRecv)
       continue;
+    if (!communication.parameter.empty()) {
+      EXPECT_EQ(communication.phase, PipelinePhase::Backward);
+      EXPECT_EQ(communication.kind, CollectiveKind::AllReduce);
+      reductionTime[communication.stage] += communication.time;
+      continue;
+    }
     (communication.phase == PipelinePhase::Forward ? forward : backward) +=
         communication.bytes;
   }
   EXPECT_GT(forward, 0);
   EXPECT_EQ(forward, backward);
   for (const PlanStage &stage : plan->stages) {
-    EXPECT_NEAR(stage.backwardCollectiveTime, stage.collectiveTime,
+    EXPECT_GT(reductionTime[stage.index], 0);
+    EXPECT_NEAR(stage.backwardCollectiveTime,
+                stage.collectiveTime + reductionTime[stage.index],
                 1e-9 * stage.collectiveTime);
     EXPECT_GT(stage.update.cost.total(), 0);
     EXPECT_EQ(stage.update.group.size(), 2u);

@@ -23,7 +23,8 @@ def PlanPass : Pass<"cleave-plan", "mlir::ModuleOp"> {
     `cleave::PlanOptions::bindOptions` and spelled as on the command line of
     `cleave plan` without the dashes: `pp`, `tp`, `dp`, `microbatches`,
     `batch` (left at 0: searched), `objective` (throughput or latency),
-    `sequence-parallel`, `uniform-stages`, `memory-fraction`, `allow-tf32`,
+    `sequence-parallel`, `weigh-sequence-parallel`, `uniform-stages`,
+    `memory-fraction`, `allow-tf32`,
     `fuse-pointwise`.
 
     With `annotate=false` the IR is left as it is (but for a training

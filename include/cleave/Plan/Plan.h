@@ -86,10 +86,15 @@ struct PlanOptions {
   /// `--zero`, `--recompute`; `--precision` is `costOptions`'s).
   TrainingPlanOptions training;
   /// Sequence parallelism (as Megatron-LM's `--sequence-parallel`): the
-  /// tensor-parallel group may also split token dimensions (batch,
-  /// sequence), and a partial sum may be reduce-scattered into a split
-  /// instead of all-reduced.
+  /// activations passed between segments are held split along their
+  /// sequence dimension over the tensor-parallel group, the group may also
+  /// split token dimensions (batch, sequence) inside a segment, and a
+  /// partial sum may be reduce-scattered into a split instead of
+  /// all-reduced.
   bool sequenceParallel = false;
+  /// Plans with and without sequence parallelism and keeps the better (by
+  /// the objective; a plan that fits beats one that does not).
+  bool weighSequenceParallel = false;
   /// Gives every stage the same number of segments instead of balancing
   /// their time (the naive layer split, for comparison).
   bool uniformStages = false;
@@ -204,6 +209,10 @@ struct PlanCommunication {
   /// collective of the forward with its conjugate and sends the gradients
   /// back.
   PipelinePhase phase = PipelinePhase::Forward;
+  /// For the backward's all-reduce of a parameter's gradient (a parameter
+  /// held whole and read by an op that splits a loop): the parameter's
+  /// name. Empty for every other communication.
+  std::string parameter;
 };
 
 /// One interval of a stage's work on one microbatch, in order.
@@ -370,6 +379,9 @@ struct Plan {
   int64_t globalBatch = 1;
   PlanObjective objective = PlanObjective::Throughput;
   bool sequenceParallel = false;
+  /// Whether the planner weighed the plan without sequence parallelism
+  /// against the plan with it (`PlanOptions::weighSequenceParallel`).
+  bool sequenceParallelWeighed = false;
   /// The order each pipeline stage runs the microbatches in; `stages` holds
   /// one entry per virtual stage of it.
   PipelineSchedule schedule;

@@ -96,6 +96,12 @@ struct SegmentedModel {
     auto it = batchDims.find(value);
     return it == batchDims.end() ? -1 : it->second;
   }
+
+  /// The dimension along which sequence parallelism holds `value` split
+  /// between segments: its first token dimension, other than the batch,
+  /// of more than one element. -1 when it has none, and for a value the
+  /// function returns (results are whole).
+  int64_t getSequenceDim(mlir::Value value) const;
 };
 
 /// Whether `value` is an activation: a value computed per sample (a

@@ -16,22 +16,33 @@
 //
 // Split work costs 1/tp of the op's roofline time. In a training step each
 // op also runs its backward (TrainingCost.h's factors) and each collective
-// is answered by its conjugate in the backward; the search weighs both
-// passes.
+// is answered by its conjugate in the backward; a trainable parameter held
+// whole but read by an op that splits a loop (a norm's scale under sequence
+// parallelism) has its gradient all-reduced over the group. The search
+// weighs both passes.
 //
 // Tensor parallelism, as Megatron-LM defines it, splits the model's feature
 // dimensions between contractions and keeps the residual stream whole on
 // every device. So unless sequence parallelism is asked for, no strategy
 // splits a token dimension (batch, sequence: left to data parallelism and
-// microbatching), and the ops that compute a segment's outputs from its last
+// microbatching), the ops that compute a segment's outputs from its last
 // contractions (the chain of ops without reduction loops or matrix units
-// that ends in an output: bias and residual adds) run replicated. Segment
-// inputs arrive
-// replicated and outputs leave replicated, so segments compose without
-// knowing their neighbours. `searchSegmentSharding` finds the assignment of
-// minimal time (plus a weight-memory penalty) by dynamic programming over the
-// ops in order, with the layouts of the live activations as the state: it is
-// exact over that space unless the state bound is hit.
+// that ends in an output: bias and residual adds) run replicated, and
+// segment inputs arrive replicated and outputs leave replicated.
+//
+// Sequence parallelism (Megatron-LM's `--sequence-parallel`) holds the
+// activations between segments split along their sequence dimension
+// (`SegmentedModel::getSequenceDim`): segment inputs arrive split and outputs
+// leave split, so that the norms, residual adds and pipeline sends between
+// two layers' contractions each handle 1/tp of the tokens, and a layer's
+// all-reduces can become a reduce-scatter and an all-gather. Either way
+// every segment agrees with its neighbours on the layout of what they pass,
+// so segments compose without knowing each other.
+//
+// `searchSegmentSharding` finds the assignment of minimal time (plus a
+// weight-memory penalty) by dynamic programming over the ops in order, with
+// the layouts of the live activations as the state: it is exact over that
+// space unless the state bound is hit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +55,7 @@
 #include "cleave/Transforms/Partition/Sharding.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Regex.h"
 
 #include <cstdint>
 #include <optional>
@@ -84,6 +96,10 @@ struct SegmentValue {
   int64_t batchDim = -1;
   /// The value whose buffer it shares (itself unless it is a view).
   int64_t bufferRoot = 0;
+  /// The dimension sequence parallelism splits it along when it is an
+  /// input or output of the segment (`SegmentedModel::getSequenceDim`), or
+  /// -1.
+  int64_t sequenceDim = -1;
   /// Step (op offset in the segment) that defines it; -1 for inputs.
   int64_t definition = -1;
   /// Last step that reads it; `numOps` for outputs.
@@ -99,7 +115,7 @@ struct SegmentParameter {
   int64_t bytes = 0;
   int64_t elements = 0;
   /// Whether a training step updates it: a floating-point weight (a
-  /// constant is not trained).
+  /// constant is not trained) that is not frozen.
   bool trainable = false;
 };
 
@@ -161,12 +177,14 @@ struct SegmentShardingModel {
   std::vector<SegmentParameter> parameters;
 };
 
-/// Builds the search model of segment `segment` of `model`. Fails, with an
-/// error on the op, for an op the cost model cannot size.
+/// Builds the search model of segment `segment` of `model`. A float weight
+/// is trainable unless its name matches `frozen`. Fails, with an error on
+/// the op, for an op the cost model cannot size.
 mlir::FailureOr<SegmentShardingModel>
 buildSegmentShardingModel(const SegmentedModel &model, int64_t segment,
                           const TargetDescription &target,
-                          const CostOptions &costOptions);
+                          const CostOptions &costOptions,
+                          const llvm::Regex *frozen = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Costing and searching
@@ -182,8 +200,9 @@ struct ShardingContext {
   bool crossesNodes = false;
   /// Microbatch size over the model's batch size.
   double batchScale = 1;
-  /// Sequence parallelism: strategies may split token dimensions, and
-  /// partial sums may be reduce-scattered.
+  /// Sequence parallelism: strategies may split token dimensions, partial
+  /// sums may be reduce-scattered, and the segment's inputs and outputs are
+  /// split along their sequence dimension (`getBoundaryLayout`).
   bool sequenceParallel = false;
   /// Seconds per byte of per-device weight memory in the objective.
   double weightBytePenalty = 0;
@@ -237,6 +256,13 @@ struct SegmentCost {
   double objective = 0;
   llvm::SmallVector<double> opTimes;
   llvm::SmallVector<SegmentCollective> collectives;
+  /// In a training context, the all-reduces of the backward that no
+  /// forward collective answers: a trainable parameter held whole and read
+  /// by an op that splits a loop gets from each device the gradient of that
+  /// device's part of the loop (`value` is the index of the parameter
+  /// among the op's operands, `bytes` its bytes). Counted in
+  /// `backwardCollectiveTime`.
+  llvm::SmallVector<SegmentCollective> gradientReductions;
 
   /// The forward pass.
   double time() const { return computeTime + collectiveTime; }
@@ -257,6 +283,18 @@ using SegmentAssignment = llvm::SmallVector<int64_t>;
 /// op is not on the residual stream.
 bool isStrategyValid(const SegmentShardingModel &model, int64_t op,
                      int64_t strategy, const ShardingContext &context);
+
+/// The layout in which a value of `shape`, an input or output of a segment
+/// with sequence dimension `sequenceDim` (-1: none), passes between
+/// segments: split along its sequence dimension under sequence
+/// parallelism when the group divides it, replicated otherwise.
+ValueSharding getBoundaryLayout(llvm::ArrayRef<int64_t> shape,
+                                int64_t sequenceDim,
+                                const ShardingContext &context);
+inline ValueSharding getBoundaryLayout(const SegmentValue &value,
+                                       const ShardingContext &context) {
+  return getBoundaryLayout(value.shape, value.sequenceDim, context);
+}
 
 /// The cost of `assignment`; fails when a strategy is invalid in `context`.
 mlir::FailureOr<SegmentCost>

@@ -89,6 +89,10 @@ struct TrainingPlanOptions {
   /// state does not fit (a compile's default), rather than wherever it is
   /// predicted faster.
   bool zeroOnlyToFit = false;
+  /// A regular expression of the initializers the step does not train
+  /// (`cleave compile --freeze`): they take no gradients, no optimizer state
+  /// and no gradient reductions. Empty: every float weight is trained.
+  std::string freeze;
 };
 
 //===----------------------------------------------------------------------===//

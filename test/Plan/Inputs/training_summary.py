@@ -48,12 +48,21 @@ def main() -> int:
         busy[device] += microbatches * (times["forward"] + times["recompute"]
                                         + times["backward"]) + times["update"]
     sums = Counter()
+    gradients = Counter()
     for comm in plan["communications"]:
+        if "parameter" in comm:
+            # A parameter's gradient, all-reduced in the backward.
+            assert comm["phase"] == "backward" and comm["kind"] == "all_reduce"
+            gradients[comm["parameter"]] += 1
+            continue
         kind = comm["kind"] if comm["phase"] == "forward" else CONJUGATE[comm["kind"]]
         sums[(comm["phase"], kind)] += comm["bytes"]
     answered = all(sums[("backward", kind)] == sums[("forward", kind)]
                    for phase, kind in sums if kind != "send_recv")
     print(f"backward collectives answer the forward ones: {yes(answered)}")
+    print("gradients all-reduced over the tensor-parallel group: "
+          + (" ".join(f"{name} x{count}" for name, count in sorted(gradients.items()))
+             or "none"))
     phases = sorted({step["phase"] for row in plan["timeline"] for step in row})
     print("timeline phases " + " ".join(phases))
     print(f"every device's work fits in the step: "
