@@ -281,13 +281,11 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
     costed.zero = static_cast<ZeroStage>(*training.zero);
   costed.zeroWithTensorParallel = false;
   costed.zeroOnlyToFit = true;
-  // Unpinned, a pipelined step recomputes the segments the plan chose to
-  // recompute (the plan marks their ops); replicas of the one-device
-  // program, planned on a copy, recompute none.
-  if (training.recompute || !isPlannedStep(options))
-    costed.recompute = training.recompute.value_or(false)
-                           ? RecomputePolicy::Segments
-                           : RecomputePolicy::None;
+  // Unpinned, the step recomputes the segments the plan chose to
+  // recompute (the plan marks their ops), pipelined or not.
+  if (training.recompute)
+    costed.recompute =
+        *training.recompute ? RecomputePolicy::Segments : RecomputePolicy::None;
   return planOptions;
 }
 
@@ -303,8 +301,7 @@ static void addUpdate(OpPassManager &pm, const CompileOptions &options,
   update.bucketBytes = static_cast<int64_t>(
       training.gradBucketMb.value_or(kDefaultGradBucketMb) * 1024 * 1024);
   pm.addPass(createOptimizerUpdatePass(update));
-  if (training.recompute.value_or(false) ||
-      (!training.recompute && isPlannedStep(options))) {
+  if (training.recompute.value_or(true)) {
     RecomputePassOptions recompute;
     recompute.entry = options.entry;
     recompute.fromPlan = !training.recompute;

@@ -87,6 +87,12 @@ FailureOr<TargetDescription> PlanPass::loadTargetOption() {
   return std::move(*loaded);
 }
 
+/// Whether `options` plan a training step that each device runs whole:
+/// no tensor-parallel devices.
+static bool isWholeTrainingStep(const PlanOptions &options) {
+  return options.training.enabled && options.tensorParallel == 1;
+}
+
 FailureOr<std::optional<Plan>>
 PlanPass::planCopy(const PlanOptions &options,
                    const TargetDescription &target) {
@@ -96,7 +102,12 @@ PlanPass::planCopy(const PlanOptions &options,
       computesNothing(function))
     return std::optional<Plan>();
   OwningOpRef<ModuleOp> copy(module.clone());
-  splitProjections(*copy);
+  // Fused projections cut into pieces change only what tensor-parallel
+  // devices cost; a training step without them keeps its ops, so that the
+  // segments the plan recomputes name the module's own
+  // (`annotateRecompute`).
+  if (!isWholeTrainingStep(options))
+    splitProjections(*copy);
   FailureOr<Plan> plan = planModel(*copy, target, options);
   if (failed(plan))
     return failure();
@@ -147,9 +158,14 @@ void PlanPass::runOnOperation() {
       writePlanJSON(**plan, os);
     else
       writeTrivialPlanJSON(options->functionName, loaded->name, os);
-    // A training step's update shards its state as the plan chose.
-    if (*plan && (*plan)->training)
+    // A training step's update shards its state as the plan chose, and
+    // its segments recompute as the plan chose.
+    if (*plan && (*plan)->training) {
       setZeroStage(module, static_cast<int64_t>((*plan)->training->zero));
+      if (isWholeTrainingStep(*options) &&
+          failed(annotateRecompute(module, **plan)))
+        return signalPassFailure();
+    }
   }
   if (failed(record(json)))
     return signalPassFailure();

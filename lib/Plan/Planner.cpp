@@ -1709,11 +1709,16 @@ FailureOr<Plan> cleave::planModel(ModuleOp module,
   if (llvm::Error error = validatePlanOptions(options))
     return mlir::emitError(function.getLoc())
            << llvm::toString(std::move(error));
-  // Stages asked for need as many segments (a chunk each).
+  // Stages asked for need as many segments (a chunk each). A training
+  // step's segments are also what recomputes, one by one: it is cut where
+  // the fewest activations are live when no point has a single one (a loss
+  // whose labels' view lives from the first op to the last).
   int64_t minSegments =
       options.pipelineStages
           ? *options.pipelineStages * options.getSchedule().virtualStages
           : 1;
+  if (options.training.enabled)
+    minSegments = std::max<int64_t>(minSegments, 2);
   if (options.weighSequenceParallel)
     return planWeighingSequenceParallel(module, target, options);
   FailureOr<SegmentedModel> model = segmentModel(function, minSegments);
@@ -1725,7 +1730,10 @@ FailureOr<Plan> cleave::planModel(ModuleOp module,
   return planner.run();
 }
 
-LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
+/// The planned function of `module` cut as the plan cut it; fails, naming
+/// both counts, when its ops are not those the plan was made for.
+static FailureOr<SegmentedModel> segmentPlanned(ModuleOp module,
+                                                const Plan &plan) {
   func::FuncOp function = lookupFunction(module, plan.functionName);
   if (!function)
     return failure();
@@ -1736,17 +1744,38 @@ LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
     return mlir::emitError(function.getLoc())
            << "the plan was made for " << plan.opStage.size()
            << " ops, but the function has " << model->ops.size();
+  return model;
+}
+
+/// Marks the ops of the segments the plan recomputes.
+static void markRecomputedSegments(const SegmentedModel &model,
+                                   const Plan &plan) {
+  for (const PlanSegment &segment : plan.segments)
+    if (segment.recompute)
+      for (int64_t index = segment.firstOp; index <= segment.lastOp; ++index)
+        setPlannedRecompute(model.ops[index]);
+}
+
+LogicalResult cleave::annotateRecompute(ModuleOp module, const Plan &plan) {
+  FailureOr<SegmentedModel> model = segmentPlanned(module, plan);
+  if (failed(model))
+    return failure();
+  markRecomputedSegments(*model, plan);
+  return success();
+}
+
+LogicalResult cleave::annotateModule(ModuleOp module, const Plan &plan) {
+  FailureOr<SegmentedModel> model = segmentPlanned(module, plan);
+  if (failed(model))
+    return failure();
+  func::FuncOp function = model->function;
 
   setMesh(module, plan.mesh.shape());
   setMicrobatches(module, plan.microbatches);
   setSchedule(module, plan.schedule.getChoice().str());
   if (plan.training)
     setZeroStage(module, static_cast<int64_t>(plan.training->zero));
-  // The ops of the segments the plan recomputes.
-  for (const PlanSegment &segment : plan.segments)
-    if (segment.recompute)
-      for (int64_t index = segment.firstOp; index <= segment.lastOp; ++index)
-        setPlannedRecompute(model->ops[index]);
+  markRecomputedSegments(*model, plan);
 
   for (auto [index, op] : llvm::enumerate(model->ops)) {
     setStage(op, plan.opStage[index]);

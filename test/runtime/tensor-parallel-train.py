@@ -19,9 +19,10 @@
 # dimension; a device holds less than one device's whole state. The first
 # run freezes the GELU's constants (initializers of the export): the plan
 # knows, and all-reduces none of their gradients.
-# With `--batch` the plan chooses tp too: on devices too small for the
-# whole step it splits it (tp=2 x dp=2, tp=4), and the step still equals
-# one device's.
+# With `--batch` the plan chooses tp too: on devices of 120 kB four
+# replicas fit when some segments recompute (the replicas recompute what the
+# plan chose); on smaller ones it splits the step (tp=2 x dp=2 at 90 kB,
+# pp=2 x tp=2 at 70 kB), and the step still equals one device's.
 # Checkpoints: a tp=2 checkpoint resumes exactly on the same plan, and
 # across plans (tp=2 -> one device, one device -> pp=2 x tp=2) the split
 # parameters and states are joined and cut again by name.
@@ -120,8 +121,11 @@ def planned(work, memory):
     ref_losses, ref_params, _ = dp_test.train(one, batches)
     losses, params, _ = dp_test.train(bundle, batches)
     ok, _ = within(losses, ref_losses, params, ref_params)
+    plan = json.loads((bundle / "plan.json").read_text())
     print(f"== --batch 8 on 4 devices of {memory} bytes: mesh {mesh}, "
           f"{manifest['microbatches']} microbatches")
+    print("segments recompute:",
+          any(segment["recompute"] for segment in plan["segments"]))
     print("losses and parameters within tolerance:", ok)
 
 
@@ -193,7 +197,8 @@ if __name__ == "__main__":
     # The plan splits over tensor-parallel devices when memory requires:
     # on devices of 4 GB it takes replicas (runtime/pipeline-train.py).
     planned(work, 120000)
-    planned(work, 100000)
+    planned(work, 90000)
+    planned(work, 70000)
 
 # CHECK: == gpt: 2 devices, mesh {'dp': 1, 'pp': 1, 'tp': 2}, 1 microbatches
 # CHECK-NEXT: split parameters: True persistent per device below one device's: True
@@ -221,7 +226,12 @@ if __name__ == "__main__":
 # CHECK-NEXT: tp=2 -> tp=2 bitwise: True
 # CHECK-NEXT: tp=2 -> one device within tolerance: True
 # CHECK-NEXT: one device -> pp=2 x tp=2 within tolerance: True
-# CHECK: == --batch 8 on 4 devices of 120000 bytes: mesh {'dp': 2, 'pp': 1, 'tp': 2}, 2 microbatches
+# CHECK: == --batch 8 on 4 devices of 120000 bytes: mesh {'dp': 4, 'pp': 1, 'tp': 1}, 1 microbatches
+# CHECK-NEXT: segments recompute: True
 # CHECK-NEXT: losses and parameters within tolerance: True
-# CHECK: == --batch 8 on 4 devices of 100000 bytes: mesh {'dp': 1, 'pp': 1, 'tp': 4}, 4 microbatches
+# CHECK: == --batch 8 on 4 devices of 90000 bytes: mesh {'dp': 2, 'pp': 1, 'tp': 2}, 2 microbatches
+# CHECK-NEXT: segments recompute: True
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK: == --batch 8 on 4 devices of 70000 bytes: mesh {'dp': 1, 'pp': 2, 'tp': 2}, 4 microbatches
+# CHECK-NEXT: segments recompute: True
 # CHECK-NEXT: losses and parameters within tolerance: True

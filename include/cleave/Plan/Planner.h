@@ -41,6 +41,13 @@ mlir::FailureOr<Plan> planModel(mlir::ModuleOp module,
 /// Fails when the function's ops are not those the plan was made for.
 mlir::LogicalResult annotateModule(mlir::ModuleOp module, const Plan &plan);
 
+/// Marks the ops of the segments that training plan `plan` recomputes
+/// (`cleave.recompute`), and nothing else: a step that runs whole on each
+/// device (one device, or data-parallel replicas) recomputes what the plan
+/// chose. Fails when the function's ops are not those the plan was made
+/// for.
+mlir::LogicalResult annotateRecompute(mlir::ModuleOp module, const Plan &plan);
+
 } // namespace cleave
 
 #endif // CLEAVE_PLAN_PLANNER_H
