@@ -267,8 +267,9 @@ TEST(PlanTraining, SearchKeepsTheFastestSchedule) {
     ASSERT_TRUE(succeeded(pinned)) << choice.str();
     EXPECT_LE(searched->stepTime, pinned->stepTime * (1 + 1e-9))
         << choice.str();
-    if (pinned->schedule.getChoice() == searched->schedule.getChoice())
+    if (pinned->schedule.getChoice() == searched->schedule.getChoice()) {
       EXPECT_EQ(searched->stepTime, pinned->stepTime) << choice.str();
+    }
   }
   // Left one schedule, the search takes it; the chosen mesh appears under
   // each other schedule among the alternatives.

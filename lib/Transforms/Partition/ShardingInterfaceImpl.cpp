@@ -483,7 +483,7 @@ struct AttentionSpace {
     if (query.getRank() != 4 || query.isDynamicDim(1))
       return success();
     int64_t heads = query.getDimSize(1);
-    if (heads == attention.getQNumHeads())
+    if (static_cast<uint64_t>(heads) == attention.getQNumHeads())
       return success();
     attention.setQNumHeads(heads);
     attention.setKvNumHeads(heads);
