@@ -660,6 +660,18 @@ public:
     return memory;
   }
 
+  /// The names of the checkpoint's tensors, in the same order on every
+  /// device.
+  std::vector<std::string> names() const {
+    std::vector<std::string> names;
+    for (const auto &[name, tensor] : tensors.byName())
+      names.push_back(name);
+    return names;
+  }
+  bool isRestored(const std::string &name) const {
+    return restored.count(name) != 0;
+  }
+
   /// The checkpoint's tensors that no `image` so far has taken.
   std::vector<std::string> unrestored() const {
     std::vector<std::string> names;
@@ -697,7 +709,8 @@ private:
 /// Restores `session` from checkpoint `dir`, which `info` describes: the
 /// rank's own file when the checkpoint was saved from a bundle of the same
 /// plan, else (`others`, read once for every rank) its tensors by name.
-void restoreRank(Session &session, const CheckpointInfo &info,
+/// Returns whether it restored the rank's own file.
+bool restoreRank(Session &session, const CheckpointInfo &info,
                  const std::string &dir, std::optional<SavedTensors> &others) {
   int rank = session.place().rank;
   PersistentLayout layout = session.persistentLayout();
@@ -718,7 +731,7 @@ void restoreRank(Session &session, const CheckpointInfo &info,
       others.emplace(info, dir);
     session.writePersistent(
         others->image(layout, dir, session.bundleDirectory()));
-    return;
+    return false;
   }
   std::string path = joinPath(dir, info.rankFiles[rank]);
   RankFile file = readRankFile(path);
@@ -727,6 +740,17 @@ void restoreRank(Session &session, const CheckpointInfo &info,
       static_cast<int64_t>(file.memory.size()) != layout.bytes)
     reader.fail("its header disagrees with " + dir + "/manifest.json");
   session.writePersistent(file.memory);
+  return true;
+}
+
+/// The names of the tensors a device keeps: what restoring its own rank
+/// file restored.
+void addKeptNames(const Session &session, std::set<std::string> &names) {
+  PersistentLayout layout = session.persistentLayout();
+  for (const PersistentRegion &region : layout.regions)
+    names.insert(region.name);
+  for (const PersistentRegion &state : layout.states)
+    names.insert(state.name);
 }
 
 } // namespace
@@ -853,7 +877,7 @@ CheckpointInfo readCheckpoint(const std::string &dir) {
 TrainingPosition loadCheckpoint(Session &session, const std::string &dir) {
   CheckpointInfo info = readCheckpoint(dir);
   std::optional<SavedTensors> others;
-  restoreRank(session, info, dir, others);
+  (void)restoreRank(session, info, dir, others);
   return info.position;
 }
 
@@ -861,10 +885,53 @@ TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir,
                                 std::vector<std::string> *unrestored) {
   CheckpointInfo info = readCheckpoint(dir);
   std::optional<SavedTensors> others;
+  // What the devices that restored their own rank files took.
+  std::set<std::string> ownTaken;
   for (int rank = 0; rank < group.size(); ++rank)
-    restoreRank(group.rank(rank), info, dir, others);
+    if (restoreRank(group.rank(rank), info, dir, others))
+      addKeptNames(group.rank(rank), ownTaken);
+  if (!unrestored)
+    return info.position;
+  unrestored->clear();
+  if (others)
+    for (const std::string &name : others->unrestored())
+      if (!ownTaken.count(name))
+        unrestored->push_back(name);
+  return info.position;
+}
+
+TrainingPosition loadCheckpoint(Session &session, Communicator &comm,
+                                const std::string &dir,
+                                std::vector<std::string> *unrestored) {
+  CheckpointInfo info = readCheckpoint(dir);
+  std::optional<SavedTensors> others;
+  bool ownFile = restoreRank(session, info, dir, others);
   if (unrestored)
-    *unrestored = others ? others->unrestored() : std::vector<std::string>();
+    unrestored->clear();
+  // Restored by name on some device: a tensor is unrestored when no device
+  // took it, by name or in its own rank file.
+  if (comm.maxOverDevices(ownFile ? 0 : 1) == 0)
+    return info.position;
+  if (!others)
+    others.emplace(info, dir);
+  std::set<std::string> ownTaken;
+  if (ownFile)
+    addKeptNames(session, ownTaken);
+  std::vector<std::string> names = others->names();
+  std::vector<double> taken;
+  for (const std::string &name : names)
+    taken.push_back(ownTaken.count(name) || others->isRestored(name) ? 1.0
+                                                                     : 0.0);
+  std::vector<double> table = comm.gatherToFirst(taken);
+  if (!unrestored || table.empty())
+    return info.position;
+  for (std::size_t index = 0; index < names.size(); ++index) {
+    bool anywhere = false;
+    for (std::size_t row = index; row < table.size(); row += names.size())
+      anywhere |= table[row] != 0;
+    if (!anywhere)
+      unrestored->push_back(names[index]);
+  }
   return info.position;
 }
 

@@ -367,6 +367,21 @@ public:
 };
 
 /// Every device as a thread of this process.
+/// Names the tensors of checkpoint `dir` that the bundle does not keep, so
+/// that they are not dropped in silence.
+static void warnUnrestored(const std::string &dir,
+                           const std::vector<std::string> &unrestored) {
+  if (unrestored.empty())
+    return;
+  std::string names;
+  for (const std::string &name : unrestored)
+    names += (names.empty() ? "'" : ", '") + name + "'";
+  std::fprintf(stderr,
+               "cleave train: warning: %s holds %s, which this bundle does "
+               "not keep: not restored\n",
+               dir.c_str(), names.c_str());
+}
+
 class ThreadRanks final : public TrainingDevices {
 public:
   explicit ThreadRanks(std::unique_ptr<SessionGroup> group)
@@ -390,15 +405,7 @@ public:
   TrainingPosition load(const std::string &dir) override {
     std::vector<std::string> unrestored;
     TrainingPosition position = loadCheckpoint(*group, dir, &unrestored);
-    if (!unrestored.empty()) {
-      std::string names;
-      for (const std::string &name : unrestored)
-        names += (names.empty() ? "'" : ", '") + name + "'";
-      std::fprintf(stderr,
-                   "cleave train: warning: %s holds %s, which this bundle "
-                   "does not keep: not restored\n",
-                   dir.c_str(), names.c_str());
-    }
+    warnUnrestored(dir, unrestored);
     return position;
   }
 
@@ -436,7 +443,11 @@ public:
     saveCheckpoint(*session, *comm, position, dir);
   }
   TrainingPosition load(const std::string &dir) override {
-    return loadCheckpoint(*session, dir);
+    std::vector<std::string> unrestored;
+    TrainingPosition position =
+        loadCheckpoint(*session, *comm, dir, &unrestored);
+    warnUnrestored(dir, unrestored);
+    return position;
   }
 
 private:

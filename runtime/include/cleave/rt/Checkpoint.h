@@ -95,6 +95,13 @@ TrainingPosition loadCheckpoint(Session &session, const std::string &dir);
 /// restored.
 TrainingPosition loadCheckpoint(SessionGroup &group, const std::string &dir,
                                 std::vector<std::string> *unrestored = nullptr);
+/// The same for this process's device of a job of one process per device
+/// (`comm`: every device calls it). `unrestored`, when given, receives on
+/// the job's first device the names of the tensors the checkpoint holds
+/// that no device of the job keeps; on the others, none.
+TrainingPosition loadCheckpoint(Session &session, Communicator &comm,
+                                const std::string &dir,
+                                std::vector<std::string> *unrestored = nullptr);
 
 /// The checkpoints (step_N directories) under `root`, newest first; none
 /// when `root` does not exist.
