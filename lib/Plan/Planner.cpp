@@ -1314,6 +1314,20 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
   }
 
   bool tpCrosses = tpGroupCrossesNodes(mesh.tp);
+  // A collective of the stage's tensor-parallel group, needed by op `op`.
+  auto groupCommunication = [&](const SegmentCollective &collective,
+                                const std::string &op) {
+    PlanCommunication communication;
+    communication.kind = collective.kind;
+    communication.stage = stageIndex;
+    communication.op = op;
+    communication.group = stage.ranks;
+    communication.instances = mesh.dp;
+    communication.bytes = collective.bytes;
+    communication.time = collective.time;
+    communication.crossesNodes = tpCrosses;
+    return communication;
+  };
   for (int64_t segmentIndex = range.firstSegment;
        segmentIndex <= range.lastSegment; ++segmentIndex) {
     const ModelSegment &segment = model.segments[segmentIndex];
@@ -1409,18 +1423,10 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
            ++next) {
         const SegmentCollective &collective = collectives[next];
         flushCompute();
-        PlanCommunication communication;
-        communication.kind = collective.kind;
-        communication.stage = stageIndex;
-        communication.op =
-            opNames[segment.firstOp +
-                    std::min<int64_t>(step, segment.numOps() - 1)];
+        PlanCommunication communication = groupCommunication(
+            collective, opNames[segment.firstOp +
+                                std::min<int64_t>(step, segment.numOps() - 1)]);
         communication.producer = producerName(collective.value);
-        communication.group = stage.ranks;
-        communication.instances = mesh.dp;
-        communication.bytes = collective.bytes;
-        communication.time = collective.time;
-        communication.crossesNodes = tpCrosses;
         plan.communications.push_back(communication);
         if (training) {
           // The backward answers it with its conjugate.
@@ -1447,22 +1453,15 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     // The gradients of whole parameters that split ops read.
     for (const SegmentCollective &reduction :
          sharding.cost.gradientReductions) {
-      PlanCommunication communication;
-      communication.kind = reduction.kind;
+      PlanCommunication communication = groupCommunication(
+          reduction, opNames[segment.firstOp + reduction.step]);
       communication.phase = PipelinePhase::Backward;
-      communication.stage = stageIndex;
-      communication.op = opNames[segment.firstOp + reduction.step];
       communication.producer = communication.op;
       Value parameter = model.ops[segment.firstOp + reduction.step]->getOperand(
           reduction.value);
       if (std::optional<PlanWeight> weight =
               describeWeight(parameter, options.costOptions))
         communication.parameter = weight->name;
-      communication.group = stage.ranks;
-      communication.instances = mesh.dp;
-      communication.bytes = reduction.bytes;
-      communication.time = reduction.time;
-      communication.crossesNodes = tpCrosses;
       plan.communications.push_back(communication);
     }
     plan.segments.push_back(std::move(summary));
