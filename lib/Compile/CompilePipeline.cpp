@@ -63,12 +63,6 @@ llvm::Error CompileOptions::validate() const {
           ": a training step on " + std::to_string(devices) +
           " devices with pp=" + std::to_string(pp) +
           " and tp=" + std::to_string(tp) + " has dp=" + std::to_string(dp));
-    if (tp > 1 && zero.getValue() > 0)
-      return llvm::createStringError(
-          "zero=" + std::to_string(zero.getValue()) +
-          " with tp=" + std::to_string(tp) +
-          ": sharding the training state over data-parallel replicas is not "
-          "combined with tensor parallelism yet (use zero=0, or tp=1)");
   }
   if (train && devices == 1 && options->tensorParallel &&
       *options->tensorParallel != 1)
@@ -246,9 +240,8 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
                                           PlanOptions planOptions,
                                           const TrainingOptions &training) {
   // With the global batch the plan chooses the tensor-parallel devices
-  // too, unless pinned, or unless ZeRO shards the state (not combined with
-  // tensor parallelism).
-  if (!planOptions.globalBatch || training.zero.value_or(0) > 0)
+  // too, unless pinned.
+  if (!planOptions.globalBatch)
     planOptions.tensorParallel = getTrainingTensorParallel(options);
   if (planOptions.globalBatch) {
     // The plan chooses the stages and replicas; the microbatch count
@@ -275,11 +268,9 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
                      : training.momentum.value_or(0) > 0 ? Optimizer::Momentum
                                                          : Optimizer::SGD;
   // Unpinned, the replicas keep their whole state where it fits, and else
-  // take the plan's ZeRO stage, which the update reads (`cleave.zero`);
-  // tensor-parallel devices do not shard their state.
+  // take the plan's ZeRO stage, which the update reads (`cleave.zero`).
   if (training.zero)
     costed.zero = static_cast<ZeroStage>(*training.zero);
-  costed.zeroWithTensorParallel = false;
   costed.zeroOnlyToFit = true;
   // Unpinned, the step recomputes the segments the plan chose to
   // recompute (the plan marks their ops), pipelined or not.

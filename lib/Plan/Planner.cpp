@@ -481,8 +481,7 @@ AutoParallelPlanner::getZeroStages(const DeviceMesh &mesh) const {
   // Inference has no training state, and without replicas there is nothing
   // to shard. ZeRO 1 comes from ZeRO 2 (`withWholeGradients`); the leanest
   // first, which fits soonest.
-  if (!options.training.enabled || mesh.dp == 1 ||
-      (mesh.tp > 1 && !options.training.zeroWithTensorParallel))
+  if (!options.training.enabled || mesh.dp == 1)
     return {ZeroStage::None};
   if (options.training.zeroOnlyToFit)
     return {ZeroStage::None, ZeroStage::Gradients};

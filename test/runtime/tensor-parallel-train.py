@@ -23,6 +23,9 @@
 # replicas fit when some segments recompute (the replicas recompute what the
 # plan chose); on smaller ones it splits the step (tp=2 x dp=2 at 90 kB,
 # pp=2 x tp=2 at 70 kB), and the step still equals one device's.
+# ZeRO stages 1 and 2 at tp=2 x dp=2 (the second with clipping over 2
+# microbatches, the MLP split column then row): each device keeps one
+# replica's block of its part of every split parameter's state.
 # Checkpoints: a tp=2 checkpoint resumes exactly on the same plan, and
 # across plans (tp=2 -> one device, one device -> pp=2 x tp=2) the split
 # parameters and states are joined and cut again by name.
@@ -61,8 +64,10 @@ def within(losses, ref_losses, params, ref_params):
 def compile_pair(work, name, family, options, devices, tp, pp, microbatches):
     model, batch, loss = family(work)
     replicas = devices // (tp * pp)
+    # One device has no replicas to shard its state over (ZeRO).
+    whole = {k: v for k, v in options.items() if k != "zero"}
     one = cleave.compile(model, f"{work}/{name}_one", **loss,
-                         train={**options,
+                         train={**whole,
                                 "microbatches": replicas * microbatches})
     extra = {"tp": tp, "microbatches": microbatches}
     if pp > 1:
@@ -96,6 +101,42 @@ def compare(work, name, family, options, devices, tp, pp=1, microbatches=1):
           file=sys.stderr)
     print(f"loss falls: {ref_losses[-1] < ref_losses[0]}")
     return split_dims
+
+
+def persistent(bundle):
+    manifest = json.loads((pathlib.Path(bundle) / "manifest.json").read_text())
+    return max(p["persistent_bytes"] for p in manifest["programs"])
+
+
+def zero(work):
+    """ZeRO with tensor-parallel devices: each device cuts its part of a
+    split parameter into the replicas' blocks."""
+    compare(work, "gpt_tp2_dp2_zero1", dp_test.gpt, {**SGD, "zero": 1}, 4, 2)
+    bundle = pathlib.Path(work) / "gpt_tp2_dp2_zero1_tp"
+    _, batch, _ = dp_test.gpt(work)
+    batches = dp_test.global_batches(batch, 2)
+    straight, losses = straight_and_saved(bundle, batches,
+                                          f"{work}/zero_ckpt")
+    resumed, resumed_losses = resumed_from(bundle, f"{work}/zero_ckpt",
+                                           batches)
+    got, ref = resumed.parameters(), straight.parameters()
+    print("checkpoint resumed bitwise:", resumed_losses == losses[3:] and all(
+        np.array_equal(got[n], ref[n]) for n in ref))
+    ir = (pathlib.Path(work) / "gpt_tp2_dp2_zero1_tp" / "model.mlir").read_text()
+    print("rows of split parameters reduce-scattered over dp:",
+          'axis = "dp", dim = 1 : i64' in ir)
+    print("momentum split over tp and dp:",
+          '"sgd.momentum_buffer:h0.attn.qkv.weight" {axis = "tp"' in ir)
+    print("persistent per device below tp=2 x dp=2 without ZeRO:",
+          persistent(f"{work}/gpt_tp2_dp2_zero1_tp")
+          < persistent(f"{work}/gpt_tp2_dp2_tp"))
+    # With the GELU's constants frozen the plan splits the MLP column then
+    # row: parameters split along their first and their last dimension.
+    dims = compare(work, "gpt_tp2_dp2_zero2", dp_test.gpt,
+                   {**SGD, "freeze": "/gelu/", "zero": 2,
+                    "clip-grad-norm": 0.5}, 4, 2, microbatches=2)
+    print("MLP split column then row:", dims.get("h0.mlp.fc.weight"),
+          dims.get("h0.mlp.proj.weight"))
 
 
 def planned(work, memory):
@@ -193,6 +234,7 @@ if __name__ == "__main__":
     compare(work, "gpt_pp2_tp2", dp_test.gpt, SGD, 4, 2, pp=2, microbatches=2)
     compare(work, "gpt_tp2_dp2", dp_test.gpt, SGD, 4, 2)
     compare(work, "gpt_2x2x2", dp_test.gpt, SGD, 8, 2, pp=2, microbatches=2)
+    zero(work)
     checkpoints(work)
     # The plan splits over tensor-parallel devices when memory requires:
     # on devices of 4 GB it takes replicas (runtime/pipeline-train.py).
@@ -222,6 +264,19 @@ if __name__ == "__main__":
 # CHECK-NEXT: split parameters: True persistent per device below one device's: True
 # CHECK-NEXT: losses and parameters within tolerance: True
 # CHECK-NEXT: loss falls: True
+# CHECK: == gpt_tp2_dp2_zero1: 4 devices, mesh {'dp': 2, 'pp': 1, 'tp': 2}, 1 microbatches
+# CHECK-NEXT: split parameters: True persistent per device below one device's: True
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK-NEXT: loss falls: True
+# CHECK-NEXT: checkpoint resumed bitwise: True
+# CHECK-NEXT: rows of split parameters reduce-scattered over dp: True
+# CHECK-NEXT: momentum split over tp and dp: True
+# CHECK-NEXT: persistent per device below tp=2 x dp=2 without ZeRO: True
+# CHECK: == gpt_tp2_dp2_zero2: 4 devices, mesh {'dp': 2, 'pp': 1, 'tp': 2}, 2 microbatches
+# CHECK-NEXT: split parameters: True persistent per device below one device's: True
+# CHECK-NEXT: losses and parameters within tolerance: True
+# CHECK-NEXT: loss falls: True
+# CHECK-NEXT: MLP split column then row: 1 0
 # CHECK: == checkpoints
 # CHECK-NEXT: tp=2 -> tp=2 bitwise: True
 # CHECK-NEXT: tp=2 -> one device within tolerance: True

@@ -82,9 +82,6 @@ struct TrainingPlanOptions {
   std::optional<ZeroStage> zero;
   /// Unset: each segment recomputes or not, whichever the plan needs.
   std::optional<RecomputePolicy> recompute;
-  /// Whether an unpinned ZeRO stage may shard the state of tensor-parallel
-  /// devices too (a compile cannot build that step yet).
-  bool zeroWithTensorParallel = true;
   /// Whether an unpinned ZeRO stage shards the state only where the whole
   /// state does not fit (a compile's default), rather than wherever it is
   /// predicted faster.

@@ -18,6 +18,7 @@
 #include "cleave/Transforms/Autodiff/GradientInterface.h"
 #include "cleave/Transforms/Autodiff/LossScaling.h"
 #include "cleave/Transforms/Autodiff/TrainingOptions.h"
+#include "cleave/Transforms/Partition/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -53,6 +54,9 @@ struct TrainedParameter {
   /// What the update writes: the weight, or under ZeRO this replica's
   /// block of it (a copy, gathered and assigned back after the update).
   Value target;
+  /// Under ZeRO with tensor-parallel devices, the dimension they split the
+  /// parameter along (-1: whole on each of them); see ZeroRows.
+  int64_t splitDim = -1;
 };
 
 /// What dynamic loss scaling gives one pipeline stage's update (the whole
@@ -71,6 +75,8 @@ struct OptimizerUpdatePass
   /// The stage functions the step is outlined into: the pipeline stages, or
   /// under the interleaved schedule the virtual stages (1 without stages).
   int64_t stageFunctions = 1;
+  /// The tensor-parallel devices of each replica (1 without a plan).
+  int64_t tensorParallel = 1;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -91,6 +97,7 @@ struct OptimizerUpdatePass
       }
       microbatches = *planned;
       replicas = mesh->dp;
+      tensorParallel = mesh->tp;
     }
     if (zeroFromPlan)
       if (std::optional<int64_t> planned = getZeroStage(module))
@@ -159,6 +166,8 @@ struct OptimizerUpdatePass
     stageFunctions = std::max(stages, getNumStagesWithin(func));
     SmallVector<TrainedParameter> chunkCopies =
         takeChunkCopies(*parameters, stages);
+    if (zero > 0 && tensorParallel > 1)
+      findSplitDims(*parameters, chunkCopies);
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder opBuilder(terminator);
     GradientBuilder builder(opBuilder,
@@ -176,7 +185,7 @@ struct OptimizerUpdatePass
       Operation *mark = terminator->getPrevNode();
       Value gradient = parameter.gradient;
       if (zero == 2)
-        gradient = reduceScatterBlock(builder, gradient);
+        gradient = reduceScatterBlock(builder, gradient, parameter.splitDim);
       parameter.gradient =
           accumulate(builder, gradient, "grad:" + parameter.name);
       if (overlap)
@@ -196,7 +205,7 @@ struct OptimizerUpdatePass
       Operation *mark = terminator->getPrevNode();
       Value gradient = copy.gradient;
       if (zero == 2)
-        gradient = reduceScatterBlock(builder, gradient);
+        gradient = reduceScatterBlock(builder, gradient, copy.splitDim);
       accumulate(builder, gradient, "grad:" + copy.name);
       setStageOfOpsAfter(mark, copy.stage);
       setWritable(copy.weight);
@@ -218,8 +227,10 @@ struct OptimizerUpdatePass
       Operation *mark = terminator->getPrevNode();
       if (zero > 0) {
         if (zero == 1)
-          parameter.gradient = reduceScatterBlock(builder, parameter.gradient);
-        parameter.target = localBlock(builder, parameter.weight.getOutput());
+          parameter.gradient = reduceScatterBlock(builder, parameter.gradient,
+                                                  parameter.splitDim);
+        parameter.target = localBlock(builder, parameter.weight.getOutput(),
+                                      parameter.splitDim);
       } else if (overlap) {
         auto start = parameter.gradient.getDefiningOp<ReduceStartOp>();
         parameter.gradient = ReduceWaitOp::create(
@@ -245,7 +256,8 @@ struct OptimizerUpdatePass
       Operation *mark = terminator->getPrevNode();
       Value updated = buildUpdate(builder, parameter, scale);
       if (zero > 0)
-        gatherInto(builder, updated, parameter.weight.getOutput());
+        gatherInto(builder, updated, parameter.weight.getOutput(),
+                   parameter.splitDim);
       setStageOfOpsAfter(mark, parameter.stage);
     }
     for (auto [stage, read] : llvm::enumerate(lossScales)) {
@@ -353,62 +365,147 @@ struct OptimizerUpdatePass
     return (elements + replicas - 1) / replicas;
   }
 
-  /// The type of one replica's block of `value`.
-  RankedTensorType getBlockType(Value value) const {
-    auto type = cast<RankedTensorType>(value.getType());
-    return RankedTensorType::get({getBlockLength(type.getNumElements())},
-                                 type.getElementType());
+  /// Under ZeRO with tensor-parallel devices, the dimension each
+  /// parameter is split along, as `cleave-shard-step` will split it: the
+  /// layout its first reader in the forward needs. A parameter with copies
+  /// (on several pipeline stages, or model chunks of one device) is cut
+  /// whole, so that the copies' blocks hold the same elements whatever
+  /// their splits.
+  static void findSplitDims(MutableArrayRef<TrainedParameter> parameters,
+                            MutableArrayRef<TrainedParameter> copies) {
+    llvm::StringMap<int> held;
+    for (const TrainedParameter &parameter :
+         llvm::concat<TrainedParameter>(parameters, copies))
+      ++held[parameter.name];
+    for (TrainedParameter &parameter :
+         llvm::concat<TrainedParameter>(parameters, copies)) {
+      ValueSharding layout = getFirstReaderLayout(parameter.weight);
+      if (held[parameter.name] == 1 && layout.isSplit())
+        parameter.splitDim = layout.dim;
+    }
   }
 
-  /// `value` flattened and padded with zeros to one block per replica.
-  Value flattenToBlocks(GradientBuilder &b, Value value) {
+  // ZeroRows: how ZeRO cuts a parameter into one block per replica. A
+  // parameter is flattened into one row, or, when the tensor-parallel
+  // devices split it along `splitDim`, into one row per device's part of
+  // it ([A, S, R] -> [A, tp, S/tp * R] -> [tp, A * S/tp * R]), so that the
+  // rows split like the parameter and each device cuts its own part into
+  // the replicas' blocks. A row is padded with zeros to a whole number of
+  // blocks.
+
+  /// The rows of a parameter split along `splitDim` (-1: whole).
+  int64_t getRows(int64_t splitDim) const {
+    return splitDim >= 0 ? tensorParallel : 1;
+  }
+
+  /// The type of one replica's block of `value`, a parameter or a tensor
+  /// of its shape.
+  RankedTensorType getBlockType(Value value, int64_t splitDim) const {
     auto type = cast<RankedTensorType>(value.getType());
-    int64_t elements = type.getNumElements();
-    int64_t padded = getBlockLength(elements) * replicas;
-    Value flat = b.reshape(value, {elements});
-    if (padded == elements)
-      return flat;
-    return b.create<PadOp>(flat, ArrayRef<int64_t>{0, padded - elements},
-                           StringRef("constant"), llvm::APFloat(0.0));
+    int64_t rows = getRows(splitDim);
+    int64_t block = getBlockLength(type.getNumElements() / rows);
+    if (rows == 1)
+      return RankedTensorType::get({block}, type.getElementType());
+    return RankedTensorType::get({rows, block}, type.getElementType());
+  }
+
+  /// `value`, of a parameter's shape, as its rows.
+  Value toRows(GradientBuilder &b, Value value, int64_t splitDim) {
+    ArrayRef<int64_t> shape = getShape(value);
+    int64_t elements = cast<RankedTensorType>(value.getType()).getNumElements();
+    if (splitDim < 0)
+      return b.reshape(value, {elements});
+    int64_t rows = getRows(splitDim);
+    int64_t outer = 1;
+    for (int64_t size : shape.take_front(splitDim))
+      outer *= size;
+    int64_t inner = elements / (outer * rows);
+    if (outer == 1)
+      return b.reshape(value, {rows, inner});
+    Value grouped = b.reshape(value, {outer, rows, inner});
+    return b.reshape(b.transpose(grouped, {1, 0, 2}), {rows, outer * inner});
+  }
+
+  /// Rows of length `length` (toRows) back in a parameter's `shape`.
+  Value fromRows(GradientBuilder &b, Value rows, ArrayRef<int64_t> shape,
+                 int64_t splitDim) {
+    if (splitDim < 0)
+      return b.reshape(rows, shape);
+    int64_t count = getRows(splitDim);
+    int64_t outer = 1;
+    for (int64_t size : shape.take_front(splitDim))
+      outer *= size;
+    if (outer == 1)
+      return b.reshape(rows, shape);
+    int64_t inner = getShape(rows).back() / outer;
+    Value grouped = b.reshape(rows, {count, outer, inner});
+    return b.reshape(b.transpose(grouped, {1, 0, 2}), shape);
+  }
+
+  /// `value`, of a parameter's shape, as its rows padded with zeros to one
+  /// block per replica.
+  Value flattenToBlocks(GradientBuilder &b, Value value, int64_t splitDim) {
+    Value rows = toRows(b, value, splitDim);
+    int64_t rank = getShape(rows).size();
+    int64_t length = getShape(rows).back();
+    int64_t padded = getBlockLength(length) * replicas;
+    if (padded == length)
+      return rows;
+    SmallVector<int64_t> pads(2 * rank, 0);
+    pads.back() = padded - length;
+    return b.create<PadOp>(rows, pads, StringRef("constant"),
+                           llvm::APFloat(0.0));
   }
 
   /// This replica's block of `sum` summed over the replicas (ZeRO: each
   /// replica updates one block of every parameter).
-  Value reduceScatterBlock(GradientBuilder &b, Value sum) {
+  Value reduceScatterBlock(GradientBuilder &b, Value sum, int64_t splitDim) {
     OpBuilder &builder = b.getBuilder();
+    Value rows = flattenToBlocks(b, sum, splitDim);
     return ReduceScatterOp::create(
-        builder, b.getLoc(), getBlockType(sum), flattenToBlocks(b, sum),
+        builder, b.getLoc(), getBlockType(sum, splitDim), rows,
         builder.getStringAttr("dp"), builder.getI64IntegerAttr(replicas),
-        builder.getI64IntegerAttr(0), builder.getStringAttr("sum"));
+        builder.getI64IntegerAttr(getShape(rows).size() - 1),
+        builder.getStringAttr("sum"));
   }
 
   /// A copy of this replica's block of `value` (no communication).
-  Value localBlock(GradientBuilder &b, Value value) {
+  Value localBlock(GradientBuilder &b, Value value, int64_t splitDim) {
     OpBuilder &builder = b.getBuilder();
+    Value rows = flattenToBlocks(b, value, splitDim);
     return AllSliceOp::create(
-        builder, b.getLoc(), getBlockType(value), flattenToBlocks(b, value),
+        builder, b.getLoc(), getBlockType(value, splitDim), rows,
         builder.getStringAttr("dp"), builder.getI64IntegerAttr(replicas),
-        builder.getI64IntegerAttr(0));
+        builder.getI64IntegerAttr(getShape(rows).size() - 1));
   }
 
   /// Gathers every replica's updated block and writes the whole parameter
   /// into `weight`, which the next step's forward reads.
-  void gatherInto(GradientBuilder &b, Value block, Value weight) {
+  void gatherInto(GradientBuilder &b, Value block, Value weight,
+                  int64_t splitDim) {
     OpBuilder &builder = b.getBuilder();
     auto type = cast<RankedTensorType>(weight.getType());
-    int64_t elements = type.getNumElements();
-    int64_t padded = getBlockLength(elements) * replicas;
+    int64_t rows = getRows(splitDim);
+    int64_t length = type.getNumElements() / rows;
+    int64_t padded = getBlockLength(length) * replicas;
+    SmallVector<int64_t> gatheredShape = {padded};
+    if (rows > 1)
+      gatheredShape.insert(gatheredShape.begin(), rows);
+    int64_t dim = gatheredShape.size() - 1;
     Value gathered = AllGatherOp::create(
         builder, b.getLoc(),
-        RankedTensorType::get({padded}, type.getElementType()), block,
+        RankedTensorType::get(gatheredShape, type.getElementType()), block,
         builder.getStringAttr("dp"), builder.getI64IntegerAttr(replicas),
-        builder.getI64IntegerAttr(0));
-    if (padded != elements)
-      gathered =
-          b.create<SliceOp>(gathered, ArrayRef<int64_t>{0},
-                            ArrayRef<int64_t>{elements}, ArrayRef<int64_t>{1});
-    AssignOp::create(builder, b.getLoc(), b.reshape(gathered, type.getShape()),
-                     weight);
+        builder.getI64IntegerAttr(dim));
+    if (padded != length) {
+      SmallVector<int64_t> starts(gatheredShape.size(), 0);
+      SmallVector<int64_t> ends(gatheredShape);
+      SmallVector<int64_t> steps(gatheredShape.size(), 1);
+      ends.back() = length;
+      gathered = b.create<SliceOp>(gathered, starts, ends, steps);
+    }
+    AssignOp::create(builder, b.getLoc(),
+                     fromRows(b, gathered, type.getShape(), splitDim), weight);
   }
 
   /// `sum` added up over the data-parallel replicas (itself with one).

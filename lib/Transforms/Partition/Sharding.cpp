@@ -10,6 +10,7 @@
 
 #include "cleave/Transforms/Partition/Sharding.h"
 
+#include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
@@ -100,6 +101,35 @@ FailureOr<OpLoopSharding> cleave::getLoopSharding(Operation *op, int64_t loop) {
 bool cleave::writesInPlace(OpOperand &use) {
   auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
   return dps && dps.isDpsInit(&use);
+}
+
+ValueSharding cleave::getFirstReaderLayout(Operation *stored) {
+  auto splitOf = [](Operation *op, unsigned index,
+                    bool result) -> ValueSharding {
+    std::optional<int64_t> loop = getTpLoop(op);
+    if (!loop)
+      return ValueSharding::replicated();
+    FailureOr<OpLoopSharding> layout = getLoopSharding(op, *loop);
+    if (failed(layout))
+      return ValueSharding::replicated();
+    return result ? layout->results[index] : layout->operands[index];
+  };
+  if (getTpLoop(stored))
+    return splitOf(stored, 0, /*result=*/true);
+  OpOperand *first = nullptr;
+  for (OpOperand &use : stored->getResult(0).getUses()) {
+    Operation *reader = use.getOwner();
+    if (reader->getBlock() != stored->getBlock())
+      continue;
+    if (!first || reader->isBeforeInBlock(first->getOwner()) ||
+        (reader == first->getOwner() &&
+         use.getOperandNumber() < first->getOperandNumber()))
+      first = &use;
+  }
+  if (!first)
+    return ValueSharding::replicated();
+  return splitOf(first->getOwner(), first->getOperandNumber(),
+                 /*result=*/false);
 }
 
 SmallVector<OpLoopSharding> cleave::getShardableLoops(Operation *op,

@@ -1121,6 +1121,32 @@ struct StateSpace : SourceSpace<StateOp> {
   }
 };
 
+/// A collective over the data-parallel replicas of a training step
+/// (ZeRO's reduce-scatter, slice and gather of a parameter's block): one
+/// parallel loop per result dimension, and the tensor-parallel devices
+/// split any but the one the collective cuts or joins, each exchanging its
+/// block with the replicas' same block.
+template <typename OpT> struct ReplicaCollectiveSpace {
+  static FailureOr<LoopSpace> describe(OpT op) {
+    auto input = rankedShape(op.getInput());
+    auto result = rankedShape(op.getOutput());
+    int64_t dim = op.getDim();
+    if (failed(input) || failed(result) || input->size() != result->size() ||
+        dim < 0 || dim >= static_cast<int64_t>(result->size()) ||
+        op.getAxis() != "dp")
+      return failure();
+    LoopSpace space;
+    for (int64_t d = 0, e = result->size(); d < e; ++d)
+      space.addLoop(IteratorType::parallel, ReductionKind::Generic,
+                    /*canSplit=*/d != dim);
+    SmallVector<int64_t> inputDims = identityDims(input->size());
+    inputDims[dim] = kNoLoop;
+    space.operandDims = {inputDims};
+    space.resultDims = {identityDims(result->size())};
+    return space;
+  }
+};
+
 /// The in-place updates (`cleave.sgd_update`, `cleave.adam_update`): one
 /// parallel loop per dimension of the parameter, which the gradient, the
 /// parameter and its state follow; the scalars (the gradient's scale, the
@@ -1393,19 +1419,23 @@ struct LoopSpaceShardingModel : public shard::ShardingInterface::ExternalModel<
                           IRMapping &partitionMap,
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
-    FailureOr<LoopSpace> space = describe(op);
-    if (failed(space))
-      return op->emitOpError() << "has no iteration space to partition";
-
+    // An op whose operands and results are all whole is itself, whether
+    // or not it could be split.
     FlatSymbolRefAttr gridName;
+    bool whole = true;
     for (const Sharding &sharding :
-         llvm::concat<const Sharding>(operandShardings, resultShardings))
+         llvm::concat<const Sharding>(operandShardings, resultShardings)) {
       if (sharding && !gridName)
         gridName = sharding.getGridAttr();
-    if (!gridName) {
+      whole &= !sharding || shard::isFullReplication(sharding);
+    }
+    if (!gridName || whole) {
       builder.clone(*op, partitionMap);
       return success();
     }
+    FailureOr<LoopSpace> space = describe(op);
+    if (failed(space))
+      return op->emitOpError() << "has no iteration space to partition";
     shard::GridOp grid = shard::getGridOrNull(op, gridName, symbolTable);
     if (!grid)
       return op->emitOpError() << "refers to unknown grid " << gridName;
@@ -1587,5 +1617,8 @@ void cleave::registerShardingInterfaceExternalModels(
     attach<AdamUpdateOp, UpdateSpace<AdamUpdateOp>>(ctx);
     attachBroadcasting<AccumulateOp, ClearOp, AssignOp, AllReduceOp,
                        ReduceStartOp, ReduceWaitOp>(ctx);
+    attach<ReduceScatterOp, ReplicaCollectiveSpace<ReduceScatterOp>>(ctx);
+    attach<AllSliceOp, ReplicaCollectiveSpace<AllSliceOp>>(ctx);
+    attach<AllGatherOp, ReplicaCollectiveSpace<AllGatherOp>>(ctx);
   });
 }

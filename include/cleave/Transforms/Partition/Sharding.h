@@ -94,6 +94,13 @@ mlir::FailureOr<OpLoopSharding> getLoopSharding(mlir::Operation *op,
 /// accumulation, clearing or assignment).
 bool writesInPlace(mlir::OpOperand &use);
 
+/// The layout that `cleave-shard-step` gives a stored tensor (a weight or
+/// a training step's state, `stored` its defining op) when the plan has
+/// not decided it: the layout its first reader in program order needs,
+/// that is the reader's `cleave.tp_loop` split, or whole when the reader has
+/// none. A stored op with a `cleave.tp_loop` of its own has that split.
+ValueSharding getFirstReaderLayout(mlir::Operation *stored);
+
 /// Every loop of `op` that may be split `numShards` ways: the loops
 /// `getLoopSharding` accepts whose split dimensions all divide by
 /// `numShards`. In loop order; empty when `op` has no `ShardingInterface`.
