@@ -171,29 +171,61 @@ LogicalResult checkMemory(const std::map<int64_t, func::FuncOp> &stages,
 // Deadlock
 //===----------------------------------------------------------------------===//
 
+/// Collectives run at the top level of their stage (every device of the
+/// group reaches them in the same order) over a mesh axis of the plan.
+/// The mesh axis and group size of a collective.
+std::pair<StringRef, int64_t> getGroup(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::pair<StringRef, int64_t>>(op)
+      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+            ReduceStartOp>([](auto collective) {
+        return std::make_pair(collective.getAxis(),
+                              static_cast<int64_t>(collective.getGroupSize()));
+      })
+      .Default([](Operation *) { return std::make_pair(StringRef(), 0); });
+}
+
 /// The phase of every op of each stage's function (TrainingPhases.h), by
 /// stage; empty for a stage that is not part of a training step.
 using StagePhases = std::map<int64_t, llvm::DenseMap<Operation *, StepPhase>>;
 
-/// One send or receive of a stage in one step of its schedule: `stage`
-/// and `peer` are (virtual) stages, whose devices are `stage mod pp`.
+/// One send, receive or collective along the pipeline stages of a stage in
+/// one step of its schedule: `stage` and `peer` are (virtual) stages, whose
+/// devices are `stage mod pp`. A collective has no peer or tag: every
+/// device takes part.
 struct Transfer {
+  enum class Kind { Send, Recv, Collective };
   Operation *op;
-  bool isSend;
+  Kind kind;
   int64_t stage;
   int64_t peer;
   int64_t tag;
   Type type;
   PipelineStep step;
+
+  bool isSend() const { return kind == Kind::Send; }
+  bool isCollective() const { return kind == Kind::Collective; }
 };
 
 std::string describe(const Transfer &t, int64_t microbatches, bool training) {
   int64_t stage = t.stage;
-  std::string text =
-      t.isSend
-          ? llvm::formatv("stage {0} sends to stage {1}", stage, t.peer).str()
-          : llvm::formatv("stage {0} receives from stage {1}", stage, t.peer)
-                .str();
+  std::string text;
+  if (t.isCollective())
+    text = llvm::formatv("stage {0} runs {1} along pp", stage,
+                         t.op->getName().getStringRef())
+               .str();
+  else if (t.isSend())
+    text = llvm::formatv("stage {0} sends to stage {1}", stage, t.peer).str();
+  else
+    text =
+        llvm::formatv("stage {0} receives from stage {1}", stage, t.peer).str();
+  if (t.isCollective()) {
+    if (!training)
+      return text;
+    return text + llvm::formatv(" ({0} of microbatch {1})",
+                                stringifyPipelinePhase(t.step.phase),
+                                t.step.microbatch)
+                      .str();
+  }
   text += llvm::formatv(" (tag {0}", t.tag).str();
   if (training)
     text +=
@@ -217,7 +249,12 @@ std::string describe(const Transfer &t, int64_t microbatches, bool training) {
 /// when the sender has posted the message it takes. Messages between two
 /// devices arrive in the order they were sent, whatever their tags (NCCL
 /// has none) and whichever chunks sent them, so a receive that finds
-/// another message first is a mismatch.
+/// another message first is a mismatch. A collective along the pipeline
+/// stages (the sum of a parameter that several stages hold, the clipping
+/// norm, the loss scale's overflow flag) completes when every device has
+/// reached one, and they must be the same collective of the same type.
+/// Collectives over the other axes join devices that run the same program
+/// in the same order, and cannot deadlock against each other.
 class CommunicationSimulator {
 public:
   CommunicationSimulator(const std::map<int64_t, func::FuncOp> &stages,
@@ -238,13 +275,16 @@ public:
           if (training && toPipelinePhase(phaseOf.lookup(&op)) != step.phase)
             continue;
           if (auto send = dyn_cast<SendOp>(op))
-            sequence.push_back({&op, true, stage, send.getPeerAttr().getInt(),
-                                send.getTagAttr().getInt(),
-                                send.getInput().getType(), step});
+            sequence.push_back(
+                {&op, Transfer::Kind::Send, stage, send.getPeerAttr().getInt(),
+                 send.getTagAttr().getInt(), send.getInput().getType(), step});
           else if (auto recv = dyn_cast<RecvOp>(op))
-            sequence.push_back({&op, false, stage, recv.getPeerAttr().getInt(),
-                                recv.getTagAttr().getInt(),
-                                recv.getOutput().getType(), step});
+            sequence.push_back(
+                {&op, Transfer::Kind::Recv, stage, recv.getPeerAttr().getInt(),
+                 recv.getTagAttr().getInt(), recv.getOutput().getType(), step});
+          else if (isCommunication(&op) && getGroup(&op).first == "pp")
+            sequence.push_back({&op, Transfer::Kind::Collective, stage, -1, -1,
+                                op.getOperand(0).getType(), step});
         }
       };
       for (const PipelineStep &step : schedule.getOrder(device)) {
@@ -267,8 +307,18 @@ public:
       progress = false;
       for (auto &[device, sequence] : sequences) {
         while (const Transfer *transfer = current(device)) {
+          if (transfer->isCollective()) {
+            if (collectiveBlocker(device))
+              break;
+            if (failed(checkCollective(device)))
+              return failure();
+            for (auto &[other, at] : position)
+              ++at;
+            progress = true;
+            continue;
+          }
           int64_t peer = deviceOf(transfer->peer);
-          if (transfer->isSend) {
+          if (transfer->isSend()) {
             if (!stageExists(transfer->peer))
               return transfer->op->emitError()
                      << describe(*transfer, microbatches, training)
@@ -294,6 +344,47 @@ public:
 
 private:
   int64_t deviceOf(int64_t stage) const { return stage % devices; }
+
+  /// The first device that `device`'s collective waits for: one not at a
+  /// collective (waiting in a receive, or finished); none when every
+  /// device is at one.
+  std::optional<int64_t> collectiveBlocker(int64_t device) {
+    for (int64_t other = 0; other < devices; ++other) {
+      if (other == device)
+        continue;
+      const Transfer *at = current(other);
+      if (!at || !at->isCollective())
+        return other;
+    }
+    return std::nullopt;
+  }
+
+  /// Every device is at a collective along pp: they must be the same.
+  LogicalResult checkCollective(int64_t device) {
+    const Transfer &first = *current(device);
+    for (int64_t other = 0; other < devices; ++other) {
+      const Transfer &at = *current(other);
+      if (at.op->getName() == first.op->getName() && at.type == first.type)
+        continue;
+      InFlightDiagnostic diag = first.op->emitError()
+                                << "mismatched collective: "
+                                << describe(first, microbatches, training)
+                                << " on a " << first.type << ", but "
+                                << describe(at, microbatches, training)
+                                << " on a " << at.type;
+      diag.attachNote(at.op->getLoc()) << "the collective it meets";
+      return failure();
+    }
+    return success();
+  }
+
+  /// The device that `device`, blocked, waits for.
+  int64_t waitsFor(int64_t device) {
+    const Transfer &waiting = *current(device);
+    if (waiting.isCollective())
+      return *collectiveBlocker(device);
+    return deviceOf(waiting.peer);
+  }
   bool stageExists(int64_t stage) const { return existing.count(stage); }
 
   const Transfer *current(int64_t device) {
@@ -335,8 +426,15 @@ private:
     int64_t device = *first;
     while (true) {
       const Transfer &waiting = *current(device);
-      int64_t peer = deviceOf(waiting.peer);
-      if (!stageExists(waiting.peer) || !current(peer))
+      int64_t peer = waitsFor(device);
+      if (waiting.isCollective() && !current(peer))
+        return waiting.op->emitError()
+               << "communication cannot complete: "
+               << describe(waiting, microbatches, training)
+               << ", but the device of stage " << peer
+               << " has no transfer left";
+      if (!waiting.isCollective() &&
+          (!stageExists(waiting.peer) || !current(peer)))
         return waiting.op->emitError()
                << "communication cannot complete: "
                << describe(waiting, microbatches, training) << ", but stage "
@@ -353,7 +451,9 @@ private:
       for (int64_t d : cycle)
         chain += llvm::formatv("{0}stage {1} waits for stage {2}",
                                chain.empty() ? "" : ", ", current(d)->stage,
-                               current(d)->peer)
+                               current(d)->isCollective()
+                                   ? current(waitsFor(d))->stage
+                                   : current(d)->peer)
                      .str();
       const Transfer &head = *current(cycle.front());
       InFlightDiagnostic diag = head.op->emitError()
@@ -390,19 +490,6 @@ private:
   /// The messages sent and not yet received, per (sender, receiver).
   std::map<std::pair<int64_t, int64_t>, std::deque<const Transfer *>> inFlight;
 };
-
-/// Collectives run at the top level of their stage (every device of the
-/// group reaches them in the same order) over a mesh axis of the plan.
-/// The mesh axis and group size of a collective.
-std::pair<StringRef, int64_t> getGroup(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::pair<StringRef, int64_t>>(op)
-      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-            ReduceStartOp>([](auto collective) {
-        return std::make_pair(collective.getAxis(),
-                              static_cast<int64_t>(collective.getGroupSize()));
-      })
-      .Default([](Operation *) { return std::make_pair(StringRef(), 0); });
-}
 
 LogicalResult checkCollectives(func::FuncOp func,
                                std::optional<PlanContract> contract) {

@@ -92,3 +92,132 @@ module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cle
     return %lsum : tensor<f32>
   }
 }
+
+// -----
+
+// Collectives along the pipeline stages are replayed too: each stage's
+// update all-reduces its squared gradient norm along pp (a stage without
+// parameters brings zeros), after every microbatch's transfers. The step
+// completes.
+
+// CHECK: cleave.all_reduce %{{.*}} {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+// CHECK: cleave.all_reduce %{{.*}} {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+
+module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "1f1b"} {
+  func.func @stage_0(%x: tensor<4xf32>) attributes {cleave.stage = 0 : i64} {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 16 : i64} : tensor<4xf32>
+    %g = cleave.recv from 1 tag 1 : tensor<4xf32>
+    %a = cleave.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %dw = cleave.mul %g, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = cleave.state "grad:w" : tensor<4xf32>
+    %sum = cleave.accumulate %dw, %s : tensor<4xf32>
+    cleave.send %a to 1 tag 0 : tensor<4xf32>
+    %sq = cleave.reduce_sum_square %sum {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    %norm = cleave.all_reduce %sq {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+    return
+  }
+  func.func @stage_1() -> tensor<f32> attributes {cleave.stage = 1 : i64} {
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    %l = cleave.reduce_sum %a {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    %ls = cleave.state "loss.sum:loss" : tensor<f32>
+    %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
+    %g = cleave.neg %a : tensor<4xf32>
+    cleave.send %g to 0 tag 1 : tensor<4xf32>
+    %z = cleave.constant dense<0.000000e+00> : tensor<f32>
+    %norm = cleave.all_reduce %z {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+    return %lsum : tensor<f32>
+  }
+}
+
+// -----
+
+// The stages' collectives along pp must agree: here stage 1 brings a
+// tensor of another type.
+
+module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "1f1b"} {
+  func.func @stage_0(%x: tensor<4xf32>) attributes {cleave.stage = 0 : i64} {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 16 : i64} : tensor<4xf32>
+    %g = cleave.recv from 1 tag 1 : tensor<4xf32>
+    %a = cleave.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %dw = cleave.mul %g, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = cleave.state "grad:w" : tensor<4xf32>
+    %sum = cleave.accumulate %dw, %s : tensor<4xf32>
+    cleave.send %a to 1 tag 0 : tensor<4xf32>
+    %sq = cleave.reduce_sum_square %sum {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    // expected-error @+1 {{mismatched collective: stage 0 runs cleave.all_reduce along pp}}
+    %norm = cleave.all_reduce %sq {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+    return
+  }
+  func.func @stage_1() -> tensor<f32> attributes {cleave.stage = 1 : i64} {
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    %l = cleave.reduce_sum %a {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    %ls = cleave.state "loss.sum:loss" : tensor<f32>
+    %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
+    %g = cleave.neg %a : tensor<4xf32>
+    cleave.send %g to 0 tag 1 : tensor<4xf32>
+    %z = cleave.constant dense<0.000000e+00> : tensor<2xf32>
+    // expected-note @+1 {{the collective it meets}}
+    %norm = cleave.all_reduce %z {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<2xf32>
+    return %lsum : tensor<f32>
+  }
+}
+
+// -----
+
+// A collective along pp that one stage never reaches cannot complete.
+
+module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "1f1b"} {
+  func.func @stage_0(%x: tensor<4xf32>) attributes {cleave.stage = 0 : i64} {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 16 : i64} : tensor<4xf32>
+    %g = cleave.recv from 1 tag 1 : tensor<4xf32>
+    %a = cleave.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %dw = cleave.mul %g, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = cleave.state "grad:w" : tensor<4xf32>
+    %sum = cleave.accumulate %dw, %s : tensor<4xf32>
+    cleave.send %a to 1 tag 0 : tensor<4xf32>
+    %sq = cleave.reduce_sum_square %sum {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    // expected-error @+1 {{communication cannot complete: stage 0 runs cleave.all_reduce along pp}}
+    %norm = cleave.all_reduce %sq {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<f32>
+    return
+  }
+  func.func @stage_1() -> tensor<f32> attributes {cleave.stage = 1 : i64} {
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    %l = cleave.reduce_sum %a {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    %ls = cleave.state "loss.sum:loss" : tensor<f32>
+    %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
+    %g = cleave.neg %a : tensor<4xf32>
+    cleave.send %g to 0 tag 1 : tensor<4xf32>
+    return %lsum : tensor<f32>
+  }
+}
+
+// -----
+
+// Stage 0's forward all-reduces its activation along pp before sending it
+// (cleave-outline-stages never makes this), while stage 1's forward waits
+// for the activation: the collective and the receive wait for each other.
+
+module attributes {cleave.mesh = {dp = 1 : i64, pp = 2 : i64, tp = 1 : i64}, cleave.microbatches = 2 : i64, cleave.schedule = "1f1b"} {
+  func.func @stage_0(%x: tensor<4xf32>) attributes {cleave.stage = 0 : i64} {
+    %w = cleave.weight "w" {file = "/m.data", offset = 0 : i64, length = 16 : i64} : tensor<4xf32>
+    %g = cleave.recv from 1 tag 1 : tensor<4xf32>
+    %a = cleave.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    // expected-error @+1 {{communication deadlock: stage 0 waits for stage 1, stage 1 waits for stage 0; stage 0 runs cleave.all_reduce along pp (forward of microbatch 0) here}}
+    %r = cleave.all_reduce %a {axis = "pp", group_size = 2 : i64, reduction = "sum"} : tensor<4xf32>
+    %dw = cleave.mul %g, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = cleave.state "grad:w" : tensor<4xf32>
+    %sum = cleave.accumulate %dw, %s : tensor<4xf32>
+    cleave.send %r to 1 tag 0 : tensor<4xf32>
+    return
+  }
+  func.func @stage_1() -> tensor<f32> attributes {cleave.stage = 1 : i64} {
+    // expected-note @+1 {{blocked: stage 1 receives from stage 0 (tag 0, forward of microbatch 0)}}
+    %a = cleave.recv from 0 tag 0 : tensor<4xf32>
+    %l = cleave.reduce_sum %a {axes = array<i64: 0>, keepdims = false} : (tensor<4xf32>) -> tensor<f32>
+    %ls = cleave.state "loss.sum:loss" : tensor<f32>
+    %lsum = cleave.accumulate %l, %ls {loss} : tensor<f32>
+    %g = cleave.neg %a : tensor<4xf32>
+    cleave.send %g to 0 tag 1 : tensor<4xf32>
+    return %lsum : tensor<f32>
+  }
+}
