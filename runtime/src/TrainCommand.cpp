@@ -22,6 +22,7 @@
 #include "cleave/rt/RunCommand.h"
 #include "cleave/rt/Runtime.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -59,6 +60,8 @@ constexpr const char *usage =
     "  --checkpoint-dir DIR  save checkpoints to DIR/step_N after the last\n"
     "                        step and every --checkpoint-every steps\n"
     "  --checkpoint-every K  save a checkpoint every K steps\n"
+    "  --print-every K       print a progress line every K steps and after\n"
+    "                        the last, whatever the output is\n"
     "  --keep-checkpoints K  keep only the newest K checkpoints up to the\n"
     "                        step saved (all)\n"
     "  --resume              continue from the newest valid checkpoint in\n"
@@ -83,8 +86,11 @@ constexpr const char *usage =
     "system): each rank writes its own rank file.\n"
     "\n"
     "On a terminal a line shows the step, the loss, the learning rate, the\n"
-    "samples per second and the time left; otherwise only a summary is\n"
-    "printed when the run ends. A float16 step also shows (and logs) its\n"
+    "samples per second and the time left; under mpirun or srun rank 0\n"
+    "prints it as a line of its own every twentieth of the run (or every\n"
+    "--print-every K steps); otherwise, with no --print-every, only a\n"
+    "summary is printed when the run ends. A float16 step also shows (and "
+    "logs) its\n"
     "loss scale and whether it was skipped for inf or NaN gradients. SIGINT "
     "(Ctrl-C) or SIGTERM ends the run\n"
     "after the step in flight, saving a checkpoint of it.\n";
@@ -98,6 +104,7 @@ struct TrainOptions {
   std::string log;
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
+  int64_t printEvery = 0;
   int64_t keepCheckpoints = 0;
   bool resume = false;
   std::string resumeFrom;
@@ -148,6 +155,8 @@ TrainOptions parseArguments(int argc, char **argv) {
         throw Error("--checkpoint-dir wants a directory");
     } else if (arg == "--checkpoint-every") {
       options.checkpointEvery = parseCount(arg, args.value(), 1);
+    } else if (arg == "--print-every") {
+      options.printEvery = parseCount(arg, args.value(), 1);
     } else if (arg == "--keep-checkpoints") {
       options.keepCheckpoints = parseCount(arg, args.value(), 1);
     } else if (arg == "--resume") {
@@ -482,7 +491,8 @@ public:
       : options(options), devices(devices), data(data),
         // A launcher may hand its processes a terminal of its own, which
         // a progress line redrawn in place does not suit.
-        terminal(!devices.job() && ::isatty(STDOUT_FILENO)) {
+        terminal(!devices.job() && !options.printEvery &&
+                 ::isatty(STDOUT_FILENO)) {
     if (!options.profileDir.empty())
       profile.emplace(devices.local(), devices.job(), options.profileDir);
   }
@@ -508,6 +518,8 @@ private:
   /// Every device of the bundle, run together.
   TrainingDevices &devices;
   const TrainingData &data;
+  /// Whether the progress line is redrawn in place (a terminal of this
+  /// process), rather than printed as lines of their own.
   bool terminal;
   TrainingPosition position;
   bool resumed = false;
@@ -665,13 +677,21 @@ void TrainingRun::report(int64_t first, double loss, double rate,
     if (!log)
       throw Error("--log " + options.log + ": cannot write");
   }
-  if (!terminal)
-    return;
-  Clock::time_point now = Clock::now();
   bool last = position.step == options.steps;
-  if (!last && now - lastDraw < std::chrono::milliseconds(100))
-    return;
-  lastDraw = now;
+  if (!terminal) {
+    // Lines of their own: every --print-every steps, or under a launcher
+    // every twentieth of the run; piped, none unless asked for.
+    int64_t every = options.printEvery;
+    if (!every && devices.job())
+      every = std::max<int64_t>(1, (options.steps - first + 19) / 20);
+    if (!every || (!last && position.step % every != 0))
+      return;
+  } else {
+    Clock::time_point now = Clock::now();
+    if (!last && now - lastDraw < std::chrono::milliseconds(100))
+      return;
+    lastDraw = now;
+  }
   double left = done > 0
                     ? seconds / static_cast<double>(done) *
                           static_cast<double>(options.steps - position.step)
@@ -688,11 +708,12 @@ void TrainingRun::report(int64_t first, double loss, double rate,
                   lossScale->skipped ? " (skipped)" : "");
     lr += text;
   }
-  std::printf("\rstep %lld/%lld  loss %.6g%s  %.1f samples/s  ETA %s\x1b[K",
-              static_cast<long long>(position.step),
+  std::printf("%sstep %lld/%lld  loss %.6g%s  %.1f samples/s  ETA %s%s",
+              terminal ? "\r" : "", static_cast<long long>(position.step),
               static_cast<long long>(options.steps), loss, lr.c_str(),
-              samplesPerSecond, formatDuration(left).c_str());
-  if (last)
+              samplesPerSecond, formatDuration(left).c_str(),
+              terminal ? "\x1b[K" : "\n");
+  if (terminal && last)
     std::printf("\n");
   std::fflush(stdout);
 }
