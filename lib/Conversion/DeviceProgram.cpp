@@ -316,16 +316,26 @@ private:
   }
   /// Persistent state, one tensor per name.
   llvm::StringMap<int> stateTensors;
-  /// The writable weights by name (and window): the copies of a parameter
-  /// that several model chunks of one device read are one tensor.
-  llvm::StringMap<int> writableWeights;
-  static std::string getWritableWeightKey(Operation *def) {
+  /// The weights by getWeightKey: the copies of a parameter that several
+  /// model chunks of one device read are one tensor.
+  llvm::StringMap<int> weightTensors;
+  /// What identifies the tensor a weight op reads: its initializer (and a
+  /// window's place, shape and split), and whether the program writes it.
+  /// Ops with one key share one tensor: a model chunk's copy of a
+  /// parameter another chunk of the device holds, or a frozen weight that
+  /// several chunks read.
+  static std::string getWeightKey(Operation *def) {
+    std::string key = isWritable(def) ? "writable:" : "read-only:";
     if (auto weight = dyn_cast<WeightOp>(def))
-      return weight.getName().str();
+      return key + weight.getName().str();
     auto slice = cast<WeightSliceOp>(def);
-    std::string key = slice.getName().str();
+    key += slice.getName().str();
     for (int64_t start : slice.getStarts())
       key += "@" + std::to_string(start);
+    for (int64_t size : cast<RankedTensorType>(slice.getType()).getShape())
+      key += "x" + std::to_string(size);
+    if (std::optional<int64_t> dim = slice.getSplitDim())
+      key += "/" + std::to_string(*dim);
     return key;
   }
   /// The ops fused into the loop being built, producers first.
@@ -583,11 +593,10 @@ int ProgramBuilder::getTensor(Value value) {
     program.persistentBytes = offset + program.tensors[id].getBytes();
     return id;
   }
-  if (kind == OpKind::Parameter && isWritable(def) &&
-      isa<WeightOp, WeightSliceOp>(def)) {
-    std::string name = getWritableWeightKey(def);
-    if (auto known = writableWeights.find(name);
-        known != writableWeights.end() &&
+  if (kind == OpKind::Parameter && isa<WeightOp, WeightSliceOp>(def)) {
+    std::string key = getWeightKey(def);
+    if (auto known = weightTensors.find(key);
+        known != weightTensors.end() &&
         program.tensors[known->second].getBytes() ==
             getTensorBytes(value.getType())) {
       tensorOf[value] = known->second;
@@ -623,8 +632,9 @@ int ProgramBuilder::getTensor(Value value) {
     entry.offset = alignTo(program.weightBytes, options.alignment);
     program.weightBytes = entry.offset + entry.bytes;
     int id = addTensor(value, MemorySpace::Weights, entry.offset);
+    if (isa<WeightOp, WeightSliceOp>(def))
+      weightTensors[getWeightKey(def)] = id;
     if (isWritable(def)) {
-      writableWeights[getWritableWeightKey(def)] = id;
       entry.writable = true;
       entry.persistentOffset =
           alignTo(program.persistentBytes, options.alignment);

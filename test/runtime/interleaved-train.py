@@ -38,6 +38,8 @@
 # The GPT's scale and mask initializers are frozen: every layer reads them,
 # and the gradient of a parameter that two chunks of one device read adds
 # up in another order than 1F1B's (shared-parameter-train.py trains one).
+# The frozen mask, read by both chunks of device 0, is stored once in its
+# weight file.
 # Also: the manifest's per-device steps (phase, microbatch, chunk) and
 # entries; a checkpoint of the interleaved bundle resumed by the 1F1B one
 # (the same tensors by name) equal to training straight on; and the errors:
@@ -53,6 +55,8 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
 import cleave
 from cleave.generators.gpt import GPTConfig, build_gpt
@@ -221,6 +225,24 @@ def refused(work, name, args):
           result.stderr.strip().splitlines()[-1])
 
 
+def frozen_once(work, bundle):
+    """Device 0 runs chunks of both layers, which each read the frozen
+    causal mask: its weight file holds the mask once."""
+    ir = (bundle / "model.mlir").read_text()
+    # Device 0 runs stages 0 and 2 (its chunks 0 and 1).
+    readers = [line for line in ir.splitlines()
+               if 'cleave.weight "causal_mask"' in line and
+               ("cleave.stage = 0 " in line or "cleave.stage = 2 " in line)]
+    onnx_model = onnx.load(f"{work}/gpt2.onnx", load_external_data=True)
+    mask = next(numpy_helper.to_array(t) for t in onnx_model.graph.initializer
+                if t.name == "causal_mask")
+    weights = (bundle / "weights" / "rank_0.bin").read_bytes()
+    print("== frozen weights of two chunks")
+    print("chunks of device 0 reading the mask:", len(readers))
+    print("copies in its weight file:",
+          weights.count(mask.astype(np.float32).tobytes()))
+
+
 if __name__ == "__main__":
     work = sys.argv[1]
     adamw = {"optimizer": "adamw", "lr": 0.01}
@@ -231,6 +253,7 @@ if __name__ == "__main__":
     interleaved, onef, _, batches = compare(work, "gpt_adamw", gpt2, adamw,
                                             2, 4, against_one=False)
     resume_in_1f1b(work, interleaved, onef, batches)
+    frozen_once(work, interleaved)
     compare(work, "mlp_sgd", dp_test.mlp, sgd, 2, 2)
     plain = {"optimizer": "sgd", "lr": 0.5, "momentum": 0.9}
     compare(work, "gpt_dp2", gpt2, plain, 4, 4)
@@ -263,6 +286,9 @@ if __name__ == "__main__":
 # CHECK-LABEL: == checkpoint: interleaved -> 1f1b
 # CHECK-NEXT: resumed at step 5
 # CHECK-NEXT: bitwise straight: True
+# CHECK-LABEL: == frozen weights of two chunks
+# CHECK-NEXT: chunks of device 0 reading the mask: 2
+# CHECK-NEXT: copies in its weight file: 1
 # CHECK-LABEL: == mlp_sgd: pp=2 x dp=1 x 2, 2 chunks, against 1 x 2
 # CHECK-NEXT: mesh {'dp': 1, 'pp': 2, 'tp': 1} schedule interleaved:2 microbatches 2
 # CHECK-NEXT: stage 0: F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0 U
