@@ -1,16 +1,15 @@
 //===- Conv.cpp - convolution and transposed convolution ------------------===//
 //
-// A convolution is an sgemm of the weights by the im2col matrix of the
-// input (one row per input channel and kernel tap, one column per output
-// position). A 1x1 stride-1 unpadded convolution multiplies the input
-// directly, and a grouped convolution with one input channel per group
-// (depthwise) runs a direct loop, where the im2col matrix would be as large
-// as the work. A transposed convolution is the adjoint: an sgemm into the
-// column matrix, then col2im scatters it into the output.
+// A convolution runs on oneDNN (DnnlConv.cpp), but a depthwise one (one
+// input channel per group) on a large plane, which a direct loop here
+// computes in the program's layout. A transposed convolution is the
+// adjoint of an im2col convolution: an sgemm into the column matrix, then
+// col2im scatters it into the output.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ConvGeometry.h"
+#include "DnnlConv.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,12 +20,6 @@
 using namespace cleave::cpu;
 
 namespace {
-
-struct ConvShape {
-  WindowGeometry window;
-  int64_t group = 1;
-  int64_t outChannels = 1;
-};
 
 /// The geometry of conv (`outputPadding` null) or conv_transpose.
 template <typename Args>
@@ -44,6 +37,7 @@ int32_t readConv(CleaveContext *ctx, const char *kernel, const Args &args,
   const int64_t *strides = args.strides().data(), *pads = args.pads().data(),
                 *dilations = args.dilations().data();
   WindowGeometry &g = shape.window;
+  shape.spatial = static_cast<int>(n);
   shape.group = args.group();
   shape.outChannels = y.shape[1];
   g.batch = x.shape[0];
@@ -91,48 +85,6 @@ int32_t readConv(CleaveContext *ctx, const char *kernel, const Args &args,
                   (long long)expected);
   }
   return 0;
-}
-
-/// Fills the im2col matrix of one group: `channels * kernelSize` rows of
-/// `outSize` columns.
-void im2col(const WindowGeometry &g, int64_t channels, const float *x,
-            float *col, int threads) {
-  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
-  const int64_t rows = channels * kernelSize;
-#pragma omp parallel for num_threads(threads) if (rows * outSize >             \
-                                                  kParallelGrain)
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t c = row / kernelSize, tap = row % kernelSize;
-    int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
-            kd = tap / (g.kernel[2] * g.kernel[1]);
-    int64_t offD = kd * g.dilation[0] - g.padBegin[0];
-    int64_t offH = kh * g.dilation[1] - g.padBegin[1];
-    int64_t offW = kw * g.dilation[2] - g.padBegin[2];
-    int64_t loD, hiD, loH, hiH, loW, hiW;
-    validRange(offD, g.stride[0], g.in[0], g.out[0], loD, hiD);
-    validRange(offH, g.stride[1], g.in[1], g.out[1], loH, hiH);
-    validRange(offW, g.stride[2], g.in[2], g.out[2], loW, hiW);
-    const float *plane = x + c * g.inSize();
-    float *dst = col + row * outSize;
-    if (loD > 0 || hiD < g.out[0] || loH > 0 || hiH < g.out[1] || loW > 0 ||
-        hiW < g.out[2])
-      std::memset(dst, 0, sizeof(float) * outSize);
-    for (int64_t od = loD; od < hiD; ++od) {
-      int64_t id = od * g.stride[0] + offD;
-      for (int64_t oh = loH; oh < hiH; ++oh) {
-        int64_t ih = oh * g.stride[1] + offH;
-        const float *src = plane + (id * g.in[1] + ih) * g.in[2];
-        float *line = dst + (od * g.out[1] + oh) * g.out[2];
-        if (g.stride[2] == 1) {
-          std::memcpy(line + loW, src + loW + offW,
-                      sizeof(float) * (hiW - loW));
-        } else {
-          for (int64_t ow = loW; ow < hiW; ++ow)
-            line[ow] = src[ow * g.stride[2] + offW];
-        }
-      }
-    }
-  }
 }
 
 /// Scatters (adds) the column matrix of one group of a transposed
@@ -403,6 +355,27 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
   return 0;
 }
 
+/// Output planes at least this large run a depthwise convolution on
+/// depthwiseConv(), smaller ones on oneDNN. oneDNN's depthwise kernel is
+/// faster per output, but the program's plain layout costs it a reorder in
+/// and out, which the large planes do not win back. Measured with
+/// bench/ops_vs_onnxruntime.py, 1 thread, AVX2 (docs/PERFORMANCE.md),
+/// oneDNN / depthwiseConv() in ms: 3x3 stride 1 on 32 x 112 x 112 1.69 /
+/// 1.14, on 144 x 56 x 56 1.87 / 1.68, on 384 x 14 x 14 0.21 / 0.31; 3x3
+/// stride 2 on 96 x 112 x 112 (56 x 56 out) 3.61 / 3.52; 5x5 on 240 x 28
+/// x 28 0.85 / 1.10, on 1152 x 7 x 7 0.22 / 0.78.
+constexpr int64_t kDirectDepthwisePlane = 56 * 56;
+
+/// Whether a forward convolution runs on depthwiseConv(). Every other one
+/// runs on oneDNN, whose blocked kernels with weights packed once beat
+/// im2col + OpenBLAS on every dense and grouped shape measured, pointwise
+/// ones too (320 -> 1280 at 7 x 7: 1.21 against 3.37 ms).
+bool useDirectDepthwise(const ConvShape &shape) {
+  const bool depthwise =
+      shape.group > 1 && shape.window.channels == shape.group;
+  return depthwise && shape.window.outSize() >= kDirectDepthwisePlane;
+}
+
 void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
              int64_t planeSize, int threads) {
 #pragma omp parallel for num_threads(                                          \
@@ -445,47 +418,13 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   const float *x = static_cast<const float *>(args.x().data);
   const float *w = static_cast<const float *>(args.w().data);
   float *y = static_cast<float *>(args.y().data);
-  const int threads = numThreads(ctx);
-  const int64_t cg = g.channels / shape.group;
-  const int64_t mg = shape.outChannels / shape.group;
-  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
-  if (g.batch * shape.outChannels * outSize == 0)
+  if (g.batch * shape.outChannels * g.outSize() == 0)
     return 0;
-
   const CleaveTensor *bias = args.bias();
-  if (cg == 1 && shape.group > 1)
-    return depthwiseConv(
-        ctx, shape, x, w,
-        bias ? static_cast<const float *>(bias->data) : nullptr, y, threads);
-  bool pointwise = true;
-  for (int i = 0; i < kMaxSpatial; ++i)
-    pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
-                 g.padEnd[i] == 0;
-  float *col = nullptr;
-  if (!pointwise) {
-    col = static_cast<float *>(
-        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
-    if (!col)
-      return 1;
-  }
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t grp = 0; grp < shape.group; ++grp) {
-      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
-      const float *wg = w + grp * mg * cg * kernelSize;
-      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
-      const float *rhs = xg;
-      if (!pointwise) {
-        im2col(g, cg, xg, col, threads);
-        rhs = col;
-      }
-      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
-            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
-    }
-  }
-  if (bias)
-    addBias(static_cast<const float *>(bias->data), y, g.batch,
-            shape.outChannels, outSize, threads);
-  return 0;
+  const float *b = bias ? static_cast<const float *>(bias->data) : nullptr;
+  if (useDirectDepthwise(shape))
+    return depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
+  return dnnlConv(ctx, shape, x, w, b, y);
 }
 
 int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,
