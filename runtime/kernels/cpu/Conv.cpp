@@ -1,9 +1,11 @@
 //===- Conv.cpp - convolution and transposed convolution ------------------===//
 //
-// A convolution runs on oneDNN (DnnlConv.cpp), but a depthwise one (one
-// input channel per group) on a large plane, which a direct loop here
-// computes in the program's layout. A transposed convolution is the
-// adjoint of an im2col convolution: an sgemm into the column matrix, then
+// A convolution runs on oneDNN (DnnlConv.cpp), but for the shapes where a
+// kernel here is faster: a depthwise one (one input channel per group) on
+// a large plane or on a map smaller than its window runs a direct loop,
+// and a very small dense one an sgemm of the weights by the im2col matrix
+// of the input (the constants below say why). A transposed convolution is
+// the adjoint of the im2col one: an sgemm into the column matrix, then
 // col2im scatters it into the output.
 //
 //===----------------------------------------------------------------------===//
@@ -85,6 +87,48 @@ int32_t readConv(CleaveContext *ctx, const char *kernel, const Args &args,
                   (long long)expected);
   }
   return 0;
+}
+
+/// Fills the im2col matrix of one group: `channels * kernelSize` rows of
+/// `outSize` columns.
+void im2col(const WindowGeometry &g, int64_t channels, const float *x,
+            float *col, int threads) {
+  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
+  const int64_t rows = channels * kernelSize;
+#pragma omp parallel for num_threads(threads) if (rows * outSize >             \
+                                                  kParallelGrain)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t c = row / kernelSize, tap = row % kernelSize;
+    int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
+            kd = tap / (g.kernel[2] * g.kernel[1]);
+    int64_t offD = kd * g.dilation[0] - g.padBegin[0];
+    int64_t offH = kh * g.dilation[1] - g.padBegin[1];
+    int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+    int64_t loD, hiD, loH, hiH, loW, hiW;
+    validRange(offD, g.stride[0], g.in[0], g.out[0], loD, hiD);
+    validRange(offH, g.stride[1], g.in[1], g.out[1], loH, hiH);
+    validRange(offW, g.stride[2], g.in[2], g.out[2], loW, hiW);
+    const float *plane = x + c * g.inSize();
+    float *dst = col + row * outSize;
+    if (loD > 0 || hiD < g.out[0] || loH > 0 || hiH < g.out[1] || loW > 0 ||
+        hiW < g.out[2])
+      std::memset(dst, 0, sizeof(float) * outSize);
+    for (int64_t od = loD; od < hiD; ++od) {
+      int64_t id = od * g.stride[0] + offD;
+      for (int64_t oh = loH; oh < hiH; ++oh) {
+        int64_t ih = oh * g.stride[1] + offH;
+        const float *src = plane + (id * g.in[1] + ih) * g.in[2];
+        float *line = dst + (od * g.out[1] + oh) * g.out[2];
+        if (g.stride[2] == 1) {
+          std::memcpy(line + loW, src + loW + offW,
+                      sizeof(float) * (hiW - loW));
+        } else {
+          for (int64_t ow = loW; ow < hiW; ++ow)
+            line[ow] = src[ow * g.stride[2] + offW];
+        }
+      }
+    }
+  }
 }
 
 /// Scatters (adds) the column matrix of one group of a transposed
@@ -366,14 +410,18 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
 /// x 28 0.85 / 1.10, on 1152 x 7 x 7 0.22 / 0.78.
 constexpr int64_t kDirectDepthwisePlane = 56 * 56;
 
-/// Whether a forward convolution runs on depthwiseConv(). Every other one
-/// runs on oneDNN, whose blocked kernels with weights packed once beat
-/// im2col + OpenBLAS on every dense and grouped shape measured, pointwise
-/// ones too (320 -> 1280 at 7 x 7: 1.21 against 3.37 ms).
-bool useDirectDepthwise(const ConvShape &shape) {
-  const bool depthwise =
-      shape.group > 1 && shape.window.channels == shape.group;
-  return depthwise && shape.window.outSize() >= kDirectDepthwisePlane;
+/// One input channel per group. A depthwise convolution runs on
+/// depthwiseConv() where its output plane is large, or where oneDNN has no
+/// depthwise kernel for it (its jit kernel declines maps smaller than the
+/// window's reach, as MobileNetV3's 5x5 on 1x1 and 2x2 maps: oneDNN's
+/// generic implementation took 0.10 ms on 144 channels at 1x1, the direct
+/// loop 0.035 ms). A dense or grouped convolution runs on oneDNN, whose
+/// blocked kernels with weights packed once beat im2col + OpenBLAS on every
+/// such shape measured (3x3 64 -> 64 at 56 x 56: 6.9 against 14.6 ms;
+/// pointwise 320 -> 1280 at 7 x 7: 1.21 against 3.37 ms), but the smallest
+/// ones (kSmallConvMacs).
+bool isDepthwise(const ConvShape &shape) {
+  return shape.group > 1 && shape.window.channels == shape.group;
 }
 
 void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
@@ -386,6 +434,57 @@ void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
     for (int64_t i = 0; i < planeSize; ++i)
       plane[i] += b;
   }
+}
+
+/// Below this many multiply-adds a dense or grouped convolution runs as
+/// im2col + sgemm here: oneDNN's calls (a reorder in, the convolution, a
+/// reorder out, a few microseconds each) cost more than such a small
+/// convolution. MobileNetV3-Small (width 0.25, 32 x 32), 1 thread, median
+/// ms: all on oneDNN 0.507, below 2^16 here 0.371, below 2^18 here 0.362
+/// (im2col + sgemm throughout: 0.391).
+constexpr int64_t kSmallConvMacs = int64_t(1) << 18;
+
+int64_t multiplyAdds(const ConvShape &s) {
+  const WindowGeometry &g = s.window;
+  return g.batch * s.outChannels * g.outSize() * (g.channels / s.group) *
+         g.kernelSize();
+}
+
+/// im2col + sgemm, 1x1 stride-1 windows straight from the input.
+int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
+                 const float *w, const float *bias, float *y, int threads) {
+  const WindowGeometry &g = shape.window;
+  const int64_t cg = g.channels / shape.group;
+  const int64_t mg = shape.outChannels / shape.group;
+  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
+  bool pointwise = true;
+  for (int i = 0; i < kMaxSpatial; ++i)
+    pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
+                 g.padEnd[i] == 0;
+  float *col = nullptr;
+  if (!pointwise) {
+    col = static_cast<float *>(
+        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
+    if (!col)
+      return 1;
+  }
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < shape.group; ++grp) {
+      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
+      const float *wg = w + grp * mg * cg * kernelSize;
+      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
+      const float *rhs = xg;
+      if (!pointwise) {
+        im2col(g, cg, xg, col, threads);
+        rhs = col;
+      }
+      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
+            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
+    }
+  }
+  if (bias)
+    addBias(bias, y, g.batch, shape.outChannels, outSize, threads);
+  return 0;
 }
 
 template <typename Args>
@@ -422,9 +521,17 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     return 0;
   const CleaveTensor *bias = args.bias();
   const float *b = bias ? static_cast<const float *>(bias->data) : nullptr;
-  if (useDirectDepthwise(shape))
-    return depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
-  return dnnlConv(ctx, shape, x, w, b, y);
+  if (!isDepthwise(shape)) {
+    if (multiplyAdds(shape) < kSmallConvMacs)
+      return gemmConv(ctx, shape, x, w, b, y, numThreads(ctx));
+    return dnnlConv(ctx, shape, x, w, b, y);
+  }
+  if (g.outSize() < kDirectDepthwisePlane) {
+    int32_t status = dnnlConv(ctx, shape, x, w, b, y, /*declineGeneric=*/true);
+    if (status != kDnnlDeclined)
+      return status;
+  }
+  return depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
 }
 
 int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,

@@ -25,12 +25,14 @@
 
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
-#include <vector>
 
 #include <omp.h>
 
@@ -55,22 +57,34 @@ private:
   int saved;
 };
 
-/// A convolution shape as oneDNN takes it: its primitive, and the reorders
+/// A convolution shape as oneDNN takes it: its primitive, the reorders
 /// between the program's layouts and the ones the primitive chose (absent
-/// where they are the same).
+/// where they are the same), and the primitive's arguments, whose
+/// addresses each call sets.
 struct ConvPlan {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward conv;
-  memory::desc plainX, plainW, plainY, biasDesc;
+  /// Whether oneDNN has no kernel of its own for the shape and runs its
+  /// generic im2col + gemm or reference implementation.
+  bool generic = false;
   std::optional<dnnl::reorder> xIn, wIn, yOut;
+  /// In the program's layouts.
+  memory plainX, plainW, plainY;
+  /// In the primitive's layouts: `x` and `y` are the plain ones where no
+  /// reorder is needed; `w` is in scratch memory (writable weights).
+  memory x, w, y, bias, scratchpad;
+  std::unordered_map<int, memory> arguments;
 };
+
+/// A convolution's shape, attributes and thread count.
+using ConvKey = std::array<int64_t, 7 + 7 * kMaxSpatial>;
 
 /// The kernel cache of a context (cleave_rt_kernel_cache).
 struct KernelCache {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   /// By convolutionKey().
-  std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> plans;
+  std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;
   /// Constant weights in the layout of a plan, by their address and plan.
   std::map<std::pair<const void *, const ConvPlan *>, memory> packed;
 };
@@ -87,14 +101,14 @@ void destroyKernelCache(void *cache) {
   delete static_cast<KernelCache *>(cache);
 }
 
-std::vector<int64_t> convolutionKey(const ConvShape &s, bool bias,
-                                    int threads) {
+ConvKey convolutionKey(const ConvShape &s, bool bias, int threads) {
   const WindowGeometry &g = s.window;
-  std::vector<int64_t> key = {s.spatial,     g.batch, g.channels, s.group,
-                              s.outChannels, bias,    threads};
+  ConvKey key = {s.spatial,     g.batch, g.channels, s.group,
+                 s.outChannels, bias,    threads};
+  int64_t *at = key.data() + 7;
   for (const int64_t *values :
        {g.in, g.out, g.kernel, g.stride, g.padBegin, g.padEnd, g.dilation})
-    key.insert(key.end(), values, values + kMaxSpatial);
+    at = std::copy(values, values + kMaxSpatial, at);
   return key;
 }
 
@@ -137,11 +151,11 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
                   : concat({s.outChannels, g.channels}, kernel);
 
   auto plan = std::make_unique<ConvPlan>();
-  plan->plainX = memory::desc(xDims, kF32, activations[n - 1]);
-  plan->plainY = memory::desc(yDims, kF32, activations[n - 1]);
-  plan->plainW = memory::desc(
+  const memory::desc plainX(xDims, kF32, activations[n - 1]);
+  const memory::desc plainY(yDims, kF32, activations[n - 1]);
+  const memory::desc plainW(
       wDims, kF32, s.group > 1 ? groupedWeights[n - 1] : weights[n - 1]);
-  plan->biasDesc = memory::desc({s.outChannels}, kF32, Tag::a);
+  const memory::desc biasDesc({s.outChannels}, kF32, Tag::a);
   const memory::desc anyX(xDims, kF32, Tag::any), anyY(yDims, kF32, Tag::any),
       anyW(wDims, kF32, Tag::any);
   const memory::dims strides = ownSpatial(g.stride, n);
@@ -153,8 +167,7 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const auto desc =
       bias ? Conv::desc(dnnl::prop_kind::forward_inference,
                         dnnl::algorithm::convolution_direct, anyX, anyW,
-                        plan->biasDesc, anyY, strides, dilations, padBegin,
-                        padEnd)
+                        biasDesc, anyY, strides, dilations, padBegin, padEnd)
            : Conv::desc(dnnl::prop_kind::forward_inference,
                         dnnl::algorithm::convolution_direct, anyX, anyW, anyY,
                         strides, dilations, padBegin, padEnd);
@@ -163,9 +176,31 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   plan->pd = Conv::primitive_desc(desc, attr, engine);
   plan->conv = Conv(plan->pd);
-  plan->xIn = reorderIfNeeded(engine, plan->plainX, plan->pd.src_desc());
-  plan->wIn = reorderIfNeeded(engine, plan->plainW, plan->pd.weights_desc());
-  plan->yOut = reorderIfNeeded(engine, plan->pd.dst_desc(), plan->plainY);
+  const std::string impl = plan->pd.impl_info_str();
+  plan->generic = impl.find("gemm") != std::string::npos ||
+                  impl.find("ref") != std::string::npos;
+  plan->xIn = reorderIfNeeded(engine, plainX, plan->pd.src_desc());
+  plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
+  plan->yOut = reorderIfNeeded(engine, plan->pd.dst_desc(), plainY);
+
+  // Placeholder addresses: every call sets the ones it uses.
+  void *none = nullptr;
+  plan->plainX = memory(plainX, engine, none);
+  plan->plainW = memory(plainW, engine, none);
+  plan->plainY = memory(plainY, engine, none);
+  plan->x =
+      plan->xIn ? memory(plan->pd.src_desc(), engine, none) : plan->plainX;
+  plan->y =
+      plan->yOut ? memory(plan->pd.dst_desc(), engine, none) : plan->plainY;
+  plan->w = memory(plan->pd.weights_desc(), engine, none);
+  plan->scratchpad = memory(plan->pd.scratchpad_desc(), engine, none);
+  plan->arguments = {{DNNL_ARG_SRC, plan->x},
+                     {DNNL_ARG_DST, plan->y},
+                     {DNNL_ARG_SCRATCHPAD, plan->scratchpad}};
+  if (bias) {
+    plan->bias = memory(biasDesc, engine, none);
+    plan->arguments.emplace(DNNL_ARG_BIAS, plan->bias);
+  }
   return plan;
 }
 
@@ -184,33 +219,35 @@ private:
 };
 
 /// The weights in the plan's layout: `w` itself where that is ONNX's,
-/// else a copy repacked once for constant weights, or into `scratch` on
-/// every call for writable ones.
+/// else a copy repacked once for constant weights, or into `plan.w` (in
+/// scratch memory) on every call for writable ones.
 memory packedWeights(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
-                     const float *w, void *scratch) {
-  const dnnl::engine &engine = cache.engine;
-  memory plain(plan.plainW, engine, const_cast<float *>(w));
+                     const float *w) {
+  plan.plainW.set_data_handle(const_cast<float *>(w));
   if (!plan.wIn)
-    return plain;
-  const size_t bytes = plan.plainW.get_size();
+    return plan.plainW;
+  const size_t bytes = plan.plainW.get_desc().get_size();
   if (!cleave_rt_constant_weights(ctx, w, bytes)) {
-    memory packed(plan.pd.weights_desc(), engine, scratch);
-    plan.wIn->execute(cache.stream, plain, packed);
-    return packed;
+    plan.wIn->execute(cache.stream, plan.plainW, plan.w);
+    return plan.w;
   }
   auto key = std::make_pair(static_cast<const void *>(w), &plan);
   auto found = cache.packed.find(key);
   if (found != cache.packed.end())
     return found->second;
-  memory packed(plan.pd.weights_desc(), engine);
-  plan.wIn->execute(cache.stream, plain, packed);
+  memory packed(plan.pd.weights_desc(), cache.engine);
+  plan.wIn->execute(cache.stream, plan.plainW, packed);
   cache.packed.emplace(key, packed);
   return packed;
 }
 
+/// Points `part` at `at` bytes into `scratch`.
+void place(memory &part, char *scratch, size_t at) {
+  part.set_data_handle(scratch + at);
+}
+
 int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
                 const float *x, const float *w, const float *bias, float *y) {
-  const dnnl::engine &engine = cache.engine;
   ScratchLayout layout;
   const size_t xAt = plan.xIn ? layout.add(plan.pd.src_desc().get_size()) : 0;
   const size_t yAt = plan.yOut ? layout.add(plan.pd.dst_desc().get_size()) : 0;
@@ -223,47 +260,56 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
     if (!scratch)
       return 1;
   }
-
-  memory plainX(plan.plainX, engine, const_cast<float *>(x));
-  memory plainY(plan.plainY, engine, y);
-  memory src = plainX, dst = plainY;
-  if (plan.xIn) {
-    src = memory(plan.pd.src_desc(), engine, scratch + xAt);
-    plan.xIn->execute(cache.stream, plainX, src);
-  }
+  if (plan.xIn)
+    place(plan.x, scratch, xAt);
   if (plan.yOut)
-    dst = memory(plan.pd.dst_desc(), engine, scratch + yAt);
-  std::unordered_map<int, memory> arguments = {
-      {DNNL_ARG_SRC, src},
-      {DNNL_ARG_WEIGHTS, packedWeights(ctx, cache, plan, w, scratch + wAt)},
-      {DNNL_ARG_DST, dst},
-      {DNNL_ARG_SCRATCHPAD,
-       memory(plan.pd.scratchpad_desc(), engine, scratch + padAt)}};
+    place(plan.y, scratch, yAt);
+  if (plan.wIn)
+    place(plan.w, scratch, wAt);
+  place(plan.scratchpad, scratch, padAt);
+  plan.plainX.set_data_handle(const_cast<float *>(x));
+  plan.plainY.set_data_handle(y);
   if (bias)
-    arguments.emplace(DNNL_ARG_BIAS,
-                      memory(plan.biasDesc, engine, const_cast<float *>(bias)));
-  plan.conv.execute(cache.stream, arguments);
+    plan.bias.set_data_handle(const_cast<float *>(bias));
+  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(ctx, cache, plan, w);
+  if (plan.xIn)
+    plan.xIn->execute(cache.stream, plan.plainX, plan.x);
+  plan.conv.execute(cache.stream, plan.arguments);
   if (plan.yOut)
-    plan.yOut->execute(cache.stream, dst, plainY);
+    plan.yOut->execute(cache.stream, plan.y, plan.plainY);
   cache.stream.wait();
   return 0;
+}
+
+/// Below this many multiply-adds a convolution runs on one thread: waking
+/// the team for each of its up to three primitives (reorder in,
+/// convolution, reorder out) costs more than it saves.
+constexpr int64_t kParallelMacs = int64_t(1) << 18;
+
+int64_t multiplyAdds(const ConvShape &s) {
+  const WindowGeometry &g = s.window;
+  return g.batch * s.outChannels * g.outSize() * (g.channels / s.group) *
+         g.kernelSize();
 }
 
 } // namespace
 
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
-                 const float *w, const float *bias, float *y) {
+                 const float *w, const float *bias, float *y,
+                 bool declineGeneric) {
   auto *cache = static_cast<KernelCache *>(
       cleave_rt_kernel_cache(ctx, createKernelCache, destroyKernelCache));
   if (!cache)
     return 1;
-  const int threads = numThreads(ctx);
+  const int threads = multiplyAdds(shape) < kParallelMacs ? 1 : numThreads(ctx);
   TeamSize team(threads);
   try {
     std::unique_ptr<ConvPlan> &plan =
         cache->plans[convolutionKey(shape, bias != nullptr, threads)];
     if (!plan)
       plan = makePlan(cache->engine, shape, bias != nullptr);
+    if (declineGeneric && plan->generic)
+      return kDnnlDeclined;
     return runPlan(ctx, *cache, *plan, x, w, bias, y);
   } catch (const dnnl::error &e) {
     return fail(ctx, "conv", "oneDNN: %s (status %d)", e.what(),

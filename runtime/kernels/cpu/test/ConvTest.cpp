@@ -447,11 +447,20 @@ TEST_F(ConvTest, RejectsBadAttributes) {
 
 } // namespace
 
-/// Convolutions oneDNN runs (every forward one but the depthwise and the
-/// ungrouped pointwise): channel counts that fill its blocks of 8 and 16
-/// and ones that do not, maps smaller than the window, and every attribute,
-/// in 1-D, 2-D and 3-D, over writable weights and over constant weights
-/// (packed once and reused by the second call).
+/// The size from which a dense or grouped convolution runs on oneDNN
+/// (Conv.cpp's kSmallConvMacs; the smaller ones of ConvShapes run as
+/// im2col + sgemm).
+constexpr int64_t kDnnlMacs = int64_t(1) << 18;
+
+int64_t multiplyAdds(const ConvCase &c, const Shape &y) {
+  return count(y) * (c.x[1] / c.group) *
+         count(Shape(c.w.begin() + 2, c.w.end()));
+}
+
+/// Convolutions oneDNN runs: channel counts that fill its blocks of 8 and
+/// 16 and ones that do not, maps smaller than the window, and every
+/// attribute, in 1-D, 2-D and 3-D, over writable weights and over constant
+/// weights (packed once and reused by the second call).
 class DnnlConvShapes : public ConvTest,
                        public ::testing::WithParamInterface<ConvCase> {};
 
@@ -460,6 +469,7 @@ TEST_P(DnnlConvShapes, MatchesDirectLoop) {
   Tensor x = Tensor::random(c.x, 21), w = Tensor::random(c.w, 22);
   Tensor b = Tensor::random({c.w[0]}, 23);
   const Shape ys = convOutput(c, false);
+  ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
   const std::vector<float> expected =
       naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
   for (int threads : {1, 2})
@@ -484,24 +494,24 @@ TEST_P(DnnlConvShapes, MatchesDirectLoop) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DnnlConvShapes,
     ::testing::Values(
-        // ResNet's small maps: 3x3 windows over 1x1 and 2x2 planes.
-        ConvCase{{1, 32, 1, 1},
-                 {32, 32, 3, 3},
+        // ResNet's small maps: 3x3 windows over 1x1 and 2x2 planes.,
+        ConvCase{{1, 192, 1, 1},
+                 {192, 192, 3, 3},
                  1,
                  {1, 1},
                  {1, 1, 1, 1},
                  {1, 1},
                  {},
                  true},
-        ConvCase{{2, 16, 2, 2},
-                 {24, 16, 3, 3},
+        ConvCase{{2, 64, 2, 2},
+                 {64, 64, 3, 3},
                  1,
                  {1, 1},
                  {1, 1, 1, 1},
                  {1, 1},
                  {},
                  false},
-        // A stem: 3 channels in, 7x7 at stride 2.
+        // A stem: 3 channels in, 7x7 at stride 2.,
         ConvCase{{2, 3, 17, 15},
                  {16, 3, 7, 7},
                  1,
@@ -510,26 +520,26 @@ INSTANTIATE_TEST_SUITE_P(
                  {1, 1},
                  {},
                  true},
-        // Strides, dilations, asymmetric pads; 1x1 at stride 2.
-        ConvCase{{3, 8, 9, 10},
-                 {16, 8, 3, 2},
+        // Strides, dilations, asymmetric pads; 1x1 at stride 2.,
+        ConvCase{{3, 24, 9, 10},
+                 {48, 24, 3, 2},
                  1,
                  {2, 3},
                  {1, 0, 2, 1},
                  {2, 1},
                  {},
                  true},
-        ConvCase{{1, 16, 7, 7},
-                 {8, 16, 1, 1},
+        ConvCase{{2, 128, 7, 7},
+                 {128, 128, 1, 1},
                  1,
                  {2, 2},
                  {0, 0, 0, 0},
                  {1, 1},
                  {},
                  false},
-        // Grouped: blocks that fill oneDNN's vectors and ones that do not,
-        // and a grouped pointwise one.
-        ConvCase{{2, 32, 6, 5},
+        // Grouped: blocks that fill oneDNN's vectors and ones that do not, and
+        // a grouped pointwise one.,
+        ConvCase{{3, 32, 6, 5},
                  {48, 8, 3, 3},
                  4,
                  {1, 1},
@@ -537,7 +547,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {1, 1},
                  {},
                  true},
-        ConvCase{{1, 6, 5, 6},
+        ConvCase{{8, 6, 25, 26},
                  {9, 2, 3, 3},
                  3,
                  {2, 1},
@@ -545,29 +555,30 @@ INSTANTIATE_TEST_SUITE_P(
                  {1, 2},
                  {},
                  true},
-        ConvCase{{2, 16, 4, 4},
-                 {16, 8, 1, 1},
+        ConvCase{{2, 128, 16, 16},
+                 {128, 64, 1, 1},
                  2,
                  {1, 1},
                  {0, 0, 0, 0},
                  {1, 1},
                  {},
                  false},
-        // 1-D: a wav2vec2-style strided feature extractor layer, dilated.
-        ConvCase{{2, 8, 40}, {16, 8, 5}, 1, {3}, {0, 0}, {1}, {}, false},
-        ConvCase{{1, 5, 19}, {7, 5, 3}, 1, {1}, {2, 1}, {2}, {}, true},
-        ConvCase{{2, 16, 12}, {16, 4, 4}, 4, {2}, {1, 2}, {1}, {}, true},
-        // 3-D.
-        ConvCase{{2, 8, 4, 5, 6},
-                 {16, 8, 3, 3, 3},
+        // 1-D: a strided feature-extractor layer, a dilated one, a grouped
+        // one.,
+        ConvCase{{2, 64, 120}, {64, 64, 5}, 1, {3}, {0, 0}, {1}, {}, false},
+        ConvCase{{4, 15, 190}, {21, 15, 3}, 1, {1}, {2, 1}, {2}, {}, true},
+        ConvCase{{4, 64, 48}, {64, 16, 4}, 4, {2}, {1, 2}, {1}, {}, true},
+        // 3-D.,
+        ConvCase{{2, 16, 4, 5, 6},
+                 {16, 16, 3, 3, 3},
                  1,
                  {1, 2, 1},
                  {1, 1, 1, 1, 0, 1},
                  {1, 1, 2},
                  {},
                  true},
-        ConvCase{{1, 4, 3, 4, 5},
-                 {6, 2, 2, 3, 2},
+        ConvCase{{4, 8, 6, 8, 10},
+                 {12, 4, 2, 3, 2},
                  2,
                  {2, 1, 1},
                  {0, 1, 0, 1, 1, 0},
@@ -578,11 +589,12 @@ INSTANTIATE_TEST_SUITE_P(
 /// Writable weights (a trainable parameter the optimizer updates in place)
 /// are read at every call: the second call sees the new values.
 TEST_F(ConvTest, WritableWeightsAreReadEveryCall) {
-  const ConvCase c{{2, 16, 5, 5}, {16, 16, 3, 3}, 1,  {1, 1},
+  const ConvCase c{{2, 32, 5, 5}, {32, 32, 3, 3}, 1,  {1, 1},
                    {1, 1, 1, 1},  {1, 1},         {}, true};
   Tensor x = Tensor::random(c.x, 31), w = Tensor::random(c.w, 32);
   Tensor b = Tensor::random({c.w[0]}, 33);
   const Shape ys = convOutput(c, false);
+  ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
   Tensor y(ys);
   ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()}, {y.desc()},
                 convInts(c, false)),
@@ -603,11 +615,12 @@ TEST_F(ConvTest, WritableWeightsAreReadEveryCall) {
 /// constant), per address. Other weights at another address are packed
 /// afresh.
 TEST_F(ConvTest, ConstantWeightsArePackedOnce) {
-  const ConvCase c{{1, 16, 4, 4}, {16, 16, 3, 3}, 1,  {1, 1},
+  const ConvCase c{{1, 32, 8, 8}, {32, 32, 3, 3}, 1,  {1, 1},
                    {1, 1, 1, 1},  {1, 1},         {}, false};
   Tensor x = Tensor::random(c.x, 41), w = Tensor::random(c.w, 42);
   Tensor other = Tensor::random(c.w, 43);
   const Shape ys = convOutput(c, false);
+  ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
   const std::vector<float> first = naiveConv(c, x, w, nullptr, ys, false);
   ctx.constantWeights = w.f32();
   ctx.constantWeightBytes = w.size() * sizeof(float);
