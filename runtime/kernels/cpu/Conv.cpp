@@ -1,12 +1,13 @@
 //===- Conv.cpp - convolution and transposed convolution ------------------===//
 //
-// A convolution runs on oneDNN (DnnlConv.cpp), but for the shapes where a
-// kernel here is faster: a depthwise one (one input channel per group) on
-// a large plane or on a map smaller than its window runs a direct loop,
-// and a very small dense one an sgemm of the weights by the im2col matrix
-// of the input (the constants below say why). A transposed convolution is
-// the adjoint of the im2col one: an sgemm into the column matrix, then
-// col2im scatters it into the output.
+// A convolution over constant weights runs on oneDNN (DnnlConv.cpp), but
+// for the shapes where a kernel here is faster, and one over writable
+// weights on the kernels here (see conv() for why): a depthwise one (one input
+// channel per group) on a large plane or on a map smaller than its window runs
+// a direct loop, and a very small dense one an sgemm of the weights by the
+// im2col matrix of the input (the constants below say why). A transposed
+// convolution is the adjoint of the im2col one: an sgemm into the column
+// matrix, then col2im scatters it into the output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -521,12 +522,21 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     return 0;
   const CleaveTensor *bias = args.bias();
   const float *b = bias ? static_cast<const float *>(bias->data) : nullptr;
+  // Writable weights (training's parameters) stay on the kernels here,
+  // whose float32 sums are closer to exact: on a 3x3 512 -> 512
+  // convolution at 1x1, batch 4, oneDNN's outputs were 9.2e-8 from
+  // float64 (rms; 7.0e-7 at most), im2col + OpenBLAS's 3.7e-8 (1.5e-7),
+  // and 20 training steps amplify the difference (a chaotic model,
+  // test/Transforms/Autodiff/families-train-torch.py: resnet's batch-norm
+  // statistics went from 0.15 to 1.21 of their bound on oneDNN).
+  const bool constant =
+      cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
   if (!isDepthwise(shape)) {
-    if (multiplyAdds(shape) < kSmallConvMacs)
+    if (!constant || multiplyAdds(shape) < kSmallConvMacs)
       return gemmConv(ctx, shape, x, w, b, y, numThreads(ctx));
     return dnnlConv(ctx, shape, x, w, b, y);
   }
-  if (g.outSize() < kDirectDepthwisePlane) {
+  if (constant && g.outSize() < kDirectDepthwisePlane) {
     int32_t status = dnnlConv(ctx, shape, x, w, b, y, /*declineGeneric=*/true);
     if (status != kDnnlDeclined)
       return status;

@@ -457,10 +457,11 @@ int64_t multiplyAdds(const ConvCase &c, const Shape &y) {
          count(Shape(c.w.begin() + 2, c.w.end()));
 }
 
-/// Convolutions oneDNN runs: channel counts that fill its blocks of 8 and
-/// 16 and ones that do not, maps smaller than the window, and every
-/// attribute, in 1-D, 2-D and 3-D, over writable weights and over constant
-/// weights (packed once and reused by the second call).
+/// Convolutions oneDNN runs when their weights are constant (packed once
+/// and reused by the second call): channel counts that fill its blocks of
+/// 8 and 16 and ones that do not, maps smaller than the window, and every
+/// attribute, in 1-D, 2-D and 3-D; and the same over writable weights,
+/// which run as im2col + sgemm.
 class DnnlConvShapes : public ConvTest,
                        public ::testing::WithParamInterface<ConvCase> {};
 
@@ -587,7 +588,8 @@ INSTANTIATE_TEST_SUITE_P(
                  false}));
 
 /// Writable weights (a trainable parameter the optimizer updates in place)
-/// are read at every call: the second call sees the new values.
+/// are read at every call: the second call sees the new values, whichever
+/// kernel runs them.
 TEST_F(ConvTest, WritableWeightsAreReadEveryCall) {
   const ConvCase c{{2, 32, 5, 5}, {32, 32, 3, 3}, 1,  {1, 1},
                    {1, 1, 1, 1},  {1, 1},         {}, true};
