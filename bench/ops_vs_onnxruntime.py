@@ -4,7 +4,9 @@
 Each case is a small ONNX graph written here with onnx.helper: the fused
 elementwise activations whose loops call the math library (SiLU, GELU in
 its erf and tanh forms, sigmoid, tanh, exp, log), depthwise convolutions
-at EfficientNet-B0's shapes (3x3 and 5x5, strides 1 and 2), and one
+at EfficientNet-B0's shapes (3x3 and 5x5, strides 1 and 2), dense and
+grouped convolutions (3x3 on ResNet's small maps and on larger ones,
+pointwise, grouped, a strided 1-D one), and one
 EfficientNet-B0 MBConv block (1x1 expansion, SiLU, 5x5 depthwise, SiLU,
 squeeze-and-excitation, 1x1 projection, residual add). Every case is
 compiled with ``cleave compile --target cpu`` (``--march`` chooses the
@@ -164,6 +166,30 @@ def depthwise(channels, size, kernel, stride):
     return build
 
 
+def dense(channels, out_channels, size, kernel, stride=1, group=1, spatial=2):
+    """A convolution with bias over `spatial` dimensions, padded to keep
+    size / stride: ResNet's 3x3 on small maps, a pointwise one, a strided
+    1-D one as a speech front end has."""
+
+    def build():
+        from onnx import helper
+
+        pad = kernel // 2
+        out = (size + 2 * pad - kernel) // stride + 1
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=group,
+                                kernel_shape=[kernel] * spatial, strides=[stride] * spatial,
+                                pads=[pad] * (2 * spatial))
+        x_shape = [1, channels] + [size] * spatial
+        model = _model([node], [_value("x", x_shape)],
+                       [_value("y", [1, out_channels] + [out] * spatial)],
+                       [_constant("w", _random([out_channels, channels // group]
+                                               + [kernel] * spatial, 2, 0.05)),
+                        _constant("b", _random([out_channels], 3, 0.1))])
+        return model, {"x": _random(x_shape, 1)}
+
+    return build
+
+
 def mbconv(channels=40, size=28, expand=6, kernel=5, squeeze=10):
     """EfficientNet-B0's MBConv block of stage 3 (40 channels at 28 x 28,
     expansion 6, 5x5 depthwise, squeeze to 10), batch norms folded into the
@@ -225,9 +251,21 @@ CASES = [
          unary(single_nodes("Log"), GELU_SHAPE, low=0.01)),
     Case("dw3x3_s1", "depthwise 3x3 stride 1, 32 x 112 x 112", depthwise(32, 112, 3, 1)),
     Case("dw3x3_s2", "depthwise 3x3 stride 2, 96 x 112 x 112", depthwise(96, 112, 3, 2)),
+    Case("dw3x3_s1_56", "depthwise 3x3 stride 1, 144 x 56 x 56", depthwise(144, 56, 3, 1)),
+    Case("dw3x3_s1_14", "depthwise 3x3 stride 1, 384 x 14 x 14", depthwise(384, 14, 3, 1)),
     Case("dw5x5_s1", "depthwise 5x5 stride 1, 240 x 28 x 28", depthwise(240, 28, 5, 1)),
     Case("dw5x5_s2", "depthwise 5x5 stride 2, 144 x 56 x 56", depthwise(144, 56, 5, 2)),
     Case("dw5x5_7x7", "depthwise 5x5 stride 1, 1152 x 7 x 7", depthwise(1152, 7, 5, 1)),
+    Case("conv3x3_1x1", "conv 3x3, 512 -> 512 at 1 x 1 (ResNet's layer 4)",
+         dense(512, 512, 1, 3)),
+    Case("conv3x3_2x2", "conv 3x3, 256 -> 256 at 2 x 2 (ResNet's layer 3)",
+         dense(256, 256, 2, 3)),
+    Case("conv3x3_56", "conv 3x3, 64 -> 64 at 56 x 56", dense(64, 64, 56, 3)),
+    Case("conv3x3_s2", "conv 3x3 stride 2, 128 -> 256 at 28 x 28", dense(128, 256, 28, 3, 2)),
+    Case("conv1x1_56", "conv 1x1, 96 -> 24 at 56 x 56 (pointwise)", dense(96, 24, 56, 1)),
+    Case("conv1x1_7", "conv 1x1, 320 -> 1280 at 7 x 7 (pointwise)", dense(320, 1280, 7, 1)),
+    Case("group3x3", "conv 3x3, 4 groups, 128 -> 128 at 14 x 14", dense(128, 128, 14, 3, 1, 4)),
+    Case("conv1d_s2", "conv1d 3 stride 2, 512 -> 512 at 400", dense(512, 512, 400, 3, 2, 1, 1)),
     Case("mbconv", "MBConv 40 x 28 x 28, expand 6, 5x5, SE 10, residual", mbconv()),
 ]
 

@@ -11,7 +11,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
-  libopenblas-dev libopenblas-openmp-dev nlohmann-json3-dev libssl-dev pybind11-dev python3-pybind11
+  libopenblas-dev libopenblas-openmp-dev libdnnl-dev nlohmann-json3-dev libssl-dev pybind11-dev python3-pybind11
   openmpi-bin libopenmpi-dev
   python3-venv python3-torch python3-torchvision python3-torchaudio
   chromium

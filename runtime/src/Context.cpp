@@ -61,6 +61,24 @@ void *cleave_rt_scratch(CleaveContext *ctx, size_t bytes) {
 int32_t cleave_rt_num_threads(CleaveContext *ctx) { return ctx->numThreads; }
 int32_t cleave_rt_cpu_level(CleaveContext *ctx) { return ctx->cpuLevel; }
 
+int32_t cleave_rt_constant_weights(CleaveContext *ctx, const void *data,
+                                   size_t bytes) {
+  return ctx->holdsConstantWeights(data, bytes);
+}
+
+void *cleave_rt_kernel_cache(CleaveContext *ctx, void *(*create)(void),
+                             void (*destroy)(void *)) {
+  if (!ctx->kernelCache) {
+    ctx->kernelCache = create();
+    if (!ctx->kernelCache) {
+      cleave_rt_fail(ctx, "", "cannot create the kernels' cache");
+      return nullptr;
+    }
+    ctx->destroyKernelCache = destroy;
+  }
+  return ctx->kernelCache;
+}
+
 void *cleave_rt_cuda_stream(CleaveContext *ctx) { return ctx->cudaStream; }
 void *cleave_rt_cublas(CleaveContext *ctx) { return ctx->cublas; }
 void *cleave_rt_cublaslt(CleaveContext *ctx) { return ctx->cublasLt; }

@@ -290,6 +290,10 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
   memory.weights = program.weightBytes;
   if (device.isHost()) {
     impl->weights = impl->bundle->weights();
+    // The mapping is read-only and outlives the context: kernels may keep
+    // what they derive from it (cleave_rt_constant_weights).
+    ctx->constantWeights = impl->weights;
+    ctx->constantWeightBytes = static_cast<std::size_t>(program.weightBytes);
   } else {
     std::size_t bytes = static_cast<std::size_t>(program.weightBytes);
     impl->deviceWeights = device.allocate(bytes);

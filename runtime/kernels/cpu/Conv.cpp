@@ -1,16 +1,18 @@
 //===- Conv.cpp - convolution and transposed convolution ------------------===//
 //
-// A convolution is an sgemm of the weights by the im2col matrix of the
-// input (one row per input channel and kernel tap, one column per output
-// position). A 1x1 stride-1 unpadded convolution multiplies the input
-// directly, and a grouped convolution with one input channel per group
-// (depthwise) runs a direct loop, where the im2col matrix would be as large
-// as the work. A transposed convolution is the adjoint: an sgemm into the
-// column matrix, then col2im scatters it into the output.
+// A convolution over constant weights runs on oneDNN (DnnlConv.cpp), but
+// for the shapes where a kernel here is faster, and one over writable
+// weights on the kernels here (see conv() for why): a depthwise one (one input
+// channel per group) on a large plane or on a map smaller than its window runs
+// a direct loop, and a very small dense one an sgemm of the weights by the
+// im2col matrix of the input (the constants below say why). A transposed
+// convolution is the adjoint of the im2col one: an sgemm into the column
+// matrix, then col2im scatters it into the output.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ConvGeometry.h"
+#include "DnnlConv.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,12 +23,6 @@
 using namespace cleave::cpu;
 
 namespace {
-
-struct ConvShape {
-  WindowGeometry window;
-  int64_t group = 1;
-  int64_t outChannels = 1;
-};
 
 /// The geometry of conv (`outputPadding` null) or conv_transpose.
 template <typename Args>
@@ -44,6 +40,7 @@ int32_t readConv(CleaveContext *ctx, const char *kernel, const Args &args,
   const int64_t *strides = args.strides().data(), *pads = args.pads().data(),
                 *dilations = args.dilations().data();
   WindowGeometry &g = shape.window;
+  shape.spatial = static_cast<int>(n);
   shape.group = args.group();
   shape.outChannels = y.shape[1];
   g.batch = x.shape[0];
@@ -403,6 +400,31 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
   return 0;
 }
 
+/// Output planes at least this large run a depthwise convolution on
+/// depthwiseConv(), smaller ones on oneDNN. oneDNN's depthwise kernel is
+/// faster per output, but the program's plain layout costs it a reorder in
+/// and out, which the large planes do not win back. Measured with
+/// bench/ops_vs_onnxruntime.py, 1 thread, AVX2 (docs/PERFORMANCE.md),
+/// oneDNN / depthwiseConv() in ms: 3x3 stride 1 on 32 x 112 x 112 1.69 /
+/// 1.14, on 144 x 56 x 56 1.87 / 1.68, on 384 x 14 x 14 0.21 / 0.31; 3x3
+/// stride 2 on 96 x 112 x 112 (56 x 56 out) 3.61 / 3.52; 5x5 on 240 x 28
+/// x 28 0.85 / 1.10, on 1152 x 7 x 7 0.22 / 0.78.
+constexpr int64_t kDirectDepthwisePlane = 56 * 56;
+
+/// One input channel per group. A depthwise convolution runs on
+/// depthwiseConv() where its output plane is large, or where oneDNN has no
+/// depthwise kernel for it (its jit kernel declines maps smaller than the
+/// window's reach, as MobileNetV3's 5x5 on 1x1 and 2x2 maps: oneDNN's
+/// generic implementation took 0.10 ms on 144 channels at 1x1, the direct
+/// loop 0.035 ms). A dense or grouped convolution runs on oneDNN, whose
+/// blocked kernels with weights packed once beat im2col + OpenBLAS on every
+/// such shape measured (3x3 64 -> 64 at 56 x 56: 6.9 against 14.6 ms;
+/// pointwise 320 -> 1280 at 7 x 7: 1.21 against 3.37 ms), but the smallest
+/// ones (kSmallConvMacs).
+bool isDepthwise(const ConvShape &shape) {
+  return shape.group > 1 && shape.window.channels == shape.group;
+}
+
 void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
              int64_t planeSize, int threads) {
 #pragma omp parallel for num_threads(                                          \
@@ -413,6 +435,57 @@ void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
     for (int64_t i = 0; i < planeSize; ++i)
       plane[i] += b;
   }
+}
+
+/// Below this many multiply-adds a dense or grouped convolution runs as
+/// im2col + sgemm here: oneDNN's calls (a reorder in, the convolution, a
+/// reorder out, a few microseconds each) cost more than such a small
+/// convolution. MobileNetV3-Small (width 0.25, 32 x 32), 1 thread, median
+/// ms: all on oneDNN 0.507, below 2^16 here 0.371, below 2^18 here 0.362
+/// (im2col + sgemm throughout: 0.391).
+constexpr int64_t kSmallConvMacs = int64_t(1) << 18;
+
+int64_t multiplyAdds(const ConvShape &s) {
+  const WindowGeometry &g = s.window;
+  return g.batch * s.outChannels * g.outSize() * (g.channels / s.group) *
+         g.kernelSize();
+}
+
+/// im2col + sgemm, 1x1 stride-1 windows straight from the input.
+int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
+                 const float *w, const float *bias, float *y, int threads) {
+  const WindowGeometry &g = shape.window;
+  const int64_t cg = g.channels / shape.group;
+  const int64_t mg = shape.outChannels / shape.group;
+  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
+  bool pointwise = true;
+  for (int i = 0; i < kMaxSpatial; ++i)
+    pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
+                 g.padEnd[i] == 0;
+  float *col = nullptr;
+  if (!pointwise) {
+    col = static_cast<float *>(
+        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
+    if (!col)
+      return 1;
+  }
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < shape.group; ++grp) {
+      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
+      const float *wg = w + grp * mg * cg * kernelSize;
+      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
+      const float *rhs = xg;
+      if (!pointwise) {
+        im2col(g, cg, xg, col, threads);
+        rhs = col;
+      }
+      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
+            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
+    }
+  }
+  if (bias)
+    addBias(bias, y, g.batch, shape.outChannels, outSize, threads);
+  return 0;
 }
 
 template <typename Args>
@@ -445,47 +518,30 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   const float *x = static_cast<const float *>(args.x().data);
   const float *w = static_cast<const float *>(args.w().data);
   float *y = static_cast<float *>(args.y().data);
-  const int threads = numThreads(ctx);
-  const int64_t cg = g.channels / shape.group;
-  const int64_t mg = shape.outChannels / shape.group;
-  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
-  if (g.batch * shape.outChannels * outSize == 0)
+  if (g.batch * shape.outChannels * g.outSize() == 0)
     return 0;
-
   const CleaveTensor *bias = args.bias();
-  if (cg == 1 && shape.group > 1)
-    return depthwiseConv(
-        ctx, shape, x, w,
-        bias ? static_cast<const float *>(bias->data) : nullptr, y, threads);
-  bool pointwise = true;
-  for (int i = 0; i < kMaxSpatial; ++i)
-    pointwise &= g.kernel[i] == 1 && g.stride[i] == 1 && g.padBegin[i] == 0 &&
-                 g.padEnd[i] == 0;
-  float *col = nullptr;
-  if (!pointwise) {
-    col = static_cast<float *>(
-        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
-    if (!col)
-      return 1;
+  const float *b = bias ? static_cast<const float *>(bias->data) : nullptr;
+  // Writable weights (training's parameters) stay on the kernels here,
+  // whose float32 sums are closer to exact: on a 3x3 512 -> 512
+  // convolution at 1x1, batch 4, oneDNN's outputs were 9.2e-8 from
+  // float64 (rms; 7.0e-7 at most), im2col + OpenBLAS's 3.7e-8 (1.5e-7),
+  // and 20 training steps amplify the difference (a chaotic model,
+  // test/Transforms/Autodiff/families-train-torch.py: resnet's batch-norm
+  // statistics went from 0.15 to 1.21 of their bound on oneDNN).
+  const bool constant =
+      cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
+  if (!isDepthwise(shape)) {
+    if (!constant || multiplyAdds(shape) < kSmallConvMacs)
+      return gemmConv(ctx, shape, x, w, b, y, numThreads(ctx));
+    return dnnlConv(ctx, shape, x, w, b, y);
   }
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t grp = 0; grp < shape.group; ++grp) {
-      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
-      const float *wg = w + grp * mg * cg * kernelSize;
-      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
-      const float *rhs = xg;
-      if (!pointwise) {
-        im2col(g, cg, xg, col, threads);
-        rhs = col;
-      }
-      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
-            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
-    }
+  if (constant && g.outSize() < kDirectDepthwisePlane) {
+    int32_t status = dnnlConv(ctx, shape, x, w, b, y, /*declineGeneric=*/true);
+    if (status != kDnnlDeclined)
+      return status;
   }
-  if (bias)
-    addBias(static_cast<const float *>(bias->data), y, g.batch,
-            shape.outChannels, outSize, threads);
-  return 0;
+  return depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
 }
 
 int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,

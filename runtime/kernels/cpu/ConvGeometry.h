@@ -27,6 +27,15 @@ struct WindowGeometry {
   int64_t kernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
+/// A convolution (or transposed one): its window, `spatial` of whose
+/// dimensions (the last) are the tensors' own, and its channel groups.
+struct ConvShape {
+  WindowGeometry window;
+  int spatial = 1;
+  int64_t group = 1;
+  int64_t outChannels = 1;
+};
+
 /// Reads `n` spatial values of `values` into `target`, right-aligned in
 /// kMaxSpatial slots; the leading slots get `fill`.
 inline void readSpatial(const int64_t *values, int64_t n, int64_t fill,

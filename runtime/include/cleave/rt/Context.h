@@ -13,6 +13,7 @@
 #include "cleave/rt/Mesh.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace cleave::rt {
@@ -22,6 +23,14 @@ class Watchdog;
 } // namespace cleave::rt
 
 struct CleaveContext {
+  CleaveContext() = default;
+  CleaveContext(const CleaveContext &) = delete;
+  CleaveContext &operator=(const CleaveContext &) = delete;
+  ~CleaveContext() {
+    if (kernelCache)
+      destroyKernelCache(kernelCache);
+  }
+
   cleave::rt::Device *device = nullptr;
   int32_t numThreads = 1;
   /// The x86-64 level of the CPU kernels (cleave_rt_cpu_level).
@@ -40,6 +49,24 @@ struct CleaveContext {
   /// Scratch memory in the device's space, grown on demand.
   void *scratch = nullptr;
   std::size_t scratchBytes = 0;
+
+  /// The program's constant weights (cleave_rt_constant_weights): the
+  /// read-only mapping of its weight file on the host; empty elsewhere.
+  const void *constantWeights = nullptr;
+  std::size_t constantWeightBytes = 0;
+  /// What the CPU kernels keep between calls (cleave_rt_kernel_cache):
+  /// primitives and weights repacked once, keyed by shape and address.
+  void *kernelCache = nullptr;
+  void (*destroyKernelCache)(void *) = nullptr;
+
+  /// Whether the `bytes` at `data` lie in `constantWeights`.
+  bool holdsConstantWeights(const void *data, std::size_t bytes) const {
+    auto begin = reinterpret_cast<std::uintptr_t>(constantWeights);
+    auto at = reinterpret_cast<std::uintptr_t>(data);
+    return constantWeights && at >= begin &&
+           at - begin <= constantWeightBytes &&
+           bytes <= constantWeightBytes - (at - begin);
+  }
 
   /// The link to the bundle's other devices and this device's place (null
   /// and zeros for a single device); the communication calls use them.

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define CLEAVE_ABI_VERSION 9
+#define CLEAVE_ABI_VERSION 10
 #define CLEAVE_MAX_RANK 8
 
 /// Element types (DTypeList.def); the values are part of the ABI.
@@ -132,6 +132,18 @@ int32_t cleave_rt_num_threads(CleaveContext *ctx);
 /// AVX-512) whose variant of the CPU kernels runs: the highest the CPU has,
 /// but no higher than the one the bundle's programs were built for.
 int32_t cleave_rt_cpu_level(CleaveContext *ctx);
+/// 1 when the `bytes` at `data` lie in the program's constant weights: the
+/// read-only mapping of its weight file, whose bytes stay the same for as
+/// long as the context lives; 0 otherwise (writable weights, which training
+/// updates in place, the arena, inputs). Kernels may keep what they derive
+/// from constant weights (a repacked copy), keyed by the address.
+int32_t cleave_rt_constant_weights(CleaveContext *ctx, const void *data,
+                                   size_t bytes);
+/// The CPU kernels' cache of the context: `create()` makes it on the first
+/// call, and `destroy` frees it with the context. Null (after
+/// cleave_rt_fail) when `create` returns null.
+void *cleave_rt_kernel_cache(CleaveContext *ctx, void *(*create)(void),
+                             void (*destroy)(void *));
 /// CUDA only: the stream and the cuBLAS / cuBLASLt / cuDNN handles, as
 /// opaque pointers (cudaStream_t, cublasHandle_t, cublasLtHandle_t,
 /// cudnnHandle_t).

@@ -120,7 +120,7 @@ TEST_P(ConvShapes, ConvMatchesDirectLoop) {
 INSTANTIATE_TEST_SUITE_P(
     Windows, ConvShapes,
     ::testing::Values(
-        // 3x3, padded: im2col.
+        // 3x3, padded.
         ConvCase{{2, 3, 7, 6},
                  {4, 3, 3, 3},
                  1,
@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {1, 1},
                  {},
                  true},
-        // 1x1 stride 1: the input is the sgemm operand.
+        // 1x1 stride 1 (pointwise).
         ConvCase{{2, 5, 4, 3},
                  {6, 5, 1, 1},
                  1,
@@ -138,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {1, 1},
                  {},
                  true},
-        // 1x1 strided goes through im2col.
+        // 1x1 strided.
         ConvCase{{1, 4, 5, 5},
                  {3, 4, 1, 1},
                  1,
@@ -193,11 +193,13 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  true}));
 
-/// Depthwise convolutions over the kernel widths the kernel specialises
-/// (3, 5, 7 at strides 1 and 2) and others, dilations, symmetric and
-/// asymmetric pads, maps narrower than the kernel (1x1, 2x2: only border
-/// columns) and rows long enough to vectorise with a remainder, in 1-D,
-/// 2-D and 3-D, with and without a channel multiplier and a bias.
+/// Depthwise convolutions over the kernel widths depthwiseConv()
+/// specialises (3, 5, 7 at strides 1 and 2) and others, dilations,
+/// symmetric and asymmetric pads, maps narrower than the kernel (1x1, 2x2:
+/// only border columns) and rows long enough to vectorise with a
+/// remainder, in 1-D, 2-D and 3-D, with and without a channel multiplier
+/// and a bias. Planes this small run on oneDNN; DepthwiseSpans checks the
+/// direct kernel, which runs the large ones.
 TEST_F(ConvTest, DepthwiseSweep) {
   std::vector<ConvCase> cases;
   for (int64_t k : {1, 2, 3, 5, 7})
@@ -236,33 +238,38 @@ TEST_F(ConvTest, DepthwiseSweep) {
     Tensor b = Tensor::random({c.w[0]}, 33);
     Shape ys = convOutput(c, false);
     Tensor y(ys);
+    SCOPED_TRACE("kernel " + std::to_string(c.w.back()) + ", stride " +
+                 std::to_string(c.strides.back()) + ", dilation " +
+                 std::to_string(c.dilations.back()) + ", pads " +
+                 std::to_string(c.pads[0]) + std::to_string(c.pads[1]) +
+                 std::to_string(c.pads[2]) + std::to_string(c.pads[3]) +
+                 ", input " + std::to_string(c.x[2]) + "x" +
+                 std::to_string(c.x.back()));
     ASSERT_EQ(run(cleave_cpu_conv,
                   {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
                   {y.desc()}, convInts(c, false)),
               0)
         << ctx.error;
-    SCOPED_TRACE("kernel " + std::to_string(c.w.back()) + ", stride " +
-                 std::to_string(c.strides.back()) + ", dilation " +
-                 std::to_string(c.dilations.back()) + ", input width " +
-                 std::to_string(c.x.back()));
     expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
                 1e-4f, 1e-4f);
   }
 }
 
-/// Depthwise shapes at the edges of how the kernel splits its work: output
-/// rows of exactly 32 and 48 columns (computed straight into the output)
-/// and of 33 and 50 (a remainder through scratch), whole tiny planes
-/// computed as one span (7x7 and 3x3 maps with 3x3 and 5x5 kernels, whose
-/// last span reads past the phased plane), strides 2 and 3 with dilation,
-/// a stride wider than the kernel, asymmetric pads larger than the
-/// kernel's reach, and EfficientNet-sized layers with enough work to run
-/// on both threads of the test context.
+/// Depthwise shapes at the edges of how depthwiseConv() splits its work,
+/// on output planes of at least 56 x 56 positions (smaller ones run on
+/// oneDNN): output rows of exactly 32 and 48 columns (computed straight
+/// into the output) and of 33 and 50 (a remainder through scratch), whole
+/// planes of narrow rows computed as one span (rows of 3 and 7 with 3x3
+/// and 5x5 kernels, whose last span reads past the phased plane), strides
+/// 2 and 3 with dilation, a stride wider than the kernel, asymmetric pads
+/// larger than the kernel's reach, 1-D and 3-D, and EfficientNet-sized
+/// layers with enough work to run on both threads of the test context.
 TEST_F(ConvTest, DepthwiseSpans) {
+  constexpr int64_t kPlane = 56 * 56;
   std::vector<ConvCase> cases;
   for (int64_t width : {32, 33, 48, 50})
     for (int64_t k : {3, 5})
-      cases.push_back(ConvCase{{1, 2, 4, width + k - 1},
+      cases.push_back(ConvCase{{1, 2, kPlane / width + k, width + k - 1},
                                {2, 1, k, k},
                                2,
                                {1, 1},
@@ -273,7 +280,7 @@ TEST_F(ConvTest, DepthwiseSpans) {
   for (int64_t size : {3, 7})
     for (int64_t k : {3, 5})
       for (int64_t stride : {1, 2})
-        cases.push_back(ConvCase{{2, 5, size, size},
+        cases.push_back(ConvCase{{2, 5, 4 * kPlane / size, size},
                                  {5, 1, k, k},
                                  5,
                                  {stride, stride},
@@ -281,13 +288,41 @@ TEST_F(ConvTest, DepthwiseSpans) {
                                  {1, 1},
                                  {},
                                  stride == 1});
-  cases.push_back(ConvCase{
-      {1, 3, 17, 23}, {3, 1, 3, 3}, 3, {2, 3}, {2, 1, 0, 3}, {2, 2}, {}, true});
-  cases.push_back(ConvCase{
-      {1, 2, 9, 11}, {4, 1, 2, 2}, 2, {4, 3}, {3, 0, 4, 5}, {1, 3}, {}, true});
-  cases.push_back(ConvCase{
-      {1, 2, 9, 11}, {2, 1, 1, 1}, 2, {3, 3}, {0, 0, 0, 0}, {1, 1}, {}, false});
-  cases.push_back(ConvCase{{1, 48, 56, 56},
+  cases.push_back(ConvCase{{1, 3, 170, 230},
+                           {3, 1, 3, 3},
+                           3,
+                           {2, 3},
+                           {2, 1, 0, 3},
+                           {2, 2},
+                           {},
+                           true});
+  cases.push_back(ConvCase{{1, 2, 240, 270},
+                           {4, 1, 2, 2},
+                           2,
+                           {4, 3},
+                           {3, 0, 4, 5},
+                           {1, 3},
+                           {},
+                           true});
+  cases.push_back(ConvCase{{1, 2, 180, 200},
+                           {2, 1, 1, 1},
+                           2,
+                           {3, 3},
+                           {0, 0, 0, 0},
+                           {1, 1},
+                           {},
+                           false});
+  cases.push_back(
+      ConvCase{{1, 4, 4000}, {8, 1, 5}, 4, {1}, {2, 1}, {2}, {}, true});
+  cases.push_back(ConvCase{{1, 2, 3, 34, 34},
+                           {2, 1, 3, 3, 3},
+                           2,
+                           {1, 1, 1},
+                           {1, 1, 1, 1, 1, 1},
+                           {1, 1, 1},
+                           {},
+                           true});
+  cases.push_back(ConvCase{{1, 48, 112, 112},
                            {48, 1, 3, 3},
                            48,
                            {2, 2},
@@ -295,7 +330,7 @@ TEST_F(ConvTest, DepthwiseSpans) {
                            {1, 1},
                            {},
                            true});
-  cases.push_back(ConvCase{{2, 40, 14, 14},
+  cases.push_back(ConvCase{{2, 40, 56, 56},
                            {80, 1, 5, 5},
                            40,
                            {1, 1},
@@ -310,7 +345,8 @@ TEST_F(ConvTest, DepthwiseSpans) {
     Tensor y(ys);
     SCOPED_TRACE("kernel " + std::to_string(c.w.back()) + ", stride " +
                  std::to_string(c.strides.back()) + ", input " +
-                 std::to_string(c.x[2]) + "x" + std::to_string(c.x[3]));
+                 std::to_string(c.x[2]) + "x" + std::to_string(c.x.back()));
+    ASSERT_GE(count(Shape(ys.begin() + 2, ys.end())), kPlane);
     ASSERT_EQ(run(cleave_cpu_conv,
                   {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
                   {y.desc()}, convInts(c, false)),
@@ -410,3 +446,202 @@ TEST_F(ConvTest, RejectsBadAttributes) {
 }
 
 } // namespace
+
+/// The size from which a dense or grouped convolution runs on oneDNN
+/// (Conv.cpp's kSmallConvMacs; the smaller ones of ConvShapes run as
+/// im2col + sgemm).
+constexpr int64_t kDnnlMacs = int64_t(1) << 18;
+
+int64_t multiplyAdds(const ConvCase &c, const Shape &y) {
+  return count(y) * (c.x[1] / c.group) *
+         count(Shape(c.w.begin() + 2, c.w.end()));
+}
+
+/// Convolutions oneDNN runs when their weights are constant (packed once
+/// and reused by the second call): channel counts that fill its blocks of
+/// 8 and 16 and ones that do not, maps smaller than the window, and every
+/// attribute, in 1-D, 2-D and 3-D; and the same over writable weights,
+/// which run as im2col + sgemm.
+class DnnlConvShapes : public ConvTest,
+                       public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(DnnlConvShapes, MatchesDirectLoop) {
+  const ConvCase &c = GetParam();
+  Tensor x = Tensor::random(c.x, 21), w = Tensor::random(c.w, 22);
+  Tensor b = Tensor::random({c.w[0]}, 23);
+  const Shape ys = convOutput(c, false);
+  ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
+  const std::vector<float> expected =
+      naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+  for (int threads : {1, 2})
+    for (bool constant : {false, true})
+      for (int call = 0; call < 2; ++call) {
+        SCOPED_TRACE(::testing::Message()
+                     << threads << " threads, call " << call
+                     << (constant ? ", " : ", no ") << "constant weights");
+        ctx.numThreads = threads;
+        ctx.constantWeights = constant ? w.f32() : nullptr;
+        ctx.constantWeightBytes = constant ? w.size() * sizeof(float) : 0;
+        Tensor y(ys);
+        ASSERT_EQ(run(cleave_cpu_conv,
+                      {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                      {y.desc()}, convInts(c, false)),
+                  0)
+            << ctx.error;
+        expectClose(y.vec(), expected, 1e-4f, 1e-4f);
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, DnnlConvShapes,
+    ::testing::Values(
+        // ResNet's small maps: 3x3 windows over 1x1 and 2x2 planes.,
+        ConvCase{{1, 192, 1, 1},
+                 {192, 192, 3, 3},
+                 1,
+                 {1, 1},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {},
+                 true},
+        ConvCase{{2, 64, 2, 2},
+                 {64, 64, 3, 3},
+                 1,
+                 {1, 1},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {},
+                 false},
+        // A stem: 3 channels in, 7x7 at stride 2.,
+        ConvCase{{2, 3, 17, 15},
+                 {16, 3, 7, 7},
+                 1,
+                 {2, 2},
+                 {3, 3, 3, 3},
+                 {1, 1},
+                 {},
+                 true},
+        // Strides, dilations, asymmetric pads; 1x1 at stride 2.,
+        ConvCase{{3, 24, 9, 10},
+                 {48, 24, 3, 2},
+                 1,
+                 {2, 3},
+                 {1, 0, 2, 1},
+                 {2, 1},
+                 {},
+                 true},
+        ConvCase{{2, 128, 7, 7},
+                 {128, 128, 1, 1},
+                 1,
+                 {2, 2},
+                 {0, 0, 0, 0},
+                 {1, 1},
+                 {},
+                 false},
+        // Grouped: blocks that fill oneDNN's vectors and ones that do not, and
+        // a grouped pointwise one.,
+        ConvCase{{3, 32, 6, 5},
+                 {48, 8, 3, 3},
+                 4,
+                 {1, 1},
+                 {1, 1, 1, 1},
+                 {1, 1},
+                 {},
+                 true},
+        ConvCase{{8, 6, 25, 26},
+                 {9, 2, 3, 3},
+                 3,
+                 {2, 1},
+                 {0, 1, 1, 0},
+                 {1, 2},
+                 {},
+                 true},
+        ConvCase{{2, 128, 16, 16},
+                 {128, 64, 1, 1},
+                 2,
+                 {1, 1},
+                 {0, 0, 0, 0},
+                 {1, 1},
+                 {},
+                 false},
+        // 1-D: a strided feature-extractor layer, a dilated one, a grouped
+        // one.,
+        ConvCase{{2, 64, 120}, {64, 64, 5}, 1, {3}, {0, 0}, {1}, {}, false},
+        ConvCase{{4, 15, 190}, {21, 15, 3}, 1, {1}, {2, 1}, {2}, {}, true},
+        ConvCase{{4, 64, 48}, {64, 16, 4}, 4, {2}, {1, 2}, {1}, {}, true},
+        // 3-D.,
+        ConvCase{{2, 16, 4, 5, 6},
+                 {16, 16, 3, 3, 3},
+                 1,
+                 {1, 2, 1},
+                 {1, 1, 1, 1, 0, 1},
+                 {1, 1, 2},
+                 {},
+                 true},
+        ConvCase{{4, 8, 6, 8, 10},
+                 {12, 4, 2, 3, 2},
+                 2,
+                 {2, 1, 1},
+                 {0, 1, 0, 1, 1, 0},
+                 {1, 2, 1},
+                 {},
+                 false}));
+
+/// Writable weights (a trainable parameter the optimizer updates in place)
+/// are read at every call: the second call sees the new values, whichever
+/// kernel runs them.
+TEST_F(ConvTest, WritableWeightsAreReadEveryCall) {
+  const ConvCase c{{2, 32, 5, 5}, {32, 32, 3, 3}, 1,  {1, 1},
+                   {1, 1, 1, 1},  {1, 1},         {}, true};
+  Tensor x = Tensor::random(c.x, 31), w = Tensor::random(c.w, 32);
+  Tensor b = Tensor::random({c.w[0]}, 33);
+  const Shape ys = convOutput(c, false);
+  ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
+  Tensor y(ys);
+  ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()}, {y.desc()},
+                convInts(c, false)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), naiveConv(c, x, w, &b, ys, false), 1e-4f, 1e-4f);
+  for (float &v : w.values())
+    v = 0.5f * v - 0.25f;
+  ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()}, {y.desc()},
+                convInts(c, false)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), naiveConv(c, x, w, &b, ys, false), 1e-4f, 1e-4f);
+}
+
+/// Constant weights are repacked once: the kernel keeps what the first call
+/// read (which is why only memory whose bytes cannot change may be
+/// constant), per address. Other weights at another address are packed
+/// afresh.
+TEST_F(ConvTest, ConstantWeightsArePackedOnce) {
+  const ConvCase c{{1, 32, 8, 8}, {32, 32, 3, 3}, 1,  {1, 1},
+                   {1, 1, 1, 1},  {1, 1},         {}, false};
+  Tensor x = Tensor::random(c.x, 41), w = Tensor::random(c.w, 42);
+  Tensor other = Tensor::random(c.w, 43);
+  const Shape ys = convOutput(c, false);
+  ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
+  const std::vector<float> first = naiveConv(c, x, w, nullptr, ys, false);
+  ctx.constantWeights = w.f32();
+  ctx.constantWeightBytes = w.size() * sizeof(float);
+  Tensor y(ys);
+  ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
+                convInts(c, false)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), first, 1e-4f, 1e-4f);
+  std::copy(other.f32(), other.f32() + other.size(), w.f32());
+  ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
+                convInts(c, false)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), first, 1e-4f, 1e-4f);
+  ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), other.desc(), absent()}, {y.desc()},
+                convInts(c, false)),
+            0)
+      << ctx.error;
+  expectClose(y.vec(), naiveConv(c, x, other, nullptr, ys, false), 1e-4f,
+              1e-4f);
+}

@@ -39,6 +39,25 @@ extern "C" int32_t cleave_rt_cpu_level(CleaveContext *ctx) {
   return ctx->cpuLevel;
 }
 
+extern "C" int32_t cleave_rt_constant_weights(CleaveContext *ctx,
+                                              const void *data, size_t bytes) {
+  return ctx->holdsConstantWeights(data, bytes);
+}
+
+extern "C" void *cleave_rt_kernel_cache(CleaveContext *ctx,
+                                        void *(*create)(void),
+                                        void (*destroy)(void *)) {
+  if (!ctx->kernelCache) {
+    ctx->kernelCache = create();
+    if (!ctx->kernelCache) {
+      cleave_rt_fail(ctx, "", "cannot create the kernels' cache");
+      return nullptr;
+    }
+    ctx->destroyKernelCache = destroy;
+  }
+  return ctx->kernelCache;
+}
+
 extern "C" void *cleave_rt_cuda_stream(CleaveContext *ctx) {
   return ctx->cudaStream;
 }

@@ -1,0 +1,322 @@
+//===- DnnlConv.cpp - forward convolutions through oneDNN -----------------===//
+//
+// oneDNN's fast convolutions read and write channel-blocked layouts
+// (nChw8c on AVX2, nChw16c on AVX-512) and weights blocked to match. The
+// program keeps activations in its plain layout, so a call reorders X in
+// and Y out through scratch memory; on small maps that costs far less than
+// what the blocked kernels save (docs/PERFORMANCE.md, "The CPU kernel
+// work"). Weights are repacked once when they are constant: the context's
+// kernel cache keeps, per convolution shape, the primitive and the
+// reorders, and per (weights address, shape) the packed copy. Weights the
+// program may write (training updates them in place) are repacked on every
+// call, never cached: an address says nothing about their bytes.
+//
+// One context runs one kernel at a time (its scratch memory is shared in
+// the same way), so the cache needs no lock; sessions running on several
+// threads each have their own context and cache. oneDNN is built on the
+// same OpenMP runtime as the kernels and sizes its parallel regions by
+// omp_get_max_threads(), both when it makes a primitive (which fixes how
+// the work is split) and when it runs one, so both happen with the calling
+// thread's team size set to the session's thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlConv.h"
+
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <omp.h>
+
+namespace cleave::cpu {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+/// Sets the calling thread's OpenMP team size for the life of the object.
+class TeamSize {
+public:
+  explicit TeamSize(int threads) : saved(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~TeamSize() { omp_set_num_threads(saved); }
+  TeamSize(const TeamSize &) = delete;
+  TeamSize &operator=(const TeamSize &) = delete;
+
+private:
+  int saved;
+};
+
+/// A convolution shape as oneDNN takes it: its primitive, the reorders
+/// between the program's layouts and the ones the primitive chose (absent
+/// where they are the same), and the primitive's arguments, whose
+/// addresses each call sets.
+struct ConvPlan {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward conv;
+  /// Whether oneDNN has no kernel of its own for the shape and runs its
+  /// generic im2col + gemm or reference implementation.
+  bool generic = false;
+  std::optional<dnnl::reorder> xIn, wIn, yOut;
+  /// In the program's layouts.
+  memory plainX, plainW, plainY;
+  /// In the primitive's layouts: `x` and `y` are the plain ones where no
+  /// reorder is needed; `w` is in scratch memory (writable weights).
+  memory x, w, y, bias, scratchpad;
+  std::unordered_map<int, memory> arguments;
+};
+
+/// A convolution's shape, attributes and thread count.
+using ConvKey = std::array<int64_t, 7 + 7 * kMaxSpatial>;
+
+/// The kernel cache of a context (cleave_rt_kernel_cache).
+struct KernelCache {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  /// By convolutionKey().
+  std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;
+  /// Constant weights in the layout of a plan, by their address and plan.
+  std::map<std::pair<const void *, const ConvPlan *>, memory> packed;
+};
+
+void *createKernelCache() {
+  try {
+    return new KernelCache;
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+}
+
+void destroyKernelCache(void *cache) {
+  delete static_cast<KernelCache *>(cache);
+}
+
+ConvKey convolutionKey(const ConvShape &s, bool bias, int threads) {
+  const WindowGeometry &g = s.window;
+  ConvKey key = {s.spatial,     g.batch, g.channels, s.group,
+                 s.outChannels, bias,    threads};
+  int64_t *at = key.data() + 7;
+  for (const int64_t *values :
+       {g.in, g.out, g.kernel, g.stride, g.padBegin, g.padEnd, g.dilation})
+    at = std::copy(values, values + kMaxSpatial, at);
+  return key;
+}
+
+/// The last `spatial` of the geometry's values, less `minus`.
+memory::dims ownSpatial(const int64_t *values, int spatial, int64_t minus = 0) {
+  memory::dims dims;
+  for (int i = kMaxSpatial - spatial; i < kMaxSpatial; ++i)
+    dims.push_back(values[i] - minus);
+  return dims;
+}
+
+memory::dims concat(memory::dims front, const memory::dims &back) {
+  front.insert(front.end(), back.begin(), back.end());
+  return front;
+}
+
+std::optional<dnnl::reorder> reorderIfNeeded(const dnnl::engine &engine,
+                                             const memory::desc &from,
+                                             const memory::desc &to) {
+  if (from == to)
+    return std::nullopt;
+  return dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
+}
+
+std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
+                                   const ConvShape &s, bool bias) {
+  const WindowGeometry &g = s.window;
+  const int n = s.spatial;
+  static const Tag activations[] = {Tag::ncw, Tag::nchw, Tag::ncdhw};
+  static const Tag weights[] = {Tag::oiw, Tag::oihw, Tag::oidhw};
+  static const Tag groupedWeights[] = {Tag::goiw, Tag::goihw, Tag::goidhw};
+  const int64_t perGroup = s.outChannels / s.group;
+  const memory::dims kernel = ownSpatial(g.kernel, n);
+  memory::dims xDims = concat({g.batch, g.channels}, ownSpatial(g.in, n));
+  memory::dims yDims = concat({g.batch, s.outChannels}, ownSpatial(g.out, n));
+  // ONNX's (M, C / group, kernel...) is oneDNN's (group, M / group,
+  // C / group, kernel...) in the same order.
+  memory::dims wDims =
+      s.group > 1 ? concat({s.group, perGroup, g.channels / s.group}, kernel)
+                  : concat({s.outChannels, g.channels}, kernel);
+
+  auto plan = std::make_unique<ConvPlan>();
+  const memory::desc plainX(xDims, kF32, activations[n - 1]);
+  const memory::desc plainY(yDims, kF32, activations[n - 1]);
+  const memory::desc plainW(
+      wDims, kF32, s.group > 1 ? groupedWeights[n - 1] : weights[n - 1]);
+  const memory::desc biasDesc({s.outChannels}, kF32, Tag::a);
+  const memory::desc anyX(xDims, kF32, Tag::any), anyY(yDims, kF32, Tag::any),
+      anyW(wDims, kF32, Tag::any);
+  const memory::dims strides = ownSpatial(g.stride, n);
+  // oneDNN counts dilation from 0 (no gap between taps).
+  const memory::dims dilations = ownSpatial(g.dilation, n, 1);
+  const memory::dims padBegin = ownSpatial(g.padBegin, n);
+  const memory::dims padEnd = ownSpatial(g.padEnd, n);
+  using Conv = dnnl::convolution_forward;
+  const auto desc =
+      bias ? Conv::desc(dnnl::prop_kind::forward_inference,
+                        dnnl::algorithm::convolution_direct, anyX, anyW,
+                        biasDesc, anyY, strides, dilations, padBegin, padEnd)
+           : Conv::desc(dnnl::prop_kind::forward_inference,
+                        dnnl::algorithm::convolution_direct, anyX, anyW, anyY,
+                        strides, dilations, padBegin, padEnd);
+  // Its scratchpad comes from the runtime's scratch memory.
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  plan->pd = Conv::primitive_desc(desc, attr, engine);
+  plan->conv = Conv(plan->pd);
+  const std::string impl = plan->pd.impl_info_str();
+  plan->generic = impl.find("gemm") != std::string::npos ||
+                  impl.find("ref") != std::string::npos;
+  plan->xIn = reorderIfNeeded(engine, plainX, plan->pd.src_desc());
+  plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
+  plan->yOut = reorderIfNeeded(engine, plan->pd.dst_desc(), plainY);
+
+  // Placeholder addresses: every call sets the ones it uses.
+  void *none = nullptr;
+  plan->plainX = memory(plainX, engine, none);
+  plan->plainW = memory(plainW, engine, none);
+  plan->plainY = memory(plainY, engine, none);
+  plan->x =
+      plan->xIn ? memory(plan->pd.src_desc(), engine, none) : plan->plainX;
+  plan->y =
+      plan->yOut ? memory(plan->pd.dst_desc(), engine, none) : plan->plainY;
+  plan->w = memory(plan->pd.weights_desc(), engine, none);
+  plan->scratchpad = memory(plan->pd.scratchpad_desc(), engine, none);
+  plan->arguments = {{DNNL_ARG_SRC, plan->x},
+                     {DNNL_ARG_DST, plan->y},
+                     {DNNL_ARG_SCRATCHPAD, plan->scratchpad}};
+  if (bias) {
+    plan->bias = memory(biasDesc, engine, none);
+    plan->arguments.emplace(DNNL_ARG_BIAS, plan->bias);
+  }
+  return plan;
+}
+
+/// Splits one block of scratch memory into 64-byte aligned parts.
+class ScratchLayout {
+public:
+  size_t add(size_t bytes) {
+    size_t at = total;
+    total += (bytes + 63) / 64 * 64;
+    return at;
+  }
+  size_t size() const { return total; }
+
+private:
+  size_t total = 0;
+};
+
+/// The weights in the plan's layout: `w` itself where that is ONNX's,
+/// else a copy repacked once for constant weights, or into `plan.w` (in
+/// scratch memory) on every call for writable ones.
+memory packedWeights(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
+                     const float *w) {
+  plan.plainW.set_data_handle(const_cast<float *>(w));
+  if (!plan.wIn)
+    return plan.plainW;
+  const size_t bytes = plan.plainW.get_desc().get_size();
+  if (!cleave_rt_constant_weights(ctx, w, bytes)) {
+    plan.wIn->execute(cache.stream, plan.plainW, plan.w);
+    return plan.w;
+  }
+  auto key = std::make_pair(static_cast<const void *>(w), &plan);
+  auto found = cache.packed.find(key);
+  if (found != cache.packed.end())
+    return found->second;
+  memory packed(plan.pd.weights_desc(), cache.engine);
+  plan.wIn->execute(cache.stream, plan.plainW, packed);
+  cache.packed.emplace(key, packed);
+  return packed;
+}
+
+/// Points `part` at `at` bytes into `scratch`.
+void place(memory &part, char *scratch, size_t at) {
+  part.set_data_handle(scratch + at);
+}
+
+int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
+                const float *x, const float *w, const float *bias, float *y) {
+  ScratchLayout layout;
+  const size_t xAt = plan.xIn ? layout.add(plan.pd.src_desc().get_size()) : 0;
+  const size_t yAt = plan.yOut ? layout.add(plan.pd.dst_desc().get_size()) : 0;
+  const size_t wAt =
+      plan.wIn ? layout.add(plan.pd.weights_desc().get_size()) : 0;
+  const size_t padAt = layout.add(plan.pd.scratchpad_desc().get_size());
+  char *scratch = nullptr;
+  if (layout.size()) {
+    scratch = static_cast<char *>(cleave_rt_scratch(ctx, layout.size()));
+    if (!scratch)
+      return 1;
+  }
+  if (plan.xIn)
+    place(plan.x, scratch, xAt);
+  if (plan.yOut)
+    place(plan.y, scratch, yAt);
+  if (plan.wIn)
+    place(plan.w, scratch, wAt);
+  place(plan.scratchpad, scratch, padAt);
+  plan.plainX.set_data_handle(const_cast<float *>(x));
+  plan.plainY.set_data_handle(y);
+  if (bias)
+    plan.bias.set_data_handle(const_cast<float *>(bias));
+  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(ctx, cache, plan, w);
+  if (plan.xIn)
+    plan.xIn->execute(cache.stream, plan.plainX, plan.x);
+  plan.conv.execute(cache.stream, plan.arguments);
+  if (plan.yOut)
+    plan.yOut->execute(cache.stream, plan.y, plan.plainY);
+  cache.stream.wait();
+  return 0;
+}
+
+/// Below this many multiply-adds a convolution runs on one thread: waking
+/// the team for each of its up to three primitives (reorder in,
+/// convolution, reorder out) costs more than it saves.
+constexpr int64_t kParallelMacs = int64_t(1) << 18;
+
+int64_t multiplyAdds(const ConvShape &s) {
+  const WindowGeometry &g = s.window;
+  return g.batch * s.outChannels * g.outSize() * (g.channels / s.group) *
+         g.kernelSize();
+}
+
+} // namespace
+
+int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
+                 const float *w, const float *bias, float *y,
+                 bool declineGeneric) {
+  auto *cache = static_cast<KernelCache *>(
+      cleave_rt_kernel_cache(ctx, createKernelCache, destroyKernelCache));
+  if (!cache)
+    return 1;
+  const int threads = multiplyAdds(shape) < kParallelMacs ? 1 : numThreads(ctx);
+  TeamSize team(threads);
+  try {
+    std::unique_ptr<ConvPlan> &plan =
+        cache->plans[convolutionKey(shape, bias != nullptr, threads)];
+    if (!plan)
+      plan = makePlan(cache->engine, shape, bias != nullptr);
+    if (declineGeneric && plan->generic)
+      return kDnnlDeclined;
+    return runPlan(ctx, *cache, *plan, x, w, bias, y);
+  } catch (const dnnl::error &e) {
+    return fail(ctx, "conv", "oneDNN: %s (status %d)", e.what(),
+                static_cast<int>(e.status));
+  } catch (const std::exception &e) {
+    return fail(ctx, "conv", "%s", e.what());
+  }
+}
+
+} // namespace cleave::cpu
