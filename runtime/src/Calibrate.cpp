@@ -19,6 +19,7 @@
 #include "cleave/rt/VectorMath.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <omp.h>
@@ -32,8 +33,11 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// How long each point is timed, and the problem sizes, per mode.
+/// How long each point is timed, per mode: `passes` passes over every
+/// table, each point warmed up for `warmupSeconds` and timed for
+/// `pointSeconds` (at most `maxSamples` samples) in each pass.
 struct Budget {
+  int passes;
   double warmupSeconds;
   double pointSeconds;
   int maxSamples;
@@ -111,17 +115,44 @@ public:
     ctx->cpuLevel = kernelCpuLevel("native");
     result.threads = ctx->numThreads;
     result.cpuLevel = ctx->cpuLevel;
-    budget = options.quick ? Budget{0.002, 0.015, 15} : Budget{0.05, 0.4, 60};
+    budget =
+        options.quick ? Budget{1, 0.002, 0.015, 15} : Budget{3, 0.03, 0.15, 30};
+  }
+
+  /// Measures every table `budget.passes` times, a pass over all of them
+  /// after another, and keeps each point's median rate over the passes:
+  /// on a machine whose load drifts, every point sees the same mix of it.
+  void measureTables() {
+    passes.resize(budget.passes);
+    for (pass = 0; pass < budget.passes; ++pass) {
+      passes[pass].reserve(16);
+      measureMatmul();
+      measureConvolutions();
+      measureMemory();
+    }
+    for (size_t index = 0; index < passes[0].size(); ++index) {
+      ThroughputTable merged = passes[0][index];
+      for (size_t point = 0; point < merged.points.size(); ++point) {
+        std::vector<double> rates;
+        for (const std::vector<ThroughputTable> &tables : passes)
+          rates.push_back(tables[index].points[point].perSecond);
+        std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
+                         rates.end());
+        merged.points[point].perSecond = rates[rates.size() / 2];
+      }
+      result.tables.push_back(std::move(merged));
+    }
   }
 
   void measureOverhead();
-  void measureMatmul();
-  void measureConvolutions();
-  void measureMemory();
 
   std::function<void(const std::string &)> progress;
 
 private:
+  void measureMatmul();
+  void measureConvolutions();
+  void measureMemory();
+
   /// Median seconds of one call of `call`, which returns a kernel status.
   template <typename Fn> double time(Fn call);
   /// Adds a point of `size` (FLOPs or bytes) that a call of `seconds` did.
@@ -144,6 +175,9 @@ private:
   std::unique_ptr<Device> device;
   CleaveContext *ctx;
   Budget budget;
+  /// The tables of each pass, and the pass being measured.
+  std::vector<std::vector<ThroughputTable>> passes;
+  int pass = 0;
 };
 
 template <typename Fn> double Calibrator::time(Fn call) {
@@ -177,9 +211,12 @@ template <typename Fn> double Calibrator::time(Fn call) {
 
 ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
   if (progress)
-    progress(name);
-  result.tables.push_back(ThroughputTable{name, compute, {}});
-  return result.tables.back();
+    progress(budget.passes == 1
+                 ? name
+                 : name + " (pass " + std::to_string(pass + 1) + " of " +
+                       std::to_string(budget.passes) + ")");
+  passes[pass].push_back(ThroughputTable{name, compute, {}});
+  return passes[pass].back();
 }
 
 void Calibrator::add(ThroughputTable &table, double size, double seconds,
@@ -220,15 +257,20 @@ void Calibrator::matmul(ThroughputTable &table, int64_t m, int64_t n,
 }
 
 void Calibrator::measureMatmul() {
-  std::vector<int64_t> squares = {8, 16, 32, 64, 128, 256, 512, 1024};
+  // Activations times weights, as a transformer's layers multiply them:
+  // tens to hundreds of rows against square and wide weights.
+  using Shapes = std::vector<std::array<int64_t, 3>>;
+  Shapes products = {{16, 16, 16},     {32, 64, 64},     {32, 64, 192},
+                     {32, 256, 256},   {64, 256, 1024},  {128, 512, 512},
+                     {256, 512, 2048}, {512, 1024, 1024}};
   std::vector<int64_t> wide = {64, 256, 1024, 2048};
   if (options.quick) {
-    squares = {8, 32, 128};
+    products = {{16, 16, 16}, {32, 64, 192}, {32, 256, 256}};
     wide = {64, 256};
   }
-  ThroughputTable &square = table("matmul", true);
-  for (int64_t n : squares)
-    matmul(square, n, n, n);
+  ThroughputTable &regular = table("matmul", true);
+  for (auto [m, k, n] : products)
+    matmul(regular, m, n, k);
   // A few rows against a wide weight: batch-1 inference, decode steps.
   ThroughputTable &skinny = table("matmul_skinny", true);
   for (int64_t n : wide)
@@ -272,9 +314,9 @@ void Calibrator::measureConvolutions() {
   using Sizes = std::vector<std::pair<int64_t, int64_t>>;
   // (channels, spatial extent): from the early layers of a CNN (few
   // channels, large maps) to its late ones.
-  Sizes dense = {{8, 32}, {32, 32}, {64, 56}, {128, 28}, {256, 28}};
-  Sizes depthwise = {{32, 28}, {64, 56}, {256, 56}};
-  Sizes line = {{32, 256}, {128, 512}, {512, 512}};
+  Sizes dense = {{8, 16}, {8, 32}, {32, 32}, {64, 56}, {128, 28}, {256, 28}};
+  Sizes depthwise = {{8, 16}, {32, 28}, {64, 56}, {256, 56}};
+  Sizes line = {{16, 64}, {32, 256}, {128, 512}, {512, 512}};
   if (options.quick) {
     dense = {{8, 16}, {32, 16}};
     depthwise = {{16, 16}, {64, 16}};
@@ -295,12 +337,15 @@ void Calibrator::measureConvolutions() {
 }
 
 void Calibrator::measureMemory() {
-  std::vector<int64_t> sizes = {1024, 16384, 262144, 4194304};
+  std::vector<int64_t> sizes = {256, 1024, 16384, 262144, 4194304};
   if (options.quick)
     sizes = {1024, 65536};
   int threads = ctx->numThreads;
-  // The rows of softmax and layer normalisation: a hidden size.
-  constexpr int64_t kRow = 256;
+  // The rows of softmax and layer normalisation (a sequence, a hidden
+  // size) grow with the tensor: sqrt(n) / 2 elements, 16 for 1024.
+  auto rowOf = [](int64_t n) {
+    return static_cast<int64_t>(std::sqrt(static_cast<double>(n))) / 2;
+  };
   ThroughputTable &copy = table("copy", false);
   auto shape = [](int64_t n) { return std::to_string(n) + " floats"; };
   for (int64_t n : sizes) {
@@ -334,29 +379,30 @@ void Calibrator::measureMemory() {
   }
   ThroughputTable &softmax = table("softmax", false);
   for (int64_t n : sizes) {
+    int64_t row = rowOf(n);
     Buffer x(*device, n), y(*device, n);
-    CleaveTensor in = x.tensor({n / kRow, kRow}),
-                 out = y.tensor({n / kRow, kRow});
+    CleaveTensor in = x.tensor({n / row, row}), out = y.tensor({n / row, row});
     int64_t ints[2] = {1, 0};
     add(softmax, 8.0 * n, time([&] {
           check(cleave_cpu_softmax(ctx, &in, 1, &out, 1, ints, nullptr),
                 "softmax");
         }),
-        shape(n));
+        std::to_string(n / row) + "x" + std::to_string(row));
   }
   ThroughputTable &norm = table("normalization", false);
   for (int64_t n : sizes) {
-    Buffer x(*device, n), y(*device, n), scale(*device, kRow);
-    CleaveTensor in[3] = {x.tensor({n / kRow, kRow}), scale.tensor({kRow}),
-                          scale.tensor({kRow})};
-    CleaveTensor out = y.tensor({n / kRow, kRow});
+    int64_t row = rowOf(n);
+    Buffer x(*device, n), y(*device, n), scale(*device, row);
+    CleaveTensor in[3] = {x.tensor({n / row, row}), scale.tensor({row}),
+                          scale.tensor({row})};
+    CleaveTensor out = y.tensor({n / row, row});
     int64_t ints[1] = {1};
     double floats[1] = {1e-5};
     add(norm, 8.0 * n, time([&] {
           check(cleave_cpu_layer_norm(ctx, in, 3, &out, 1, ints, floats),
                 "layer_norm");
         }),
-        shape(n));
+        std::to_string(n / row) + "x" + std::to_string(row));
   }
 }
 
@@ -368,14 +414,10 @@ bool calibrateCpu(const CalibrationOptions &options, CpuCalibration &result,
   Clock::time_point start = Clock::now();
   try {
     result = CpuCalibration();
-    // Reserve so that the references the measurements hold stay valid.
-    result.tables.reserve(16);
     Calibrator calibrator(options, result);
     calibrator.progress = progress;
     calibrator.measureOverhead();
-    calibrator.measureMatmul();
-    calibrator.measureConvolutions();
-    calibrator.measureMemory();
+    calibrator.measureTables();
     // Target files want sizes strictly ascending; two problems of one size
     // keep the first.
     for (ThroughputTable &table : result.tables) {
