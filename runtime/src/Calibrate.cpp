@@ -1,12 +1,12 @@
-//===- Calibrate.cpp - what this machine's CPU kernels achieve
-//--------------===//
+//===- Calibrate.cpp - the CPU kernels timed ------------------------------===//
 //
 // Every measurement calls a kernel the way a program does (CleaveTensor
 // descriptors over 64-byte aligned buffers, the CPU device's context, the
 // highest x86-64 level of the kernels this CPU runs), warms it up, then
 // takes the median of timed samples. A sample times a batch of calls long
 // enough for the clock to resolve, so that tiny kernels are timed as well
-// as large ones.
+// as large ones. Every table is measured in several passes, whose median
+// rate each point keeps.
 //
 //===----------------------------------------------------------------------===//
 

@@ -39,7 +39,7 @@ static double roundFigure(double value) {
   return std::round(value * scale) / scale;
 }
 
-/// The best rate a table reached, and the rate of its largest problem.
+/// The best rate a table reached.
 static double bestRate(const rt::ThroughputTable &table) {
   double best = 0;
   for (const rt::ThroughputPoint &point : table.points)
