@@ -3,6 +3,7 @@
     python bench/profile_ranks.py [--models gpt bert ...] [--repeat 10]
         [--cleave build/bin/cleave] [--worker build/bin/cleave-worker]
         [--threads 1] [--workdir DIR] [--json out.json] [--batch N]
+        [--target cpu|FILE.json] [--configs 1 "2 pp2" ...]
 
 For every model family of ``cleave.models`` it exports the model, compiles
 it for the cpu target on 1 device, 2 (pp=2), 4 (pp=2 x tp=2) and, when the
@@ -12,6 +13,10 @@ the median of K) and reads the summary it writes (profile.json). It prints
 per configuration the measured and predicted step and the cost model's
 error ((predicted - measured) / measured), and per model the step on 1, 2
 and 4 ranks with the speed-up of 2 and 4 ranks over 1.
+
+``--target`` compiles for another target file than the ``cpu`` preset (one
+``cleave calibrate`` wrote, say), and ``--configs`` runs only the
+configurations of those labels (``--configs 1``: the single-rank step).
 
 With ``--batch N`` the models are exported with N samples and run on 1
 rank and on 2 ranks three ways instead: 2 pipeline stages fed the batch as
@@ -93,7 +98,7 @@ def profile(args, name: str, model: Path, inputs: list[str], label: str, devices
     tag = label.replace(" ", "_")
     bundle = workdir / f"{name}.{tag}.cleave"
     compiled = subprocess.run(
-        [str(args.cleave), "compile", str(model), "-o", str(bundle), "--target", "cpu",
+        [str(args.cleave), "compile", str(model), "-o", str(bundle), "--target", args.target,
          "--devices", str(devices), "--quiet", *options],
         capture_output=True, text=True)
     if compiled.returncode != 0:
@@ -134,8 +139,17 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=None,
                         help="export with this many samples; adds dp=2 and pp=2 with "
                         "4 microbatches")
+    parser.add_argument("--target", default="cpu",
+                        help="the target preset or file to compile for (default cpu)")
+    parser.add_argument("--configs", nargs="+", default=None,
+                        help="run only the configurations of these labels ('1', '2 pp2', ...)")
     args = parser.parse_args()
     configs = BATCH_CONFIGS if args.batch else CONFIGS
+    if args.configs:
+        unknown = set(args.configs) - {label for label, _, _ in configs}
+        if unknown:
+            parser.error(f"--configs: no configuration {sorted(unknown)}")
+        configs = [config for config in configs if config[0] in args.configs]
     if args.worker is None:
         args.worker = args.cleave.parent / "cleave-worker"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-profile-ranks-"))
@@ -144,7 +158,7 @@ def main() -> int:
     cores = os.cpu_count() or 1
     threads = (f"{args.threads} kernel thread(s) per rank" if args.threads
                else f"max(1, {cores} // ranks) kernel threads per rank")
-    print(f"cpu target; {cores} cores, {threads}"
+    print(f"{args.target} target; {cores} cores, {threads}"
           + (f": ranks above {cores} oversubscribe the cores" if cores < 4 else ""))
     print(f"step = median of {args.repeat} runs after 1 warm-up; "
           "error = (predicted - measured) / measured\n")
@@ -169,8 +183,8 @@ def main() -> int:
                   flush=True)
 
     def step(name: str, label: str):
-        result = results[name][label]
-        return result["summary"]["step"] if result["status"] == "ok" else None
+        result = results[name].get(label)
+        return result["summary"]["step"] if result and result["status"] == "ok" else None
 
     if not args.batch:
         summarise_ranks(args.models, step)

@@ -553,11 +553,12 @@ private:
     /// The share of the multiprocessors a matrix product keeps busy
     /// (`getMatmulTileEfficiency`); 1 for other ops.
     double tileEfficiency = 1;
+    KernelClass kernelClass = KernelClass::Other;
 
     /// The roofline time of the work with its FLOPs and bytes scaled.
     double time(double flopsFactor, double bytesFactor) const {
       return getRoofline(flops * flopsFactor / tileEfficiency,
-                         bytes * bytesFactor, precision, *device)
+                         bytes * bytesFactor, precision, *device, kernelClass)
           .time();
     }
   };
@@ -628,8 +629,12 @@ private:
     double bytes = std::max(
         0.0, read + static_cast<double>(info.cost.bytesWritten) * writeShare -
                  fusedWritten);
-    return {flops, bytes, info.cost.precision, &context.target->device,
-            info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0};
+    return {flops,
+            bytes,
+            info.cost.precision,
+            &context.target->device,
+            info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0,
+            info.cost.kernelClass};
   }
 
   const SegmentShardingModel &model;

@@ -429,6 +429,98 @@ TEST(TargetTest, MissingFile) {
             "or directory");
 }
 
+/// `kValidTarget` with `calibration` added.
+std::string withCalibration(const std::string &calibration) {
+  return withReplacement(R"("name": "test",)",
+                         R"("name": "test", "calibration": )" + calibration +
+                             ",");
+}
+
+const char *const kCalibration = R"json({
+  "threads": 2, "call_overhead_s": 1.0e-6,
+  "compute": {"matmul": [{"flops": 1.0e3, "flops_per_s": 1.0e9},
+                         {"flops": 1.0e7, "flops_per_s": 1.0e11,
+                          "shape": "x"}]},
+  "memory": {"copy": [{"bytes": 100, "bytes_per_s": 2.0e9}]}
+})json";
+
+TEST(TargetTest, Calibration) {
+  llvm::Expected<TargetDescription> target =
+      parseTarget(withCalibration(kCalibration), "t.json");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  ASSERT_TRUE(target->device.calibration.has_value());
+  const DeviceCalibration &calibration = *target->device.calibration;
+  EXPECT_EQ(calibration.threads, 2);
+  EXPECT_DOUBLE_EQ(calibration.callOverhead, 1.0e-6);
+  EXPECT_EQ(calibration.table(KernelClass::Matmul).size(), 2u);
+  EXPECT_EQ(calibration.table(KernelClass::Copy).size(), 1u);
+  EXPECT_TRUE(calibration.table(KernelClass::Conv).empty());
+  // Log-log interpolation: halfway in log(size) is halfway in log(rate).
+  EXPECT_NEAR(calibration.throughput(KernelClass::Matmul, 1.0e5), 1.0e10, 1.0);
+  // Clamped outside the samples; a single sample holds everywhere.
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Matmul, 10), 1.0e9);
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Matmul, 1.0e12), 1.0e11);
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Copy, 1.0e9), 2.0e9);
+  EXPECT_EQ(calibration.throughput(KernelClass::Conv, 1.0e9), 0);
+
+  // Without one, there is none.
+  llvm::Expected<TargetDescription> plain = parseTarget(kValidTarget, "t.json");
+  ASSERT_TRUE(static_cast<bool>(plain));
+  EXPECT_FALSE(plain->device.calibration.has_value());
+}
+
+TEST(TargetTest, CalibrationErrors) {
+  auto error = [](const std::string &calibration) {
+    return parseError(withCalibration(calibration));
+  };
+  EXPECT_EQ(error(R"({"threads": 1})"),
+            "bad.json: calibration.call_overhead_s: missing required field");
+  EXPECT_EQ(error(R"({"threads": 0, "call_overhead_s": 0})"),
+            "bad.json: calibration.threads: expected a positive number, got "
+            "0");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": -1})"),
+            "bad.json: calibration.call_overhead_s: expected a non-negative "
+            "number, got -1");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "gpu": {}})"),
+            "bad.json: calibration.gpu: unknown field (expected description, "
+            "threads, call_overhead_s, compute, memory)");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
+                      "compute": {"copy": []}})"),
+            "bad.json: calibration.compute.copy: unknown field (expected "
+            "matmul, matmul_skinny, conv, conv_pointwise, conv_depthwise, "
+            "conv_1d)");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
+                      "memory": {"matmul": []}})"),
+            "bad.json: calibration.memory.matmul: unknown field (expected "
+            "copy, elementwise, activation, softmax, normalization)");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
+                      "compute": {"conv": []}})"),
+            "bad.json: calibration.compute.conv: expected a non-empty array "
+            "of samples, got an array");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
+                      "compute": {"conv": [{"flops": 1, "bytes_per_s": 1}]}})"),
+            "bad.json: calibration.compute.conv[0].bytes_per_s: unknown field "
+            "(expected flops, flops_per_s, shape)");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
+                      "memory": {"copy": [{"bytes": 8, "bytes_per_s": 0}]}})"),
+            "bad.json: calibration.memory.copy[0].bytes_per_s: expected a "
+            "positive number, got 0");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
+                      "memory": {"copy": [{"bytes": 8, "bytes_per_s": 1},
+                                          {"bytes": 8, "bytes_per_s": 1}]}})"),
+            "bad.json: calibration.memory.copy[1].bytes: sizes must be "
+            "strictly ascending, got 8 after 8");
+  EXPECT_EQ(error("[]"),
+            "bad.json: calibration: expected an object, got an array");
+}
+
+TEST(TargetTest, KernelClassNames) {
+  EXPECT_EQ(stringifyKernelClass(KernelClass::Conv1D), "conv_1d");
+  EXPECT_EQ(stringifyKernelClass(KernelClass::Other), "other");
+  EXPECT_TRUE(isComputeKernelClass(KernelClass::MatmulSkinny));
+  EXPECT_FALSE(isComputeKernelClass(KernelClass::Copy));
+}
+
 TEST(TargetTest, PrecisionNames) {
   for (Precision precision : {Precision::F64, Precision::F32, Precision::TF32,
                               Precision::F16, Precision::BF16})

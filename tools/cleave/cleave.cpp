@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CalibrateCommand.h"
 #include "CommonOptions.h"
 #include "CompileCommand.h"
 #include "ExportCommand.h"
@@ -137,6 +138,7 @@ int main(int argc, char **argv) {
   cleave::PlanCommand planCmd;
   cleave::CompileCommand compileCmd;
   cleave::ExportCommand exportCmd;
+  cleave::CalibrateCommand calibrateCmd;
   cl::ParseCommandLineOptions(
       argc, argv,
       "cleave: ahead-of-time model partitioning compiler\n\n"
@@ -147,6 +149,8 @@ int main(int argc, char **argv) {
       "  cleave run BUNDLE --input NAME=FILE... --output-dir DIR\n"
       "  cleave train BUNDLE --data DIR --steps N [--checkpoint-dir DIR]\n"
       "  cleave export CHECKPOINT -o TRAINED.onnx [--model MODEL.onnx]\n"
+      "  cleave calibrate --target cpu -o MY-CPU.json [--threads N] "
+      "[--quick]\n"
       "  cleave ops\n");
 
   if (importCmd.command)
@@ -157,6 +161,8 @@ int main(int argc, char **argv) {
     return cleave::runCompileCommand(compileCmd);
   if (exportCmd.command)
     return cleave::runExportCommand(exportCmd);
+  if (calibrateCmd.command)
+    return cleave::runCalibrateCommand(calibrateCmd);
   if (opsCmd.command) {
     cleave::printSupportedONNXOps(llvm::outs());
     return 0;

@@ -111,14 +111,15 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// Elementwise ops (unary or broadcasting n-ary): `FlopsPerElement` per
-/// element of the result.
-template <typename OpT, int64_t FlopsPerElement>
+/// element of the result, run as kernels of class `Class`.
+template <typename OpT, int64_t FlopsPerElement, KernelClass Class>
 struct ElementwiseCostModel
-    : CostInterface::ExternalModel<ElementwiseCostModel<OpT, FlopsPerElement>,
-                                   OpT> {
+    : CostInterface::ExternalModel<
+          ElementwiseCostModel<OpT, FlopsPerElement, Class>, OpT> {
   int64_t getFlops(Operation *op) const {
     return FlopsPerElement * elementsOf(op->getResult(0));
   }
+  KernelClass getKernelClass(Operation *) const { return Class; }
 };
 
 /// SGD's update: 8 FLOPs per parameter element with a momentum buffer, 4
@@ -138,6 +139,13 @@ template <typename OpT>
 struct DataMovementCostModel
     : CostInterface::ExternalModel<DataMovementCostModel<OpT>, OpT> {
   int64_t getFlops(Operation *) const { return 0; }
+};
+
+/// Data movement that a copy kernel does in this process (not a transfer).
+template <typename OpT>
+struct CopyCostModel : CostInterface::ExternalModel<CopyCostModel<OpT>, OpT> {
+  int64_t getFlops(Operation *) const { return 0; }
+  KernelClass getKernelClass(Operation *) const { return KernelClass::Copy; }
 };
 
 /// Ops whose result reinterprets the operand's bytes with another shape.
@@ -183,6 +191,9 @@ struct ClipCostModel : CostInterface::ExternalModel<ClipCostModel, ClipOp> {
     int64_t bounds = (clip.getMinAttr() ? 1 : 0) + (clip.getMaxAttr() ? 1 : 0);
     return bounds * elementsOf(clip.getOutput());
   }
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::Elementwise;
+  }
 };
 
 struct GeluCostModel : CostInterface::ExternalModel<GeluCostModel, GeluOp> {
@@ -193,11 +204,20 @@ struct GeluCostModel : CostInterface::ExternalModel<GeluCostModel, GeluOp> {
     int64_t perElement = gelu.getApproximate() == "tanh" ? 9 : 5;
     return perElement * elementsOf(gelu.getOutput());
   }
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::Activation;
+  }
 };
 
 //===----------------------------------------------------------------------===//
 // Contractions and convolutions
 //===----------------------------------------------------------------------===//
+
+/// A product of `rows` rows is skinny when it has too few to fill the
+/// register blocks of a GEMM kernel (batch-1 inference, decode steps).
+static KernelClass getMatmulKernelClass(int64_t rows) {
+  return rows <= 16 ? KernelClass::MatmulSkinny : KernelClass::Matmul;
+}
 
 struct MatMulCostModel
     : CostInterface::ExternalModel<MatMulCostModel, MatMulOp> {
@@ -209,6 +229,18 @@ struct MatMulCostModel
     return 2 * elementsOf(matmul.getOutput()) * contracted;
   }
   bool usesMatrixUnits(Operation *) const { return true; }
+  /// The rows of one product: the lhs's leading dimensions fold into them
+  /// when the rhs is a plain matrix (`x @ W`).
+  KernelClass getKernelClass(Operation *op) const {
+    auto matmul = cast<MatMulOp>(op);
+    ArrayRef<int64_t> lhs = shapeOf(matmul.getLhs());
+    int64_t rows = 1;
+    if (shapeOf(matmul.getRhs()).size() > 2)
+      rows = lhs.size() >= 2 ? lhs[lhs.size() - 2] : 1;
+    else
+      rows = elementsOf(matmul.getLhs()) / std::max<int64_t>(lhs.back(), 1);
+    return getMatmulKernelClass(rows);
+  }
 };
 
 struct GemmCostModel : CostInterface::ExternalModel<GemmCostModel, GemmOp> {
@@ -227,6 +259,9 @@ struct GemmCostModel : CostInterface::ExternalModel<GemmCostModel, GemmOp> {
     return flops;
   }
   bool usesMatrixUnits(Operation *) const { return true; }
+  KernelClass getKernelClass(Operation *op) const {
+    return getMatmulKernelClass(shapeOf(cast<GemmOp>(op).getOutput())[0]);
+  }
 };
 
 struct ConvCostModel : CostInterface::ExternalModel<ConvCostModel, ConvOp> {
@@ -240,6 +275,17 @@ struct ConvCostModel : CostInterface::ExternalModel<ConvCostModel, ConvOp> {
     return 2 * outputs * filterSize + (conv.getBias() ? outputs : 0);
   }
   bool usesMatrixUnits(Operation *) const { return true; }
+  KernelClass getKernelClass(Operation *op) const {
+    auto conv = cast<ConvOp>(op);
+    ArrayRef<int64_t> weight = shapeOf(conv.getWeight());
+    if (weight.size() == 3)
+      return KernelClass::Conv1D;
+    if (weight[1] == 1 && shapeOf(conv.getInput())[1] > 1)
+      return KernelClass::ConvDepthwise;
+    if (llvm::all_of(weight.drop_front(2), [](int64_t k) { return k == 1; }))
+      return KernelClass::ConvPointwise;
+    return KernelClass::Conv;
+  }
 };
 
 struct ConvTransposeCostModel
@@ -257,6 +303,10 @@ struct ConvTransposeCostModel
     return flops;
   }
   bool usesMatrixUnits(Operation *) const { return true; }
+  KernelClass getKernelClass(Operation *op) const {
+    return shapeOf(op->getOperand(1)).size() == 3 ? KernelClass::Conv1D
+                                                  : KernelClass::Conv;
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -308,6 +358,9 @@ struct LayerNormCostModel
     return normalizationFlops(norm.getInput(),
                               static_cast<bool>(norm.getBias()));
   }
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::Normalization;
+  }
 };
 
 template <typename OpT>
@@ -315,6 +368,9 @@ struct StatisticsNormCostModel
     : CostInterface::ExternalModel<StatisticsNormCostModel<OpT>, OpT> {
   int64_t getFlops(Operation *op) const {
     return normalizationFlops(op->getOperand(0), /*hasBias=*/true);
+  }
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::Normalization;
   }
 };
 
@@ -342,6 +398,7 @@ struct AttentionCostModel
     return queries * keys * (2 * headSize + 5 + 2 * valueHeadSize);
   }
   bool usesMatrixUnits(Operation *) const { return true; }
+  KernelClass getKernelClass(Operation *) const { return KernelClass::Matmul; }
 };
 
 //===----------------------------------------------------------------------===//
@@ -360,6 +417,7 @@ struct SliceCostModel : CostInterface::ExternalModel<SliceCostModel, SliceOp> {
   int64_t getBytesRead(Operation *op) const {
     return getTensorBytes(op->getResult(0).getType());
   }
+  KernelClass getKernelClass(Operation *) const { return KernelClass::Copy; }
 };
 
 /// Gathers (`gather`, `gather_nd`, `gather_elements`).
@@ -375,6 +433,7 @@ struct GatherCostModel
     return getTensorBytes(gather.getIndices().getType()) +
            getTensorBytes(gather.getOutput().getType());
   }
+  KernelClass getKernelClass(Operation *) const { return KernelClass::Copy; }
 };
 
 /// Scatters copy `data` and apply the updates: a reduction is one
@@ -447,6 +506,10 @@ struct RecurrentCostModel
     return directions * steps * perStep;
   }
   bool usesMatrixUnits(Operation *) const { return true; }
+  /// Each time step multiplies the batch's few rows by the gate weights.
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::MatmulSkinny;
+  }
 
 private:
   static bool hasPeepholes(OpT op) {
@@ -481,11 +544,18 @@ using LSTMCostModel = RecurrentCostModel<LSTMOp, 9, 6>;
 // Registration
 //===----------------------------------------------------------------------===//
 
+/// Attaches the elementwise model to `Ops`, run as kernels of class
+/// `Class` (pointwise arithmetic unless said otherwise).
+template <int64_t FlopsPerElement, KernelClass Class, typename... Ops>
+static void attachClassified(MLIRContext *context) {
+  (Ops::template attachInterface<
+       ElementwiseCostModel<Ops, FlopsPerElement, Class>>(*context),
+   ...);
+}
+
 template <int64_t FlopsPerElement, typename... Ops>
 static void attachElementwise(MLIRContext *context) {
-  (Ops::template attachInterface<ElementwiseCostModel<Ops, FlopsPerElement>>(
-       *context),
-   ...);
+  attachClassified<FlopsPerElement, KernelClass::Elementwise, Ops...>(context);
 }
 
 template <template <typename> class Model, typename... Ops>
@@ -497,16 +567,19 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, CleaveDialect *) {
     // Elementwise, by operations per element in the op's formula.
     attachElementwise<0, CastOp>(context);
-    attachElementwise<1, SqrtOp, ReciprocalOp, ExpOp, LogOp, ErfOp, TanhOp,
-                      SinOp, CosOp, FloorOp, CeilOp, RoundOp, SignOp, ReluOp,
-                      NegOp, AbsOp, NotOp, IsNaNOp, IsInfOp>(context);
+    // Those that call vector math are activations.
+    attachClassified<1, KernelClass::Activation, ExpOp, LogOp, ErfOp, TanhOp,
+                     SinOp, CosOp>(context);
+    attachElementwise<1, SqrtOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, SignOp,
+                      ReluOp, NegOp, AbsOp, NotOp, IsNaNOp, IsInfOp>(context);
     attachElementwise<1, AddOp, SubOp, MulOp, DivOp, PowOp, MinOp, MaxOp,
                       EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
                       AndOp, OrOp, WhereOp>(context);
     attachElementwise<2, ModOp>(context); // remainder, sign correction
     attachElementwise<2, LeakyReluOp>(context);      // compare, multiply
-    attachElementwise<3, SoftplusOp>(context);       // exp, add, log
-    attachElementwise<4, SigmoidOp, EluOp>(context); // neg/exp/add/div
+    // Softplus: exp, add, log; sigmoid and elu: neg, exp, add, div.
+    attachClassified<3, KernelClass::Activation, SoftplusOp>(context);
+    attachClassified<4, KernelClass::Activation, SigmoidOp, EluOp>(context);
     attachElementwise<4, HardSigmoidOp>(context);    // mul, add, min, max
     attachElementwise<5, HardSwishOp>(context);      // + the multiply by x
     ClipOp::attachInterface<ClipCostModel>(*context);
@@ -528,17 +601,17 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
 
     // Normalisations. Inference batch norm uses stored statistics: subtract
     // the mean, multiply by the reciprocal deviation, scale, shift.
-    attachElementwise<4, BatchNormOp>(context);
+    attachClassified<4, KernelClass::Normalization, BatchNormOp>(context);
     LayerNormOp::attachInterface<LayerNormCostModel>(*context);
     // RMS norm: square, add, multiply by the reciprocal root, scale.
-    attachElementwise<4, RmsNormOp>(context);
+    attachClassified<4, KernelClass::Normalization, RmsNormOp>(context);
     // Rotary embedding: two multiplies and an add per rotated element.
     attachElementwise<3, RotaryEmbeddingOp>(context);
     AttentionOp::attachInterface<AttentionCostModel>(*context);
     attachAll<StatisticsNormCostModel, InstanceNormOp, GroupNormOp>(context);
     // Softmax: max, subtract, exp, sum, divide (log-softmax: max, subtract,
     // exp, sum, subtract the log).
-    attachElementwise<5, SoftmaxOp, LogSoftmaxOp>(context);
+    attachClassified<5, KernelClass::Softmax, SoftmaxOp, LogSoftmaxOp>(context);
 
     // Reductions.
     ReduceSumOp::attachInterface<ReductionCostModel<ReduceSumOp, 1, 0>>(
@@ -586,11 +659,11 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     attachAll<DataMovementCostModel, SendOp, RecvOp, AllReduceOp, AllGatherOp,
               ReduceScatterOp, AllSliceOp, AllToAllOp, ReduceStartOp>(context);
     // Waiting for a started reduction moves nothing itself.
-    attachElementwise<0, ReduceWaitOp>(context);
+    attachClassified<0, KernelClass::Other, ReduceWaitOp>(context);
     attachAll<ViewCostModel, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
         context);
-    attachAll<DataMovementCostModel, TransposeOp, ExpandOp, TileOp, ConcatOp,
-              SplitOp, PadOp, ConstantOfShapeOp>(context);
+    attachAll<CopyCostModel, TransposeOp, ExpandOp, TileOp, ConcatOp, SplitOp,
+              PadOp, ConstantOfShapeOp>(context);
     ShapeOp::attachInterface<ShapeCostModel>(*context);
     // Range writes start + i * delta: one multiply-add per element.
     attachElementwise<2, RangeOp>(context);

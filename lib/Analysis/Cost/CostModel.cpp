@@ -23,8 +23,23 @@ using namespace cleave;
 //===----------------------------------------------------------------------===//
 
 Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
-                             const DeviceDescription &device) {
+                             const DeviceDescription &device,
+                             KernelClass kernelClass) {
   Roofline roofline;
+  // Work that moves and computes nothing (a view, a weight) calls no
+  // kernel.
+  if (const std::optional<DeviceCalibration> &calibration = device.calibration;
+      calibration && (flops > 0 || bytes > 0)) {
+    roofline.overheadTime = calibration->callOverhead;
+    bool compute = isComputeKernelClass(kernelClass);
+    double size = compute ? flops : bytes;
+    if (kernelClass != KernelClass::Other && size > 0 &&
+        !calibration->table(kernelClass).empty()) {
+      double time = size / calibration->throughput(kernelClass, size);
+      (compute ? roofline.computeTime : roofline.memoryTime) = time;
+      return roofline;
+    }
+  }
   roofline.computeTime =
       flops / (device.peakFlops(precision) * device.computeEfficiency);
   roofline.memoryTime =
@@ -168,9 +183,11 @@ FailureOr<OpCost> cleave::getOpCost(Operation *op,
     result.parameterBytes = scale(result.parameterBytes, op->getOperandTypes());
   }
   result.precision = getComputePrecision(op, options);
-  result.roofline = getRoofline(static_cast<double>(result.flops),
-                                static_cast<double>(result.bytesMoved()),
-                                result.precision, target.device);
+  result.kernelClass = cost.getKernelClass();
+  result.roofline =
+      getRoofline(static_cast<double>(result.flops),
+                  static_cast<double>(result.bytesMoved()), result.precision,
+                  target.device, result.kernelClass);
   return result;
 }
 

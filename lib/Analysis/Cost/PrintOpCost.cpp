@@ -66,13 +66,17 @@ private:
       // only bury the ones that do.
       if (op.isParameter() || op.isView())
         return WalkResult::advance();
-      op->emitRemark() << "flops=" << cost->flops << " read=" << cost->bytesRead
-                       << " written=" << cost->bytesWritten
-                       << " params=" << cost->parameterBytes << " "
-                       << stringifyPrecision(cost->precision)
-                       << " time=" << formatSeconds(cost->time()) << " "
-                       << (cost->roofline.isComputeBound() ? "compute-bound"
-                                                           : "memory-bound");
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << "flops=" << cost->flops << " read=" << cost->bytesRead
+             << " written=" << cost->bytesWritten
+             << " params=" << cost->parameterBytes << " "
+             << stringifyPrecision(cost->precision)
+             << " time=" << formatSeconds(cost->time()) << " "
+             << (cost->roofline.isComputeBound() ? "compute-bound"
+                                                 : "memory-bound");
+      // On a calibrated target, the table the time came from.
+      if (targetDescription->device.calibration)
+        remark << " class=" << stringifyKernelClass(cost->kernelClass);
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

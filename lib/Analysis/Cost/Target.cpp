@@ -46,6 +46,37 @@ double DeviceDescription::peakFlops(Precision precision) const {
   return peakFlopsPerSecond[static_cast<unsigned>(Precision::F32)];
 }
 
+static constexpr StringLiteral kKernelClassNames[kNumKernelClasses] = {
+    "matmul",         "matmul_skinny", "conv",          "conv_pointwise",
+    "conv_depthwise", "conv_1d",       "copy",          "elementwise",
+    "activation",     "softmax",       "normalization", "other"};
+
+StringRef cleave::stringifyKernelClass(KernelClass kernelClass) {
+  return kKernelClassNames[static_cast<unsigned>(kernelClass)];
+}
+
+bool cleave::isComputeKernelClass(KernelClass kernelClass) {
+  return kernelClass <= KernelClass::Conv1D;
+}
+
+double DeviceCalibration::throughput(KernelClass kernelClass,
+                                     double size) const {
+  const std::vector<ThroughputSample> &samples = table(kernelClass);
+  if (samples.empty())
+    return 0;
+  if (size <= samples.front().size)
+    return samples.front().perSecond;
+  if (size >= samples.back().size)
+    return samples.back().perSecond;
+  auto above = llvm::upper_bound(
+      samples, size,
+      [](double value, const ThroughputSample &s) { return value < s.size; });
+  const ThroughputSample &high = *above, &low = *(above - 1);
+  double t = std::log(size / low.size) / std::log(high.size / low.size);
+  return std::exp(std::log(low.perSecond) +
+                  t * std::log(high.perSecond / low.perSecond));
+}
+
 //===----------------------------------------------------------------------===//
 // Reading the file
 //===----------------------------------------------------------------------===//
@@ -177,6 +208,12 @@ public:
                              fileName + ": " + fieldPath(key) + ": " + message);
   }
 
+  /// A reader of `child`, an object found at `key` of this one (an array
+  /// element: `key` is "name[index]").
+  ObjectReader nested(const json::Object &child, StringRef key) const {
+    return ObjectReader(child, fieldPath(key), fileName);
+  }
+
   const json::Object &object;
   const std::string path;
 
@@ -275,6 +312,105 @@ static Error readMatmulTiles(const ObjectReader &device,
                                               : describeValue(tile)));
     description.matmulTiles.emplace_back(rows, columns);
   }
+  return Error::success();
+}
+
+/// One table of `calibration.compute` or `calibration.memory`: a non-empty
+/// array of `{"<unit>": size, "<unit>_per_s": rate, "shape": "..."}`
+/// samples, sizes strictly ascending.
+static Error readThroughputTable(const ObjectReader &group, StringRef key,
+                                 StringRef unit,
+                                 std::vector<ThroughputSample> &samples) {
+  const json::Value *value = group.object.get(key);
+  const json::Array *list = value->getAsArray();
+  if (!list || list->empty())
+    return group.error(key, "expected a non-empty array of samples, got " +
+                                describeValue(*value));
+  std::string rateKey = (unit + "_per_s").str();
+  for (auto [index, entry] : llvm::enumerate(*list)) {
+    std::string path = key.str() + "[" + std::to_string(index) + "]";
+    const json::Object *object = entry.getAsObject();
+    if (!object)
+      return group.error(path,
+                         "expected an object, got " + describeValue(entry));
+    ObjectReader sample = group.nested(*object, path);
+    if (Error error = sample.checkKnownFields({unit, rateKey, "shape"}))
+      return error;
+    Expected<double> size = sample.getPositiveNumber(unit);
+    if (!size)
+      return size.takeError();
+    Expected<double> rate = sample.getPositiveNumber(rateKey);
+    if (!rate)
+      return rate.takeError();
+    Expected<std::optional<std::string>> shape =
+        sample.getString("shape", /*required=*/false);
+    if (!shape)
+      return shape.takeError();
+    if (!samples.empty() && !(*size > samples.back().size))
+      return sample.error(unit,
+                          "sizes must be strictly ascending, got " +
+                              describeValue(*object->get(unit)) + " after " +
+                              describeValue(json::Value(samples.back().size)));
+    samples.push_back(ThroughputSample{*size, *rate});
+  }
+  return Error::success();
+}
+
+/// `calibration.compute` (`unit` "flops") or `calibration.memory`
+/// ("bytes"): one table per kernel class of that kind.
+static Error readThroughputTables(const ObjectReader &calibration,
+                                  StringRef key, bool compute,
+                                  DeviceCalibration &result) {
+  if (!calibration.object.get(key))
+    return Error::success();
+  Expected<ObjectReader> group = calibration.getObject(key);
+  if (!group)
+    return group.takeError();
+  SmallVector<StringRef> known;
+  for (unsigned index = 0; index + 1 < kNumKernelClasses; ++index)
+    if (isComputeKernelClass(static_cast<KernelClass>(index)) == compute)
+      known.push_back(kKernelClassNames[index]);
+  if (Error error = group->checkKnownFields(known))
+    return error;
+  for (StringRef name : known) {
+    if (!group->object.get(name))
+      continue;
+    unsigned index =
+        llvm::find(kKernelClassNames, name) - std::begin(kKernelClassNames);
+    if (Error error = readThroughputTable(
+            *group, name, compute ? "flops" : "bytes", result.tables[index]))
+      return error;
+  }
+  return Error::success();
+}
+
+/// `calibration`: what `cleave calibrate` measured.
+static Error readCalibration(const ObjectReader &root,
+                             DeviceDescription &device) {
+  Expected<ObjectReader> reader = root.getObject("calibration");
+  if (!reader)
+    return reader.takeError();
+  if (Error error = reader->checkKnownFields(
+          {"description", "threads", "call_overhead_s", "compute", "memory"}))
+    return error;
+  DeviceCalibration calibration;
+  if (Expected<std::optional<std::string>> description =
+          reader->getString("description", /*required=*/false);
+      !description)
+    return description.takeError();
+  Expected<int64_t> threads = reader->getPositiveInteger("threads");
+  if (!threads)
+    return threads.takeError();
+  calibration.threads = *threads;
+  Expected<double> overhead = reader->getNonNegativeNumber("call_overhead_s");
+  if (!overhead)
+    return overhead.takeError();
+  calibration.callOverhead = *overhead;
+  if (Error error = readThroughputTables(*reader, "compute", true, calibration))
+    return error;
+  if (Error error = readThroughputTables(*reader, "memory", false, calibration))
+    return error;
+  device.calibration = std::move(calibration);
   return Error::success();
 }
 
@@ -450,7 +586,7 @@ cleave::parseTarget(StringRef text, StringRef fileName,
   TargetDescription target;
   ObjectReader reader(*object, "", fileName);
   if (Error error = reader.checkKnownFields(
-          {"name", "description", "devices", "nodes", "links"}))
+          {"name", "description", "devices", "nodes", "links", "calibration"}))
     return std::move(error);
   Expected<std::optional<std::string>> name =
       reader.getString("name", /*required=*/true);
@@ -468,6 +604,9 @@ cleave::parseTarget(StringRef text, StringRef fileName,
     return devices.takeError();
   if (Error error = readDevice(*devices, target.device))
     return std::move(error);
+  if (object->get("calibration"))
+    if (Error error = readCalibration(reader, target.device))
+      return std::move(error);
 
   Expected<ObjectReader> nodes = reader.getObject("nodes");
   if (!nodes)
@@ -528,8 +667,9 @@ static std::string listPresets(StringRef directory) {
   return llvm::join(names, ", ");
 }
 
-Expected<TargetDescription>
-cleave::loadTarget(StringRef nameOrPath, const TargetLoadOptions &options) {
+Expected<std::string>
+cleave::resolveTargetPath(StringRef nameOrPath,
+                          const TargetLoadOptions &options) {
   std::string path = nameOrPath.str();
   if (!looksLikePath(nameOrPath)) {
     if (options.targetsDirectory.empty())
@@ -553,7 +693,15 @@ cleave::loadTarget(StringRef nameOrPath, const TargetLoadOptions &options) {
               "' (presets: " + listPresets(options.targetsDirectory) + ")");
     path = preset.str().str();
   }
+  return path;
+}
 
+Expected<TargetDescription>
+cleave::loadTarget(StringRef nameOrPath, const TargetLoadOptions &options) {
+  Expected<std::string> resolved = resolveTargetPath(nameOrPath, options);
+  if (!resolved)
+    return resolved.takeError();
+  const std::string &path = *resolved;
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)

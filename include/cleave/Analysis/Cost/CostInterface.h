@@ -9,6 +9,8 @@
 #ifndef CLEAVE_ANALYSIS_COST_COSTINTERFACE_H
 #define CLEAVE_ANALYSIS_COST_COSTINTERFACE_H
 
+#include "cleave/Analysis/Cost/Target.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OpDefinition.h"
 

@@ -70,6 +70,14 @@ def Cleave_CostInterface : OpInterface<"CostInterface"> {
         vector (f32) rate.
       }],
       "bool", "usesMatrixUnits", (ins), [{}], [{ return false; }]>,
+    InterfaceMethod<[{
+        The kind of kernel the op runs as, whose measured throughput a
+        calibrated target prices it by (docs/targets.md, `calibration`). By
+        default `Other`: priced by the roofline on every target.
+      }],
+      "::cleave::KernelClass", "getKernelClass", (ins), [{}], [{
+        return ::cleave::KernelClass::Other;
+      }]>,
   ];
 }
 

@@ -56,14 +56,22 @@ struct CostOptions {
 /// (`getTensorBytes` otherwise).
 int64_t getHeldTensorBytes(mlir::Type type, const CostOptions &options);
 
-/// Time of some work under the roofline model.
+/// Time of some work under the roofline model, or, on a calibrated device,
+/// under the throughput measured for its kernel class.
 struct Roofline {
-  /// flops / (peak * compute efficiency), in seconds.
+  /// flops / (peak * compute efficiency), in seconds; on a calibrated
+  /// device, flops / the measured FLOP/s of a compute class.
   double computeTime = 0;
-  /// bytes / (bandwidth * memory efficiency), in seconds.
+  /// bytes / (bandwidth * memory efficiency), in seconds; on a calibrated
+  /// device, bytes / the measured bytes/s of a memory class.
   double memoryTime = 0;
+  /// The fixed time of the kernel call (a calibration's
+  /// `call_overhead_s`; 0 without one).
+  double overheadTime = 0;
 
-  double time() const { return std::max(computeTime, memoryTime); }
+  double time() const {
+    return std::max(computeTime, memoryTime) + overheadTime;
+  }
   bool isComputeBound() const { return computeTime > memoryTime; }
 };
 
@@ -92,8 +100,16 @@ double getMatmulTileEfficiency(const MatmulOutputShape &shape,
 
 /// Roofline time of `flops` operations at `precision` that move `bytes`
 /// bytes on `device`. The planner calls this for a share of an op's work.
+///
+/// On a device with a calibration, the work of `kernelClass` instead takes
+/// the call overhead plus its size over the throughput measured for that
+/// size: `flops / rate(flops)` for a compute class, `bytes / rate(bytes)`
+/// for a memory class (`DeviceCalibration::throughput`). A class the
+/// calibration has no table for (and `Other`) keeps the roofline, plus the
+/// call overhead. Work of no FLOPs and no bytes (a view) costs nothing.
 Roofline getRoofline(double flops, double bytes, Precision precision,
-                     const DeviceDescription &device);
+                     const DeviceDescription &device,
+                     KernelClass kernelClass = KernelClass::Other);
 
 /// The work of one op and its time on one device.
 struct OpCost {
@@ -104,6 +120,8 @@ struct OpCost {
   int64_t parameterBytes = 0;
   /// The precision whose peak bounds the op's arithmetic.
   Precision precision = Precision::F32;
+  /// The kind of kernel it runs as (`CostInterface::getKernelClass`).
+  KernelClass kernelClass = KernelClass::Other;
   Roofline roofline;
 
   int64_t bytesMoved() const { return bytesRead + bytesWritten; }

@@ -42,6 +42,76 @@ std::optional<Precision> parsePrecision(llvm::StringRef name);
 inline constexpr llvm::StringLiteral kCpuIsas[] = {
     "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "native"};
 
+/// The kinds of kernel a calibration measures separately
+/// (`CostInterface::getKernelClass`). Contractions are priced by the FLOPs
+/// of a call, the others by the bytes it moves.
+enum class KernelClass {
+  /// Matrix products of many rows (`x @ W`, batched products, attention).
+  Matmul,
+  /// Matrix products of a few rows (batch-1 inference, decode steps).
+  MatmulSkinny,
+  /// Dense convolutions of two or more spatial dimensions with a window
+  /// larger than one element.
+  Conv,
+  /// Dense 1x1 (pointwise) convolutions.
+  ConvPointwise,
+  /// Depthwise convolutions (one input channel per group).
+  ConvDepthwise,
+  /// Convolutions of one spatial dimension.
+  Conv1D,
+  /// Byte copies: transposes, concatenation, slices, gathers.
+  Copy,
+  /// Pointwise arithmetic (add, multiply, ...).
+  Elementwise,
+  /// Pointwise functions that call vector math (GELU, SiLU, exp, tanh).
+  Activation,
+  /// Softmax and log-softmax.
+  Softmax,
+  /// Layer, RMS, batch, instance and group normalisation.
+  Normalization,
+  /// Everything else: priced by the roofline even on a calibrated device.
+  Other,
+};
+
+/// Number of `KernelClass` values.
+inline constexpr unsigned kNumKernelClasses = 12;
+
+/// The name of `kernelClass` in target files ("matmul", "conv_1d", ...;
+/// "other" for `Other`, which no table names).
+llvm::StringRef stringifyKernelClass(KernelClass kernelClass);
+
+/// Whether `kernelClass` is priced by its FLOPs (contractions) rather than
+/// its bytes.
+bool isComputeKernelClass(KernelClass kernelClass);
+
+/// One measured point of a calibration table: a call of `size` FLOPs
+/// (compute classes) or bytes (memory classes) ran at `perSecond`.
+struct ThroughputSample {
+  double size = 0;
+  double perSecond = 0;
+};
+
+/// What `cleave calibrate` measured on a machine: the throughput each
+/// kernel class reaches by problem size, and the fixed time of a call.
+struct DeviceCalibration {
+  /// The kernel threads of the rank that was measured.
+  int64_t threads = 1;
+  /// Seconds every kernel call costs besides its work.
+  double callOverhead = 0;
+  /// Per `KernelClass`, samples by ascending size; empty where the file
+  /// gives none (the class is priced by the roofline).
+  std::array<std::vector<ThroughputSample>, kNumKernelClasses> tables;
+
+  const std::vector<ThroughputSample> &table(KernelClass kernelClass) const {
+    return tables[static_cast<unsigned>(kernelClass)];
+  }
+
+  /// The throughput of a call of `size`: interpolated linearly in
+  /// log(size) against log(rate) between the samples around it, and the
+  /// nearest sample's rate outside them. 0 when the class has no table.
+  double throughput(KernelClass kernelClass, double size) const;
+};
+
 /// One device (a GPU, or a CPU core running one rank).
 struct DeviceDescription {
   std::string name;
@@ -69,6 +139,10 @@ struct DeviceDescription {
   int64_t multiprocessors = 0;
   /// Output tile shapes (rows, columns) the matrix library picks from.
   std::vector<std::pair<int64_t, int64_t>> matmulTiles;
+  /// Measured throughput by kernel class (the file's `calibration`); when
+  /// set, the cost model prices classified ops from it instead of the
+  /// efficiencies.
+  std::optional<DeviceCalibration> calibration;
 
   /// The peak FLOP/s for `precision`. A precision the file leaves out runs at
   /// the f32 rate (a CPU without bf16 arithmetic converts to f32).
@@ -139,6 +213,12 @@ struct TargetLoadOptions {
   /// Devices per node, replacing `nodes.devices_per_node` of the file.
   std::optional<int64_t> devicesPerNode;
 };
+
+/// The file `loadTarget` reads for `nameOrPath`: the path itself, or the
+/// preset `options.targetsDirectory/NAME.json`. Fails, saying why, for an
+/// unknown preset.
+llvm::Expected<std::string> resolveTargetPath(llvm::StringRef nameOrPath,
+                                              const TargetLoadOptions &options);
 
 /// Loads a target. `nameOrPath` is a path when it contains a path separator
 /// or ends in `.json`, and a preset name otherwise. Errors name the file, and

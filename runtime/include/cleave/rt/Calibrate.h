@@ -1,0 +1,71 @@
+//===- Calibrate.h - the CPU kernels timed ---------------------*- C++ -*-===//
+//
+// `cleave calibrate` times the CPU kernels a bundle's programs call (the
+// cleave_cpu_* entry points, and loops shaped like the programs' fused
+// elementwise loops) on this machine, at a given thread count, and reports
+// the throughput each kind of kernel reaches by problem size. The compiler
+// writes the result into a target file (docs/targets.md, `calibration`);
+// the runtime only measures.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_RT_CALIBRATE_H
+#define CLEAVE_RT_CALIBRATE_H
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cleave::rt {
+
+/// How long and on how many threads to measure.
+struct CalibrationOptions {
+  /// Kernel threads; 0: all cores, as `cleave run` gives one rank.
+  int threads = 0;
+  /// A few seconds in all (fewer, smaller problems, shorter timings), for
+  /// tests; otherwise about a minute at most.
+  bool quick = false;
+};
+
+/// The throughput one call of a kernel reached on a problem of `size`
+/// (FLOPs for a compute class, bytes moved for a memory class): `size`
+/// divided by the median time of a call less the call overhead.
+struct ThroughputPoint {
+  double size = 0;
+  double perSecond = 0;
+  /// What was run, for people ("512x512x512").
+  std::string shape;
+};
+
+/// The measured points of one kernel class, sizes ascending.
+struct ThroughputTable {
+  /// The class's name in target files ("matmul", "copy", ...).
+  std::string name;
+  /// True when sizes are FLOPs (rates FLOP/s), false for bytes (bytes/s).
+  bool compute = true;
+  std::vector<ThroughputPoint> points;
+};
+
+/// Everything `calibrateCpu` measured.
+struct CpuCalibration {
+  int threads = 1;
+  /// The x86-64 level of the kernels that ran (1 to 4).
+  int cpuLevel = 1;
+  /// The fixed time of a call of a tiny kernel, in seconds.
+  double callOverheadSeconds = 0;
+  std::vector<ThroughputTable> tables;
+  /// Wall time the measurement took, in seconds.
+  double elapsedSeconds = 0;
+};
+
+/// Times the kernels. `progress`, when set, is told the name of each table
+/// as its measurement starts. Returns false with `error` set when the
+/// kernels cannot run (a kernel fails, memory runs out).
+bool calibrateCpu(
+    const CalibrationOptions &options, CpuCalibration &result,
+    std::string &error,
+    const std::function<void(const std::string &)> &progress = nullptr);
+
+} // namespace cleave::rt
+
+#endif // CLEAVE_RT_CALIBRATE_H

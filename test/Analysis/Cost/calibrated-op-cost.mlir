@@ -1,0 +1,74 @@
+// A calibrated target prices each op by the throughput measured for its
+// kernel class at its size (docs/targets.md, `calibration`): the call
+// overhead (1 us here) plus size / rate(size), the rate interpolated in
+// log-log space between samples and clamped outside them. Classes without
+// a table keep the roofline (1 TFLOP/s, 1 GB/s, efficiencies of 1), plus
+// the overhead.
+// RUN: split-file --leading-lines %s %t
+// RUN: cleave-opt %t/ops.mlir --cleave-print-op-cost=target=%t/calibrated.json -o /dev/null 2>&1 | FileCheck %s
+// RUN: cleave-opt %t/ops.mlir --cleave-print-op-cost=target=%t/plain.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAIN
+
+//--- ops.mlir
+func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32>, %w: tensor<64x256xf32>,
+             %x: tensor<250xf32>, %z: tensor<250xf32>, %i: tensor<1x8x10x10xf32>, %k: tensor<8x1x3x3xf32>)
+    -> (tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>) {
+  // 2*64^3 = 524288 FLOPs, below the first sample (1e6): 1e9 FLOP/s.
+  // 524288 / 1e9 + 1e-6 = 5.25288e-4. Uncalibrated: 32768 bytes (a is
+  // read once) at 1 GB/s.
+  // CHECK: ops.mlir:[[@LINE+2]]:{{[0-9]+}}: remark: flops=524288 {{.*}} time=5.253e-04s compute-bound class=matmul
+  // PLAIN: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=524288 {{.*}} time=3.277e-05s memory-bound{{$}}
+  %0 = cleave.matmul %a, %a : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  // 2e6 FLOPs between the samples (1e6, 1e9) and (1e8, 1e10): the rate is
+  // 1e9 * (2e6 / 1e6)^0.5 = 1.41421e9, so 2e6 / 1.41421e9 + 1e-6 = 1.41521e-3.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=2000000 {{.*}} time=1.415e-03s compute-bound class=matmul
+  %1 = cleave.matmul %b, %b : (tensor<100x100xf32>, tensor<100x100xf32>) -> tensor<100x100xf32>
+  // Four rows: matmul_skinny, which has no table: the roofline of
+  // (256 + 16384 + 1024) * 4 = 70656 bytes at 1 GB/s, plus 1e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=131072 {{.*}} time=7.166e-05s memory-bound class=matmul_skinny
+  %2 = cleave.matmul %s, %w : (tensor<4x64xf32>, tensor<64x256xf32>) -> tensor<4x256xf32>
+  // 3000 bytes between (1e3, 1e9) and (1e7, 1e11) of `elementwise`: the rate
+  // is 1e9 * 3^0.5 = 1.73205e9, so 3000 / 1.73205e9 + 1e-6 = 2.73205e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=250 read=2000 written=1000 {{.*}} time=2.732e-06s memory-bound class=elementwise
+  %3 = cleave.add %x, %z : (tensor<250xf32>, tensor<250xf32>) -> tensor<250xf32>
+  // `activation` has no table: 2000 bytes at 1 GB/s, plus 1e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1250 {{.*}} time=3.000e-06s memory-bound class=activation
+  %4 = cleave.gelu %x : tensor<250xf32>
+  // Depthwise: 2 * 800 outputs * 9 = 14400 FLOPs at the one sample's
+  // 1e8 FLOP/s: 1.44e-4 + 1e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=14400 {{.*}} time=1.450e-04s compute-bound class=conv_depthwise
+  %5 = cleave.conv %i, %k {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 8 : i64} : (tensor<1x8x10x10xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x10x10xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>
+}
+
+//--- calibrated.json
+{
+  "name": "calibrated",
+  "devices": {"name": "d", "kind": "cpu", "peak_flops_per_s": {"f32": 1e12},
+              "memory_bytes": 1000000000, "memory_bandwidth_bytes_per_s": 1e9,
+              "compute_efficiency": 1, "memory_efficiency": 1},
+  "nodes": {"count": 1, "devices_per_node": 1},
+  "links": {"intra_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 0},
+            "inter_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 0}},
+  "calibration": {
+    "threads": 1,
+    "call_overhead_s": 1e-6,
+    "compute": {
+      "matmul": [{"flops": 1e6, "flops_per_s": 1e9}, {"flops": 1e8, "flops_per_s": 1e10}],
+      "conv_depthwise": [{"flops": 1e4, "flops_per_s": 1e8}]
+    },
+    "memory": {
+      "elementwise": [{"bytes": 1e3, "bytes_per_s": 1e9}, {"bytes": 1e7, "bytes_per_s": 1e11}]
+    }
+  }
+}
+
+//--- plain.json
+{
+  "name": "plain",
+  "devices": {"name": "d", "kind": "cpu", "peak_flops_per_s": {"f32": 1e12},
+              "memory_bytes": 1000000000, "memory_bandwidth_bytes_per_s": 1e9,
+              "compute_efficiency": 1, "memory_efficiency": 1},
+  "nodes": {"count": 1, "devices_per_node": 1},
+  "links": {"intra_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 0},
+            "inter_node": {"bandwidth_bytes_per_s": 1e9, "latency_s": 0}}
+}

@@ -1,0 +1,53 @@
+"""Checks a target file written by `cleave calibrate` against its preset.
+
+    check_calibration.py CALIBRATED.json PRESET.json THREADS
+
+The file must be the preset with the device's rates replaced (compute
+efficiency in (0, 1], a positive memory bandwidth at efficiency 1), nodes
+and links unchanged, and a `calibration` of every kernel class the command
+measures, each a table of positive samples by ascending size.
+"""
+
+import json
+import sys
+
+COMPUTE = ["matmul", "matmul_skinny", "conv", "conv_pointwise", "conv_depthwise", "conv_1d"]
+MEMORY = ["copy", "elementwise", "activation", "softmax", "normalization"]
+
+
+def check_table(name, samples, unit):
+    assert isinstance(samples, list) and samples, f"{name}: no samples"
+    sizes = [sample[unit] for sample in samples]
+    assert sizes == sorted(set(sizes)), f"{name}: sizes not ascending: {sizes}"
+    for sample in samples:
+        assert set(sample) == {unit, unit + "_per_s", "shape"}, f"{name}: {sample}"
+        assert sample[unit] > 0 and sample[unit + "_per_s"] > 0, f"{name}: {sample}"
+
+
+def main():
+    calibrated = json.load(open(sys.argv[1]))
+    preset = json.load(open(sys.argv[2]))
+    threads = int(sys.argv[3])
+    for key in ("name", "description", "nodes", "links"):
+        assert calibrated[key] == preset[key], key
+    devices = calibrated["devices"]
+    for key in ("name", "kind", "isa", "memory_bytes"):
+        assert devices[key] == preset["devices"][key], key
+    assert 0 < devices["compute_efficiency"] <= 1
+    assert devices["memory_bandwidth_bytes_per_s"] > 0
+    assert devices["memory_efficiency"] == 1
+    calibration = calibrated["calibration"]
+    assert set(calibration) == {"description", "threads", "call_overhead_s", "compute", "memory"}
+    assert calibration["threads"] == threads, calibration["threads"]
+    assert 0 < calibration["call_overhead_s"] < 1e-2
+    assert sorted(calibration["compute"]) == sorted(COMPUTE), calibration["compute"].keys()
+    assert sorted(calibration["memory"]) == sorted(MEMORY), calibration["memory"].keys()
+    for name in COMPUTE:
+        check_table(name, calibration["compute"][name], "flops")
+    for name in MEMORY:
+        check_table(name, calibration["memory"][name], "bytes")
+    print("calibration ok:", len(COMPUTE) + len(MEMORY), "tables")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+//===- CalibrateCommand.cpp - the `cleave calibrate` subcommand -----------===//
+//
+// The runtime measures (cleave::rt::calibrateCpu); this file checks the
+// options, turns the measurements into a target file and checks that file
+// with the same reader `cleave plan` uses before it writes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CalibrateCommand.h"
+
+#include "cleave/Analysis/Cost/Target.h"
+#include "cleave/rt/Calibrate.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace cleave;
+namespace json = llvm::json;
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "cleave calibrate") << message << "\n";
+  return 1;
+}
+
+/// `value` to four significant digits: the timings vary more than that
+/// from run to run, and the file stays readable.
+static double roundFigure(double value) {
+  if (value <= 0)
+    return value;
+  double scale = std::pow(10.0, 3 - std::floor(std::log10(value)));
+  return std::round(value * scale) / scale;
+}
+
+/// The best rate a table reached.
+static double bestRate(const rt::ThroughputTable &table) {
+  double best = 0;
+  for (const rt::ThroughputPoint &point : table.points)
+    best = std::max(best, point.perSecond);
+  return best;
+}
+
+static const rt::ThroughputTable *findTable(const rt::CpuCalibration &result,
+                                            llvm::StringRef name) {
+  for (const rt::ThroughputTable &table : result.tables)
+    if (table.name == name)
+      return &table;
+  return nullptr;
+}
+
+/// The `calibration` object of the target file (docs/targets.md).
+static json::Object describeCalibration(const rt::CpuCalibration &result,
+                                        bool quick) {
+  json::Object compute, memory;
+  for (const rt::ThroughputTable &table : result.tables) {
+    llvm::StringRef unit = table.compute ? "flops" : "bytes";
+    std::string rateKey = (unit + "_per_s").str();
+    json::Array samples;
+    for (const rt::ThroughputPoint &point : table.points)
+      samples.push_back(json::Object{{unit, roundFigure(point.size)},
+                                     {rateKey, roundFigure(point.perSecond)},
+                                     {"shape", point.shape}});
+    (table.compute ? compute : memory)[table.name] = std::move(samples);
+  }
+  std::string description = llvm::formatv(
+      "cleave calibrate{0}: {1} kernel thread{2}, x86-64 level {3} kernels, "
+      "{4:f1} s",
+      quick ? " --quick" : "", result.threads, result.threads == 1 ? "" : "s",
+      result.cpuLevel, result.elapsedSeconds);
+  return json::Object{
+      {"description", description},
+      {"threads", result.threads},
+      {"call_overhead_s", roundFigure(result.callOverheadSeconds)},
+      {"compute", std::move(compute)},
+      {"memory", std::move(memory)},
+  };
+}
+
+/// Replaces the device's rates in `devices` with measured ones: the f32
+/// peak stays the datasheet's (raised if a GEMM beat it), the compute
+/// efficiency becomes the best GEMM rate over it; the memory bandwidth
+/// becomes the copy rate of the largest (out-of-cache) copy, reached at an
+/// efficiency of 1. Other precisions keep their ratio to f32.
+static void replaceDeviceFigures(json::Object &devices,
+                                 const rt::CpuCalibration &result) {
+  json::Object *peaks = devices.getObject("peak_flops_per_s");
+  const rt::ThroughputTable *matmul = findTable(result, "matmul");
+  if (peaks && matmul && !matmul->points.empty()) {
+    double peak = peaks->getNumber("f32").value_or(0);
+    double best = bestRate(*matmul);
+    if (best > peak) {
+      for (auto &entry : *peaks)
+        if (std::optional<double> rate = entry.second.getAsNumber())
+          entry.second = roundFigure(*rate * best / peak);
+      peak = best;
+    }
+    devices["compute_efficiency"] = roundFigure(best / peak);
+  }
+  const rt::ThroughputTable *copy = findTable(result, "copy");
+  if (copy && !copy->points.empty()) {
+    devices["memory_bandwidth_bytes_per_s"] =
+        roundFigure(copy->points.back().perSecond);
+    devices["memory_efficiency"] = 1.0;
+  }
+}
+
+static void printSummary(const rt::CpuCalibration &result,
+                         llvm::raw_ostream &os) {
+  os << llvm::formatv("calibrated {0} kernel thread(s), x86-64 level {1}, "
+                      "in {2:f1} s; call overhead {3:f2} us\n",
+                      result.threads, result.cpuLevel, result.elapsedSeconds,
+                      result.callOverheadSeconds * 1e6);
+  os << llvm::formatv("{0,-15} {1,-18} {2,12} {3,12}\n", "class", "shape",
+                      "size", "rate");
+  for (const rt::ThroughputTable &table : result.tables)
+    for (const rt::ThroughputPoint &point : table.points)
+      os << llvm::formatv(
+          "{0,-15} {1,-18} {2,12} {3,12}\n", table.name, point.shape,
+          llvm::formatv("{0:e2} {1}", point.size, table.compute ? "FLOP" : "B")
+              .str(),
+          llvm::formatv("{0:f2} {1}", point.perSecond * 1e-9,
+                        table.compute ? "GFLOP/s" : "GB/s")
+              .str());
+}
+
+int cleave::runCalibrateCommand(CalibrateCommand &command) {
+  if (command.threads < 0)
+    return fail("--threads must be 0 (all cores) or a positive integer, "
+                "got " +
+                llvm::Twine(command.threads.getValue()));
+  TargetLoadOptions loadOptions;
+  loadOptions.targetsDirectory = command.targetsDir.empty()
+                                     ? defaultTargetsDirectory()
+                                     : command.targetsDir.getValue();
+  llvm::Expected<std::string> path =
+      resolveTargetPath(command.target, loadOptions);
+  if (!path)
+    return fail("--target: " + llvm::toString(path.takeError()));
+  llvm::Expected<TargetDescription> target = loadTarget(*path, loadOptions);
+  if (!target)
+    return fail("--target: " + llvm::toString(target.takeError()));
+  if (target->device.kind != "cpu")
+    return fail("--target " + command.target +
+                ": calibrate measures cpu devices; this target's devices "
+                "are " +
+                (target->device.kind.empty()
+                     ? llvm::Twine("of no kind (devices.kind)")
+                     : llvm::Twine("\"") + target->device.kind + "\""));
+
+  // Open the output before measuring, so that a path that cannot be
+  // written fails at once rather than after a minute.
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file =
+      mlir::openOutputFile(command.output, &error);
+  if (!file)
+    return fail("-o '" + command.output + "': " + error);
+
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(*path, /*IsText=*/true);
+  if (!text)
+    return fail("--target: cannot read '" + *path +
+                "': " + text.getError().message());
+  llvm::Expected<json::Value> preset = json::parse((*text)->getBuffer());
+  if (!preset)
+    return fail("--target: " + llvm::toString(preset.takeError()));
+
+  rt::CalibrationOptions options;
+  options.threads = command.threads;
+  options.quick = command.quick;
+  rt::CpuCalibration result;
+  if (!rt::calibrateCpu(options, result, error, [](const std::string &name) {
+        llvm::errs() << "cleave calibrate: measuring " << name << "\n";
+      }))
+    return fail(error);
+
+  json::Object &root = *preset->getAsObject();
+  replaceDeviceFigures(*root.getObject("devices"), result);
+  root["calibration"] = describeCalibration(result, command.quick);
+  std::string written = llvm::formatv("{0:2}", json::Value(std::move(root)));
+  written += "\n";
+  // The file must read back as a target: the same check `cleave plan` makes.
+  if (llvm::Expected<TargetDescription> check =
+          parseTarget(written, command.output);
+      !check)
+    return fail("the calibrated target does not read back: " +
+                llvm::toString(check.takeError()));
+
+  file->os() << written;
+  file->keep();
+  printSummary(result, llvm::outs());
+  llvm::outs() << "wrote " << command.output << "\n";
+  return 0;
+}
