@@ -68,15 +68,10 @@ int32_t cleave_rt_constant_weights(CleaveContext *ctx, const void *data,
 
 void *cleave_rt_kernel_cache(CleaveContext *ctx, void *(*create)(void),
                              void (*destroy)(void *)) {
-  if (!ctx->kernelCache) {
-    ctx->kernelCache = create();
-    if (!ctx->kernelCache) {
-      cleave_rt_fail(ctx, "", "cannot create the kernels' cache");
-      return nullptr;
-    }
-    ctx->destroyKernelCache = destroy;
-  }
-  return ctx->kernelCache;
+  void *cache = ctx->getKernelCache(create, destroy);
+  if (!cache)
+    cleave_rt_fail(ctx, "", "cannot create the kernels' cache");
+  return cache;
 }
 
 void *cleave_rt_cuda_stream(CleaveContext *ctx) { return ctx->cudaStream; }

@@ -59,6 +59,17 @@ struct CleaveContext {
   void *kernelCache = nullptr;
   void (*destroyKernelCache)(void *) = nullptr;
 
+  /// The kernel cache, made by `create` on first use (null when that
+  /// fails); `destroy` frees it with the context.
+  void *getKernelCache(void *(*create)(void), void (*destroy)(void *)) {
+    if (!kernelCache) {
+      kernelCache = create();
+      if (kernelCache)
+        destroyKernelCache = destroy;
+    }
+    return kernelCache;
+  }
+
   /// Whether the `bytes` at `data` lie in `constantWeights`.
   bool holdsConstantWeights(const void *data, std::size_t bytes) const {
     auto begin = reinterpret_cast<std::uintptr_t>(constantWeights);

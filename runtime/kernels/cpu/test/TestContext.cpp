@@ -47,15 +47,10 @@ extern "C" int32_t cleave_rt_constant_weights(CleaveContext *ctx,
 extern "C" void *cleave_rt_kernel_cache(CleaveContext *ctx,
                                         void *(*create)(void),
                                         void (*destroy)(void *)) {
-  if (!ctx->kernelCache) {
-    ctx->kernelCache = create();
-    if (!ctx->kernelCache) {
-      cleave_rt_fail(ctx, "", "cannot create the kernels' cache");
-      return nullptr;
-    }
-    ctx->destroyKernelCache = destroy;
-  }
-  return ctx->kernelCache;
+  void *cache = ctx->getKernelCache(create, destroy);
+  if (!cache)
+    cleave_rt_fail(ctx, "", "cannot create the kernels' cache");
+  return cache;
 }
 
 extern "C" void *cleave_rt_cuda_stream(CleaveContext *ctx) {
