@@ -409,6 +409,14 @@ struct OptimizerUpdatePass
     return RankedTensorType::get({rows, block}, type.getElementType());
   }
 
+  /// The elements of `shape` before dimension `splitDim` (`A` above).
+  static int64_t getOuterElements(ArrayRef<int64_t> shape, int64_t splitDim) {
+    int64_t outer = 1;
+    for (int64_t size : shape.take_front(splitDim))
+      outer *= size;
+    return outer;
+  }
+
   /// `value`, of a parameter's shape, as its rows.
   Value toRows(GradientBuilder &b, Value value, int64_t splitDim) {
     ArrayRef<int64_t> shape = getShape(value);
@@ -416,9 +424,7 @@ struct OptimizerUpdatePass
     if (splitDim < 0)
       return b.reshape(value, {elements});
     int64_t rows = getRows(splitDim);
-    int64_t outer = 1;
-    for (int64_t size : shape.take_front(splitDim))
-      outer *= size;
+    int64_t outer = getOuterElements(shape, splitDim);
     int64_t inner = elements / (outer * rows);
     if (outer == 1)
       return b.reshape(value, {rows, inner});
@@ -431,14 +437,11 @@ struct OptimizerUpdatePass
                  int64_t splitDim) {
     if (splitDim < 0)
       return b.reshape(rows, shape);
-    int64_t count = getRows(splitDim);
-    int64_t outer = 1;
-    for (int64_t size : shape.take_front(splitDim))
-      outer *= size;
+    int64_t outer = getOuterElements(shape, splitDim);
     if (outer == 1)
       return b.reshape(rows, shape);
     int64_t inner = getShape(rows).back() / outer;
-    Value grouped = b.reshape(rows, {count, outer, inner});
+    Value grouped = b.reshape(rows, {getRows(splitDim), outer, inner});
     return b.reshape(b.transpose(grouped, {1, 0, 2}), shape);
   }
 
