@@ -445,12 +445,6 @@ void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
 /// (im2col + sgemm throughout: 0.391).
 constexpr int64_t kSmallConvMacs = int64_t(1) << 18;
 
-int64_t multiplyAdds(const ConvShape &s) {
-  const WindowGeometry &g = s.window;
-  return g.batch * s.outChannels * g.outSize() * (g.channels / s.group) *
-         g.kernelSize();
-}
-
 /// im2col + sgemm, 1x1 stride-1 windows straight from the input.
 int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y, int threads) {
@@ -532,7 +526,7 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   const bool constant =
       cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
   if (!isDepthwise(shape)) {
-    if (!constant || multiplyAdds(shape) < kSmallConvMacs)
+    if (!constant || shape.multiplyAdds() < kSmallConvMacs)
       return gemmConv(ctx, shape, x, w, b, y, numThreads(ctx));
     return dnnlConv(ctx, shape, x, w, b, y);
   }

@@ -34,6 +34,12 @@ struct ConvShape {
   int spatial = 1;
   int64_t group = 1;
   int64_t outChannels = 1;
+
+  /// Multiply-adds of the forward convolution.
+  int64_t multiplyAdds() const {
+    return window.batch * outChannels * window.outSize() *
+           (window.channels / group) * window.kernelSize();
+  }
 };
 
 /// Reads `n` spatial values of `values` into `target`, right-aligned in

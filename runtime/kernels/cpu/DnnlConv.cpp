@@ -5,11 +5,11 @@
 // program keeps activations in its plain layout, so a call reorders X in
 // and Y out through scratch memory; on small maps that costs far less than
 // what the blocked kernels save (docs/PERFORMANCE.md, "The CPU kernel
-// work"). Weights are repacked once when they are constant: the context's
+// work"). Only constant weights come here, repacked once: the context's
 // kernel cache keeps, per convolution shape, the primitive and the
 // reorders, and per (weights address, shape) the packed copy. Weights the
-// program may write (training updates them in place) are repacked on every
-// call, never cached: an address says nothing about their bytes.
+// program may write (training updates them in place) run on Conv.cpp's
+// kernels: an address says nothing about their bytes.
 //
 // One context runs one kernel at a time (its scratch memory is shared in
 // the same way), so the cache needs no lock; sessions running on several
@@ -71,8 +71,8 @@ struct ConvPlan {
   /// In the program's layouts.
   memory plainX, plainW, plainY;
   /// In the primitive's layouts: `x` and `y` are the plain ones where no
-  /// reorder is needed; `w` is in scratch memory (writable weights).
-  memory x, w, y, bias, scratchpad;
+  /// reorder is needed.
+  memory x, y, bias, scratchpad;
   std::unordered_map<int, memory> arguments;
 };
 
@@ -192,7 +192,6 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
       plan->xIn ? memory(plan->pd.src_desc(), engine, none) : plan->plainX;
   plan->y =
       plan->yOut ? memory(plan->pd.dst_desc(), engine, none) : plan->plainY;
-  plan->w = memory(plan->pd.weights_desc(), engine, none);
   plan->scratchpad = memory(plan->pd.scratchpad_desc(), engine, none);
   plan->arguments = {{DNNL_ARG_SRC, plan->x},
                      {DNNL_ARG_DST, plan->y},
@@ -218,19 +217,12 @@ private:
   size_t total = 0;
 };
 
-/// The weights in the plan's layout: `w` itself where that is ONNX's,
-/// else a copy repacked once for constant weights, or into `plan.w` (in
-/// scratch memory) on every call for writable ones.
-memory packedWeights(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
-                     const float *w) {
+/// The constant weights in the plan's layout: `w` itself where that is
+/// ONNX's, else a copy repacked on the first call.
+memory packedWeights(KernelCache &cache, ConvPlan &plan, const float *w) {
   plan.plainW.set_data_handle(const_cast<float *>(w));
   if (!plan.wIn)
     return plan.plainW;
-  const size_t bytes = plan.plainW.get_desc().get_size();
-  if (!cleave_rt_constant_weights(ctx, w, bytes)) {
-    plan.wIn->execute(cache.stream, plan.plainW, plan.w);
-    return plan.w;
-  }
   auto key = std::make_pair(static_cast<const void *>(w), &plan);
   auto found = cache.packed.find(key);
   if (found != cache.packed.end())
@@ -251,8 +243,6 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
   ScratchLayout layout;
   const size_t xAt = plan.xIn ? layout.add(plan.pd.src_desc().get_size()) : 0;
   const size_t yAt = plan.yOut ? layout.add(plan.pd.dst_desc().get_size()) : 0;
-  const size_t wAt =
-      plan.wIn ? layout.add(plan.pd.weights_desc().get_size()) : 0;
   const size_t padAt = layout.add(plan.pd.scratchpad_desc().get_size());
   char *scratch = nullptr;
   if (layout.size()) {
@@ -264,14 +254,12 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
     place(plan.x, scratch, xAt);
   if (plan.yOut)
     place(plan.y, scratch, yAt);
-  if (plan.wIn)
-    place(plan.w, scratch, wAt);
   place(plan.scratchpad, scratch, padAt);
   plan.plainX.set_data_handle(const_cast<float *>(x));
   plan.plainY.set_data_handle(y);
   if (bias)
     plan.bias.set_data_handle(const_cast<float *>(bias));
-  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(ctx, cache, plan, w);
+  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(cache, plan, w);
   if (plan.xIn)
     plan.xIn->execute(cache.stream, plan.plainX, plan.x);
   plan.conv.execute(cache.stream, plan.arguments);
@@ -286,22 +274,23 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
 /// convolution, reorder out) costs more than it saves.
 constexpr int64_t kParallelMacs = int64_t(1) << 18;
 
-int64_t multiplyAdds(const ConvShape &s) {
-  const WindowGeometry &g = s.window;
-  return g.batch * s.outChannels * g.outSize() * (g.channels / s.group) *
-         g.kernelSize();
-}
-
 } // namespace
 
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
                  bool declineGeneric) {
+  const WindowGeometry &g = shape.window;
+  const size_t weightBytes = sizeof(float) * shape.outChannels *
+                             (g.channels / shape.group) * g.kernelSize();
+  if (!cleave_rt_constant_weights(ctx, w, weightBytes))
+    return fail(ctx, "conv",
+                "oneDNN runs over constant weights only, which it packs once");
   auto *cache = static_cast<KernelCache *>(
       cleave_rt_kernel_cache(ctx, createKernelCache, destroyKernelCache));
   if (!cache)
     return 1;
-  const int threads = multiplyAdds(shape) < kParallelMacs ? 1 : numThreads(ctx);
+  const int threads =
+      shape.multiplyAdds() < kParallelMacs ? 1 : numThreads(ctx);
   TeamSize team(threads);
   try {
     std::unique_ptr<ConvPlan> &plan =

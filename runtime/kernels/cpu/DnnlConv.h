@@ -1,5 +1,4 @@
-//===- DnnlConv.h - forward convolutions through oneDNN -----------*- C++
-//-*-===//
+//===- DnnlConv.h - forward convolutions through oneDNN ---------*- C++ -*-===//
 //
 // Compiled once, outside the x86-64 level variants: oneDNN chooses its own
 // instructions for the CPU it runs on.
@@ -19,16 +18,14 @@ constexpr int32_t kDnnlDeclined = -1;
 
 /// Y = conv(X, W) + B for `shape`, with X and Y dense in the program's
 /// layout (N, C, spatial...) and W as ONNX lays it out (M, C / group,
-/// kernel...); `bias` may be null. Runs a oneDNN convolution primitive on
-/// the context's thread count (one thread for small ones), with the
-/// weights in the layout oneDNN prefers. The primitive is made once per
-/// shape and kept in the context's kernel cache; so are the weights,
-/// repacked once, when they are constant weights
-/// (cleave_rt_constant_weights); other weights are repacked into scratch
-/// memory on every call, so that a kernel over weights that training
-/// updates in place always reads their current values. With
-/// `declineGeneric`, returns kDnnlDeclined where oneDNN would run its
-/// generic im2col + gemm or reference implementation.
+/// kernel...); `bias` may be null. W must be constant weights
+/// (cleave_rt_constant_weights): it is repacked once, into the layout
+/// oneDNN prefers, and the packed copy is kept in the context's kernel
+/// cache with the primitive, which is made once per shape; other weights
+/// are refused with an error. Runs on the context's thread count (one
+/// thread for small convolutions). With `declineGeneric`, returns
+/// kDnnlDeclined where oneDNN would run its generic im2col + gemm or
+/// reference implementation.
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
                  bool declineGeneric = false);

@@ -198,8 +198,10 @@ INSTANTIATE_TEST_SUITE_P(
 /// symmetric and asymmetric pads, maps narrower than the kernel (1x1, 2x2:
 /// only border columns) and rows long enough to vectorise with a
 /// remainder, in 1-D, 2-D and 3-D, with and without a channel multiplier
-/// and a bias. Planes this small run on oneDNN; DepthwiseSpans checks the
-/// direct kernel, which runs the large ones.
+/// and a bias. Each runs over writable weights (depthwiseConv()) and over
+/// constant ones (oneDNN on planes this small, where it has a kernel of its
+/// own, else depthwiseConv() again); DepthwiseSpans checks depthwiseConv()
+/// on the large planes it runs whatever the weights.
 TEST_F(ConvTest, DepthwiseSweep) {
   std::vector<ConvCase> cases;
   for (int64_t k : {1, 2, 3, 5, 7})
@@ -245,25 +247,35 @@ TEST_F(ConvTest, DepthwiseSweep) {
                  std::to_string(c.pads[2]) + std::to_string(c.pads[3]) +
                  ", input " + std::to_string(c.x[2]) + "x" +
                  std::to_string(c.x.back()));
-    ASSERT_EQ(run(cleave_cpu_conv,
-                  {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
-                  {y.desc()}, convInts(c, false)),
-              0)
-        << ctx.error;
-    expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
-                1e-4f, 1e-4f);
+    const std::vector<float> expected =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    for (bool constant : {false, true}) {
+      SCOPED_TRACE(constant ? "constant weights" : "writable weights");
+      ctx.constantWeights = constant ? w.f32() : nullptr;
+      ctx.constantWeightBytes = constant ? w.size() * sizeof(float) : 0;
+      // Each run writes the whole output, not what the last one left.
+      for (float &v : y.values())
+        v = NAN;
+      ASSERT_EQ(run(cleave_cpu_conv,
+                    {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                    {y.desc()}, convInts(c, false)),
+                0)
+          << ctx.error;
+      expectClose(y.vec(), expected, 1e-4f, 1e-4f);
+    }
   }
 }
 
 /// Depthwise shapes at the edges of how depthwiseConv() splits its work,
-/// on output planes of at least 56 x 56 positions (smaller ones run on
-/// oneDNN): output rows of exactly 32 and 48 columns (computed straight
-/// into the output) and of 33 and 50 (a remainder through scratch), whole
-/// planes of narrow rows computed as one span (rows of 3 and 7 with 3x3
-/// and 5x5 kernels, whose last span reads past the phased plane), strides
-/// 2 and 3 with dilation, a stride wider than the kernel, asymmetric pads
-/// larger than the kernel's reach, 1-D and 3-D, and EfficientNet-sized
-/// layers with enough work to run on both threads of the test context.
+/// on output planes of at least 56 x 56 positions (which it runs over
+/// constant weights too; smaller ones over constant weights run on oneDNN):
+/// output rows of exactly 32 and 48 columns (computed straight into the output)
+/// and of 33 and 50 (a remainder through scratch), whole planes of narrow rows
+/// computed as one span (rows of 3 and 7 with 3x3 and 5x5 kernels, whose last
+/// span reads past the phased plane), strides 2 and 3 with dilation, a stride
+/// wider than the kernel, asymmetric pads larger than the kernel's reach, 1-D
+/// and 3-D, and EfficientNet-sized layers with enough work to run on both
+/// threads of the test context.
 TEST_F(ConvTest, DepthwiseSpans) {
   constexpr int64_t kPlane = 56 * 56;
   std::vector<ConvCase> cases;
