@@ -19,6 +19,13 @@
 // the work is split) and when it runs one, so both happen with the calling
 // thread's team size set to the session's thread count.
 //
+// oneDNN picks its instructions from the CPU it runs on; the kernels run
+// those of the bundle's `cpu_isa` (cleave_rt_cpu_level). So that the two
+// agree, the first context to reach a convolution caps oneDNN at its level
+// (x86-64-v4 AVX-512, v3 AVX2, below that SSE4.1). oneDNN takes the cap
+// once per process, before its first primitive: later contexts of another
+// level keep the first one's.
+//
 //===----------------------------------------------------------------------===//
 
 #include "DnnlConv.h"
@@ -29,6 +36,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -276,6 +284,25 @@ constexpr int64_t kParallelMacs = int64_t(1) << 18;
 
 } // namespace
 
+namespace {
+
+/// Caps oneDNN's instructions at x86-64 level `level`, once per process.
+void capInstructions(int32_t level) {
+  static std::once_flag once;
+  std::call_once(once, [level] {
+    dnnl::cpu_isa isa = level >= 4   ? dnnl::cpu_isa::avx512_core
+                        : level == 3 ? dnnl::cpu_isa::avx2
+                                     : dnnl::cpu_isa::sse41;
+    try {
+      dnnl::set_max_cpu_isa(isa);
+    } catch (const dnnl::error &) {
+      // A primitive made before (by the host program) fixed it already.
+    }
+  });
+}
+
+} // namespace
+
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
                  bool declineGeneric) {
@@ -285,6 +312,7 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
   if (!cleave_rt_constant_weights(ctx, w, weightBytes))
     return fail(ctx, "conv",
                 "oneDNN runs over constant weights only, which it packs once");
+  capInstructions(cleave_rt_cpu_level(ctx));
   auto *cache = static_cast<KernelCache *>(
       cleave_rt_kernel_cache(ctx, createKernelCache, destroyKernelCache));
   if (!cache)
