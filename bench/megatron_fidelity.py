@@ -11,7 +11,8 @@ runs ``cleave plan --train --target a100-80gb`` twice:
 
 - pinned: the paper's tensor- and pipeline-parallel sizes, data parallelism
   for the rest of the GPUs, its global batch, microbatches of
-  ``--microbatch-size`` samples, full activation recomputation, no ZeRO,
+  ``--microbatch-size`` samples, full activation recomputation (``--recompute
+  layers``: each layer keeps only its input, as Megatron-LM's does), no ZeRO,
   fp16 with fp32 master weights (Adam), ``--schedule`` (1F1B by default);
 - free: only the GPU count, the global batch and fp16 pinned.
 
@@ -121,7 +122,7 @@ def pinned_options(row: Row, microbatch_size: int, schedule: str) -> list[str]:
     microbatches = row.batch // (row.dp * microbatch_size)
     return ["--tp", str(row.tp), "--pp", str(row.pp), "--dp", str(row.dp),
             "--microbatches", str(microbatches), "--schedule", schedule if row.pp > 1 else "1f1b",
-            "--recompute", "segments", "--zero", "0", "--optimizer", "adam"]
+            "--recompute", "layers", "--zero", "0", "--optimizer", "adam"]
 
 
 def plan(cleave: Path, model: Path, row: Row, extra: list[str],

@@ -130,6 +130,7 @@ TrainingOptions CompileOptions::getTraining() const {
   copy(decaySteps, training.decaySteps);
   copy(minLrRatio, training.minLrRatio);
   copy(recompute, training.recompute);
+  copy(recomputeLayers, training.recomputeLayers);
   copy(zero, training.zero);
   copy(syncBatchNorm, training.syncBatchNorm);
   copy(gradReduction, training.gradReduction);
@@ -277,6 +278,8 @@ static PlanOptions getTrainingPlanOptions(const CompileOptions &options,
   if (training.recompute)
     costed.recompute =
         *training.recompute ? RecomputePolicy::Segments : RecomputePolicy::None;
+  if (training.recomputeLayers.value_or(false))
+    costed.recompute = RecomputePolicy::Layers;
   return planOptions;
 }
 
@@ -295,6 +298,8 @@ static void addUpdate(OpPassManager &pm, const CompileOptions &options,
   if (training.recompute.value_or(true)) {
     RecomputePassOptions recompute;
     recompute.entry = options.entry;
+    // Layers recompute as the plan marks them (every segment, joined
+    // where a layer's halves meet).
     recompute.fromPlan = !training.recompute;
     pm.addPass(createRecomputePass(recompute));
   }

@@ -68,6 +68,7 @@ static void writeTraining(llvm::json::OStream &json,
     });
     json.attributeObject("recompute", [&] {
       json.attribute("segments", training.recomputedSegments);
+      json.attribute("joined", training.joinedSegments);
       json.attribute("searched", training.recomputeSearched);
     });
     json.attributeObject("flops", [&] {
@@ -279,6 +280,7 @@ void cleave::writePlanJSON(const Plan &plan, llvm::raw_ostream &os) {
           });
           if (plan.training) {
             json.attribute("recompute", segment.recompute);
+            json.attribute("recompute_joined", segment.recomputeJoined);
             json.attributeObject("backward_time_s", [&] {
               json.attribute("compute", segment.backwardComputeTime);
               json.attribute("collectives", segment.backwardCollectiveTime);
@@ -478,7 +480,10 @@ static void printTrainingHeader(const Plan &plan, llvm::raw_ostream &os) {
      << (masters ? " with fp32 master weights" : "") << ", ZeRO "
      << stringifyZeroStage(training.zero) << searched(training.zeroSearched)
      << ", " << training.recomputedSegments << " of " << plan.numSegments
-     << " segments recompute" << searched(training.recomputeSearched) << "\n";
+     << " segments recompute";
+  if (training.joinedSegments > 0)
+    os << " (" << training.joinedSegments << " joined to the next)";
+  os << searched(training.recomputeSearched) << "\n";
   os << "  step FLOPs    " << formatFlops(training.totalFlops()) << " (forward "
      << formatFlops(training.forwardFlops) << ", backward "
      << formatFlops(training.backwardFlops) << ", recompute "

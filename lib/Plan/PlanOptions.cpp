@@ -85,11 +85,15 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
       "data-parallel replicas, 2 the gradients too (auto: searched)");
   binder.choice<RecomputePolicy>(
       "recompute", training.recompute,
-      {RecomputePolicy::None, RecomputePolicy::Segments},
+      {RecomputePolicy::None, RecomputePolicy::Segments,
+       RecomputePolicy::Layers},
       stringifyRecomputePolicy, "auto",
-      "Activation recomputation of a training step: none, or every segment "
-      "keeps only its outputs and recomputes the rest before its backward "
-      "(auto: chosen per segment, where memory needs it)");
+      "Activation recomputation of a training step: none; segments (every "
+      "segment keeps only its outputs and recomputes the rest before its "
+      "backward); layers (as segments, but a segment always followed by "
+      "another, as a transformer layer's attention is by its MLP, keeps "
+      "nothing: the pair recomputes from one stash); auto: chosen per "
+      "segment, where memory needs it");
 }
 
 ScheduleChoice PlanOptions::getSchedule() const {

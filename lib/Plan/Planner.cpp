@@ -74,10 +74,12 @@ struct ClassSharding {
 };
 
 /// A candidate of a segment class in a training step: one of its shardings,
-/// with or without recomputation.
+/// with or without recomputation; `joined`: recomputing, and keeping not
+/// even its outputs (the next segment's backward recomputes them).
 struct TrainingChoice {
   int64_t sharding = 0;
   bool recompute = false;
+  bool joined = false;
 };
 
 /// The candidates of a segment class in a training step at one (tp,
@@ -199,6 +201,7 @@ private:
   std::optional<Evaluation>
   withWholeGradients(const Evaluation &evaluation) const;
   bool isBetter(const Evaluation &a, const Evaluation &b) const;
+  void findJoinableClasses();
 
   const ClassSharding &getClassSharding(int64_t segmentClass, int64_t tp,
                                         int64_t microbatchSize);
@@ -277,6 +280,10 @@ private:
   int64_t globalBatch = 1;
   int64_t usableMemory = 0;
   std::vector<SegmentShardingModel> classModels;
+  /// Per class: the classes of the segments right after its instances, and
+  /// whether it may recompute joined to them (`findJoinableClasses`).
+  std::vector<llvm::SmallVector<int64_t, 2>> nextClasses;
+  std::vector<bool> joinable;
   std::map<std::tuple<int64_t, int64_t, int64_t>, ClassSharding> classCache;
   /// Per (class, tp, microbatch size, ZeRO stage, dp).
   std::map<std::tuple<int64_t, int64_t, int64_t, int, int64_t>,
@@ -307,6 +314,7 @@ LogicalResult AutoParallelPlanner::initialize() {
       return failure();
     classModels.push_back(std::move(*classModel));
   }
+  findJoinableClasses();
   for (auto [index, op] : llvm::enumerate(model.ops))
     opNames.push_back(getOpLocationName(op, index));
   globalBatch =
@@ -315,6 +323,46 @@ LogicalResult AutoParallelPlanner::initialize() {
       static_cast<int64_t>(static_cast<double>(target.device.memoryBytes) *
                            options.usableMemoryFraction);
   return success();
+}
+
+/// A recomputing segment may leave its outputs to the next segment's
+/// backward to recompute, so that the two recompute from one stash (one
+/// per transformer layer, as Megatron-LM checkpoints, rather than two).
+/// Joined segments must not be neighbours, or a chain of them would
+/// recompute from one stash and hold all of its activations at once; so a
+/// class joins only if every instance has a next segment, and neither that
+/// segment nor the one before is of a joining class. The most repeated
+/// classes choose first (a layer's attention half, before the embedding
+/// that precedes the first one).
+void AutoParallelPlanner::findJoinableClasses() {
+  auto numClasses = static_cast<int64_t>(model.classes.size());
+  auto numSegments = static_cast<int64_t>(model.segments.size());
+  nextClasses.assign(numClasses, {});
+  joinable.assign(numClasses, false);
+  for (int64_t i = 0; i + 1 < numSegments; ++i) {
+    llvm::SmallVector<int64_t, 2> &next =
+        nextClasses[model.segments[i].segmentClass];
+    int64_t nextClass = model.segments[i + 1].segmentClass;
+    if (!llvm::is_contained(next, nextClass))
+      next.push_back(nextClass);
+  }
+  auto classes = llvm::seq<int64_t>(0, numClasses);
+  llvm::SmallVector<int64_t> order(classes.begin(), classes.end());
+  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+    return model.classes[a].numInstances > model.classes[b].numInstances;
+  });
+  for (int64_t c : order) {
+    bool allowed = true;
+    for (int64_t i = 0; i < numSegments && allowed; ++i) {
+      if (model.segments[i].segmentClass != c)
+        continue;
+      allowed = i + 1 < numSegments &&
+                model.segments[i + 1].segmentClass != c &&
+                !joinable[model.segments[i + 1].segmentClass] &&
+                (i == 0 || !joinable[model.segments[i - 1].segmentClass]);
+    }
+    joinable[c] = allowed;
+  }
 }
 
 ShardingContext AutoParallelPlanner::makeContext(int64_t tp,
@@ -426,10 +474,38 @@ AutoParallelPlanner::getTrainingCandidates(int64_t segmentClass, int64_t tp,
   const ClassSharding &sharding =
       getClassSharding(segmentClass, tp, microbatchSize);
   std::optional<RecomputePolicy> policy = options.training.recompute;
+  // What the backward of a segment after this class's holds at most of
+  // what it recomputed: a joined segment's recomputation is held beside it.
+  int64_t nextDropped = 0;
+  for (int64_t next : nextClasses[segmentClass])
+    for (const SegmentSharding &candidate :
+         getClassSharding(next, tp, microbatchSize).candidates)
+      nextDropped =
+          std::max(nextDropped, candidate.cost.definedActivationBytes -
+                                    candidate.cost.outputActivationBytes);
+  // Searched, a segment keeps or recomputes; joining is only asked for
+  // (`layers`): it saves a stash per microbatch held but widens the
+  // backward's working set, a trade the per-class candidates cannot weigh
+  // (the working set is a maximum over the stage, not a sum).
+  enum class Mode { Keep, Recompute, Joined };
+  auto weighs = [&](Mode mode) {
+    if (!policy)
+      return mode != Mode::Joined;
+    switch (*policy) {
+    case RecomputePolicy::None:
+      return mode == Mode::Keep;
+    case RecomputePolicy::Segments:
+      return mode == Mode::Recompute;
+    case RecomputePolicy::Layers:
+      return mode == (joinable[segmentClass] ? Mode::Joined : Mode::Recompute);
+    }
+    llvm_unreachable("unknown recompute policy");
+  };
   ClassTrainingCandidates result;
-  for (bool recompute : {false, true}) {
-    if (policy && (*policy == RecomputePolicy::Segments) != recompute)
+  for (Mode mode : {Mode::Keep, Mode::Recompute, Mode::Joined}) {
+    if (!weighs(mode))
       continue;
+    bool recompute = mode != Mode::Keep;
     for (auto [index, candidate] : llvm::enumerate(sharding.candidates)) {
       const SegmentCost &cost = candidate.cost;
       int64_t dropped =
@@ -444,17 +520,22 @@ AutoParallelPlanner::getTrainingCandidates(int64_t segmentClass, int64_t tp,
       step.backwardTime = cost.backwardTime();
       summary.time = cost.time() + step.recomputeTime + step.backwardTime;
       summary.weightBytes = cost.weightBytes;
-      // The backward of a recomputing segment holds what it recomputed.
+      // The backward of a recomputing segment holds what it recomputed; a
+      // joined one's is held through the next segment's backward too.
       summary.peakActivationBytes =
-          cost.peakActivationBytes + (recompute ? dropped : 0);
+          cost.peakActivationBytes + (recompute ? dropped : 0) +
+          (mode == Mode::Joined ? cost.outputActivationBytes + nextDropped : 0);
       summary.largestMessageBytes = cost.largestMessageBytes;
-      step.savedActivationBytes =
-          recompute ? cost.outputActivationBytes : cost.definedActivationBytes;
+      step.savedActivationBytes = mode == Mode::Joined ? 0
+                                  : mode == Mode::Recompute
+                                      ? cost.outputActivationBytes
+                                      : cost.definedActivationBytes;
       step.trainable = cost.trainable;
       TrainingStateBytes state = training.getStateBytes(cost.trainable);
       step.gradientBytes = state.gradients;
       step.optimizerStateBytes = state.optimizerState;
-      result.choices.push_back({static_cast<int64_t>(index), recompute});
+      result.choices.push_back(
+          {static_cast<int64_t>(index), recompute, mode == Mode::Joined});
       result.summaries.push_back(summary);
     }
   }
@@ -1280,6 +1361,7 @@ PlanTraining AutoParallelPlanner::describeTraining(const Plan &plan,
     if (segment.recompute) {
       training.recomputeFlops += scale * forward;
       ++training.recomputedSegments;
+      training.joinedSegments += segment.recomputeJoined;
     }
   }
   return training;
@@ -1362,6 +1444,10 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     summary.computeTime = sharding.cost.computeTime;
     summary.collectiveTime = sharding.cost.collectiveTime;
     summary.recompute = choice.recompute;
+    // The stage's last segment keeps what it sends: the next stage's
+    // backward reads it there.
+    summary.recomputeJoined =
+        choice.joined && segmentIndex != range.lastSegment;
     summary.backwardComputeTime = sharding.cost.backwardComputeTime;
     summary.backwardCollectiveTime = sharding.cost.backwardCollectiveTime;
 
@@ -1750,8 +1836,11 @@ static void markRecomputedSegments(const SegmentedModel &model,
                                    const Plan &plan) {
   for (const PlanSegment &segment : plan.segments)
     if (segment.recompute)
-      for (int64_t index = segment.firstOp; index <= segment.lastOp; ++index)
+      for (int64_t index = segment.firstOp; index <= segment.lastOp; ++index) {
         setPlannedRecompute(model.ops[index]);
+        if (segment.recomputeJoined)
+          setRecomputeJoined(model.ops[index]);
+      }
 }
 
 LogicalResult cleave::annotateRecompute(ModuleOp module, const Plan &plan) {

@@ -85,8 +85,17 @@ static bool isPointwiseLike(Operation *op) {
                       });
 }
 
+/// Whether `op` looks rows of a parameter up (an embedding): it may split
+/// the table's other dimensions, like a contraction its weight, so it ends
+/// the residual stream rather than belonging to it.
+static bool isParameterLookup(const SegmentOp &op) {
+  return isa<GatherOp>(op.op) && !op.operands.empty() &&
+         op.operands.front().kind == SegmentOperand::Kind::Parameter;
+}
+
 /// Marks the ops that compute the segment's outputs from its last
-/// contractions: walking back from each output through pointwise-like ops.
+/// contractions (or embedding lookups): walking back from each output
+/// through pointwise-like ops.
 static void markResidualStream(SegmentShardingModel &model) {
   SmallVector<int64_t> worklist;
   for (const SegmentValue &value : model.values)
@@ -95,7 +104,7 @@ static void markResidualStream(SegmentShardingModel &model) {
   while (!worklist.empty()) {
     int64_t step = worklist.pop_back_val();
     SegmentOp &op = model.ops[step];
-    if (op.onResidualStream || !isPointwiseLike(op.op))
+    if (op.onResidualStream || !isPointwiseLike(op.op) || isParameterLookup(op))
       continue;
     op.onResidualStream = true;
     for (const SegmentOperand &operand : op.operands)

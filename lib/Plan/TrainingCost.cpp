@@ -2,6 +2,8 @@
 
 #include "cleave/Plan/TrainingCost.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
 #include <cassert>
 #include <tuple>
@@ -35,7 +37,15 @@ llvm::StringRef cleave::stringifyZeroStage(ZeroStage stage) {
 }
 
 llvm::StringRef cleave::stringifyRecomputePolicy(RecomputePolicy policy) {
-  return policy == RecomputePolicy::None ? "none" : "segments";
+  switch (policy) {
+  case RecomputePolicy::None:
+    return "none";
+  case RecomputePolicy::Segments:
+    return "segments";
+  case RecomputePolicy::Layers:
+    return "layers";
+  }
+  llvm_unreachable("unknown recompute policy");
 }
 
 llvm::StringRef cleave::stringifyTrainingPrecision(Precision precision) {

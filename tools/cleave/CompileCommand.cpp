@@ -58,6 +58,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   copy(command.decaySteps, training.decaySteps);
   copy(command.minLrRatio, training.minLrRatio);
   copy(command.recompute, training.recompute);
+  copy(command.recomputeLayers, training.recomputeLayers);
   copy(command.zero, training.zero);
   copy(command.syncBatchNorm, training.syncBatchNorm);
   copy(command.gradReduction, training.gradReduction);
@@ -162,6 +163,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
   pass(training.decaySteps, options.decaySteps);
   pass(training.minLrRatio, options.minLrRatio);
   pass(training.recompute, options.recompute);
+  pass(training.recomputeLayers, options.recomputeLayers);
   pass(training.zero, options.zero);
   pass(training.syncBatchNorm, options.syncBatchNorm);
   pass(training.gradReduction, options.gradReduction);

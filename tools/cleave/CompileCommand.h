@@ -153,6 +153,13 @@ struct CompileCommand {
                      "boundaries for the backward and recompute the rest "
                      "there (activation checkpointing)"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<bool> recomputeLayers{
+      "recompute-layers",
+      llvm::cl::desc("With --train: recompute every segment, keeping one "
+                     "stash per transformer layer (its input) rather than "
+                     "one per segment, as Megatron-LM's full recomputation "
+                     "does (the plan's --recompute layers)"),
+      llvm::cl::sub(command)};
   llvm::cl::opt<bool> syncBatchNorm{
       "sync-batch-norm",
       llvm::cl::desc("With --train on several devices: batch normalisation "

@@ -132,6 +132,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("With train: the backward recomputes the forward's "
                      "activations from its segment boundaries "
                      "(cleave-recompute)")};
+  Option<bool> recomputeLayers{
+      *this, "recompute-layers",
+      llvm::cl::desc("With train: recompute every segment, a transformer "
+                     "layer from its input alone (the plan's recompute "
+                     "layers)")};
   Option<bool> syncBatchNorm{
       *this, "sync-batch-norm",
       llvm::cl::desc("With train on several devices: batch normalisation's "

@@ -252,6 +252,9 @@ struct PlanSegment {
   /// In a training step: whether it recomputes its activations before its
   /// backward, and the backward's seconds per microbatch.
   bool recompute = false;
+  /// Recomputing, whether it keeps not even its outputs: the next segment's
+  /// backward recomputes them, the two from one stash.
+  bool recomputeJoined = false;
   double backwardComputeTime = 0;
   double backwardCollectiveTime = 0;
 };
@@ -352,6 +355,8 @@ struct PlanTraining {
   bool zeroSearched = true;
   bool recomputeSearched = true;
   int64_t recomputedSegments = 0;
+  /// Of those, the ones joined to the next (`PlanSegment::recomputeJoined`).
+  int64_t joinedSegments = 0;
   /// The step's arithmetic, every sample once (an op replicated over a
   /// tensor-parallel group counts once): the forward, the backward and the
   /// recomputation.

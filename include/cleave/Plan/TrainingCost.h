@@ -64,9 +64,14 @@ enum class RecomputePolicy {
   None,
   /// Every segment keeps only its outputs (the next segment's inputs).
   Segments,
+  /// Every segment recomputes, and a segment of a class that is always
+  /// followed by another (a transformer layer's attention, followed by its
+  /// MLP) does not keep its outputs either: the next segment's backward
+  /// recomputes them, so each layer keeps only its input.
+  Layers,
 };
 
-/// `none`, `segments`.
+/// `none`, `segments`, `layers`.
 llvm::StringRef stringifyRecomputePolicy(RecomputePolicy policy);
 
 /// `fp32`, `bf16`, `fp16`: the spellings of `--precision` for `F32`, `BF16`,

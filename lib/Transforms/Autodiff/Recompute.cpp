@@ -135,9 +135,17 @@ private:
           ends != endsAt.end())
         for (Value value : ends->second)
           live.erase(value);
-      if (live.size() == 1)
+      if (live.size() == 1 && !isJoined(*live.begin()))
         boundaries.insert(*live.begin());
     }
+  }
+
+  /// Whether `value` is the carried activation between two segments the
+  /// plan recomputes from one stash: the backward recomputes it too.
+  bool isJoined(Value value) const {
+    Operation *def = value.getDefiningOp();
+    return onlyPlanned && def && isPlannedRecompute(def) &&
+           isRecomputeJoined(def);
   }
 
   /// The recomputed `value`, cloned (with the recomputed operands it needs)

@@ -231,8 +231,8 @@ bool anyOptimizerOption(const TrainingOptions &options) {
          options.weightDecay || options.epsilon || options.clipGradNorm ||
          options.minLrRatio || options.nesterov || options.betas ||
          options.warmupSteps || options.decaySteps || options.recompute ||
-         options.zero || options.syncBatchNorm || options.gradReduction ||
-         options.gradBucketMb;
+         options.recomputeLayers || options.zero || options.syncBatchNorm ||
+         options.gradReduction || options.gradBucketMb;
 }
 
 } // namespace
@@ -263,10 +263,19 @@ llvm::Error cleave::validateTrainingOptions(const TrainingOptions &options,
       return fail(spell.name("ignore-index") + " applies only with " +
                   spell.name("gradients") + " or " + spell.name("train"));
   }
-  if (!options.train && options.recompute.value_or(false))
-    return fail(spell.name("recompute") + " applies only with " +
-                spell.name("train") +
-                ": it recomputes activations for a training step's backward");
+  for (auto [flag, value] :
+       {std::pair{"recompute", options.recompute},
+        std::pair{"recompute-layers", options.recomputeLayers}})
+    if (!options.train && value.value_or(false))
+      return fail(spell.name(flag) + " applies only with " +
+                  spell.name("train") +
+                  ": it recomputes activations for a training step's "
+                  "backward");
+  if (options.recomputeLayers.value_or(false) && options.recompute)
+    return fail(spell.name("recompute-layers") + " and " +
+                spell.name("recompute") +
+                " exclude each other: the first recomputes every segment, "
+                "a layer from its input alone");
   if (options.gradReduction && *options.gradReduction != "overlap" &&
       *options.gradReduction != "update")
     return fail(spell.withValue("grad-reduction", *options.gradReduction) +

@@ -143,6 +143,14 @@ func.func @writable_value() -> tensor<4xf32> {
 
 // -----
 
+func.func @joined_value(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{`cleave.recompute_joined` is a marker and takes no value, got "yes"}}
+  %y = cleave.tanh %x {cleave.recompute, cleave.recompute_joined = "yes"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // Attributes of the contract in their places, and other `cleave.` names,
 // verify.
 

@@ -6,6 +6,9 @@ devices and on one device.
   build-deep OUT                     a four-layer GPT of longer sequences
                                      whose blocks' activations outweigh
                                      its logits, and its data
+  build-wide OUT                     the one-layer GPT with a vocabulary of
+                                     4096, whose embedding outweighs the
+                                     rest, and its data
   compare LOG_A LOG_B                the two runs' losses agree
   exported OUT BUNDLE CKPT ONNX      the exported model holds the checkpoint's
                                      parameters, gathered whole
@@ -107,4 +110,5 @@ if __name__ == "__main__":
     {"build": build, "compare": compare, "exported": exported,
      "profiled": profiled,
      "build-deep": lambda out: build(out, layers=4, hidden=32, seq=32,
-                                     vocab=16)}[mode](*args)
+                                     vocab=16),
+     "build-wide": lambda out: build(out, vocab=4096)}[mode](*args)

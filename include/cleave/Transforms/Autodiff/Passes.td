@@ -457,7 +457,11 @@ def RecomputePass : Pass<"cleave-recompute", "mlir::ModuleOp"> {
     With `from-plan`, only the results of forward ops marked
     `cleave.recompute` (the ops of the segments the plan chose to
     recompute, per segment) are recomputed; the others are stashed as
-    without the pass.
+    without the pass. A boundary computed by an op that also carries
+    `cleave.recompute_joined` is no boundary: the segments on either side
+    of it recompute from the boundary before them (a transformer layer's
+    input, rather than its input and the residual stream between its
+    attention and its MLP).
 
     Errors: a function that is not a training step (no `cleave.accumulate`).
   }];

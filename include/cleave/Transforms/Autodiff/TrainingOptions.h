@@ -71,6 +71,9 @@ struct TrainingOptions {
   std::optional<int64_t> warmupSteps, decaySteps;
   /// Recompute the forward's activations in the backward, per segment.
   std::optional<bool> recompute;
+  /// Recompute every segment, a transformer layer from its input alone
+  /// (the plan's `--recompute layers`).
+  std::optional<bool> recomputeLayers;
   /// The ZeRO stage of data-parallel replicas: 1 shards the optimizer
   /// state over them.
   std::optional<int64_t> zero;

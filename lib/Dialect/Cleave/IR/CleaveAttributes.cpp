@@ -203,6 +203,16 @@ void cleave::setPlannedRecompute(Operation *op) {
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
+bool cleave::isRecomputeJoined(Operation *op) {
+  return attr<CleaveDialect::RecomputeJoinedAttrHelper>(op->getContext())
+      .isAttrPresent(op);
+}
+
+void cleave::setRecomputeJoined(Operation *op) {
+  attr<CleaveDialect::RecomputeJoinedAttrHelper>(op->getContext())
+      .setAttr(op, UnitAttr::get(op->getContext()));
+}
+
 std::optional<int64_t> cleave::getTpLoop(Operation *op) {
   return valueOf(
       attr<CleaveDialect::TpLoopAttrHelper>(op->getContext()).getAttr(op));
@@ -401,7 +411,8 @@ public:
       return verifyAxes();
     if (isAnyOf<CleaveDialect::WritableAttrHelper,
                 CleaveDialect::StashAttrHelper,
-                CleaveDialect::RecomputeAttrHelper>())
+                CleaveDialect::RecomputeAttrHelper,
+                CleaveDialect::RecomputeJoinedAttrHelper>())
       return isa<UnitAttr>(value)
                  ? success()
                  : (error() << "is a marker and takes no value, got " << value);
@@ -446,7 +457,8 @@ private:
         CleaveDialect::ChunkAttrHelper, CleaveDialect::TpLoopAttrHelper,
         CleaveDialect::BatchDimsAttrHelper, CleaveDialect::AxesAttrHelper,
         CleaveDialect::WritableAttrHelper, CleaveDialect::StashAttrHelper,
-        CleaveDialect::RecomputeAttrHelper>();
+        CleaveDialect::RecomputeAttrHelper,
+        CleaveDialect::RecomputeJoinedAttrHelper>();
   }
 
   InFlightDiagnostic error() { return op->emitError() << "`" << name << "` "; }

@@ -108,6 +108,12 @@ bool isStashed(mlir::Operation *op);
 /// backward.
 bool isPlannedRecompute(mlir::Operation *op);
 void setPlannedRecompute(mlir::Operation *op);
+/// `cleave.recompute_joined`: beside `cleave.recompute`, an op of a
+/// segment whose outputs the step does not stash either: the backward of
+/// the next segment recomputes them from this segment's inputs, so that
+/// the two segments recompute from one stash (a transformer layer's).
+bool isRecomputeJoined(mlir::Operation *op);
+void setRecomputeJoined(mlir::Operation *op);
 
 /// `cleave.axes`: the mesh axis name of each axis of a `shard.grid`.
 mlir::ArrayAttr getGridAxes(mlir::Operation *grid);

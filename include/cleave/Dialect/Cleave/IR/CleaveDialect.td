@@ -56,7 +56,10 @@ def Cleave_Dialect : Dialect {
       persistent memory), `cleave.stash` (a result a later entry reads:
       it lives in a stash region) and `cleave.recompute` (a forward op of
       a segment the plan recomputes: the backward computes its result
-      again rather than stash it);
+      again rather than stash it) with `cleave.recompute_joined` beside
+      it where the segment's outputs are not stashed either (the next
+      segment's backward recomputes them from the segment's own inputs,
+      so that the two recompute from one stash);
     - on grids: `cleave.axes = ["dp", "tp", ...]`, the mesh axis of each
       grid axis;
     - on function arguments and results: `cleave.name` (the ONNX port),
@@ -95,7 +98,8 @@ def Cleave_Dialect : Dialect {
     "::mlir::StringAttr":$gradient_of,
     "::mlir::UnitAttr":$writable,
     "::mlir::UnitAttr":$stash,
-    "::mlir::UnitAttr":$recompute
+    "::mlir::UnitAttr":$recompute,
+    "::mlir::UnitAttr":$recompute_joined
   );
 }
 
