@@ -11,7 +11,8 @@
 # CHECK: mobilenet_v3_small: ok 142 gradients, 142 parameters, 142 outputs
 # CHECK-LABEL: == mobilenet_v2
 # CHECK-NEXT: floor {{.*}}
-# CHECK-NEXT: float64 of the moved images: {{.*}} away
+# CHECK-NEXT: ReLU6 inputs within twice float32's forward error of 0 or 6: {{[0-9]+}}
+# CHECK-NEXT: float64 of the moved images and inputs: {{.*}} away
 # CHECK-NOT: MISMATCH
 # CHECK: mobilenet_v2: ok 158 gradients, 158 parameters, 158 outputs
 # CHECK-LABEL: == efficientnet_b0
