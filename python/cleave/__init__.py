@@ -45,6 +45,48 @@ def _prefer_passive_openmp_waits():
 _prefer_passive_openmp_waits()
 
 
+def _prefer_instruction_set_blas_kernels():
+    """Tells OpenBLAS, through OPENBLAS_CORETYPE, to run the kernels of the
+    CPU's instructions on an Intel CPU (SkylakeX with AVX-512, Haswell with
+    AVX2 and FMA, Sandybridge with AVX), unless the user chose: OpenBLAS
+    picks its kernels by model number and runs its generic SSE3 ones on an
+    Intel model newer than its table (0.3.21 and Sapphire or Emerald
+    Rapids). OpenBLAS reads the variable once, when it loads, so this is
+    done when cleave is imported and does nothing when another module
+    (torch, say) loaded it first; a session then warns. `cleave run`,
+    `cleave train` and `cleave-worker` do the same for their own processes,
+    where OpenBLAS chose narrower kernels."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return
+    try:
+        # Not numpy's own (ILP64: libopenblas64_...), which is another
+        # library.
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                name = line.rstrip().rsplit("/", 1)[-1]
+                if name.startswith("libopenblas") and "64_" not in name:
+                    return
+        with open("/proc/cpuinfo") as cpuinfo:
+            text = cpuinfo.read()
+    except OSError:
+        return
+    fields = dict(line.split(":", 1) for line in text.splitlines()[:40]
+                  if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    if fields.get("vendor_id") != "GenuineIntel":
+        return
+    flags = set(fields.get("flags", "").split())
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+    elif "avx" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Sandybridge"
+
+
+_prefer_instruction_set_blas_kernels()
+
+
 def __getattr__(name):
     if name not in ("Session", "TensorInfo", "Trainer", "sample_order"):
         raise AttributeError(f"module 'cleave' has no attribute '{name}'")

@@ -12,6 +12,7 @@
 #include "cleave/rt/RunCommand.h"
 
 #include "Arguments.h"
+#include "BlasCore.h"
 #include "Bundle.h"
 #include "InProcessRun.h"
 #include "Npy.h"
@@ -819,14 +820,19 @@ void joinGpuRanks(std::unique_ptr<Communicator> &comm, std::string &device) {
 }
 
 /// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
-/// chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT). By
-/// default libgomp's idle threads spin for a while before they sleep, and
-/// on a machine whose cores are busy (several ranks, other processes) a
-/// spinning thread takes the core a working one needs, at every parallel
-/// region. libgomp reads the policy once, when it loads, hence the exec;
-/// where it fails, the run goes on with the default policy.
-void execWithPassiveWaits() {
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+/// chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT), and with
+/// OPENBLAS_CORETYPE set where OpenBLAS chose kernels of fewer
+/// instructions than the CPU has (BlasCore.h). By default libgomp's idle
+/// threads spin for a while before they sleep, and on a machine whose
+/// cores are busy (several ranks, other processes) a spinning thread takes
+/// the core a working one needs, at every parallel region. libgomp and
+/// OpenBLAS read their variables once, when they load, hence the exec;
+/// where it fails, the run goes on as it is.
+void execWithRuntimeSettings() {
+  const char *blasCore = getBlasCoreOverride();
+  bool waits =
+      !std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT");
+  if (!waits && !blasCore)
     return;
   std::ifstream file("/proc/self/cmdline", std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(file)),
@@ -839,7 +845,9 @@ void execWithPassiveWaits() {
     args.push_back(text.substr(begin, end - begin));
     begin = end + 1;
   }
-  if (args.empty() || ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0) != 0)
+  if (args.empty() ||
+      (waits && ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0) != 0) ||
+      (blasCore && ::setenv("OPENBLAS_CORETYPE", blasCore, 0) != 0))
     return;
   std::vector<char *> pointers;
   for (std::string &arg : args)
@@ -857,7 +865,7 @@ int runCommand(int argc, char **argv) {
       std::fputs(usage, stdout);
       return 0;
     }
-    execWithPassiveWaits();
+    execWithRuntimeSettings();
     Manifest manifest = readManifest(options.bundle);
     if (manifest.devices == 1)
       return run(options, manifest, nullptr);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlasCore.h"
 #include "Bundle.h"
 #include "OptimizerMath.h"
 #include "Watchdog.h"
@@ -262,8 +263,10 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
       createDevice(options.device, manifest.deviceKind, options, bundleDir);
   Device &device = *impl->device;
   CleaveContext *ctx = device.context();
-  if (device.isHost())
+  if (device.isHost()) {
     ctx->cpuLevel = kernelCpuLevel(manifest.cpuIsa);
+    warnAboutBlasCore();
+  }
   ctx->comm = comm;
   ctx->rank = rank.rank;
   ctx->stage = rank.stage;

@@ -10,6 +10,7 @@
 
 #include "cleave/Analysis/Cost/Target.h"
 #include "cleave/rt/Calibrate.h"
+#include "cleave/rt/RunCommand.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -171,6 +172,9 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
   if (!preset)
     return fail("--target: " + llvm::toString(preset.takeError()));
 
+  // The kernels measured are those `cleave run` runs: the same OpenMP
+  // waits and OpenBLAS kernels.
+  rt::execWithRuntimeSettings();
   rt::CalibrationOptions options;
   options.threads = command.threads;
   options.quick = command.quick;

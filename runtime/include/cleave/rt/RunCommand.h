@@ -27,9 +27,11 @@ class Communicator;
 int runCommand(int argc, char **argv);
 
 /// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
-/// chose how OpenMP threads wait; returns only when it does not (the user
-/// chose, or the exec failed). `run` and `train` call it first.
-void execWithPassiveWaits();
+/// chose how OpenMP threads wait, and with OPENBLAS_CORETYPE naming the
+/// kernels of this CPU's instructions where OpenBLAS chose narrower ones
+/// and the user set none; returns only when it does not (nothing to set,
+/// or the exec failed). `run`, `train` and `calibrate` call it first.
+void execWithRuntimeSettings();
 
 /// A rank of an MPI job that runs a CUDA bundle: replaces `comm`, the MPI
 /// communicator, with NCCL's (bootstrapped over it) and sets `device` to
