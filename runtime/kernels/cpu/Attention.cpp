@@ -3,14 +3,17 @@
 // Both kernels view their tensors as batch x heads x sequence x head_size,
 // laid out either so (rank 4) or as batch x sequence x (heads * head_size)
 // (rank 3); `HeadLayout` gives the offset of one head's row in either.
-// Attention computes one query row at a time: its scores over every key,
-// the softmax in place, then the weighted sum of the values, so that no
-// sequence x sequence matrix is materialised.
+// Attention takes the query rows of one head in blocks of kBlockRows: the
+// block's scores over every key are one sgemm (Q K^T), the scale, softcap,
+// mask and softmax go row by row in place, and the weighted sums of the
+// values are a second sgemm (P V), so that a block x sequence matrix is the
+// most it materialises.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -48,6 +51,9 @@ struct HeadLayout {
       return ((b * sequence + s) * heads + h) * headSize;
     return ((b * heads + h) * sequence + s) * headSize;
   }
+
+  /// Elements from one row of a head to the next.
+  int64_t rowStride() const { return packed ? heads * headSize : headSize; }
 };
 
 /// Reads position id `i` of an i32 or i64 tensor.
@@ -209,62 +215,81 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
   const float negInf = -std::numeric_limits<float>::infinity();
   const int64_t rows = batch * qHeads * qSequence;
   const int threads = numThreads(ctx);
-#pragma omp parallel num_threads(threads) if (rows * kvSequence * headSize >   \
-                                              kParallelGrain)
-  {
-    std::vector<float> scores(kvSequence);
-#pragma omp for
+  if (kvSequence == 0) {
+    // No key at all: the softmax of nothing, NaN, or zeros when asked.
+    const float fill = nanToZero ? 0.0f : std::nanf("");
     for (int64_t row = 0; row < rows; ++row) {
       const int64_t b = row / (qHeads * qSequence);
       const int64_t h = (row / qSequence) % qHeads, i = row % qSequence;
-      const int64_t kvh = h / group;
-      const float *qRow = qData + ql.offset(b, h, i);
-      const int64_t maskBase = b * mstride[0] + h * mstride[1] + i * mstride[2];
-      float max = negInf;
-      for (int64_t j = 0; j < kvSequence; ++j) {
-        const float *kRow = kData + kl.offset(b, kvh, j);
-        float dot = 0.0f;
-        for (int64_t d = 0; d < headSize; ++d)
-          dot += qRow[d] * kRow[d];
-        float s = dot * scale;
-        // The softcap bounds the logits; masking comes after it, so that a
-        // masked key stays at -inf.
-        if (softcap > 0.0f)
-          s = softcap * std::tanh(s / softcap);
-        if (mask) {
-          const int64_t at = maskBase + j * mstride[3];
-          if (mask->dtype == CLEAVE_BOOL)
-            s += static_cast<const uint8_t *>(mask->data)[at] ? 0.0f : negInf;
-          else
-            s += static_cast<const float *>(mask->data)[at];
-        }
-        if (causal && j > i)
-          s += negInf;
-        scores[j] = s;
-        max = s > max ? s : max;
-      }
-      // A row without a visible key has max -inf and becomes NaN, as the
-      // softmax of -inf everywhere does, or zeros when asked.
       float *out = yData + yl.offset(b, h, i);
-      if (nanToZero && max == negInf) {
-        for (int64_t d = 0; d < vHeadSize; ++d)
-          out[d] = 0.0f;
-        continue;
-      }
-      float sum = 0.0f;
-      for (int64_t j = 0; j < kvSequence; ++j) {
-        scores[j] = std::exp(scores[j] - max);
-        sum += scores[j];
-      }
-      const float inv = 1.0f / sum;
       for (int64_t d = 0; d < vHeadSize; ++d)
-        out[d] = 0.0f;
-      for (int64_t j = 0; j < kvSequence; ++j) {
-        const float p = scores[j] * inv;
-        const float *vRow = vData + vl.offset(b, kvh, j);
-        for (int64_t d = 0; d < vHeadSize; ++d)
-          out[d] += p * vRow[d];
+        out[d] = fill;
+    }
+    return 0;
+  }
+  constexpr int64_t kBlockRows = 64;
+  const int64_t blocks = (qSequence + kBlockRows - 1) / kBlockRows;
+  const int64_t tasks = batch * qHeads * blocks;
+#pragma omp parallel num_threads(threads) if (rows * kvSequence * headSize >   \
+                                              kParallelGrain)
+  {
+    std::vector<float> scores(kBlockRows * kvSequence);
+#pragma omp for
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t b = task / (qHeads * blocks);
+      const int64_t h = (task / blocks) % qHeads;
+      const int64_t first = (task % blocks) * kBlockRows;
+      const int64_t count = std::min(kBlockRows, qSequence - first);
+      const int64_t kvh = h / group;
+      float *block = scores.data();
+      sgemm(1, false, true, count, kvSequence, headSize, scale,
+            qData + ql.offset(b, h, first), ql.rowStride(),
+            kData + kl.offset(b, kvh, 0), kl.rowStride(), 0.0f, block,
+            kvSequence);
+      for (int64_t r = 0; r < count; ++r) {
+        const int64_t i = first + r;
+        float *line = block + r * kvSequence;
+        const int64_t maskBase =
+            b * mstride[0] + h * mstride[1] + i * mstride[2];
+        float max = negInf;
+        for (int64_t j = 0; j < kvSequence; ++j) {
+          float s = line[j];
+          // The softcap bounds the logits; masking comes after it, so that
+          // a masked key stays at -inf.
+          if (softcap > 0.0f)
+            s = softcap * std::tanh(s / softcap);
+          if (mask) {
+            const int64_t at = maskBase + j * mstride[3];
+            if (mask->dtype == CLEAVE_BOOL)
+              s += static_cast<const uint8_t *>(mask->data)[at] ? 0.0f : negInf;
+            else
+              s += static_cast<const float *>(mask->data)[at];
+          }
+          if (causal && j > i)
+            s += negInf;
+          line[j] = s;
+          max = s > max ? s : max;
+        }
+        // A row without a visible key has max -inf and becomes NaN, as the
+        // softmax of -inf everywhere does, or zeros when asked.
+        if (nanToZero && max == negInf) {
+          for (int64_t j = 0; j < kvSequence; ++j)
+            line[j] = 0.0f;
+          continue;
+        }
+        for (int64_t j = 0; j < kvSequence; ++j)
+          line[j] = std::exp(line[j] - max);
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < kvSequence; ++j)
+          sum += line[j];
+        const float inv = 1.0f / sum;
+        for (int64_t j = 0; j < kvSequence; ++j)
+          line[j] *= inv;
       }
+      sgemm(1, false, false, count, vHeadSize, kvSequence, 1.0f, block,
+            kvSequence, vData + vl.offset(b, kvh, 0), vl.rowStride(), 0.0f,
+            yData + yl.offset(b, h, first), yl.rowStride());
     }
   }
   return 0;

@@ -683,3 +683,55 @@ func.func @softmax_nan_guard_mismatch(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, 
   %2 = cleave.where %lnan, %zero, %l : (tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// The maximum shift before a softmax
+//===----------------------------------------------------------------------===//
+
+// softmax(x - reduce_max(x)) along the softmax's axis is softmax(x): the
+// shift and its maximum go.
+// CHECK-LABEL: func.func @softmax_max_shift
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32>)
+// CHECK-NEXT: %[[S:.+]] = cleave.softmax %[[X]] {axis = 2 : i64} : tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @softmax_max_shift(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = cleave.reduce_max %x {axes = array<i64: 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<2x4x1xf32>
+  %d = cleave.sub %x, %m : (tensor<2x4x8xf32>, tensor<2x4x1xf32>) -> tensor<2x4x8xf32>
+  %s = cleave.softmax %d {axis = 2 : i64} : tensor<2x4x8xf32>
+  return %s : tensor<2x4x8xf32>
+}
+
+// The shifted scores read elsewhere stay, and the softmax reads x.
+// CHECK-LABEL: func.func @softmax_max_shift_other_user
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK: %[[D:.+]] = cleave.sub %[[X]]
+// CHECK: %[[S:.+]] = cleave.softmax %[[X]] {axis = 1 : i64}
+// CHECK: return %[[S]], %[[D]]
+func.func @softmax_max_shift_other_user(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m = cleave.reduce_max %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = cleave.sub %x, %m : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %s = cleave.softmax %d {axis = 1 : i64} : tensor<4x8xf32>
+  return %s, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A maximum along another axis, of another tensor, or a log-softmax (whose
+// result rounds otherwise): no fold.
+// CHECK-LABEL: func.func @softmax_max_shift_mismatch
+// CHECK: %[[D0:.+]] = cleave.sub
+// CHECK: cleave.softmax %[[D0]]
+// CHECK: %[[D1:.+]] = cleave.sub
+// CHECK: cleave.softmax %[[D1]]
+// CHECK: %[[D2:.+]] = cleave.sub
+// CHECK: cleave.log_softmax %[[D2]]
+func.func @softmax_max_shift_mismatch(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m0 = cleave.reduce_max %x {axes = array<i64: 0>, keepdims = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %d0 = cleave.sub %x, %m0 : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  %s0 = cleave.softmax %d0 {axis = 1 : i64} : tensor<4x8xf32>
+  %m1 = cleave.reduce_max %y {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d1 = cleave.sub %x, %m1 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %s1 = cleave.softmax %d1 {axis = 1 : i64} : tensor<4x8xf32>
+  %m2 = cleave.reduce_max %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d2 = cleave.sub %x, %m2 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %s2 = cleave.log_softmax %d2 {axis = 1 : i64} : tensor<4x8xf32>
+  return %s0, %s1, %s2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

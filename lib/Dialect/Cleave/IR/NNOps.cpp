@@ -10,6 +10,7 @@
 #include "OpDiagnostics.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -769,6 +770,43 @@ RmsNormOp::inferReturnTypes(MLIRContext *context,
 LogicalResult SoftmaxOp::verify() {
   return verifySoftmaxAxis(*this, getInput().getType(),
                            static_cast<int64_t>(getAxis()));
+}
+
+namespace {
+
+/// `softmax(x - reduce_max(x))` along the softmax's axis (the shift some
+/// exports write out) is `softmax(x)`, bit for bit: the kernels subtract
+/// each line's maximum themselves, and on the shifted line that maximum is
+/// 0, so each exponent is the same `x - max` either way. The shift's two
+/// passes over the scores go (when nothing else reads them). Not for
+/// log-softmax, whose result `x - (max + log(sum))` rounds otherwise.
+struct DropMaximumShift : public OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SoftmaxOp softmax,
+                                PatternRewriter &rewriter) const override {
+    auto sub = softmax.getInput().getDefiningOp<SubOp>();
+    if (!sub)
+      return rewriter.notifyMatchFailure(softmax, "no subtraction before");
+    auto maximum = sub.getRhs().getDefiningOp<ReduceMaxOp>();
+    if (!maximum || maximum.getInput() != sub.getLhs())
+      return rewriter.notifyMatchFailure(softmax, "not x - reduce_max(x)");
+    if (sub.getLhs().getType() != softmax.getType() || !maximum.getKeepdims() ||
+        maximum.getAxes().size() != 1 ||
+        maximum.getAxes().front() != static_cast<int64_t>(softmax.getAxis()))
+      return rewriter.notifyMatchFailure(
+          softmax, "the maximum is not the line's along the softmax's axis");
+    rewriter.modifyOpInPlace(
+        softmax, [&] { softmax.getInputMutable().assign(sub.getLhs()); });
+    return success();
+  }
+};
+
+} // namespace
+
+void SoftmaxOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<DropMaximumShift>(context);
 }
 
 LogicalResult LogSoftmaxOp::verify() {

@@ -1,6 +1,7 @@
 //===- AttentionTest.cpp - rotary embedding and attention by hand ---------===//
 //
-// Small cases worked out by hand, and the failures the kernels report. The
+// Small cases worked out by hand, a larger one against the definition in
+// double, and the failures the kernels report. The
 // end-to-end test test/Target/fused-idioms.py compares both kernels with
 // onnxruntime on larger shapes.
 //
@@ -8,7 +9,9 @@
 
 #include "KernelTest.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace cleave::test;
 
@@ -92,6 +95,51 @@ TEST_F(AttentionTest, AttentionByHand) {
       << ctx.error;
   const float w = 1.0f / (1.0f + std::exp(1.0f));
   expectClose(y.vec(), {4 * w, 4 + 4 * w, 0, 0}, 1e-5f, 1e-6f);
+}
+
+TEST_F(AttentionTest, AttentionMatchesReference) {
+  // Three blocks of query rows (150 > 2 x 64), rank-3 (packed heads)
+  // tensors with 4 query heads over 2 key-value heads, a float mask
+  // broadcast over batch and heads, the causal mask, a softcap and a
+  // scale, against the definition in double.
+  const int64_t batch = 2, seq = 150, qHeads = 4, kvHeads = 2, d = 8;
+  Tensor q = Tensor::random({batch, seq, qHeads * d}, 11);
+  Tensor k = Tensor::random({batch, seq, kvHeads * d}, 12);
+  Tensor v = Tensor::random({batch, seq, kvHeads * d}, 13);
+  Tensor mask = Tensor::random({seq, seq}, 14);
+  Tensor y({batch, seq, qHeads * d});
+  const double scale = 0.35, softcap = 5.0;
+  ASSERT_EQ(run(cleave_cpu_attention,
+                {q.desc(), k.desc(), v.desc(), mask.desc()}, {y.desc()},
+                {qHeads, kvHeads, 1, 0}, {scale, softcap}),
+            0)
+      << ctx.error;
+  std::vector<float> want(y.size());
+  const float *Q = q.f32(), *K = k.f32(), *V = v.f32(), *M = mask.f32();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < qHeads; ++h)
+      for (int64_t i = 0; i < seq; ++i) {
+        const int64_t kvh = h / (qHeads / kvHeads);
+        std::vector<double> p(seq);
+        double max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < d; ++e)
+            dot += double(Q[(b * seq + i) * qHeads * d + h * d + e]) *
+                   K[(b * seq + j) * kvHeads * d + kvh * d + e];
+          p[j] = softcap * std::tanh(dot * scale / softcap) + M[i * seq + j];
+          max = std::max(max, p[j]);
+        }
+        for (int64_t j = 0; j <= i; ++j)
+          sum += p[j] = std::exp(p[j] - max);
+        for (int64_t e = 0; e < d; ++e) {
+          double out = 0;
+          for (int64_t j = 0; j <= i; ++j)
+            out += p[j] / sum * V[(b * seq + j) * kvHeads * d + kvh * d + e];
+          want[(b * seq + i) * qHeads * d + h * d + e] = float(out);
+        }
+      }
+  expectClose(y.vec(), want, 1e-5f, 1e-6f);
 }
 
 TEST_F(AttentionTest, AttentionFailures) {

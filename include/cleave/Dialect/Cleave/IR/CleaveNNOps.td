@@ -346,7 +346,9 @@ def Cleave_SoftmaxOp : Cleave_Op<"softmax", [Pure, SameOperandsAndResultType,
     whose inputs are all `-inf` (a fully masked row of attention) gives
     zeros. This is `where(is_nan(s), 0, s)`, the guard that torch's
     exporters write after the softmax of a scaled dot-product attention with
-    a boolean mask, which the canonicalizer folds into the op.
+    a boolean mask, which the canonicalizer folds into the op. The
+    canonicalizer also drops a shift by the line's maximum written before
+    the op: `softmax(x - reduce_max(x))` is `softmax(x)`, bit for bit.
 
     ```mlir
     %y = cleave.softmax %x {axis = 3 : i64} : tensor<2x4x16x16xf32>
@@ -357,7 +359,7 @@ def Cleave_SoftmaxOp : Cleave_Op<"softmax", [Pure, SameOperandsAndResultType,
                    UnitAttr:$nan_to_zero);
   let results = (outs Cleave_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
-  let hasVerifier = 1;
+  let hasVerifier = 1;  let hasCanonicalizer = 1;
 }
 
 def Cleave_LogSoftmaxOp : Cleave_Op<"log_softmax", [Pure,
