@@ -474,15 +474,6 @@ AutoParallelPlanner::getTrainingCandidates(int64_t segmentClass, int64_t tp,
   const ClassSharding &sharding =
       getClassSharding(segmentClass, tp, microbatchSize);
   std::optional<RecomputePolicy> policy = options.training.recompute;
-  // What the backward of a segment after this class's holds at most of
-  // what it recomputed: a joined segment's recomputation is held beside it.
-  int64_t nextDropped = 0;
-  for (int64_t next : nextClasses[segmentClass])
-    for (const SegmentSharding &candidate :
-         getClassSharding(next, tp, microbatchSize).candidates)
-      nextDropped =
-          std::max(nextDropped, candidate.cost.definedActivationBytes -
-                                    candidate.cost.outputActivationBytes);
   // Searched, a segment keeps or recomputes; joining is only asked for
   // (`layers`): it saves a stash per microbatch held but widens the
   // backward's working set, a trade the per-class candidates cannot weigh
@@ -501,6 +492,16 @@ AutoParallelPlanner::getTrainingCandidates(int64_t segmentClass, int64_t tp,
     }
     llvm_unreachable("unknown recompute policy");
   };
+  // What the backward of a segment after this class's holds at most of
+  // what it recomputed: a joined segment's recomputation is held beside it.
+  int64_t nextDropped = 0;
+  if (weighs(Mode::Joined))
+    for (int64_t next : nextClasses[segmentClass])
+      for (const SegmentSharding &candidate :
+           getClassSharding(next, tp, microbatchSize).candidates)
+        nextDropped =
+            std::max(nextDropped, candidate.cost.definedActivationBytes -
+                                      candidate.cost.outputActivationBytes);
   ClassTrainingCandidates result;
   for (Mode mode : {Mode::Keep, Mode::Recompute, Mode::Joined}) {
     if (!weighs(mode))

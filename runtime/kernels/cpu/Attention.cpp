@@ -277,15 +277,7 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
             line[j] = 0.0f;
           continue;
         }
-        for (int64_t j = 0; j < kvSequence; ++j)
-          line[j] = std::exp(line[j] - max);
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t j = 0; j < kvSequence; ++j)
-          sum += line[j];
-        const float inv = 1.0f / sum;
-        for (int64_t j = 0; j < kvSequence; ++j)
-          line[j] *= inv;
+        softmaxLine(line, line, kvSequence, /*log=*/false);
       }
       sgemm(1, false, false, count, vHeadSize, kvSequence, 1.0f, block,
             kvSequence, vData + vl.offset(b, kvh, 0), vl.rowStride(), 0.0f,

@@ -282,10 +282,6 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
 /// convolution, reorder out) costs more than it saves.
 constexpr int64_t kParallelMacs = int64_t(1) << 18;
 
-} // namespace
-
-namespace {
-
 /// Caps oneDNN's instructions at x86-64 level `level`, once per process.
 void capInstructions(int32_t level) {
   static std::once_flag once;

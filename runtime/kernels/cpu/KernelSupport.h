@@ -40,6 +40,13 @@ inline namespace CLEAVE_CPU_LEVEL {
 namespace kernels {
 #include "cleave/rt/KernelList.def"
 } // namespace kernels
+
+/// Softmax (or log-softmax) of the contiguous `line` into `result` (which
+/// may be `line`), shifted by the line's maximum. The reductions are
+/// `omp simd` so that they vectorise (in lanes, which reorders the sum),
+/// and the exponentials call the vector math library (rt/VectorMath.h).
+/// Defined in Softmax.cpp; attention applies it to each row of scores.
+void softmaxLine(const float *line, float *result, int64_t length, bool log);
 } // namespace CLEAVE_CPU_LEVEL
 
 /// Product of the dimensions in [begin, end) (1 for an empty range).

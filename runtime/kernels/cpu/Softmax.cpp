@@ -15,13 +15,9 @@
 
 using namespace cleave::cpu;
 
-namespace {
-
-/// Softmax (or log-softmax) of the contiguous `line` into `result`. The
-/// reductions are `omp simd` so that they vectorise (in lanes, which
-/// reorders the sum), and the exponentials call the vector math library
-/// (rt/VectorMath.h).
-void softmaxLine(const float *line, float *result, int64_t length, bool log) {
+void cleave::cpu::CLEAVE_CPU_LEVEL::softmaxLine(const float *line,
+                                                float *result, int64_t length,
+                                                bool log) {
   float max = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : max)
   for (int64_t i = 0; i < length; ++i)
@@ -45,6 +41,8 @@ void softmaxLine(const float *line, float *result, int64_t length, bool log) {
   for (int64_t i = 0; i < length; ++i)
     result[i] *= inv;
 }
+
+namespace {
 
 /// Replaces each NaN of `values[i * stride]`, i < count, by 0.
 void zeroNaNs(float *values, int64_t count, int64_t stride) {
