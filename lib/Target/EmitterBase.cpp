@@ -412,7 +412,7 @@ void EmitterBase::emitCall(const KernelCall &call) {
   os << "    if (int32_t status = cleave_" << getKernelLibrary() << "_"
      << call.kernel << "(ctx, in, " << call.inputs.size() << ", out, "
      << call.outputs.size() << ", ints, floats))\n";
-  os << "      return status;\n  }\n";
+  os << "      return cleave_rt_failed(status);\n  }\n";
 }
 
 LogicalResult EmitterBase::checkKernelTypes(std::string &error) const {
@@ -523,7 +523,7 @@ void EmitterBase::emitEntry(const ProgramEntry &entry) {
     os << "  if (int32_t status = cleave_entry_" << entry.name << "_part"
        << part
        << "(ctx, microbatch, arena, persistent, weights, inputs, outputs))\n"
-          "    return status;\n";
+          "    return cleave_rt_failed(status);\n";
   os << "  return 0;\n}\n";
 }
 

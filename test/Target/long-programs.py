@@ -30,7 +30,7 @@
 # PARTS-NEXT: uint8_t *persistent, const uint8_t *weights,
 # PARTS-NEXT: const void *const *inputs, void *const *outputs) {
 # PARTS-NEXT: if (int32_t status = cleave_entry_forward_part0(ctx, microbatch, arena, persistent, weights, inputs, outputs))
-# PARTS-NEXT: return status;
+# PARTS-NEXT: return cleave_rt_failed(status);
 # PARTS: if (int32_t status = cleave_entry_forward_part2(
 #
 # RUN: %python %s check %t | FileCheck %s --check-prefix=NUMERIC

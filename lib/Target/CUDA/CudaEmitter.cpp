@@ -99,7 +99,7 @@ private:
     os << "(" << getStorageType(program.tensors[loop.output].dtype) << " *)"
        << getPointer(loop.output) << ");\n";
     os << "  if (int32_t status = cleave_check_launch(ctx, " << step
-       << "))\n    return status;\n";
+       << "))\n    return cleave_rt_failed(status);\n";
   }
 };
 

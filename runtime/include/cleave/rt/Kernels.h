@@ -123,6 +123,17 @@ typedef struct CleaveProgramInfo {
 /// returns a non-zero status for the caller to return.
 int32_t cleave_rt_fail(CleaveContext *ctx, const char *kernel,
                        const char *message);
+
+/// Returns a failed call's status unchanged. Programs return failures
+/// through it: being cold, it tells the compiler that no failure branch is
+/// taken. Without it GCC guesses each `if (status)` branch may be, and the
+/// guesses compound along a long program until the later steps' loops are
+/// built for size (unvectorised, calling scalar libm).
+static inline __attribute__((cold, noinline)) int32_t
+cleave_rt_failed(int32_t status) {
+  return status;
+}
+
 /// Scratch memory of at least `bytes`, valid until the next call; device
 /// memory on CUDA. Returns null (after cleave_rt_fail) when it cannot.
 void *cleave_rt_scratch(CleaveContext *ctx, size_t bytes);
