@@ -3,10 +3,17 @@
 // Every measurement calls a kernel the way a program does (CleaveTensor
 // descriptors over 64-byte aligned buffers, the CPU device's context, the
 // highest x86-64 level of the kernels this CPU runs), warms it up, then
-// takes the median of timed samples. A sample times a batch of calls long
-// enough for the clock to resolve, so that tiny kernels are timed as well
-// as large ones. Every table is measured in several passes, whose median
-// rate each point keeps.
+// takes the median of timed samples. A program calls a different kernel at
+// every step, and a kernel that finds its own code and branch history
+// still in the caches from its last call (as it does when called again and
+// again) runs up to several times faster than in a program. So every call
+// of a library kernel is timed alone, after an interlude of tiny calls of
+// five other kernels: the code caches and branch predictors are as a
+// program's neighbouring steps leave them, while the problem's data, like
+// a program's activations, stays where its last call left it. The fused
+// loops and copies, too short for a clock read per call, are timed in
+// batches of calls of one problem. Every table is measured in several
+// passes, whose median rate each point keeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +29,8 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <omp.h>
 
 namespace cleave::rt {
@@ -72,6 +81,20 @@ public:
 private:
   Device &device;
   float *data;
+};
+
+/// One problem of a table: the buffers it owns, the call that runs it, its
+/// size (FLOPs or bytes moved) and what it is, for people.
+struct Problem {
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::function<void()> call;
+  double size = 0;
+  std::string shape;
+
+  const Buffer &own(Device &device, int64_t elements) {
+    buffers.push_back(std::make_unique<Buffer>(device, elements));
+    return *buffers.back();
+  }
 };
 
 /// The loops a program emits for an elementwise op (CppEmitter.cpp): one
@@ -128,6 +151,7 @@ public:
       passes[pass].reserve(16);
       measureMatmul();
       measureConvolutions();
+      measureRecurrent();
       measureMemory();
     }
     for (size_t index = 0; index < passes[0].size(); ++index) {
@@ -151,10 +175,20 @@ public:
 private:
   void measureMatmul();
   void measureConvolutions();
+  void measureRecurrent();
   void measureMemory();
 
   /// Median seconds of one call of `call`, which returns a kernel status.
   template <typename Fn> double time(Fn call);
+  /// Median seconds of one call of each problem, every call timed alone
+  /// after `interlude`'s calls, or, without `interlude`, after the other
+  /// problems' calls (the problems in turn).
+  std::vector<double> timeInTurn(const std::vector<Problem> &problems,
+                                 const std::vector<Problem> *interlude);
+  /// Adds the points of `problems`, each timed after the interlude, to a
+  /// new table.
+  void addInTurn(const std::string &name, bool compute,
+                 const std::vector<Problem> &problems);
   /// Adds a point of `size` (FLOPs or bytes) that a call of `seconds` did.
   void add(ThroughputTable &table, double size, double seconds,
            std::string shape);
@@ -166,9 +200,13 @@ private:
                   " failed: " + ctx->error);
   }
 
-  void matmul(ThroughputTable &table, int64_t m, int64_t n, int64_t k);
-  void conv(ThroughputTable &table, int64_t spatialRank, int64_t channels,
-            int64_t extent, int64_t kernel, bool depthwise);
+  Problem matmul(int64_t m, int64_t n, int64_t k);
+  Problem conv(int64_t spatialRank, int64_t channels, int64_t extent,
+               int64_t kernel, bool depthwise, const float *weights);
+  Problem lstm(int64_t hidden, int64_t steps);
+  void measureConvolutionTable(
+      const std::string &name, int64_t spatialRank, int64_t kernel,
+      bool depthwise, const std::vector<std::pair<int64_t, int64_t>> &sizes);
 
   const CalibrationOptions &options;
   CpuCalibration &result;
@@ -178,6 +216,9 @@ private:
   /// The tables of each pass, and the pass being measured.
   std::vector<std::vector<ThroughputTable>> passes;
   int pass = 0;
+  /// The tiny calls of other kernels run before every timed call
+  /// (`measureOverhead` makes them).
+  std::vector<Problem> interlude;
 };
 
 template <typename Fn> double Calibrator::time(Fn call) {
@@ -209,6 +250,65 @@ template <typename Fn> double Calibrator::time(Fn call) {
   return samples[samples.size() / 2];
 }
 
+std::vector<double>
+Calibrator::timeInTurn(const std::vector<Problem> &problems,
+                       const std::vector<Problem> *interlude) {
+  // What reading the clock twice costs, taken off every sample.
+  std::vector<double> reads;
+  for (int i = 0; i < 101; ++i) {
+    Clock::time_point before = Clock::now();
+    reads.push_back(secondsSince(before));
+  }
+  std::nth_element(reads.begin(), reads.begin() + 50, reads.end());
+  const double clockCost = reads[50];
+
+  auto between = [&] {
+    if (interlude)
+      for (const Problem &other : *interlude)
+        other.call();
+  };
+  const double count = static_cast<double>(problems.size());
+  Clock::time_point start = Clock::now();
+  int rounds = 0;
+  do {
+    for (const Problem &problem : problems) {
+      between();
+      problem.call();
+    }
+    ++rounds;
+  } while (secondsSince(start) < budget.warmupSeconds * count && rounds < 200);
+
+  // Rounds until the table's time is spent, at least three; tiny problems
+  // get many more samples than large ones would in that time.
+  std::vector<std::vector<double>> samples(problems.size());
+  start = Clock::now();
+  for (int round = 0;
+       round < 3 || (secondsSince(start) < budget.pointSeconds * count &&
+                     round < 40 * budget.maxSamples);
+       ++round)
+    for (size_t i = 0; i < problems.size(); ++i) {
+      between();
+      Clock::time_point call = Clock::now();
+      problems[i].call();
+      samples[i].push_back(std::max(secondsSince(call) - clockCost, 1e-9));
+    }
+  std::vector<double> medians;
+  for (std::vector<double> &times : samples) {
+    std::nth_element(times.begin(), times.begin() + times.size() / 2,
+                     times.end());
+    medians.push_back(times[times.size() / 2]);
+  }
+  return medians;
+}
+
+void Calibrator::addInTurn(const std::string &name, bool compute,
+                           const std::vector<Problem> &problems) {
+  ThroughputTable &measured = table(name, compute);
+  std::vector<double> seconds = timeInTurn(problems, &interlude);
+  for (size_t i = 0; i < problems.size(); ++i)
+    add(measured, problems[i].size, seconds[i], problems[i].shape);
+}
+
 ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
   if (progress)
     progress(budget.passes == 1
@@ -222,38 +322,78 @@ ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
 void Calibrator::add(ThroughputTable &table, double size, double seconds,
                      std::string shape) {
   // The table holds the rate of the work itself: the cost model adds the
-  // call overhead back. A call barely longer than the overhead keeps at
-  // least half its time, so that noise cannot make the rate unbounded.
-  double work = std::max(seconds - result.callOverheadSeconds, 0.5 * seconds);
+  // call overhead back to a kernel call, not to the fused loops (the
+  // elementwise and activation tables), which call nothing. A call barely
+  // longer than the overhead keeps at least half its time, so that noise
+  // cannot make the rate unbounded.
+  bool loop = table.name == "elementwise" || table.name == "activation";
+  double work =
+      loop ? seconds
+           : std::max(seconds - result.callOverheadSeconds, 0.5 * seconds);
   table.points.push_back(ThroughputPoint{size, size / work, std::move(shape)});
 }
 
 void Calibrator::measureOverhead() {
-  // The smallest calls a program makes: a copy of a few elements, and a
-  // 4x4 matrix product. Their median is the fixed cost of a call.
-  Buffer x(*device, 16), y(*device, 16);
-  CleaveTensor in = x.tensor({16}), out = y.tensor({16});
-  double copy = time([&] {
+  // The smallest calls a program makes, of five kernels in turn: a copy
+  // of 16 floats, a 4x4 matrix product, transpose, softmax and layer
+  // normalisation. The median of their times is the fixed cost of a call;
+  // they are also the interlude before every timed call of the tables.
+  std::vector<Problem> &calls = interlude;
+  auto tiny = [&](auto run) {
+    Problem problem;
+    const Buffer &x = problem.own(*device, 16);
+    const Buffer &y = problem.own(*device, 16);
+    problem.call = [run, in = x.tensor({4, 4}), out = y.tensor({4, 4})]() {
+      run(in, out);
+    };
+    calls.push_back(std::move(problem));
+  };
+  tiny([this](CleaveTensor in, CleaveTensor out) {
     check(cleave_cpu_copy(ctx, &in, 1, &out, 1, nullptr, nullptr), "copy");
   });
-  CleaveTensor a[2] = {x.tensor({4, 4}), x.tensor({4, 4})};
-  CleaveTensor c = y.tensor({4, 4});
-  double product = time([&] {
-    check(cleave_cpu_matmul(ctx, a, 2, &c, 1, nullptr, nullptr), "matmul");
+  tiny([this](CleaveTensor in, CleaveTensor out) {
+    CleaveTensor both[2] = {in, in};
+    check(cleave_cpu_matmul(ctx, both, 2, &out, 1, nullptr, nullptr), "matmul");
   });
-  result.callOverheadSeconds = std::min(copy, product);
+  tiny([this](CleaveTensor in, CleaveTensor out) {
+    static const int64_t perm[2] = {1, 0};
+    check(cleave_cpu_transpose(ctx, &in, 1, &out, 1, perm, nullptr),
+          "transpose");
+  });
+  tiny([this](CleaveTensor in, CleaveTensor out) {
+    static const int64_t ints[2] = {1, 0};
+    check(cleave_cpu_softmax(ctx, &in, 1, &out, 1, ints, nullptr), "softmax");
+  });
+  tiny([this](CleaveTensor in, CleaveTensor out) {
+    CleaveTensor scale = in;
+    scale.rank = 1;
+    CleaveTensor args[3] = {in, scale, scale};
+    static const int64_t ints[1] = {1};
+    static const double floats[1] = {1e-5};
+    check(cleave_cpu_layer_norm(ctx, args, 3, &out, 1, ints, floats),
+          "layer_norm");
+  });
+  std::vector<double> seconds = timeInTurn(calls, nullptr);
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2,
+                   seconds.end());
+  result.callOverheadSeconds = seconds[seconds.size() / 2];
 }
 
-void Calibrator::matmul(ThroughputTable &table, int64_t m, int64_t n,
-                        int64_t k) {
-  Buffer a(*device, m * k), b(*device, k * n), y(*device, m * n);
-  CleaveTensor in[2] = {a.tensor({m, k}), b.tensor({k, n})};
+Problem Calibrator::matmul(int64_t m, int64_t n, int64_t k) {
+  Problem problem;
+  const Buffer &a = problem.own(*device, m * k);
+  const Buffer &b = problem.own(*device, k * n);
+  const Buffer &y = problem.own(*device, m * n);
+  std::array<CleaveTensor, 2> in = {a.tensor({m, k}), b.tensor({k, n})};
   CleaveTensor out = y.tensor({m, n});
-  double seconds = time([&] {
-    check(cleave_cpu_matmul(ctx, in, 2, &out, 1, nullptr, nullptr), "matmul");
-  });
-  add(table, 2.0 * static_cast<double>(m * n * k), seconds,
-      std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  problem.call = [this, in, out]() mutable {
+    check(cleave_cpu_matmul(ctx, in.data(), 2, &out, 1, nullptr, nullptr),
+          "matmul");
+  };
+  problem.size = 2.0 * static_cast<double>(m * n * k);
+  problem.shape =
+      std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  return problem;
 }
 
 void Calibrator::measureMatmul() {
@@ -268,39 +408,75 @@ void Calibrator::measureMatmul() {
     products = {{16, 16, 16}, {32, 64, 192}, {32, 256, 256}};
     wide = {64, 256};
   }
-  ThroughputTable &regular = table("matmul", true);
+  std::vector<Problem> regular;
   for (auto [m, k, n] : products)
-    matmul(regular, m, n, k);
+    regular.push_back(matmul(m, n, k));
+  addInTurn("matmul", true, regular);
   // A few rows against a wide weight: batch-1 inference, decode steps.
-  ThroughputTable &skinny = table("matmul_skinny", true);
+  std::vector<Problem> skinny;
   for (int64_t n : wide)
-    matmul(skinny, 4, n, n);
+    skinny.push_back(matmul(4, n, n));
+  addInTurn("matmul_skinny", true, skinny);
 }
 
-void Calibrator::conv(ThroughputTable &table, int64_t spatialRank,
-                      int64_t channels, int64_t extent, int64_t kernel,
-                      bool depthwise) {
+Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
+                         int64_t kernel, bool depthwise, const float *weights) {
   int64_t spatial = spatialRank == 2 ? extent * extent : extent;
-  int64_t window = spatialRank == 2 ? kernel * kernel : kernel;
   int64_t perGroup = depthwise ? 1 : channels;
-  Buffer x(*device, channels * spatial), y(*device, channels * spatial);
-  Buffer w(*device, channels * perGroup * window);
-  CleaveTensor in[2], out;
+  Problem problem;
+  const Buffer &x = problem.own(*device, channels * spatial);
+  const Buffer &y = problem.own(*device, channels * spatial);
+  CleaveTensor w{};
+  w.data = const_cast<float *>(weights);
+  w.dtype = CLEAVE_F32;
+  std::array<CleaveTensor, 2> in;
+  CleaveTensor out;
   int64_t pad = kernel / 2;
   std::vector<int64_t> ints = {spatialRank, depthwise ? channels : 1};
   if (spatialRank == 2) {
     in[0] = x.tensor({1, channels, extent, extent});
-    in[1] = w.tensor({channels, perGroup, kernel, kernel});
+    w.rank = 4;
+    w.shape[0] = channels, w.shape[1] = perGroup;
+    w.shape[2] = w.shape[3] = kernel;
     out = y.tensor({1, channels, extent, extent});
     ints.insert(ints.end(), {1, 1, pad, pad, pad, pad, 1, 1});
   } else {
     in[0] = x.tensor({1, channels, extent});
-    in[1] = w.tensor({channels, perGroup, kernel});
+    w.rank = 3;
+    w.shape[0] = channels, w.shape[1] = perGroup, w.shape[2] = kernel;
     out = y.tensor({1, channels, extent});
     ints.insert(ints.end(), {1, pad, pad, 1});
   }
+  in[1] = w;
+  problem.call = [this, in, out, ints]() mutable {
+    check(cleave_cpu_conv(ctx, in.data(), 2, &out, 1, ints.data(), nullptr),
+          "conv");
+  };
+  int64_t window = spatialRank == 2 ? kernel * kernel : kernel;
+  problem.size = 2.0 * static_cast<double>(channels * perGroup * window) *
+                 static_cast<double>(spatial);
+  problem.shape = "C" + std::to_string(channels) + " " +
+                  std::to_string(extent) +
+                  (spatialRank == 2 ? "x" + std::to_string(extent) : "") +
+                  " k" + std::to_string(kernel);
+  return problem;
+}
+
+void Calibrator::measureConvolutionTable(
+    const std::string &name, int64_t spatialRank, int64_t kernel,
+    bool depthwise, const std::vector<std::pair<int64_t, int64_t>> &sizes) {
   // A bundle's program convolves with constant weights (its read-only
-  // weight file), which the kernels pack once: time that path.
+  // weight file), which the kernels pack once: the table's weights lie in
+  // one buffer that the context takes as constant, as it takes a bundle's.
+  int64_t window = spatialRank == 2 ? kernel * kernel : kernel;
+  std::vector<int64_t> offsets;
+  int64_t elements = 0;
+  for (auto [channels, extent] : sizes) {
+    offsets.push_back(elements);
+    // 16 floats apart: every problem's weights 64-byte aligned.
+    elements += (channels * (depthwise ? 1 : channels) * window + 15) / 16 * 16;
+  }
+  Buffer weights(*device, elements);
   struct ConstantWeights {
     ConstantWeights(CleaveContext *ctx, const Buffer &w, int64_t elements)
         : ctx(ctx) {
@@ -312,16 +488,12 @@ void Calibrator::conv(ThroughputTable &table, int64_t spatialRank,
       ctx->constantWeightBytes = 0;
     }
     CleaveContext *ctx;
-  } constant(ctx, w, channels * perGroup * window);
-  double seconds = time([&] {
-    check(cleave_cpu_conv(ctx, in, 2, &out, 1, ints.data(), nullptr), "conv");
-  });
-  double flops = 2.0 * static_cast<double>(channels * perGroup * window) *
-                 static_cast<double>(spatial);
-  add(table, flops, seconds,
-      "C" + std::to_string(channels) + " " + std::to_string(extent) +
-          (spatialRank == 2 ? "x" + std::to_string(extent) : "") + " k" +
-          std::to_string(kernel));
+  } constant(ctx, weights, elements);
+  std::vector<Problem> problems;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    problems.push_back(conv(spatialRank, sizes[i].first, sizes[i].second,
+                            kernel, depthwise, weights.get() + offsets[i]));
+  addInTurn(name, true, problems);
 }
 
 void Calibrator::measureConvolutions() {
@@ -336,18 +508,62 @@ void Calibrator::measureConvolutions() {
     depthwise = {{16, 16}, {64, 16}};
     line = {{16, 64}, {64, 128}};
   }
-  ThroughputTable &dense3 = table("conv", true);
-  for (auto [c, h] : dense)
-    conv(dense3, 2, c, h, 3, false);
-  ThroughputTable &pointwise = table("conv_pointwise", true);
-  for (auto [c, h] : dense)
-    conv(pointwise, 2, c, h, 1, false);
-  ThroughputTable &dw = table("conv_depthwise", true);
-  for (auto [c, h] : depthwise)
-    conv(dw, 2, c, h, 3, true);
-  ThroughputTable &conv1d = table("conv_1d", true);
-  for (auto [c, l] : line)
-    conv(conv1d, 1, c, l, 3, false);
+  measureConvolutionTable("conv", 2, 3, false, dense);
+  measureConvolutionTable("conv_pointwise", 2, 1, false, dense);
+  measureConvolutionTable("conv_depthwise", 2, 3, true, depthwise);
+  measureConvolutionTable("conv_1d", 1, 3, false, line);
+}
+
+Problem Calibrator::lstm(int64_t hidden, int64_t steps) {
+  // One direction over `steps` time steps of one sequence, input as wide
+  // as the state, with biases: a speech or language model's layer.
+  const int64_t gates = 4 * hidden;
+  Problem problem;
+  const Buffer &x = problem.own(*device, steps * hidden);
+  const Buffer &w = problem.own(*device, gates * hidden);
+  const Buffer &r = problem.own(*device, gates * hidden);
+  const Buffer &b = problem.own(*device, 2 * gates);
+  const Buffer &state = problem.own(*device, hidden);
+  const Buffer &y = problem.own(*device, steps * hidden);
+  const Buffer &yh = problem.own(*device, hidden);
+  const Buffer &yc = problem.own(*device, hidden);
+  std::array<CleaveTensor, 7> in = {x.tensor({steps, 1, hidden}),
+                                    w.tensor({1, gates, hidden}),
+                                    r.tensor({1, gates, hidden}),
+                                    b.tensor({1, 2 * gates}),
+                                    state.tensor({1, 1, hidden}),
+                                    state.tensor({1, 1, hidden}),
+                                    CleaveTensor{}};
+  std::array<CleaveTensor, 3> out = {y.tensor({steps, 1, 1, hidden}),
+                                     yh.tensor({1, 1, hidden}),
+                                     yc.tensor({1, 1, hidden})};
+  // Forward, `hidden` units, no input-forget coupling, the default
+  // activations, no clipping.
+  std::array<int64_t, 4> ints = {CLEAVE_RNN_FORWARD, hidden, 0, 0};
+  std::array<double, 1> floats = {0.0};
+  problem.call = [this, in, out, ints, floats]() mutable {
+    check(cleave_cpu_lstm(ctx, in.data(), 7, out.data(), 3, ints.data(),
+                          floats.data()),
+          "lstm");
+  };
+  // FLOPs as the cost model counts them (RecurrentCostModel): per step the
+  // two products of the stacked gates, 9 elementwise operations per unit
+  // and the two bias adds per gate.
+  problem.size =
+      static_cast<double>(steps) *
+      static_cast<double>(2 * gates * (2 * hidden) + (9 + 2 * 4) * hidden);
+  problem.shape = "H" + std::to_string(hidden) + " T" + std::to_string(steps);
+  return problem;
+}
+
+void Calibrator::measureRecurrent() {
+  std::vector<int64_t> hidden = {16, 32, 64, 128, 256, 512};
+  if (options.quick)
+    hidden = {16, 64};
+  std::vector<Problem> problems;
+  for (int64_t h : hidden)
+    problems.push_back(lstm(h, 16));
+  addInTurn("recurrent", true, problems);
 }
 
 void Calibrator::measureMemory() {
@@ -391,33 +607,64 @@ void Calibrator::measureMemory() {
         }),
         shape(n));
   }
-  ThroughputTable &softmax = table("softmax", false);
+  // A transpose as attention's: (1, S, 4, 16) to (1, 4, S, 16).
+  std::vector<Problem> transposes;
+  for (int64_t n : sizes) {
+    Problem problem;
+    const Buffer &x = problem.own(*device, n);
+    const Buffer &y = problem.own(*device, n);
+    int64_t rows = n / 64;
+    CleaveTensor in = x.tensor({1, rows, 4, 16});
+    CleaveTensor out = y.tensor({1, 4, rows, 16});
+    problem.call = [this, in, out]() mutable {
+      static const int64_t perm[4] = {0, 2, 1, 3};
+      check(cleave_cpu_transpose(ctx, &in, 1, &out, 1, perm, nullptr),
+            "transpose");
+    };
+    problem.size = 8.0 * n;
+    problem.shape = "1x" + std::to_string(rows) + "x4x16";
+    transposes.push_back(std::move(problem));
+  }
+  addInTurn("transpose", false, transposes);
+
+  std::vector<Problem> softmaxes;
   for (int64_t n : sizes) {
     int64_t row = rowOf(n);
-    Buffer x(*device, n), y(*device, n);
+    Problem problem;
+    const Buffer &x = problem.own(*device, n);
+    const Buffer &y = problem.own(*device, n);
     CleaveTensor in = x.tensor({n / row, row}), out = y.tensor({n / row, row});
-    int64_t ints[2] = {1, 0};
-    add(softmax, 8.0 * n, time([&] {
-          check(cleave_cpu_softmax(ctx, &in, 1, &out, 1, ints, nullptr),
-                "softmax");
-        }),
-        std::to_string(n / row) + "x" + std::to_string(row));
+    problem.call = [this, in, out]() mutable {
+      static const int64_t ints[2] = {1, 0};
+      check(cleave_cpu_softmax(ctx, &in, 1, &out, 1, ints, nullptr), "softmax");
+    };
+    problem.size = 8.0 * n;
+    problem.shape = std::to_string(n / row) + "x" + std::to_string(row);
+    softmaxes.push_back(std::move(problem));
   }
-  ThroughputTable &norm = table("normalization", false);
+  addInTurn("softmax", false, softmaxes);
+
+  std::vector<Problem> norms;
   for (int64_t n : sizes) {
     int64_t row = rowOf(n);
-    Buffer x(*device, n), y(*device, n), scale(*device, row);
-    CleaveTensor in[3] = {x.tensor({n / row, row}), scale.tensor({row}),
-                          scale.tensor({row})};
+    Problem problem;
+    const Buffer &x = problem.own(*device, n);
+    const Buffer &y = problem.own(*device, n);
+    const Buffer &scale = problem.own(*device, row);
+    std::array<CleaveTensor, 3> in = {x.tensor({n / row, row}),
+                                      scale.tensor({row}), scale.tensor({row})};
     CleaveTensor out = y.tensor({n / row, row});
-    int64_t ints[1] = {1};
-    double floats[1] = {1e-5};
-    add(norm, 8.0 * n, time([&] {
-          check(cleave_cpu_layer_norm(ctx, in, 3, &out, 1, ints, floats),
-                "layer_norm");
-        }),
-        std::to_string(n / row) + "x" + std::to_string(row));
+    problem.call = [this, in, out]() mutable {
+      static const int64_t ints[1] = {1};
+      static const double floats[1] = {1e-5};
+      check(cleave_cpu_layer_norm(ctx, in.data(), 3, &out, 1, ints, floats),
+            "layer_norm");
+    };
+    problem.size = 8.0 * n;
+    problem.shape = std::to_string(n / row) + "x" + std::to_string(row);
+    norms.push_back(std::move(problem));
   }
+  addInTurn("normalization", false, norms);
 }
 
 } // namespace

@@ -488,11 +488,12 @@ TEST(TargetTest, CalibrationErrors) {
                       "compute": {"copy": []}})"),
             "bad.json: calibration.compute.copy: unknown field (expected "
             "matmul, matmul_skinny, conv, conv_pointwise, conv_depthwise, "
-            "conv_1d)");
+            "conv_1d, recurrent)");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "memory": {"matmul": []}})"),
             "bad.json: calibration.memory.matmul: unknown field (expected "
-            "copy, elementwise, activation, softmax, normalization)");
+            "copy, transpose, elementwise, activation, softmax, "
+            "normalization)");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "compute": {"conv": []}})"),
             "bad.json: calibration.compute.conv: expected a non-empty array "
@@ -519,6 +520,10 @@ TEST(TargetTest, KernelClassNames) {
   EXPECT_EQ(stringifyKernelClass(KernelClass::Other), "other");
   EXPECT_TRUE(isComputeKernelClass(KernelClass::MatmulSkinny));
   EXPECT_FALSE(isComputeKernelClass(KernelClass::Copy));
+  EXPECT_EQ(stringifyKernelClass(KernelClass::Recurrent), "recurrent");
+  EXPECT_TRUE(isComputeKernelClass(KernelClass::Recurrent));
+  EXPECT_EQ(stringifyKernelClass(KernelClass::Transpose), "transpose");
+  EXPECT_FALSE(isComputeKernelClass(KernelClass::Transpose));
 }
 
 TEST(TargetTest, PrecisionNames) {

@@ -148,6 +148,16 @@ struct CopyCostModel : CostInterface::ExternalModel<CopyCostModel<OpT>, OpT> {
   KernelClass getKernelClass(Operation *) const { return KernelClass::Copy; }
 };
 
+/// A transpose reads its input in one order and writes it in another:
+/// strided where a copy streams.
+struct TransposeCostModel
+    : CostInterface::ExternalModel<TransposeCostModel, TransposeOp> {
+  int64_t getFlops(Operation *) const { return 0; }
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::Transpose;
+  }
+};
+
 /// Ops whose result reinterprets the operand's bytes with another shape.
 template <typename OpT>
 struct ViewCostModel : CostInterface::ExternalModel<ViewCostModel<OpT>, OpT> {
@@ -506,9 +516,10 @@ struct RecurrentCostModel
     return directions * steps * perStep;
   }
   bool usesMatrixUnits(Operation *) const { return true; }
-  /// Each time step multiplies the batch's few rows by the gate weights.
+  /// Each time step multiplies the batch's few rows by the gate weights
+  /// and applies the gates' functions, one step after another.
   KernelClass getKernelClass(Operation *) const {
-    return KernelClass::MatmulSkinny;
+    return KernelClass::Recurrent;
   }
 
 private:
@@ -662,8 +673,9 @@ void cleave::registerCostInterfaceExternalModels(DialectRegistry &registry) {
     attachClassified<0, KernelClass::Other, ReduceWaitOp>(context);
     attachAll<ViewCostModel, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
         context);
-    attachAll<CopyCostModel, TransposeOp, ExpandOp, TileOp, ConcatOp, SplitOp,
-              PadOp, ConstantOfShapeOp>(context);
+    attachAll<CopyCostModel, ExpandOp, TileOp, ConcatOp, SplitOp, PadOp,
+              ConstantOfShapeOp>(context);
+    TransposeOp::attachInterface<TransposeCostModel>(*context);
     ShapeOp::attachInterface<ShapeCostModel>(*context);
     // Range writes start + i * delta: one multiply-add per element.
     attachElementwise<2, RangeOp>(context);

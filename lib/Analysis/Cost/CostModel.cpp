@@ -30,7 +30,8 @@ Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
   // kernel.
   if (const std::optional<DeviceCalibration> &calibration = device.calibration;
       calibration && (flops > 0 || bytes > 0)) {
-    roofline.overheadTime = calibration->callOverhead;
+    if (!isFusedLoopKernelClass(kernelClass))
+      roofline.overheadTime = calibration->callOverhead;
     bool compute = isComputeKernelClass(kernelClass);
     double size = compute ? flops : bytes;
     if (kernelClass != KernelClass::Other && size > 0 &&

@@ -47,16 +47,22 @@ double DeviceDescription::peakFlops(Precision precision) const {
 }
 
 static constexpr StringLiteral kKernelClassNames[kNumKernelClasses] = {
-    "matmul",         "matmul_skinny", "conv",          "conv_pointwise",
-    "conv_depthwise", "conv_1d",       "copy",          "elementwise",
-    "activation",     "softmax",       "normalization", "other"};
+    "matmul",         "matmul_skinny", "conv",       "conv_pointwise",
+    "conv_depthwise", "conv_1d",       "recurrent",  "copy",
+    "transpose",      "elementwise",   "activation", "softmax",
+    "normalization",  "other"};
 
 StringRef cleave::stringifyKernelClass(KernelClass kernelClass) {
   return kKernelClassNames[static_cast<unsigned>(kernelClass)];
 }
 
 bool cleave::isComputeKernelClass(KernelClass kernelClass) {
-  return kernelClass <= KernelClass::Conv1D;
+  return kernelClass <= KernelClass::Recurrent;
+}
+
+bool cleave::isFusedLoopKernelClass(KernelClass kernelClass) {
+  return kernelClass == KernelClass::Elementwise ||
+         kernelClass == KernelClass::Activation;
 }
 
 double DeviceCalibration::throughput(KernelClass kernelClass,

@@ -11,8 +11,9 @@ measures, each a table of positive samples by ascending size.
 import json
 import sys
 
-COMPUTE = ["matmul", "matmul_skinny", "conv", "conv_pointwise", "conv_depthwise", "conv_1d"]
-MEMORY = ["copy", "elementwise", "activation", "softmax", "normalization"]
+COMPUTE = ["matmul", "matmul_skinny", "conv", "conv_pointwise", "conv_depthwise", "conv_1d",
+           "recurrent"]
+MEMORY = ["copy", "transpose", "elementwise", "activation", "softmax", "normalization"]
 
 
 def check_table(name, samples, unit):

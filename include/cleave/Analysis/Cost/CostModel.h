@@ -66,7 +66,9 @@ struct Roofline {
   /// device, bytes / the measured bytes/s of a memory class.
   double memoryTime = 0;
   /// The fixed time of the kernel call (a calibration's
-  /// `call_overhead_s`; 0 without one).
+  /// `call_overhead_s`; 0 without one, and for the elementwise and
+  /// activation classes, which programs fuse into loops of their own
+  /// rather than call a kernel for).
   double overheadTime = 0;
 
   double time() const {

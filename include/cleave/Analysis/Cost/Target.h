@@ -59,8 +59,13 @@ enum class KernelClass {
   ConvDepthwise,
   /// Convolutions of one spatial dimension.
   Conv1D,
-  /// Byte copies: transposes, concatenation, slices, gathers.
+  /// Recurrent layers (RNN, GRU, LSTM): a few rows times the recurrent
+  /// weights and the gates' functions, once per time step.
+  Recurrent,
+  /// Byte copies: concatenation, slices, gathers.
   Copy,
+  /// Copies that permute dimensions (transpose).
+  Transpose,
   /// Pointwise arithmetic (add, multiply, ...).
   Elementwise,
   /// Pointwise functions that call vector math (GELU, SiLU, exp, tanh).
@@ -74,7 +79,7 @@ enum class KernelClass {
 };
 
 /// Number of `KernelClass` values.
-inline constexpr unsigned kNumKernelClasses = 12;
+inline constexpr unsigned kNumKernelClasses = 14;
 
 /// The name of `kernelClass` in target files ("matmul", "conv_1d", ...;
 /// "other" for `Other`, which no table names).
@@ -83,6 +88,11 @@ llvm::StringRef stringifyKernelClass(KernelClass kernelClass);
 /// Whether `kernelClass` is priced by its FLOPs (contractions) rather than
 /// its bytes.
 bool isComputeKernelClass(KernelClass kernelClass);
+
+/// Whether ops of `kernelClass` run as the program's own loops (fused
+/// with their neighbours) rather than as calls of library kernels:
+/// `Elementwise` and `Activation`.
+bool isFusedLoopKernelClass(KernelClass kernelClass);
 
 /// One measured point of a calibration table: a call of `size` FLOPs
 /// (compute classes) or bytes (memory classes) ran at `perSecond`.
