@@ -31,6 +31,7 @@
 #include "cleave/Dialect/Cleave/IR/CleaveAttributes.h"
 #include "cleave/Dialect/Cleave/IR/CleaveOps.h"
 #include "cleave/Dialect/Cleave/IR/TrainingPhases.h"
+#include "cleave/rt/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -239,6 +240,13 @@ private:
   LogicalResult checkTypes();
   LogicalResult classify(Operation *op);
   void chooseFusion();
+  /// The ReLU or clip each convolution's kernel applies
+  /// (DeviceProgramOptions::fuseConvEpilogue).
+  void chooseConvEpilogues();
+  /// The call of convolution `conv` that applies `activation` and writes
+  /// its result.
+  FailureOr<ProgramStep> buildConvWithEpilogue(Operation *conv,
+                                               Operation *activation);
   /// Keeps every fused loop to at most kMaxFusedOps ops, so that a long
   /// elementwise chain is several loops of a size a compiler builds fast.
   void limitFusedLoops();
@@ -280,6 +288,10 @@ private:
   llvm::DenseMap<Operation *, OpKind> kinds;
   /// Elementwise ops evaluated inside their user's loop.
   llvm::DenseSet<Operation *> inlined;
+  /// Per convolution whose kernel applies the activation that follows it,
+  /// that activation; and those activations, which are no steps.
+  llvm::DenseMap<Operation *, Operation *> epilogueOf;
+  llvm::DenseSet<Operation *> epilogues;
   llvm::DenseMap<Value, int> tensorOf;
   /// For each tensor: the tensor whose bytes it views, or -1.
   std::vector<int> aliasOf;
@@ -450,6 +462,63 @@ void ProgramBuilder::chooseFusion() {
     inlined.insert(op);
   }
   limitFusedLoops();
+}
+
+/// The epilogue (CleaveEpilogue and the clamp's bounds) a convolution's
+/// kernel applies for `op`, if it is a ReLU or a clip with both bounds.
+static std::optional<std::tuple<int64_t, double, double>>
+getConvEpilogue(Operation *op) {
+  if (isa<ReluOp>(op))
+    return std::make_tuple(int64_t(CLEAVE_EPILOGUE_RELU), 0.0, 0.0);
+  auto clip = dyn_cast<ClipOp>(op);
+  if (!clip || !clip.getMin() || !clip.getMax() ||
+      clip.getMin()->convertToDouble() > clip.getMax()->convertToDouble())
+    return std::nullopt;
+  return std::make_tuple(int64_t(CLEAVE_EPILOGUE_CLIP),
+                         clip.getMin()->convertToDouble(),
+                         clip.getMax()->convertToDouble());
+}
+
+void ProgramBuilder::chooseConvEpilogues() {
+  if (!options.fuseConvEpilogue)
+    return;
+  for (auto &[op, kind] : kinds) {
+    auto conv = dyn_cast<ConvOp>(op);
+    if (!conv || kind != OpKind::Kernel || isStashed(op))
+      continue;
+    Value result = conv.getResult();
+    if (!getElementTypeOrSelf(result.getType()).isF32() || !result.hasOneUse())
+      continue;
+    Operation *user = *result.getUsers().begin();
+    auto userKind = kinds.find(user);
+    if (userKind == kinds.end() || userKind->second != OpKind::Elementwise ||
+        user->getResult(0).getType() != result.getType() || isStashed(user) ||
+        !getConvEpilogue(user))
+      continue;
+    epilogueOf[op] = user;
+    epilogues.insert(user);
+    // A loop that would have computed the activation reads what the
+    // convolution wrote instead.
+    inlined.erase(user);
+  }
+}
+
+FailureOr<ProgramStep>
+ProgramBuilder::buildConvWithEpilogue(Operation *conv, Operation *activation) {
+  auto [kind, min, max] = *getConvEpilogue(activation);
+  KernelCall call;
+  if (failed(buildConvCall(conv, kind, min, max, call)))
+    return failure();
+  for (int index : call.operands)
+    call.inputs.push_back(index < 0 ? -1 : getTensor(conv->getOperand(index)));
+  if (call.operands.empty())
+    for (Value operand : conv->getOperands())
+      call.inputs.push_back(getTensor(operand));
+  call.outputs.push_back(getTensor(activation->getResult(0)));
+  ProgramStep step;
+  step.call = std::move(call);
+  step.summary = "conv + " + activation->getName().stripDialect().str();
+  return step;
 }
 
 void ProgramBuilder::limitFusedLoops() {
@@ -1126,6 +1195,7 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
     if (failed(classify(&op)))
       return failure();
   chooseFusion();
+  chooseConvEpilogues();
 
   // A function that accumulates its gradients is a training step of
   // three entries (a forward and a backward per model chunk, and the
@@ -1172,14 +1242,17 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
   for (Operation &op : block.without_terminator()) {
     OpKind kind = kinds.lookup(&op);
     if (kind == OpKind::Parameter || kind == OpKind::View ||
-        inlined.contains(&op))
+        inlined.contains(&op) || epilogues.contains(&op))
       continue;
     // A reduction whose input chain was fused is a generated loop too.
     bool fusedReduction = kind == OpKind::Kernel && op.getNumOperands() == 1 &&
                           inlined.contains(op.getOperand(0).getDefiningOp());
-    FailureOr<ProgramStep> step = kind == OpKind::Elementwise || fusedReduction
-                                      ? buildLoop(&op)
-                                      : buildCall(&op);
+    auto epilogue = epilogueOf.find(&op);
+    FailureOr<ProgramStep> step =
+        epilogue != epilogueOf.end()
+            ? buildConvWithEpilogue(&op, epilogue->second)
+        : kind == OpKind::Elementwise || fusedReduction ? buildLoop(&op)
+                                                        : buildCall(&op);
     if (failed(step))
       return failure();
     step->node = getNodeName(op.getLoc());

@@ -255,9 +255,7 @@ struct ConvModel : KernelInterface::ExternalModel<ConvModel<Op>, Op> {
       args.outputPadding = toInts(conv.getOutputPadding());
       return kernels::buildCall(op, kernels::conv_transpose, args, call);
     } else {
-      kernels::Conv args;
-      fill(conv, args);
-      return kernels::buildCall(op, kernels::conv, args, call);
+      return buildConvCall(conv, CLEAVE_EPILOGUE_NONE, 0.0, 0.0, call);
     }
   }
 };
@@ -923,6 +921,17 @@ struct CollectiveModel
 };
 
 } // namespace
+
+LogicalResult cleave::buildConvCall(Operation *conv, int64_t epilogue,
+                                    double epilogueMin, double epilogueMax,
+                                    KernelCall &call) {
+  kernels::Conv args;
+  ConvModel<ConvOp>::fill(cast<ConvOp>(conv), args);
+  args.epilogue = epilogue;
+  args.epilogueMin = epilogueMin;
+  args.epilogueMax = epilogueMax;
+  return kernels::buildCall(conv, kernels::conv, args, call);
+}
 
 //===----------------------------------------------------------------------===//
 // Registration

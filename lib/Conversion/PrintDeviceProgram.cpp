@@ -287,6 +287,11 @@ void cleave::registerDeviceProgramTranslation() {
       "program-function",
       llvm::cl::desc("The function to lower (default: the public one)"),
       llvm::cl::init(""));
+  static llvm::cl::opt<bool> fuseConvEpilogue(
+      "fuse-conv-epilogue",
+      llvm::cl::desc("Let convolutions apply the ReLU or clip that follows "
+                     "them, as CPU programs do"),
+      llvm::cl::init(false));
   static llvm::cl::opt<int64_t> stashSlots(
       "stash-slots",
       llvm::cl::desc("Microbatches in flight: the slots of each stash region"),
@@ -303,6 +308,7 @@ void cleave::registerDeviceProgramTranslation() {
                  failure();
         DeviceProgramOptions options;
         options.stashSlots = stashSlots;
+        options.fuseConvEpilogue = fuseConvEpilogue;
         FailureOr<DeviceProgram> program = buildDeviceProgram(*func, options);
         if (failed(program))
           return failure();

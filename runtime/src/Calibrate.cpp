@@ -448,8 +448,11 @@ Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
     ints.insert(ints.end(), {1, pad, pad, 1});
   }
   in[1] = w;
+  // No epilogue.
+  ints.push_back(CLEAVE_EPILOGUE_NONE);
   problem.call = [this, in, out, ints]() mutable {
-    check(cleave_cpu_conv(ctx, in.data(), 2, &out, 1, ints.data(), nullptr),
+    static const double bounds[2] = {0, 0};
+    check(cleave_cpu_conv(ctx, in.data(), 2, &out, 1, ints.data(), bounds),
           "conv");
   };
   int64_t window = spatialRank == 2 ? kernel * kernel : kernel;

@@ -188,6 +188,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
 
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
+  programOptions.fuseConvEpilogue = !command.noFuse && kind != "cuda";
   if (failed(lowerCompiledModule(*module, options, programOptions, *contents)))
     return 1;
 

@@ -220,7 +220,8 @@ struct CompileCommand {
       llvm::cl::sub(command)};
   llvm::cl::opt<bool> noFuse{
       "no-fuse",
-      llvm::cl::desc("One loop per elementwise op (to compare with fusion)"),
+      llvm::cl::desc("One loop per elementwise op, and none applied in a "
+                     "convolution's kernel (to compare with fusion)"),
       llvm::cl::sub(command)};
   llvm::cl::opt<std::string> cxx{
       "cxx",

@@ -271,6 +271,10 @@ struct DeviceProgramOptions {
   bool fuseElementwise = true;
   /// Let an elementwise loop write over an operand that dies there.
   bool inPlace = true;
+  /// Let a convolution's kernel apply the ReLU or clip that is its result's
+  /// only use, on the outputs as it writes them, instead of a loop reading
+  /// them again (the CPU kernels can; CUDA programs keep the loop).
+  bool fuseConvEpilogue = false;
   /// Microbatches in flight on the device: the slots of each stash region.
   int64_t stashSlots = 1;
   /// Per model chunk (the interleaved schedule's), the slots of the stash

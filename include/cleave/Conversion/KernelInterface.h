@@ -16,6 +16,14 @@ namespace cleave {
 /// Attaches the KernelInterface external models to the cleave ops.
 void registerKernelInterfaceExternalModels(mlir::DialectRegistry &registry);
 
+/// The kernel call of `conv` (a cleave.conv) followed by `epilogue` (a
+/// CleaveEpilogue) with the clamp's bounds: what the op's model builds with
+/// no epilogue, and the device program with the ReLU or clip that follows a
+/// convolution.
+mlir::LogicalResult buildConvCall(mlir::Operation *conv, int64_t epilogue,
+                                  double epilogueMin, double epilogueMax,
+                                  KernelCall &call);
+
 } // namespace cleave
 
 #endif // CLEAVE_CONVERSION_KERNELINTERFACE_H

@@ -516,6 +516,25 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     return 0;
   const CleaveTensor *bias = args.bias();
   const float *b = bias ? static_cast<const float *>(bias->data) : nullptr;
+  ConvEpilogue epilogue;
+  epilogue.kind = args.epilogue();
+  if (epilogue.kind < CLEAVE_EPILOGUE_NONE ||
+      epilogue.kind > CLEAVE_EPILOGUE_CLIP)
+    return fail(ctx, kernel, "unknown epilogue %lld",
+                static_cast<long long>(epilogue.kind));
+  epilogue.min = static_cast<float>(args.epilogueMin());
+  epilogue.max = static_cast<float>(args.epilogueMax());
+  if (epilogue.kind == CLEAVE_EPILOGUE_CLIP && !(epilogue.min <= epilogue.max))
+    return fail(ctx, kernel, "the clamp's bounds [%g, %g] are not ordered",
+                args.epilogueMin(), args.epilogueMax());
+  // The kernels here apply the epilogue over Y once it is written, while
+  // it is in the caches.
+  auto finish = [&](int32_t status) {
+    if (status == 0)
+      epilogue.apply(y, g.batch * shape.outChannels * g.outSize(),
+                     numThreads(ctx));
+    return status;
+  };
   // Writable weights (training's parameters) stay on the kernels here,
   // whose float32 sums are closer to exact: on a 3x3 512 -> 512
   // convolution at 1x1, batch 4, oneDNN's outputs were 9.2e-8 from
@@ -527,15 +546,16 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
       cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
   if (!isDepthwise(shape)) {
     if (!constant || shape.multiplyAdds() < kSmallConvMacs)
-      return gemmConv(ctx, shape, x, w, b, y, numThreads(ctx));
-    return dnnlConv(ctx, shape, x, w, b, y);
+      return finish(gemmConv(ctx, shape, x, w, b, y, numThreads(ctx)));
+    return dnnlConv(ctx, shape, x, w, b, y, epilogue);
   }
   if (constant && g.outSize() < kDirectDepthwisePlane) {
-    int32_t status = dnnlConv(ctx, shape, x, w, b, y, /*declineGeneric=*/true);
+    int32_t status =
+        dnnlConv(ctx, shape, x, w, b, y, epilogue, /*declineGeneric=*/true);
     if (status != kDnnlDeclined)
       return status;
   }
-  return depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
+  return finish(depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx)));
 }
 
 int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,

@@ -42,6 +42,32 @@ struct ConvShape {
   }
 };
 
+/// What a convolution applies to its outputs after the bias
+/// (CleaveEpilogue): nothing, ReLU, or a clamp to [min, max].
+struct ConvEpilogue {
+  int64_t kind = CLEAVE_EPILOGUE_NONE;
+  float min = 0, max = 0;
+
+  /// Applies it to y[0..n) as a program's own loops do (rt/Scalar.h's
+  /// relu, and min(max(y, min), max), a NaN kept), on up to `threads`
+  /// threads where y is large.
+  void apply(float *y, int64_t n, int threads) const {
+    if (kind == CLEAVE_EPILOGUE_RELU) {
+#pragma omp parallel for num_threads(threads) if (n >= 131072)
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+    } else if (kind == CLEAVE_EPILOGUE_CLIP) {
+      const float lo = min, hi = max;
+#pragma omp parallel for num_threads(threads) if (n >= 131072)
+      for (int64_t i = 0; i < n; ++i) {
+        float v = y[i];
+        v = v != v ? v : (lo > v ? lo : v);
+        y[i] = v != v ? v : (hi < v ? hi : v);
+      }
+    }
+  }
+};
+
 /// Reads `n` spatial values of `values` into `target`, right-aligned in
 /// kMaxSpatial slots; the leading slots get `fill`.
 inline void readSpatial(const int64_t *values, int64_t n, int64_t fill,

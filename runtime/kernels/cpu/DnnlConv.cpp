@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,8 +85,8 @@ struct ConvPlan {
   std::unordered_map<int, memory> arguments;
 };
 
-/// A convolution's shape, attributes and thread count.
-using ConvKey = std::array<int64_t, 7 + 7 * kMaxSpatial>;
+/// A convolution's shape, attributes, epilogue and thread count.
+using ConvKey = std::array<int64_t, 10 + 7 * kMaxSpatial>;
 
 /// The kernel cache of a context (cleave_rt_kernel_cache).
 struct KernelCache {
@@ -109,11 +110,19 @@ void destroyKernelCache(void *cache) {
   delete static_cast<KernelCache *>(cache);
 }
 
-ConvKey convolutionKey(const ConvShape &s, bool bias, int threads) {
+ConvKey convolutionKey(const ConvShape &s, bool bias,
+                       const ConvEpilogue &epilogue, int threads) {
   const WindowGeometry &g = s.window;
-  ConvKey key = {s.spatial,     g.batch, g.channels, s.group,
-                 s.outChannels, bias,    threads};
-  int64_t *at = key.data() + 7;
+  auto bits = [](float value) {
+    int32_t word;
+    std::memcpy(&word, &value, sizeof(word));
+    return static_cast<int64_t>(word);
+  };
+  ConvKey key = {s.spatial,         g.batch,       g.channels,
+                 s.group,           s.outChannels, bias,
+                 threads,           epilogue.kind, bits(epilogue.min),
+                 bits(epilogue.max)};
+  int64_t *at = key.data() + 10;
   for (const int64_t *values :
        {g.in, g.out, g.kernel, g.stride, g.padBegin, g.padEnd, g.dilation})
     at = std::copy(values, values + kMaxSpatial, at);
@@ -142,7 +151,8 @@ std::optional<dnnl::reorder> reorderIfNeeded(const dnnl::engine &engine,
 }
 
 std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
-                                   const ConvShape &s, bool bias) {
+                                   const ConvShape &s, bool bias,
+                                   const ConvEpilogue &epilogue) {
   const WindowGeometry &g = s.window;
   const int n = s.spatial;
   static const Tag activations[] = {Tag::ncw, Tag::nchw, Tag::ncdhw};
@@ -182,6 +192,15 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   // Its scratchpad comes from the runtime's scratch memory.
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (epilogue.kind != CLEAVE_EPILOGUE_NONE) {
+    dnnl::post_ops ops;
+    if (epilogue.kind == CLEAVE_EPILOGUE_RELU)
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    else
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, epilogue.min,
+                         epilogue.max);
+    attr.set_post_ops(ops);
+  }
   plan->pd = Conv::primitive_desc(desc, attr, engine);
   plan->conv = Conv(plan->pd);
   const std::string impl = plan->pd.impl_info_str();
@@ -301,7 +320,7 @@ void capInstructions(int32_t level) {
 
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
-                 bool declineGeneric) {
+                 const ConvEpilogue &epilogue, bool declineGeneric) {
   const WindowGeometry &g = shape.window;
   const size_t weightBytes = sizeof(float) * shape.outChannels *
                              (g.channels / shape.group) * g.kernelSize();
@@ -318,9 +337,9 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
   TeamSize team(threads);
   try {
     std::unique_ptr<ConvPlan> &plan =
-        cache->plans[convolutionKey(shape, bias != nullptr, threads)];
+        cache->plans[convolutionKey(shape, bias != nullptr, epilogue, threads)];
     if (!plan)
-      plan = makePlan(cache->engine, shape, bias != nullptr);
+      plan = makePlan(cache->engine, shape, bias != nullptr, epilogue);
     if (declineGeneric && plan->generic)
       return kDnnlDeclined;
     return runPlan(ctx, *cache, *plan, x, w, bias, y);

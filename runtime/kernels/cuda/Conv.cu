@@ -361,6 +361,13 @@ int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
       w.shape[1] * group != x.shape[1] || w.shape[0] != y.shape[1])
     return fail(ctx, "conv", "channels do not match group %lld",
                 (long long)group);
+  // The compiler fuses an activation into a convolution for CPU programs
+  // only (DeviceProgramOptions::fuseConvEpilogue).
+  if (args.epilogue() != CLEAVE_EPILOGUE_NONE)
+    return fail(ctx, "conv",
+                "epilogue %lld: CUDA programs apply it as a "
+                "loop of their own",
+                (long long)args.epilogue());
   if (numElements(y) == 0)
     return 0;
   int32_t status = 0;

@@ -39,6 +39,8 @@ std::vector<int64_t> convInts(const ConvCase &c, bool transposed) {
   ints.insert(ints.end(), c.dilations.begin(), c.dilations.end());
   if (transposed)
     ints.insert(ints.end(), c.outputPadding.begin(), c.outputPadding.end());
+  else
+    ints.push_back(CLEAVE_EPILOGUE_NONE);
   return ints;
 }
 
@@ -110,7 +112,7 @@ TEST_P(ConvShapes, ConvMatchesDirectLoop) {
   Tensor y(ys);
   ASSERT_EQ(run(cleave_cpu_conv,
                 {x.desc(), w.desc(), c.bias ? b.desc() : absent()}, {y.desc()},
-                convInts(c, false)),
+                convInts(c, false), {0.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
@@ -258,7 +260,7 @@ TEST_F(ConvTest, DepthwiseSweep) {
         v = NAN;
       ASSERT_EQ(run(cleave_cpu_conv,
                     {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
-                    {y.desc()}, convInts(c, false)),
+                    {y.desc()}, convInts(c, false), {0.0, 0.0}),
                 0)
           << ctx.error;
       expectClose(y.vec(), expected, 1e-4f, 1e-4f);
@@ -361,7 +363,7 @@ TEST_F(ConvTest, DepthwiseSpans) {
     ASSERT_GE(count(Shape(ys.begin() + 2, ys.end())), kPlane);
     ASSERT_EQ(run(cleave_cpu_conv,
                   {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
-                  {y.desc()}, convInts(c, false)),
+                  {y.desc()}, convInts(c, false), {0.0, 0.0}),
               0)
         << ctx.error;
     expectClose(y.vec(), naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false),
@@ -497,7 +499,7 @@ TEST_P(DnnlConvShapes, MatchesDirectLoop) {
         Tensor y(ys);
         ASSERT_EQ(run(cleave_cpu_conv,
                       {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
-                      {y.desc()}, convInts(c, false)),
+                      {y.desc()}, convInts(c, false), {0.0, 0.0}),
                   0)
             << ctx.error;
         expectClose(y.vec(), expected, 1e-4f, 1e-4f);
@@ -611,14 +613,14 @@ TEST_F(ConvTest, WritableWeightsAreReadEveryCall) {
   ASSERT_GE(multiplyAdds(c, ys), kDnnlMacs);
   Tensor y(ys);
   ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()}, {y.desc()},
-                convInts(c, false)),
+                convInts(c, false), {0.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), naiveConv(c, x, w, &b, ys, false), 1e-4f, 1e-4f);
   for (float &v : w.values())
     v = 0.5f * v - 0.25f;
   ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()}, {y.desc()},
-                convInts(c, false)),
+                convInts(c, false), {0.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), naiveConv(c, x, w, &b, ys, false), 1e-4f, 1e-4f);
@@ -640,20 +642,91 @@ TEST_F(ConvTest, ConstantWeightsArePackedOnce) {
   ctx.constantWeightBytes = w.size() * sizeof(float);
   Tensor y(ys);
   ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
-                convInts(c, false)),
+                convInts(c, false), {0.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), first, 1e-4f, 1e-4f);
   std::copy(other.f32(), other.f32() + other.size(), w.f32());
   ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
-                convInts(c, false)),
+                convInts(c, false), {0.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), first, 1e-4f, 1e-4f);
   ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), other.desc(), absent()}, {y.desc()},
-                convInts(c, false)),
+                convInts(c, false), {0.0, 0.0}),
             0)
       << ctx.error;
   expectClose(y.vec(), naiveConv(c, x, other, nullptr, ys, false), 1e-4f,
               1e-4f);
+}
+
+/// The epilogue (ReLU, or a clamp) applies to every output after the bias,
+/// on each path: oneDNN's post-op over constant weights (dense and small
+/// depthwise), the kernels here over writable weights and for small
+/// convolutions, and the direct depthwise kernel on large planes. Bounds
+/// out of order, and an unknown epilogue, are refused.
+TEST_F(ConvTest, EpilogueAfterTheBias) {
+  const std::vector<ConvCase> cases = {
+      // Dense, large enough for oneDNN.
+      {{1, 32, 8, 8},
+       {32, 32, 3, 3},
+       1,
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       true},
+      // Dense and small: the kernels here.
+      {{1, 3, 5, 5}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, {}, true},
+      // Depthwise, a small plane (oneDNN) and a large one (direct).
+      {{1, 8, 9, 9}, {8, 1, 3, 3}, 8, {2, 2}, {1, 1, 1, 1}, {1, 1}, {}, true},
+      {{1, 4, 60, 60}, {4, 1, 3, 3}, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}, {}, true},
+  };
+  struct Epilogue {
+    int64_t kind;
+    double min, max;
+  };
+  for (const ConvCase &c : cases) {
+    Tensor x = Tensor::random(c.x, 51), w = Tensor::random(c.w, 52);
+    Tensor b = Tensor::random({c.w[0]}, 53);
+    const Shape ys = convOutput(c, false);
+    const std::vector<float> plain = naiveConv(c, x, w, &b, ys, false);
+    for (Epilogue e : {Epilogue{CLEAVE_EPILOGUE_RELU, 0, 0},
+                       Epilogue{CLEAVE_EPILOGUE_CLIP, -0.25, 0.5}}) {
+      std::vector<float> expected = plain;
+      for (float &v : expected)
+        v = e.kind == CLEAVE_EPILOGUE_RELU
+                ? std::max(v, 0.0f)
+                : std::min(std::max(v, float(e.min)), float(e.max));
+      for (bool constant : {false, true}) {
+        SCOPED_TRACE(std::string(constant ? "constant" : "writable") +
+                     " weights, epilogue " + std::to_string(e.kind) +
+                     ", channels " + std::to_string(c.x[1]));
+        ctx.constantWeights = constant ? w.f32() : nullptr;
+        ctx.constantWeightBytes = constant ? w.size() * sizeof(float) : 0;
+        Tensor y(ys);
+        std::vector<int64_t> ints = convInts(c, false);
+        ints.back() = e.kind;
+        ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()},
+                      {y.desc()}, ints, {e.min, e.max}),
+                  0)
+            << ctx.error;
+        expectClose(y.vec(), expected, 1e-4f, 1e-4f);
+      }
+    }
+  }
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+  const ConvCase &c = cases[1];
+  Tensor x = Tensor::random(c.x, 54), w = Tensor::random(c.w, 55);
+  Tensor y(convOutput(c, false));
+  std::vector<int64_t> ints = convInts(c, false);
+  ints.back() = CLEAVE_EPILOGUE_CLIP;
+  expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
+                    ints, {1.0, -1.0}),
+                "conv", "bounds [1, -1] are not ordered");
+  ints.back() = 7;
+  expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
+                    ints, {0.0, 0.0}),
+                "conv", "unknown epilogue 7");
 }

@@ -1,0 +1,95 @@
+# A convolution followed by a ReLU or a clip applies it in its kernel in a
+# CPU program: one step, "conv + relu" or "conv + clip", where the
+# activation was a loop of its own (as it stays with --no-fuse, and in a
+# CUDA program). Dense convolutions large enough for oneDNN (its post-op),
+# small ones and depthwise ones (the kernels' own pass) agree with
+# onnxruntime, fused or not; so does a ReLU feeding a residual add, which
+# reads what the convolution stored.
+#
+# RUN: rm -rf %t && mkdir -p %t && %python %s build %t
+# RUN: cleave compile %t/model.onnx -o %t/fused.cleave --quiet
+# RUN: FileCheck %s < %t/fused.cleave/programs/stage_0.cpp
+# CHECK: conv + relu (/dense)
+# CHECK: conv + clip (/small)
+# CHECK: conv + clip (/depthwise)
+# CHECK: conv + relu (/residual)
+# CHECK: add (/add)
+# CHECK-NOT: // {{[0-9]+}}: relu
+# CHECK-NOT: // {{[0-9]+}}: clip
+# RUN: cleave compile %t/model.onnx -o %t/plain.cleave --no-fuse --quiet
+# RUN: FileCheck %s --check-prefix=PLAIN < %t/plain.cleave/programs/stage_0.cpp
+# PLAIN: : relu (/dense_relu)
+# PLAIN: : clip (/small_clip)
+# PLAIN-NOT: conv + 
+# RUN: cleave compile %t/model.onnx -o %t/cuda.cleave --target h100-sxm --emit-only --quiet
+# RUN: FileCheck %s --check-prefix=CUDA < %t/cuda.cleave/programs/stage_0.cu
+# CUDA-NOT: conv + 
+# CUDA: cleave_cuda_conv(
+# RUN: %python %s check %t fused | FileCheck %s --check-prefix=NUMERIC
+# RUN: %python %s check %t plain | FileCheck %s --check-prefix=NUMERIC
+# NUMERIC: dense: max abs error {{.*}} ok
+# NUMERIC: small: max abs error {{.*}} ok
+# NUMERIC: depthwise: max abs error {{.*}} ok
+# NUMERIC: residual: max abs error {{.*}} ok
+
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+work = sys.argv[2]
+if sys.argv[1] == "build":
+    rng = np.random.default_rng(0)
+
+    def weight(name, shape):
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+               for n in ("dense", "small", "depthwise", "residual")]
+    pads = dict(pads=[1, 1, 1, 1])
+    nodes = [
+        # 32 -> 32 channels, 3x3 on 8x8: oneDNN.
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="/dense", **pads),
+        helper.make_node("Relu", ["c1"], ["dense"], name="/dense_relu"),
+        # 32 -> 2 channels, 1x1 on a 2x2 crop: the kernels here.
+        helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["crop"]),
+        helper.make_node("Conv", ["crop", "w2", "b2"], ["c2"], name="/small"),
+        helper.make_node("Clip", ["c2", "lo", "hi"], ["small"], name="/small_clip"),
+        # Depthwise, stride 2.
+        helper.make_node("Conv", ["x", "w3", "b3"], ["c3"], name="/depthwise",
+                         group=32, strides=[2, 2], **pads),
+        helper.make_node("Clip", ["c3", "zero", "six"], ["depthwise"],
+                         name="/depthwise_clip"),
+        # ReLU, then a residual add.
+        helper.make_node("Conv", ["x", "w4"], ["c4"], name="/residual", **pads),
+        helper.make_node("Relu", ["c4"], ["r4"], name="/residual_relu"),
+        helper.make_node("Add", ["r4", "x"], ["residual"], name="/add"),
+    ]
+    scalars = [numpy_helper.from_array(np.array(v, np.float32), n)
+               for n, v in (("lo", -0.1), ("hi", 0.2), ("zero", 0.0), ("six", 6.0))]
+    ints = [numpy_helper.from_array(np.array(v, np.int64), n)
+            for n, v in (("starts", [0, 0]), ("ends", [2, 2]), ("axes", [2, 3]))]
+    inits = [weight("w1", [32, 32, 3, 3]), weight("b1", [32]),
+             weight("w2", [2, 32, 1, 1]), weight("b2", [2]),
+             weight("w3", [32, 1, 3, 3]), weight("b3", [32]),
+             weight("w4", [32, 32, 3, 3])] + scalars + ints
+    graph = helper.make_graph(nodes, "convs", [x], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, f"{work}/model.onnx")
+else:
+    import onnxruntime as ort
+
+    import cleave
+
+    data = np.random.default_rng(1).standard_normal((1, 32, 8, 8)).astype(np.float32)
+    got = cleave.Session(f"{work}/{sys.argv[3]}.cleave").run({"x": data})
+    session = ort.InferenceSession(f"{work}/model.onnx")
+    names = [o.name for o in session.get_outputs()]
+    for name, want in zip(names, session.run(None, {"x": data})):
+        error = float(np.abs(got[name] - want).max())
+        ok = got[name].shape == want.shape and error <= 1e-5 * np.abs(want).max()
+        print(f"{name}: max abs error {error:.2e} {'ok' if ok else 'MISMATCH'}")
