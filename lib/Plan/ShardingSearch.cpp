@@ -563,11 +563,14 @@ private:
     /// (`getMatmulTileEfficiency`); 1 for other ops.
     double tileEfficiency = 1;
     KernelClass kernelClass = KernelClass::Other;
+    /// A convolution's output positions per image (0 for other ops).
+    double pixels = 0;
 
     /// The roofline time of the work with its FLOPs and bytes scaled.
     double time(double flopsFactor, double bytesFactor) const {
       return getRoofline(flops * flopsFactor / tileEfficiency,
-                         bytes * bytesFactor, precision, *device, kernelClass)
+                         bytes * bytesFactor, precision, *device, kernelClass,
+                         pixels)
           .time();
     }
   };
@@ -643,7 +646,8 @@ private:
             info.cost.precision,
             &context.target->device,
             info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0,
-            info.cost.kernelClass};
+            info.cost.kernelClass,
+            info.cost.pixels};
   }
 
   const SegmentShardingModel &model;

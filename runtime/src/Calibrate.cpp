@@ -90,6 +90,8 @@ struct Problem {
   std::function<void()> call;
   double size = 0;
   std::string shape;
+  /// A convolution's output positions per image (0 for other kernels).
+  double pixels = 0;
 
   const Buffer &own(Device &device, int64_t elements) {
     buffers.push_back(std::make_unique<Buffer>(device, elements));
@@ -191,7 +193,7 @@ private:
                  const std::vector<Problem> &problems);
   /// Adds a point of `size` (FLOPs or bytes) that a call of `seconds` did.
   void add(ThroughputTable &table, double size, double seconds,
-           std::string shape);
+           std::string shape, double pixels = 0);
   ThroughputTable &table(const std::string &name, bool compute);
 
   void check(int32_t status, const char *kernel) {
@@ -306,7 +308,8 @@ void Calibrator::addInTurn(const std::string &name, bool compute,
   ThroughputTable &measured = table(name, compute);
   std::vector<double> seconds = timeInTurn(problems, &interlude);
   for (size_t i = 0; i < problems.size(); ++i)
-    add(measured, problems[i].size, seconds[i], problems[i].shape);
+    add(measured, problems[i].size, seconds[i], problems[i].shape,
+        problems[i].pixels);
 }
 
 ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
@@ -320,7 +323,7 @@ ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
 }
 
 void Calibrator::add(ThroughputTable &table, double size, double seconds,
-                     std::string shape) {
+                     std::string shape, double pixels) {
   // The table holds the rate of the work itself: the cost model adds the
   // call overhead back to a kernel call, not to the fused loops (the
   // elementwise and activation tables), which call nothing. A call barely
@@ -330,7 +333,8 @@ void Calibrator::add(ThroughputTable &table, double size, double seconds,
   double work =
       loop ? seconds
            : std::max(seconds - result.callOverheadSeconds, 0.5 * seconds);
-  table.points.push_back(ThroughputPoint{size, size / work, std::move(shape)});
+  table.points.push_back(
+      ThroughputPoint{size, size / work, std::move(shape), pixels});
 }
 
 void Calibrator::measureOverhead() {
@@ -462,6 +466,10 @@ Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
                   std::to_string(extent) +
                   (spatialRank == 2 ? "x" + std::to_string(extent) : "") +
                   " k" + std::to_string(kernel);
+  // 2-D tables are by map size and FLOPs (the cost model interpolates in
+  // both); the 1-D one by FLOPs alone.
+  if (spatialRank == 2)
+    problem.pixels = static_cast<double>(spatial);
   return problem;
 }
 
@@ -501,19 +509,38 @@ void Calibrator::measureConvolutionTable(
 
 void Calibrator::measureConvolutions() {
   using Sizes = std::vector<std::pair<int64_t, int64_t>>;
-  // (channels, spatial extent): from the early layers of a CNN (few
-  // channels, large maps) to its late ones.
-  Sizes dense = {{8, 16}, {8, 32}, {32, 32}, {64, 56}, {128, 28}, {256, 28}};
-  Sizes depthwise = {{8, 16}, {32, 28}, {64, 56}, {256, 56}};
+  // (channels, spatial extent) on a grid: a convolution of many channels
+  // on a small map (a CNN's last layers, or any on a small image) runs far
+  // below the rate of one of the same FLOPs on a large map, so the 2-D
+  // tables are by map size too. Problems above kMaxFlops are left out.
+  constexpr double kMaxFlops = 1.5e9;
+  auto grid = [&](const std::vector<int64_t> &channels,
+                  const std::vector<int64_t> &extents, int64_t window,
+                  bool depthwise) {
+    Sizes sizes;
+    for (int64_t extent : extents)
+      for (int64_t c : channels)
+        if (2.0 * c * (depthwise ? 1 : c) * window * extent * extent <=
+            kMaxFlops)
+          sizes.emplace_back(c, extent);
+    return sizes;
+  };
+  std::vector<int64_t> channels = {16, 64, 256, 512};
+  std::vector<int64_t> depthwiseChannels = {16, 64, 256};
+  std::vector<int64_t> extents = {1, 2, 4, 8, 16, 32, 56};
+  std::vector<int64_t> depthwiseExtents = {1, 2, 4, 8, 16, 32, 56, 112};
   Sizes line = {{16, 64}, {32, 256}, {128, 512}, {512, 512}};
   if (options.quick) {
-    dense = {{8, 16}, {32, 16}};
-    depthwise = {{16, 16}, {64, 16}};
+    channels = depthwiseChannels = {8, 32};
+    extents = depthwiseExtents = {2, 16};
     line = {{16, 64}, {64, 128}};
   }
-  measureConvolutionTable("conv", 2, 3, false, dense);
-  measureConvolutionTable("conv_pointwise", 2, 1, false, dense);
-  measureConvolutionTable("conv_depthwise", 2, 3, true, depthwise);
+  measureConvolutionTable("conv", 2, 3, false,
+                          grid(channels, extents, 9, false));
+  measureConvolutionTable("conv_pointwise", 2, 1, false,
+                          grid(channels, extents, 1, false));
+  measureConvolutionTable("conv_depthwise", 2, 3, true,
+                          grid(depthwiseChannels, depthwiseExtents, 9, true));
   measureConvolutionTable("conv_1d", 1, 3, false, line);
 }
 
@@ -682,17 +709,18 @@ bool calibrateCpu(const CalibrationOptions &options, CpuCalibration &result,
     calibrator.progress = progress;
     calibrator.measureOverhead();
     calibrator.measureTables();
-    // Target files want sizes strictly ascending; two problems of one size
-    // keep the first.
+    // Target files want sizes strictly ascending (on each map size); two
+    // problems of one size keep the first.
     for (ThroughputTable &table : result.tables) {
       std::stable_sort(table.points.begin(), table.points.end(),
                        [](const ThroughputPoint &a, const ThroughputPoint &b) {
-                         return a.size < b.size;
+                         return std::make_pair(a.pixels, a.size) <
+                                std::make_pair(b.pixels, b.size);
                        });
       table.points.erase(
           std::unique(table.points.begin(), table.points.end(),
                       [](const ThroughputPoint &a, const ThroughputPoint &b) {
-                        return a.size == b.size;
+                        return a.pixels == b.pixels && a.size == b.size;
                       }),
           table.points.end());
     }

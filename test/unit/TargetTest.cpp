@@ -469,6 +469,62 @@ TEST(TargetTest, Calibration) {
   EXPECT_FALSE(plain->device.calibration.has_value());
 }
 
+/// A table whose samples give `pixels` is rows of one map size each: the
+/// rate is interpolated by size in the rows around the op's map size, then
+/// between them in log(pixels); outside the rows, in the nearest; with no
+/// map size, in the largest map's.
+TEST(TargetTest, CalibrationByMapSize) {
+  llvm::Expected<TargetDescription> target =
+      parseTarget(withCalibration(R"json({
+  "threads": 1, "call_overhead_s": 0,
+  "compute": {"conv": [
+    {"flops": 1.0e3, "flops_per_s": 1.0e8, "pixels": 1},
+    {"flops": 1.0e5, "flops_per_s": 1.0e9, "pixels": 1},
+    {"flops": 1.0e3, "flops_per_s": 1.0e9, "pixels": 100},
+    {"flops": 1.0e5, "flops_per_s": 1.0e11, "pixels": 100}]}
+})json"),
+                  "t.json");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  const DeviceCalibration &calibration = *target->device.calibration;
+  ASSERT_EQ(calibration.table(KernelClass::Conv).size(), 4u);
+  // In a row: log-log by size.
+  EXPECT_NEAR(calibration.throughput(KernelClass::Conv, 1.0e4, 1), 3.16228e8,
+              1e3);
+  EXPECT_NEAR(calibration.throughput(KernelClass::Conv, 1.0e4, 100), 1.0e10,
+              1e4);
+  // Between the rows: 10 pixels is halfway in log(pixels), so the rate is
+  // the geometric mean of the rows' (3.16e8 and 1e10).
+  EXPECT_NEAR(calibration.throughput(KernelClass::Conv, 1.0e4, 10), 1.77828e9,
+              1e4);
+  // Outside the rows, the nearest; no map size, the largest map's.
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Conv, 1.0e5, 0.5),
+                   1.0e9);
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Conv, 1.0e5, 1.0e4),
+                   1.0e11);
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Conv, 1.0e5), 1.0e11);
+
+  auto error = [](const std::string &samples) {
+    return parseError(withCalibration(
+        R"({"threads": 1, "call_overhead_s": 0, "compute": {"conv": )" +
+        samples + "}}"));
+  };
+  EXPECT_EQ(error(R"([{"flops": 1, "flops_per_s": 1, "pixels": 4},
+                      {"flops": 2, "flops_per_s": 1}])"),
+            "bad.json: calibration.compute.conv[1].flops: every sample of a "
+            "table gives pixels, or none does");
+  EXPECT_EQ(error(R"([{"flops": 1, "flops_per_s": 1, "pixels": 4},
+                      {"flops": 2, "flops_per_s": 1, "pixels": 1}])"),
+            "bad.json: calibration.compute.conv[1].pixels: map sizes must not "
+            "decrease, got 1 after 4");
+  EXPECT_EQ(error(R"([{"flops": 2, "flops_per_s": 1, "pixels": 4},
+                      {"flops": 2, "flops_per_s": 1, "pixels": 4}])"),
+            "bad.json: calibration.compute.conv[1].flops: sizes must be "
+            "strictly ascending on one map size, got 2 after 2");
+  EXPECT_EQ(error(R"([{"flops": 2, "flops_per_s": 1, "pixels": 0}])"),
+            "bad.json: calibration.compute.conv[0].pixels: expected a positive "
+            "number, got 0");
+}
+
 TEST(TargetTest, CalibrationErrors) {
   auto error = [](const std::string &calibration) {
     return parseError(withCalibration(calibration));
@@ -501,7 +557,7 @@ TEST(TargetTest, CalibrationErrors) {
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "compute": {"conv": [{"flops": 1, "bytes_per_s": 1}]}})"),
             "bad.json: calibration.compute.conv[0].bytes_per_s: unknown field "
-            "(expected flops, flops_per_s, shape)");
+            "(expected flops, flops_per_s, shape, pixels)");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "memory": {"copy": [{"bytes": 8, "bytes_per_s": 0}]}})"),
             "bad.json: calibration.memory.copy[0].bytes_per_s: expected a "

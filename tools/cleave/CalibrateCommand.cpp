@@ -64,10 +64,14 @@ static json::Object describeCalibration(const rt::CpuCalibration &result,
     llvm::StringRef unit = table.compute ? "flops" : "bytes";
     std::string rateKey = (unit + "_per_s").str();
     json::Array samples;
-    for (const rt::ThroughputPoint &point : table.points)
-      samples.push_back(json::Object{{unit, roundFigure(point.size)},
-                                     {rateKey, roundFigure(point.perSecond)},
-                                     {"shape", point.shape}});
+    for (const rt::ThroughputPoint &point : table.points) {
+      json::Object sample{{unit, roundFigure(point.size)},
+                          {rateKey, roundFigure(point.perSecond)},
+                          {"shape", point.shape}};
+      if (point.pixels > 0)
+        sample["pixels"] = point.pixels;
+      samples.push_back(std::move(sample));
+    }
     (table.compute ? compute : memory)[table.name] = std::move(samples);
   }
   std::string description = llvm::formatv(

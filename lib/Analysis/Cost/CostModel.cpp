@@ -24,7 +24,7 @@ using namespace cleave;
 
 Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
                              const DeviceDescription &device,
-                             KernelClass kernelClass) {
+                             KernelClass kernelClass, double pixels) {
   Roofline roofline;
   // Work that moves and computes nothing (a view, a weight) calls no
   // kernel.
@@ -36,7 +36,7 @@ Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
     double size = compute ? flops : bytes;
     if (kernelClass != KernelClass::Other && size > 0 &&
         !calibration->table(kernelClass).empty()) {
-      double time = size / calibration->throughput(kernelClass, size);
+      double time = size / calibration->throughput(kernelClass, size, pixels);
       (compute ? roofline.computeTime : roofline.memoryTime) = time;
       return roofline;
     }
@@ -150,6 +150,23 @@ static LogicalResult checkStaticTensors(Operation *op) {
   return success();
 }
 
+double cleave::getConvolutionPixels(Operation *op, KernelClass kernelClass) {
+  bool convolution = kernelClass == KernelClass::Conv ||
+                     kernelClass == KernelClass::ConvPointwise ||
+                     kernelClass == KernelClass::ConvDepthwise ||
+                     kernelClass == KernelClass::Conv1D;
+  auto result = op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+  if (!convolution || !result || result.getRank() < 3 ||
+      !result.hasStaticShape())
+    return 0;
+  double pixels = 1;
+  for (int64_t dim : result.getShape().drop_front(2))
+    pixels *= static_cast<double>(dim);
+  return pixels;
+}
+
 FailureOr<OpCost> cleave::getOpCost(Operation *op,
                                     const TargetDescription &target,
                                     const CostOptions &options) {
@@ -185,10 +202,11 @@ FailureOr<OpCost> cleave::getOpCost(Operation *op,
   }
   result.precision = getComputePrecision(op, options);
   result.kernelClass = cost.getKernelClass();
+  result.pixels = getConvolutionPixels(op, result.kernelClass);
   result.roofline =
       getRoofline(static_cast<double>(result.flops),
                   static_cast<double>(result.bytesMoved()), result.precision,
-                  target.device, result.kernelClass);
+                  target.device, result.kernelClass, result.pixels);
   return result;
 }
 

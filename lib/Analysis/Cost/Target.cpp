@@ -65,11 +65,8 @@ bool cleave::isFusedLoopKernelClass(KernelClass kernelClass) {
          kernelClass == KernelClass::Activation;
 }
 
-double DeviceCalibration::throughput(KernelClass kernelClass,
-                                     double size) const {
-  const std::vector<ThroughputSample> &samples = table(kernelClass);
-  if (samples.empty())
-    return 0;
+/// The rate of `samples` (sizes ascending) at `size`, in log-log space.
+static double interpolateSize(ArrayRef<ThroughputSample> samples, double size) {
   if (size <= samples.front().size)
     return samples.front().perSecond;
   if (size >= samples.back().size)
@@ -81,6 +78,37 @@ double DeviceCalibration::throughput(KernelClass kernelClass,
   double t = std::log(size / low.size) / std::log(high.size / low.size);
   return std::exp(std::log(low.perSecond) +
                   t * std::log(high.perSecond / low.perSecond));
+}
+
+double DeviceCalibration::throughput(KernelClass kernelClass, double size,
+                                     double pixels) const {
+  ArrayRef<ThroughputSample> samples = table(kernelClass);
+  if (samples.empty())
+    return 0;
+  if (samples.front().pixels <= 0)
+    return interpolateSize(samples, size);
+  // The rows of one map size each, in ascending map size (as the file
+  // must give them).
+  SmallVector<ArrayRef<ThroughputSample>> rows;
+  for (size_t begin = 0, end; begin < samples.size(); begin = end) {
+    end = begin + 1;
+    while (end < samples.size() && samples[end].pixels == samples[begin].pixels)
+      ++end;
+    rows.push_back(samples.slice(begin, end - begin));
+  }
+  if (pixels <= 0 || pixels >= rows.back().front().pixels)
+    return interpolateSize(rows.back(), size);
+  if (pixels <= rows.front().front().pixels)
+    return interpolateSize(rows.front(), size);
+  auto above = llvm::find_if(rows, [&](ArrayRef<ThroughputSample> row) {
+    return row.front().pixels >= pixels;
+  });
+  ArrayRef<ThroughputSample> high = *above, low = *(above - 1);
+  double lowRate = interpolateSize(low, size);
+  double highRate = interpolateSize(high, size);
+  double t = std::log(pixels / low.front().pixels) /
+             std::log(high.front().pixels / low.front().pixels);
+  return std::exp(std::log(lowRate) + t * std::log(highRate / lowRate));
 }
 
 //===----------------------------------------------------------------------===//
@@ -323,7 +351,9 @@ static Error readMatmulTiles(const ObjectReader &device,
 
 /// One table of `calibration.compute` or `calibration.memory`: a non-empty
 /// array of `{"<unit>": size, "<unit>_per_s": rate, "shape": "..."}`
-/// samples, sizes strictly ascending.
+/// samples, sizes strictly ascending; or, where every sample gives
+/// `"pixels"` (a convolution's output positions per image), rows of one
+/// map size each, map sizes ascending, sizes strictly ascending in a row.
 static Error readThroughputTable(const ObjectReader &group, StringRef key,
                                  StringRef unit,
                                  std::vector<ThroughputSample> &samples) {
@@ -340,7 +370,8 @@ static Error readThroughputTable(const ObjectReader &group, StringRef key,
       return group.error(path,
                          "expected an object, got " + describeValue(entry));
     ObjectReader sample = group.nested(*object, path);
-    if (Error error = sample.checkKnownFields({unit, rateKey, "shape"}))
+    if (Error error =
+            sample.checkKnownFields({unit, rateKey, "shape", "pixels"}))
       return error;
     Expected<double> size = sample.getPositiveNumber(unit);
     if (!size)
@@ -352,12 +383,30 @@ static Error readThroughputTable(const ObjectReader &group, StringRef key,
         sample.getString("shape", /*required=*/false);
     if (!shape)
       return shape.takeError();
-    if (!samples.empty() && !(*size > samples.back().size))
-      return sample.error(unit,
-                          "sizes must be strictly ascending, got " +
-                              describeValue(*object->get(unit)) + " after " +
-                              describeValue(json::Value(samples.back().size)));
-    samples.push_back(ThroughputSample{*size, *rate});
+    double pixels = 0;
+    if (object->get("pixels")) {
+      Expected<double> given = sample.getPositiveNumber("pixels");
+      if (!given)
+        return given.takeError();
+      pixels = *given;
+    }
+    if (!samples.empty() && (pixels > 0) != (samples.back().pixels > 0))
+      return sample.error(pixels > 0 ? "pixels" : unit,
+                          "every sample of a table gives pixels, or none does");
+    if (!samples.empty() && pixels < samples.back().pixels)
+      return sample.error(
+          "pixels", "map sizes must not decrease, got " +
+                        describeValue(*object->get("pixels")) + " after " +
+                        describeValue(json::Value(samples.back().pixels)));
+    if (!samples.empty() && pixels == samples.back().pixels &&
+        !(*size > samples.back().size))
+      return sample.error(
+          unit, (pixels > 0 ? "sizes must be strictly ascending on "
+                              "one map size, got "
+                            : "sizes must be strictly ascending, got ") +
+                    describeValue(*object->get(unit)) + " after " +
+                    describeValue(json::Value(samples.back().size)));
+    samples.push_back(ThroughputSample{*size, *rate, pixels});
   }
   return Error::success();
 }

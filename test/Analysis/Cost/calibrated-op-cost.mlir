@@ -12,9 +12,10 @@
 //--- ops.mlir
 func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32>, %w: tensor<64x256xf32>,
              %x: tensor<250xf32>, %z: tensor<250xf32>, %i: tensor<1x8x10x10xf32>, %k: tensor<8x1x3x3xf32>,
-             %lx: tensor<2x1x3xf32>, %lw: tensor<2x16x3xf32>, %lr: tensor<2x16x4xf32>, %lb: tensor<2x32xf32>)
+             %lx: tensor<2x1x3xf32>, %lw: tensor<2x16x3xf32>, %lr: tensor<2x16x4xf32>, %lb: tensor<2x32xf32>,
+             %cx: tensor<1x4x2x2xf32>, %cw: tensor<4x4x3x3xf32>)
     -> (tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>,
-        tensor<100x100xf32>, tensor<2x2x1x4xf32>) {
+        tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>) {
   // 2*64^3 = 524288 FLOPs, below the first sample (1e6): 1e9 FLOP/s.
   // 524288 / 1e9 + 1e-6 = 5.25288e-4. Uncalibrated: 32768 bytes (a is
   // read once) at 1 GB/s.
@@ -49,7 +50,12 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
   // 1.168e-5 + 1e-6.
   // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1168 {{.*}} time=1.268e-05s compute-bound class=recurrent
   %y, %h, %c = cleave.lstm %lx, %lw, %lr bias %lb {activations = ["Sigmoid", "Tanh", "Tanh", "Sigmoid", "Tanh", "Tanh"], direction = "bidirectional", hidden_size = 4 : i64} : (tensor<2x1x3xf32>, tensor<2x16x3xf32>, tensor<2x16x4xf32>, tensor<2x32xf32>) -> (tensor<2x2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>)
-  return %0, %1, %2, %3, %4, %5, %6, %y : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>, tensor<100x100xf32>, tensor<2x2x1x4xf32>
+  // `conv` is by map size: 1152 FLOPs on a 2x2 map (4 outputs), halfway
+  // in log(pixels) between the rows of 1 and 16 outputs (1e8 and 1e10
+  // FLOP/s at that size): 1e9, so 1152 / 1e9 + 1e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1152 {{.*}} time=2.152e-06s compute-bound class=conv
+  %8 = cleave.conv %cx, %cw {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x2x2xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x2x2xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %y, %8 : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>, tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>
 }
 
 //--- calibrated.json
@@ -67,6 +73,8 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
     "compute": {
       "matmul": [{"flops": 1e6, "flops_per_s": 1e9}, {"flops": 1e8, "flops_per_s": 1e10}],
       "conv_depthwise": [{"flops": 1e4, "flops_per_s": 1e8}],
+      "conv": [{"flops": 1e3, "flops_per_s": 1e8, "pixels": 1},
+               {"flops": 1e3, "flops_per_s": 1e10, "pixels": 16}],
       "recurrent": [{"flops": 1e3, "flops_per_s": 1e8}]
     },
     "memory": {

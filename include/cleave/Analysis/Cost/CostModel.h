@@ -106,12 +106,15 @@ double getMatmulTileEfficiency(const MatmulOutputShape &shape,
 /// On a device with a calibration, the work of `kernelClass` instead takes
 /// the call overhead plus its size over the throughput measured for that
 /// size: `flops / rate(flops)` for a compute class, `bytes / rate(bytes)`
-/// for a memory class (`DeviceCalibration::throughput`). A class the
-/// calibration has no table for (and `Other`) keeps the roofline, plus the
-/// call overhead. Work of no FLOPs and no bytes (a view) costs nothing.
+/// for a memory class (`DeviceCalibration::throughput`), on a map of
+/// `pixels` output positions for a convolution (0: not a convolution, or
+/// not known). A class the calibration has no table for (and `Other`)
+/// keeps the roofline, plus the call overhead. Work of no FLOPs and no
+/// bytes (a view) costs nothing.
 Roofline getRoofline(double flops, double bytes, Precision precision,
                      const DeviceDescription &device,
-                     KernelClass kernelClass = KernelClass::Other);
+                     KernelClass kernelClass = KernelClass::Other,
+                     double pixels = 0);
 
 /// The work of one op and its time on one device.
 struct OpCost {
@@ -124,11 +127,18 @@ struct OpCost {
   Precision precision = Precision::F32;
   /// The kind of kernel it runs as (`CostInterface::getKernelClass`).
   KernelClass kernelClass = KernelClass::Other;
+  /// For a convolution, its output positions per image (the result's
+  /// spatial dimensions multiplied); 0 for other ops.
+  double pixels = 0;
   Roofline roofline;
 
   int64_t bytesMoved() const { return bytesRead + bytesWritten; }
   double time() const { return roofline.time(); }
 };
+
+/// A convolution's output positions per image (its result's spatial
+/// dimensions multiplied) when `kernelClass` is a convolution's, else 0.
+double getConvolutionPixels(mlir::Operation *op, KernelClass kernelClass);
 
 /// The precision an op computes in: contractions (`usesMatrixUnits`) run at
 /// the peak of their element type (`options.computePrecision` for a

@@ -99,6 +99,10 @@ bool isFusedLoopKernelClass(KernelClass kernelClass);
 struct ThroughputSample {
   double size = 0;
   double perSecond = 0;
+  /// The output positions per image of the convolution measured (its
+  /// output's spatial dimensions multiplied); 0 in a table that does not
+  /// give them.
+  double pixels = 0;
 };
 
 /// What `cleave calibrate` measured on a machine: the throughput each
@@ -119,7 +123,12 @@ struct DeviceCalibration {
   /// The throughput of a call of `size`: interpolated linearly in
   /// log(size) against log(rate) between the samples around it, and the
   /// nearest sample's rate outside them. 0 when the class has no table.
-  double throughput(KernelClass kernelClass, double size) const;
+  /// A table whose samples give `pixels` is a row of samples per map size:
+  /// the rate is interpolated so in the rows of the map sizes around
+  /// `pixels` (the nearest row outside them), then between the two,
+  /// linearly in log(pixels); without `pixels` (0), in the largest map's.
+  double throughput(KernelClass kernelClass, double size,
+                    double pixels = 0) const;
 };
 
 /// One device (a GPU, or a CPU core running one rank).

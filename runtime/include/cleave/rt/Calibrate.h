@@ -35,9 +35,12 @@ struct ThroughputPoint {
   double perSecond = 0;
   /// What was run, for people ("512x512x512").
   std::string shape;
+  /// For a convolution, its output positions per image; 0 otherwise.
+  double pixels = 0;
 };
 
-/// The measured points of one kernel class, sizes ascending.
+/// The measured points of one kernel class, sizes ascending (with
+/// `pixels`, by map size, then size).
 struct ThroughputTable {
   /// The class's name in target files ("matmul", "copy", ...).
   std::string name;
