@@ -154,6 +154,7 @@ public:
       measureMatmul();
       measureConvolutions();
       measureRecurrent();
+      measureAttention();
       measureMemory();
     }
     for (size_t index = 0; index < passes[0].size(); ++index) {
@@ -178,6 +179,7 @@ private:
   void measureMatmul();
   void measureConvolutions();
   void measureRecurrent();
+  void measureAttention();
   void measureMemory();
 
   /// Median seconds of one call of `call`, which returns a kernel status.
@@ -206,6 +208,7 @@ private:
   Problem conv(int64_t spatialRank, int64_t channels, int64_t extent,
                int64_t kernel, bool depthwise, const float *weights);
   Problem lstm(int64_t hidden, int64_t steps);
+  Problem attention(int64_t sequence, int64_t headSize);
   void measureConvolutionTable(
       const std::string &name, int64_t spatialRank, int64_t kernel,
       bool depthwise, const std::vector<std::pair<int64_t, int64_t>> &sizes);
@@ -594,6 +597,50 @@ void Calibrator::measureRecurrent() {
   for (int64_t h : hidden)
     problems.push_back(lstm(h, 16));
   addInTurn("recurrent", true, problems);
+}
+
+Problem Calibrator::attention(int64_t sequence, int64_t headSize) {
+  // Self-attention of one sequence over 4 heads, no mask.
+  constexpr int64_t kHeads = 4;
+  const int64_t elements = kHeads * sequence * headSize;
+  Problem problem;
+  const Buffer &q = problem.own(*device, elements);
+  const Buffer &k = problem.own(*device, elements);
+  const Buffer &v = problem.own(*device, elements);
+  const Buffer &y = problem.own(*device, elements);
+  std::array<CleaveTensor, 4> in = {q.tensor({1, kHeads, sequence, headSize}),
+                                    k.tensor({1, kHeads, sequence, headSize}),
+                                    v.tensor({1, kHeads, sequence, headSize}),
+                                    CleaveTensor{}};
+  CleaveTensor out = y.tensor({1, kHeads, sequence, headSize});
+  // Heads of queries and of keys and values, not causal, NaN kept; the
+  // scale 1/sqrt(D), no softcap.
+  std::array<int64_t, 4> ints = {kHeads, kHeads, 0, 0};
+  std::array<double, 2> floats = {1.0 / std::sqrt(double(headSize)), 0.0};
+  problem.call = [this, in, out, ints, floats]() mutable {
+    check(cleave_cpu_attention(ctx, in.data(), 4, &out, 1, ints.data(),
+                               floats.data()),
+          "attention");
+  };
+  // FLOPs as the cost model counts them (AttentionCostModel): per score
+  // the dot product, 5 for the scale, mask and softmax, and its share of
+  // the weighted values.
+  problem.size = static_cast<double>(kHeads * sequence * sequence) *
+                 static_cast<double>(2 * headSize + 5 + 2 * headSize);
+  problem.shape =
+      "S" + std::to_string(sequence) + " D" + std::to_string(headSize);
+  return problem;
+}
+
+void Calibrator::measureAttention() {
+  std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {16, 16}, {64, 16}, {160, 16}, {128, 64}, {512, 64}};
+  if (options.quick)
+    shapes = {{16, 16}, {64, 16}};
+  std::vector<Problem> problems;
+  for (auto [sequence, headSize] : shapes)
+    problems.push_back(attention(sequence, headSize));
+  addInTurn("attention", true, problems);
 }
 
 void Calibrator::measureMemory() {

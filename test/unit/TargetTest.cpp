@@ -544,7 +544,7 @@ TEST(TargetTest, CalibrationErrors) {
                       "compute": {"copy": []}})"),
             "bad.json: calibration.compute.copy: unknown field (expected "
             "matmul, matmul_skinny, conv, conv_pointwise, conv_depthwise, "
-            "conv_1d, recurrent)");
+            "conv_1d, recurrent, attention)");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "memory": {"matmul": []}})"),
             "bad.json: calibration.memory.matmul: unknown field (expected "
@@ -578,6 +578,8 @@ TEST(TargetTest, KernelClassNames) {
   EXPECT_FALSE(isComputeKernelClass(KernelClass::Copy));
   EXPECT_EQ(stringifyKernelClass(KernelClass::Recurrent), "recurrent");
   EXPECT_TRUE(isComputeKernelClass(KernelClass::Recurrent));
+  EXPECT_EQ(stringifyKernelClass(KernelClass::Attention), "attention");
+  EXPECT_TRUE(isComputeKernelClass(KernelClass::Attention));
   EXPECT_EQ(stringifyKernelClass(KernelClass::Transpose), "transpose");
   EXPECT_FALSE(isComputeKernelClass(KernelClass::Transpose));
 }

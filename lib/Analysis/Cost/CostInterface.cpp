@@ -408,7 +408,9 @@ struct AttentionCostModel
     return queries * keys * (2 * headSize + 5 + 2 * valueHeadSize);
   }
   bool usesMatrixUnits(Operation *) const { return true; }
-  KernelClass getKernelClass(Operation *) const { return KernelClass::Matmul; }
+  KernelClass getKernelClass(Operation *) const {
+    return KernelClass::Attention;
+  }
 };
 
 //===----------------------------------------------------------------------===//

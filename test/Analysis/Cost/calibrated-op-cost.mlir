@@ -13,9 +13,10 @@
 func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32>, %w: tensor<64x256xf32>,
              %x: tensor<250xf32>, %z: tensor<250xf32>, %i: tensor<1x8x10x10xf32>, %k: tensor<8x1x3x3xf32>,
              %lx: tensor<2x1x3xf32>, %lw: tensor<2x16x3xf32>, %lr: tensor<2x16x4xf32>, %lb: tensor<2x32xf32>,
-             %cx: tensor<1x4x2x2xf32>, %cw: tensor<4x4x3x3xf32>)
+             %cx: tensor<1x4x2x2xf32>, %cw: tensor<4x4x3x3xf32>,
+             %aq: tensor<1x4x3x8xf32>, %ak: tensor<1x2x5x8xf32>, %av: tensor<1x2x5x6xf32>)
     -> (tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>,
-        tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>) {
+        tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x3x6xf32>) {
   // 2*64^3 = 524288 FLOPs, below the first sample (1e6): 1e9 FLOP/s.
   // 524288 / 1e9 + 1e-6 = 5.25288e-4. Uncalibrated: 32768 bytes (a is
   // read once) at 1 GB/s.
@@ -55,7 +56,12 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
   // FLOP/s at that size): 1e9, so 1152 / 1e9 + 1e-6.
   // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1152 {{.*}} time=2.152e-06s compute-bound class=conv
   %8 = cleave.conv %cx, %cw {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x2x2xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x2x2xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %y, %8 : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>, tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>
+  // Fused attention is `attention`, not `matmul`: 12 query rows x 5 keys x
+  // (2 * 8 + 5 + 2 * 6) = 1980 FLOPs at the one sample's 1e8 FLOP/s:
+  // 1.98e-5 + 1e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1980 {{.*}} time=2.080e-05s compute-bound class=attention
+  %9 = cleave.attention %aq, %ak, %av {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 0.5 : f32} : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x6xf32>) -> tensor<1x4x3x6xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %y, %8, %9 : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>, tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x3x6xf32>
 }
 
 //--- calibrated.json
@@ -75,7 +81,8 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
       "conv_depthwise": [{"flops": 1e4, "flops_per_s": 1e8}],
       "conv": [{"flops": 1e3, "flops_per_s": 1e8, "pixels": 1},
                {"flops": 1e3, "flops_per_s": 1e10, "pixels": 16}],
-      "recurrent": [{"flops": 1e3, "flops_per_s": 1e8}]
+      "recurrent": [{"flops": 1e3, "flops_per_s": 1e8}],
+      "attention": [{"flops": 1e3, "flops_per_s": 1e8}]
     },
     "memory": {
       "elementwise": [{"bytes": 1e3, "bytes_per_s": 1e9}, {"bytes": 1e7, "bytes_per_s": 1e11}],

@@ -12,7 +12,7 @@ import json
 import sys
 
 COMPUTE = ["matmul", "matmul_skinny", "conv", "conv_pointwise", "conv_depthwise", "conv_1d",
-           "recurrent"]
+           "recurrent", "attention"]
 MEMORY = ["copy", "transpose", "elementwise", "activation", "softmax", "normalization"]
 
 

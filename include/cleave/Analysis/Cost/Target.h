@@ -62,6 +62,9 @@ enum class KernelClass {
   /// Recurrent layers (RNN, GRU, LSTM): a few rows times the recurrent
   /// weights and the gates' functions, once per time step.
   Recurrent,
+  /// Fused attention: scores, softmax and the weighted values, by blocks
+  /// of query rows.
+  Attention,
   /// Byte copies: concatenation, slices, gathers.
   Copy,
   /// Copies that permute dimensions (transpose).
@@ -79,7 +82,7 @@ enum class KernelClass {
 };
 
 /// Number of `KernelClass` values.
-inline constexpr unsigned kNumKernelClasses = 14;
+inline constexpr unsigned kNumKernelClasses = 15;
 
 /// The name of `kernelClass` in target files ("matmul", "conv_1d", ...;
 /// "other" for `Other`, which no table names).
