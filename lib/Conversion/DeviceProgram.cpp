@@ -256,6 +256,8 @@ private:
   int addTensor(Type type, MemorySpace space, int64_t offset);
   FailureOr<ProgramStep> buildLoop(Operation *root);
   FailureOr<ProgramStep> buildCall(Operation *op);
+  /// The tensors of `op`'s operands that `call` (built by its model) takes.
+  void addCallInputs(Operation *op, KernelCall &call);
   /// A value a loop reads: a splat literal, or a (shared) load.
   FailureOr<int> buildLeaf(Value value, FusedLoop &loop,
                            llvm::DenseMap<int, int> &loadOfTensor);
@@ -509,11 +511,7 @@ ProgramBuilder::buildConvWithEpilogue(Operation *conv, Operation *activation) {
   KernelCall call;
   if (failed(buildConvCall(conv, kind, min, max, call)))
     return failure();
-  for (int index : call.operands)
-    call.inputs.push_back(index < 0 ? -1 : getTensor(conv->getOperand(index)));
-  if (call.operands.empty())
-    for (Value operand : conv->getOperands())
-      call.inputs.push_back(getTensor(operand));
+  addCallInputs(conv, call);
   call.outputs.push_back(getTensor(activation->getResult(0)));
   ProgramStep step;
   step.call = std::move(call);
@@ -842,17 +840,21 @@ FailureOr<ProgramStep> ProgramBuilder::buildLoop(Operation *root) {
   return step;
 }
 
-FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
-  KernelCall call;
-  // The op's model says why it has no kernel.
-  if (failed(cast<KernelInterface>(op).buildKernelCall(call)))
-    return failure();
+void ProgramBuilder::addCallInputs(Operation *op, KernelCall &call) {
   if (call.operands.empty())
     for (OpOperand &operand : op->getOpOperands())
       call.inputs.push_back(getTensor(operand.get()));
   else
     for (int index : call.operands)
       call.inputs.push_back(index < 0 ? -1 : getTensor(op->getOperand(index)));
+}
+
+FailureOr<ProgramStep> ProgramBuilder::buildCall(Operation *op) {
+  KernelCall call;
+  // The op's model says why it has no kernel.
+  if (failed(cast<KernelInterface>(op).buildKernelCall(call)))
+    return failure();
+  addCallInputs(op, call);
   if (call.results.empty())
     for (Value result : op->getResults())
       call.outputs.push_back(getTensor(result));
