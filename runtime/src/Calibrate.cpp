@@ -99,6 +99,27 @@ struct Problem {
   }
 };
 
+/// Makes `elements` floats of `w` the context's constant weights (as a
+/// bundle's read-only weight file is a session's) for the life of the
+/// object: the kernels pack such weights once, as they do a program's.
+class ConstantWeights {
+public:
+  ConstantWeights(CleaveContext *ctx, const Buffer &w, int64_t elements)
+      : ctx(ctx) {
+    ctx->constantWeights = w.get();
+    ctx->constantWeightBytes = static_cast<std::size_t>(elements) * 4;
+  }
+  ~ConstantWeights() {
+    ctx->constantWeights = nullptr;
+    ctx->constantWeightBytes = 0;
+  }
+  ConstantWeights(const ConstantWeights &) = delete;
+  ConstantWeights &operator=(const ConstantWeights &) = delete;
+
+private:
+  CleaveContext *ctx;
+};
+
 /// The loops a program emits for an elementwise op (CppEmitter.cpp): one
 /// pass over the elements, split over the kernels' OpenMP team when the
 /// work is large enough, in the vector instructions of the CPU. The body is
@@ -204,7 +225,8 @@ private:
                   " failed: " + ctx->error);
   }
 
-  Problem matmul(int64_t m, int64_t n, int64_t k);
+  /// M x K activations times K x N constant `weights`.
+  Problem matmul(int64_t m, int64_t n, int64_t k, const float *weights);
   Problem conv(int64_t spatialRank, int64_t channels, int64_t extent,
                int64_t kernel, bool depthwise, const float *weights);
   Problem lstm(int64_t hidden, int64_t steps);
@@ -386,12 +408,18 @@ void Calibrator::measureOverhead() {
   result.callOverheadSeconds = seconds[seconds.size() / 2];
 }
 
-Problem Calibrator::matmul(int64_t m, int64_t n, int64_t k) {
+Problem Calibrator::matmul(int64_t m, int64_t n, int64_t k,
+                           const float *weights) {
   Problem problem;
   const Buffer &a = problem.own(*device, m * k);
-  const Buffer &b = problem.own(*device, k * n);
   const Buffer &y = problem.own(*device, m * n);
-  std::array<CleaveTensor, 2> in = {a.tensor({m, k}), b.tensor({k, n})};
+  CleaveTensor b{};
+  b.data = const_cast<float *>(weights);
+  b.dtype = CLEAVE_F32;
+  b.rank = 2;
+  b.shape[0] = k;
+  b.shape[1] = n;
+  std::array<CleaveTensor, 2> in = {a.tensor({m, k}), b};
   CleaveTensor out = y.tensor({m, n});
   problem.call = [this, in, out]() mutable {
     check(cleave_cpu_matmul(ctx, in.data(), 2, &out, 1, nullptr, nullptr),
@@ -415,14 +443,27 @@ void Calibrator::measureMatmul() {
     products = {{16, 16, 16}, {32, 64, 192}, {32, 256, 256}};
     wide = {64, 256};
   }
-  std::vector<Problem> regular;
-  for (auto [m, k, n] : products)
-    regular.push_back(matmul(m, n, k));
-  addInTurn("matmul", true, regular);
   // A few rows against a wide weight: batch-1 inference, decode steps.
-  std::vector<Problem> skinny;
   for (int64_t n : wide)
-    skinny.push_back(matmul(4, n, n));
+    products.push_back({4, n, n});
+  // A program's weights are constant (the kernels pack them once): every
+  // product's weights lie in one buffer that the context takes as such.
+  std::vector<int64_t> offsets;
+  int64_t elements = 0;
+  for (auto [m, k, n] : products) {
+    offsets.push_back(elements);
+    elements += (k * n + 15) / 16 * 16;
+  }
+  Buffer weights(*device, elements);
+  ConstantWeights constant(ctx, weights, elements);
+  std::vector<Problem> regular, skinny;
+  for (size_t i = 0; i < products.size(); ++i) {
+    auto [m, k, n] = products[i];
+    std::vector<Problem> &table =
+        i + wide.size() < products.size() ? regular : skinny;
+    table.push_back(matmul(m, n, k, weights.get() + offsets[i]));
+  }
+  addInTurn("matmul", true, regular);
   addInTurn("matmul_skinny", true, skinny);
 }
 
@@ -491,18 +532,7 @@ void Calibrator::measureConvolutionTable(
     elements += (channels * (depthwise ? 1 : channels) * window + 15) / 16 * 16;
   }
   Buffer weights(*device, elements);
-  struct ConstantWeights {
-    ConstantWeights(CleaveContext *ctx, const Buffer &w, int64_t elements)
-        : ctx(ctx) {
-      ctx->constantWeights = w.get();
-      ctx->constantWeightBytes = static_cast<std::size_t>(elements) * 4;
-    }
-    ~ConstantWeights() {
-      ctx->constantWeights = nullptr;
-      ctx->constantWeightBytes = 0;
-    }
-    CleaveContext *ctx;
-  } constant(ctx, weights, elements);
+  ConstantWeights constant(ctx, weights, elements);
   std::vector<Problem> problems;
   for (size_t i = 0; i < sizes.size(); ++i)
     problems.push_back(conv(spatialRank, sizes[i].first, sizes[i].second,

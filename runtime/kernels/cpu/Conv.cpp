@@ -1,6 +1,6 @@
 //===- Conv.cpp - convolution and transposed convolution ------------------===//
 //
-// A convolution over constant weights runs on oneDNN (DnnlConv.cpp), but
+// A convolution over constant weights runs on oneDNN (Dnnl.cpp), but
 // for the shapes where a kernel here is faster, and one over writable
 // weights on the kernels here (see conv() for why): a depthwise one (one input
 // channel per group) on a large plane or on a map smaller than its window runs
@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvGeometry.h"
-#include "DnnlConv.h"
+#include "Dnnl.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,13 +1,18 @@
-//===- Gemm.cpp - matmul and gemm on OpenBLAS -----------------------------===//
+//===- Gemm.cpp - matmul and gemm on oneDNN and OpenBLAS ------------------===//
 //
-// Both kernels hand the multiplication to OpenBLAS's sgemm (through
-// sgemm() of KernelSupport.h, which threads it with OpenMP); matmul also
-// multiplies float64 through dgemm. A batched matmul whose rhs has no batch
-// folds the batch into the rows of one product; other batches run one
-// product per batch, one batch per thread when there are enough of them.
+// A product of constant weights (a layer's, read from the bundle) of at
+// least kWeightProductMacs multiply-adds runs on oneDNN's matmul
+// (Dnnl.cpp), which packs the weights once into its blocked layout. The
+// rest go to OpenBLAS's sgemm (through sgemm() of KernelSupport.h, which
+// threads it with OpenMP), which packs both operands on every call; matmul
+// also multiplies float64 through dgemm. A batched matmul whose rhs has no
+// batch folds the batch into the rows of one product; other batches run
+// one product per batch, one batch per thread when there are enough of
+// them.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dnnl.h"
 #include "KernelSupport.h"
 
 #include <algorithm>
@@ -16,6 +21,14 @@
 using namespace cleave::cpu;
 
 namespace {
+
+/// From this many multiply-adds a product of constant weights runs on
+/// oneDNN. Measured on an AVX-512 Xeon, 1 and 2 threads (docs/
+/// PERFORMANCE.md, "Matrix products of constant weights"): at 16x64x64
+/// OpenBLAS took 0.8-1.2 us and oneDNN 1.3-1.9; at 128x64x64 (2^19) both
+/// 7-8 us; above, oneDNN was faster throughout, by 1.15-1.4x on a
+/// transformer's 128x768x3072 and by up to 4x with few rows (4x768x768).
+constexpr int64_t kWeightProductMacs = int64_t(1) << 19;
 
 /// A matmul operand seen as a batch of row-major matrices.
 struct MatrixBatch {
@@ -57,6 +70,16 @@ void gemm(int threads, int64_t m, int64_t n, int64_t k, const double *a,
   dgemm(threads, false, false, m, n, k, 1.0, a, k, b, n, 0.0, y, n);
 }
 
+/// Whether the batches of A are consecutive rows of one matrix and B has
+/// none: one product of (batch * M) rows.
+bool foldsIntoRows(const MatrixBatch &ma, const MatrixBatch &mb,
+                   const int64_t *batchShape, int32_t batchRank) {
+  for (int32_t i = 0; i < batchRank; ++i)
+    if (mb.batchStride[i] != 0 || ma.batchShape[i] != batchShape[i])
+      return false;
+  return true;
+}
+
 /// The product of a checked batch of matrices (`batch` products of
 /// `m x k` and `k x n`, batch dimensions broadcast as `ma` and `mb` say).
 template <typename T>
@@ -68,12 +91,7 @@ void multiplyBatches(int threads, const MatrixBatch &ma, const MatrixBatch &mb,
     std::memset(py, 0, sizeof(T) * batch * m * n);
     return;
   }
-  bool rhsBatched = false, lhsBroadcast = false;
-  for (int32_t i = 0; i < batchRank; ++i) {
-    rhsBatched |= mb.batchStride[i] != 0;
-    lhsBroadcast |= ma.batchShape[i] != batchShape[i];
-  }
-  if (!rhsBatched && !lhsBroadcast) {
+  if (foldsIntoRows(ma, mb, batchShape, batchRank)) {
     // The batches of A are consecutive rows of one matrix.
     gemm(threads, batch * m, n, k, pa, pb, py);
     return;
@@ -140,6 +158,19 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
                 (long long)numElements(y), (long long)(batch * m * n));
   if (batch * m * n == 0)
     return 0;
+  if (a.dtype == CLEAVE_F32 && foldsIntoRows(ma, mb, batchShape, batchRank)) {
+    WeightProduct product;
+    product.m = batch * m;
+    product.k = ma.cols;
+    product.n = n;
+    product.a = static_cast<const float *>(a.data);
+    product.w = static_cast<const float *>(b.data);
+    product.y = static_cast<float *>(y.data);
+    if (product.multiplyAdds() >= kWeightProductMacs &&
+        cleave_rt_constant_weights(ctx, b.data,
+                                   sizeof(float) * product.k * product.n))
+      return dnnlMatmul(ctx, kernel, product);
+  }
   const int threads = numThreads(ctx);
   if (a.dtype == CLEAVE_F64)
     multiplyBatches(threads, ma, mb, batchShape, batchRank, batch,
@@ -182,6 +213,25 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
   float *py = static_cast<float *>(y.data);
   if (m * n == 0)
     return 0;
+
+  // oneDNN adds C as its bias where C is one row (or none is added).
+  const bool rowBias = optionalC && beta == 1.0f &&
+                       numElements(*optionalC) == n &&
+                       (optionalC->rank < 2 || optionalC->shape[0] == 1);
+  WeightProduct product;
+  product.m = m;
+  product.k = k;
+  product.n = n;
+  product.transposeW = transB;
+  product.a = static_cast<const float *>(a.data);
+  product.w = static_cast<const float *>(b.data);
+  product.y = py;
+  if (rowBias)
+    product.bias = static_cast<const float *>(optionalC->data);
+  if (!transA && alpha == 1.0f && (rowBias || !optionalC || beta == 0.0f) &&
+      product.multiplyAdds() >= kWeightProductMacs &&
+      cleave_rt_constant_weights(ctx, b.data, sizeof(float) * k * n))
+    return dnnlMatmul(ctx, kernel, product);
 
   float gemmBeta = 0.0f;
   if (optionalC && beta != 0.0f) {

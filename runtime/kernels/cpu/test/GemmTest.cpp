@@ -209,6 +209,70 @@ TEST_F(GemmTest, ThreadedGemmSplitsEveryLayout) {
     }
 }
 
+/// Products of constant weights from 2^19 multiply-adds run on oneDNN
+/// (weights packed once); below that, or over writable weights, on
+/// OpenBLAS. Every path gives the naive product: matmul with its batch
+/// folded into rows, gemm with B transposed or not, with a bias row (which
+/// oneDNN adds), a full C, or alpha other than 1 (both left to OpenBLAS).
+TEST_F(GemmTest, ConstantWeightProducts) {
+  const int64_t m = 64, k = 96, n = 128;
+  ASSERT_GE(m * k * n, int64_t(1) << 19);
+  for (bool constant : {false, true}) {
+    SCOPED_TRACE(constant ? "constant weights" : "writable weights");
+    Tensor a = Tensor::random({2, m / 2, k}, 21);
+    for (bool transB : {false, true}) {
+      Tensor b = Tensor::random(transB ? Shape{n, k} : Shape{k, n}, 22);
+      ctx.constantWeights = constant ? b.f32() : nullptr;
+      ctx.constantWeightBytes = constant ? b.size() * sizeof(float) : 0;
+      if (!transB) {
+        Tensor y({2, m / 2, n});
+        ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0)
+            << ctx.error;
+        expectClose(y.vec(), naiveMatmul(a, b), 1e-4f, 1e-4f);
+      }
+      Tensor a2 = Tensor::random({m, k}, 23);
+      for (Shape cShape : {Shape{n}, Shape{1, n}, Shape{m, n}})
+        for (double alpha : {1.0, 0.5}) {
+          SCOPED_TRACE(testing::Message()
+                       << "transB " << transB << " C rank " << cShape.size()
+                       << " rows " << cShape[0] << " alpha " << alpha);
+          Tensor c = Tensor::random(cShape, 24), y({m, n});
+          ASSERT_EQ(run(cleave_cpu_gemm, {a2.desc(), b.desc(), c.desc()},
+                        {y.desc()}, {0, transB}, {alpha, 1.0}),
+                    0)
+              << ctx.error;
+          expectClose(y.vec(), naiveGemm(a2, b, &c, false, transB, alpha, 1),
+                      1e-4f, 1e-4f);
+        }
+    }
+  }
+}
+
+/// Which products run on oneDNN: those of constant weights from 2^19
+/// multiply-adds, which make the context's kernel cache (oneDNN's
+/// primitives and packed weights). Smaller ones, and products of writable
+/// weights, stay on OpenBLAS and make none.
+TEST_F(GemmTest, OnlyLargeConstantProductsRunOnOneDnn) {
+  auto runsOnOneDnn = [&](const Shape &as, const Shape &bs, bool constant) {
+    Tensor a = Tensor::random(as, 31), b = Tensor::random(bs, 32);
+    Tensor y({as[0], bs[1]});
+    ctx.constantWeights = constant ? b.f32() : nullptr;
+    ctx.constantWeightBytes = constant ? b.size() * sizeof(float) : 0;
+    EXPECT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0)
+        << ctx.error;
+    expectClose(y.vec(), naiveMatmul(a, b), 1e-4f, 1e-4f);
+    const bool made = ctx.kernelCache != nullptr;
+    if (made) {
+      ctx.destroyKernelCache(ctx.kernelCache);
+      ctx.kernelCache = nullptr;
+    }
+    return made;
+  };
+  EXPECT_TRUE(runsOnOneDnn({64, 96}, {96, 128}, true));
+  EXPECT_FALSE(runsOnOneDnn({64, 96}, {96, 128}, false));
+  EXPECT_FALSE(runsOnOneDnn({16, 64}, {64, 64}, true));
+}
+
 /// The threads of this process.
 static size_t countThreads() {
   size_t count = 0;

@@ -1,4 +1,4 @@
-//===- DnnlConv.cpp - forward convolutions through oneDNN -----------------===//
+//===- Dnnl.cpp - convolutions and matrix products through oneDNN ---------===//
 //
 // oneDNN's fast convolutions read and write channel-blocked layouts
 // (nChw8c on AVX2, nChw16c on AVX-512) and weights blocked to match. The
@@ -10,6 +10,11 @@
 // reorders, and per (weights address, shape) the packed copy. Weights the
 // program may write (training updates them in place) run on Conv.cpp's
 // kernels: an address says nothing about their bytes.
+//
+// Matrix products of constant weights above a few hundred thousand
+// multiply-adds come here too (Gemm.cpp says why): oneDNN's matmul reads
+// the activations and writes the result in the program's row-major
+// layout, and only the weights are repacked, once, like a convolution's.
 //
 // One context runs one kernel at a time (its scratch memory is shared in
 // the same way), so the cache needs no lock; sessions running on several
@@ -28,7 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DnnlConv.h"
+#include "Dnnl.h"
 
 #include <dnnl.hpp>
 
@@ -88,14 +93,30 @@ struct ConvPlan {
 /// A convolution's shape, attributes, epilogue and thread count.
 using ConvKey = std::array<int64_t, 10 + 7 * kMaxSpatial>;
 
+/// A matrix product of constant weights as oneDNN takes it: the primitive,
+/// the reorder of the weights into its layout (absent where that is the
+/// program's own) and its arguments, whose addresses each call sets.
+struct MatmulPlan {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul product;
+  std::optional<dnnl::reorder> wIn;
+  memory a, plainW, y, bias, scratchpad;
+  std::unordered_map<int, memory> arguments;
+};
+
+/// A product's M, K, N, weight layout, bias and thread count.
+using MatmulKey = std::array<int64_t, 6>;
+
 /// The kernel cache of a context (cleave_rt_kernel_cache).
 struct KernelCache {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   /// By convolutionKey().
   std::map<ConvKey, std::unique_ptr<ConvPlan>> plans;
-  /// Constant weights in the layout of a plan, by their address and plan.
-  std::map<std::pair<const void *, const ConvPlan *>, memory> packed;
+  std::map<MatmulKey, std::unique_ptr<MatmulPlan>> products;
+  /// Constant weights in the layout of a plan (a ConvPlan or a
+  /// MatmulPlan), by their address and plan.
+  std::map<std::pair<const void *, const void *>, memory> packed;
 };
 
 void *createKernelCache() {
@@ -246,11 +267,13 @@ private:
 
 /// The constant weights in the plan's layout: `w` itself where that is
 /// ONNX's, else a copy repacked on the first call.
-memory packedWeights(KernelCache &cache, ConvPlan &plan, const float *w) {
+template <typename Plan>
+memory packedWeights(KernelCache &cache, Plan &plan, const float *w) {
   plan.plainW.set_data_handle(const_cast<float *>(w));
   if (!plan.wIn)
     return plan.plainW;
-  auto key = std::make_pair(static_cast<const void *>(w), &plan);
+  auto key = std::make_pair(static_cast<const void *>(w),
+                            static_cast<const void *>(&plan));
   auto found = cache.packed.find(key);
   if (found != cache.packed.end())
     return found->second;
@@ -296,6 +319,57 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
   return 0;
 }
 
+std::unique_ptr<MatmulPlan> makeMatmulPlan(const dnnl::engine &engine,
+                                           const WeightProduct &p) {
+  auto plan = std::make_unique<MatmulPlan>();
+  const memory::desc a({p.m, p.k}, kF32, Tag::ab);
+  const memory::desc y({p.m, p.n}, kF32, Tag::ab);
+  // W (K x N) as stored: rows of N, or of K when transposed.
+  const memory::desc plainW({p.k, p.n}, kF32, p.transposeW ? Tag::ba : Tag::ab);
+  const memory::desc anyW({p.k, p.n}, kF32, Tag::any);
+  const memory::desc bias({1, p.n}, kF32, Tag::ab);
+  const auto desc = p.bias ? dnnl::matmul::desc(a, anyW, bias, y)
+                           : dnnl::matmul::desc(a, anyW, y);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  plan->pd = dnnl::matmul::primitive_desc(desc, attr, engine);
+  plan->product = dnnl::matmul(plan->pd);
+  plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
+
+  void *none = nullptr;
+  plan->a = memory(a, engine, none);
+  plan->plainW = memory(plainW, engine, none);
+  plan->y = memory(y, engine, none);
+  plan->scratchpad = memory(plan->pd.scratchpad_desc(), engine, none);
+  plan->arguments = {{DNNL_ARG_SRC, plan->a},
+                     {DNNL_ARG_DST, plan->y},
+                     {DNNL_ARG_SCRATCHPAD, plan->scratchpad}};
+  if (p.bias) {
+    plan->bias = memory(bias, engine, none);
+    plan->arguments.emplace(DNNL_ARG_BIAS, plan->bias);
+  }
+  return plan;
+}
+
+int32_t runMatmulPlan(CleaveContext *ctx, KernelCache &cache, MatmulPlan &plan,
+                      const WeightProduct &p) {
+  const size_t scratchBytes = plan.pd.scratchpad_desc().get_size();
+  if (scratchBytes) {
+    void *scratch = cleave_rt_scratch(ctx, scratchBytes);
+    if (!scratch)
+      return 1;
+    plan.scratchpad.set_data_handle(scratch);
+  }
+  plan.a.set_data_handle(const_cast<float *>(p.a));
+  plan.y.set_data_handle(p.y);
+  if (p.bias)
+    plan.bias.set_data_handle(const_cast<float *>(p.bias));
+  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(cache, plan, p.w);
+  plan.product.execute(cache.stream, plan.arguments);
+  cache.stream.wait();
+  return 0;
+}
+
 /// Below this many multiply-adds a convolution runs on one thread: waking
 /// the team for each of its up to three primitives (reorder in,
 /// convolution, reorder out) costs more than it saves.
@@ -316,6 +390,14 @@ void capInstructions(int32_t level) {
   });
 }
 
+/// The context's kernel cache, with oneDNN capped at the context's level;
+/// null after failing.
+KernelCache *kernelCache(CleaveContext *ctx) {
+  capInstructions(cleave_rt_cpu_level(ctx));
+  return static_cast<KernelCache *>(
+      cleave_rt_kernel_cache(ctx, createKernelCache, destroyKernelCache));
+}
+
 } // namespace
 
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
@@ -327,9 +409,7 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
   if (!cleave_rt_constant_weights(ctx, w, weightBytes))
     return fail(ctx, "conv",
                 "oneDNN runs over constant weights only, which it packs once");
-  capInstructions(cleave_rt_cpu_level(ctx));
-  auto *cache = static_cast<KernelCache *>(
-      cleave_rt_kernel_cache(ctx, createKernelCache, destroyKernelCache));
+  KernelCache *cache = kernelCache(ctx);
   if (!cache)
     return 1;
   const int threads =
@@ -348,6 +428,30 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                 static_cast<int>(e.status));
   } catch (const std::exception &e) {
     return fail(ctx, "conv", "%s", e.what());
+  }
+}
+
+int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
+                   const WeightProduct &p) {
+  if (!cleave_rt_constant_weights(ctx, p.w, sizeof(float) * p.k * p.n))
+    return fail(ctx, kernel,
+                "oneDNN runs over constant weights only, which it packs once");
+  KernelCache *cache = kernelCache(ctx);
+  if (!cache)
+    return 1;
+  const int threads = numThreads(ctx);
+  TeamSize team(threads);
+  try {
+    std::unique_ptr<MatmulPlan> &plan = cache->products[{
+        p.m, p.k, p.n, p.transposeW, p.bias != nullptr, threads}];
+    if (!plan)
+      plan = makeMatmulPlan(cache->engine, p);
+    return runMatmulPlan(ctx, *cache, *plan, p);
+  } catch (const dnnl::error &e) {
+    return fail(ctx, kernel, "oneDNN: %s (status %d)", e.what(),
+                static_cast<int>(e.status));
+  } catch (const std::exception &e) {
+    return fail(ctx, kernel, "%s", e.what());
   }
 }
 

@@ -1,0 +1,55 @@
+//===- Dnnl.h - convolutions and matrix products through oneDNN -*- C++ -*-===//
+//
+// Compiled once, outside the x86-64 level variants: oneDNN chooses its own
+// instructions for the CPU it runs on. Both entry points take constant
+// weights only (cleave_rt_constant_weights), which they repack once into
+// the layout oneDNN prefers and keep, with the primitive made once per
+// shape, in the context's kernel cache.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CLEAVE_KERNELS_CPU_DNNL_H
+#define CLEAVE_KERNELS_CPU_DNNL_H
+
+#include "ConvGeometry.h"
+
+namespace cleave::cpu {
+
+/// What dnnlConv() returns, having done nothing, when `declineGeneric` is
+/// set and oneDNN has no kernel of its own for the shape.
+constexpr int32_t kDnnlDeclined = -1;
+
+/// Y = epilogue(conv(X, W) + B) for `shape`, with X and Y dense in the
+/// program's layout (N, C, spatial...) and W as ONNX lays it out (M,
+/// C / group, kernel...); `bias` may be null, and the epilogue runs as
+/// oneDNN's post-op, on the outputs while they are in registers. Other
+/// than constant W is refused with an error. Runs on the context's thread
+/// count (one thread for small convolutions). With `declineGeneric`,
+/// returns kDnnlDeclined where oneDNN would run its generic im2col + gemm
+/// or reference implementation.
+int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
+                 const float *w, const float *bias, float *y,
+                 const ConvEpilogue &epilogue, bool declineGeneric = false);
+
+/// A matrix product of constant weights: Y (M x N) = A (M x K) W + bias,
+/// all float32 and row-major, with W stored K x N, or N x K when
+/// `transposeW` (Gemm's transB). `bias` (N values, one per column) may be
+/// null.
+struct WeightProduct {
+  int64_t m = 0, k = 0, n = 0;
+  bool transposeW = false;
+  const float *a = nullptr, *w = nullptr, *bias = nullptr;
+  float *y = nullptr;
+
+  int64_t multiplyAdds() const { return m * k * n; }
+};
+
+/// Runs `product` on oneDNN's matmul over the context's thread count; W
+/// other than constant weights is refused with an error. `kernel` names
+/// the caller in messages.
+int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
+                   const WeightProduct &product);
+
+} // namespace cleave::cpu
+
+#endif // CLEAVE_KERNELS_CPU_DNNL_H
