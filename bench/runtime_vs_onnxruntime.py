@@ -16,6 +16,7 @@ geometric mean of the ratios.
 
     python bench/runtime_vs_onnxruntime.py [--models gpt resnet ...]
         [--threads 1,2] [--seconds 1.0] [--large] [--profile] [--json out.json]
+        [--memory [--memory-runs 20]]
         [--exports test/e2e/exports [--export NAME ...]]
 
 ``--large`` adds GPT and BERT at a size where the matrix products, not the
@@ -27,6 +28,21 @@ model, where each engine spends a run: cleave's program steps (from
 folders: ``model.onnx`` and ``test_data_set_0``), timed on their first
 data set; a dynamic export is compiled with its inputs bound to that data
 set's shapes. ``--models`` with no name leaves the registry's models out.
+
+``--memory`` also measures, per model and thread count, each engine's peak
+resident memory (not for a model whose outputs disagree), each in a child
+process of its own (this script again, see ``memory_child``) that imports
+only its engine (cleave with its runtime module loaded, from the build the
+timed sessions use, or onnxruntime), reads the model's inputs from an
+``.npz`` file in the workdir and records its resident set (``VmRSS``), then
+opens a session as the timed one is opened, runs it ``--memory-runs`` times
+and reports its peak resident set (``VmHWM``). It prints per thread count a
+second table: each engine's peak MiB, its session MiB (the peak less the
+resident set before the session: what the session and its runs took,
+weights, scratch memory and thread stacks included, the interpreter, NumPy
+and the engine's libraries left out), the ratio of the session MiB (cleave
+/ onnxruntime: below 1 means cleave takes less) and the geometric mean of
+the ratios.
 """
 
 from __future__ import annotations
@@ -36,6 +52,7 @@ import json
 import math
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,7 +66,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
-from cleave.models.registry import MODELS  # noqa: E402
+# cleave.models.registry is imported by the functions that need it, not
+# here: a --memory child of onnxruntime imports no cleave module.
+
+#: The first argument that makes this script a --memory child.
+MEMORY_CHILD = "--memory-child"
 
 #: Sizes for ``--large``: one sequence of 128 tokens through two layers of
 #: GPT-2-small / BERT-base width (hidden 768, 12 heads, MLP 3072).
@@ -68,6 +89,8 @@ class Case:
 
     def build(self):
         if self.config is None:
+            from cleave.models.registry import MODELS
+
             return MODELS[self.family].build()
         from cleave.models import text
 
@@ -301,11 +324,149 @@ def print_profile(name: str, threads: int, ours: list[tuple], theirs: list[tuple
             "ort_top": [list(r) for r in sorted(theirs, reverse=True)[:top]]}
 
 
+def status_kib(name: str) -> int | None:
+    """A field of /proc/self/status in KiB (``VmRSS``: the resident set now,
+    ``VmHWM``: its peak), or None where the file or the field is missing."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def max_rss_kib() -> int:
+    """The peak resident set so far, from getrusage (KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def memory_child(spec: dict) -> dict:
+    """What a --memory child measures (MiB), in the child.
+
+    It imports the engine `spec["engine"]` names (cleave with its runtime
+    module loaded, since ``import cleave`` loads it only with the first
+    session; or onnxruntime) and nothing of the other, reads the inputs from
+    `spec["feeds"]` (an .npz file), records the resident set, then opens a
+    session on `spec["target"]` (bundle or ONNX file) with
+    `spec["threads"]` threads, as the timed sessions are opened, runs it
+    `spec["runs"]` times and records the peak resident set.
+    """
+    engine, threads = spec["engine"], spec["threads"]
+    build_dir = spec.get("build_dir")
+    if engine == "cleave":
+        import cleave
+        from cleave.session import load_runtime
+
+        load_runtime(build_dir)
+    else:
+        import onnxruntime  # noqa: F401
+    with np.load(spec["feeds"]) as archive:
+        feeds = {name: archive[name] for name in archive.files}
+    baseline = status_kib("VmRSS") or max_rss_kib()
+    if engine == "cleave":
+        session = cleave.Session(spec["target"], threads=threads, build_dir=build_dir)
+        for _ in range(spec["runs"]):
+            session.run(feeds)
+    else:
+        session = ort_session(Path(spec["target"]), threads)
+        for _ in range(spec["runs"]):
+            session.run(None, feeds)
+    peak = status_kib("VmHWM") or max_rss_kib()
+    return {"baseline_mib": baseline / 1024, "peak_mib": peak / 1024,
+            "session_mib": (peak - baseline) / 1024}
+
+
+def run_memory_child(spec_json: str) -> int:
+    """The entry point of a --memory child: measures, and writes the figures
+    as JSON to `spec["out"]`."""
+    spec = json.loads(spec_json)
+    Path(spec["out"]).write_text(json.dumps(memory_child(spec)) + "\n")
+    return 0
+
+
+def runtime_build_dir(build_dir: Path | None) -> Path | None:
+    """The build whose runtime module cleave.Session loads in this process
+    (``--build-dir``, else the one found on the import path), for the
+    --memory children of cleave to load the same module; `build_dir` where
+    the module is not in a build's python/cleave (the children, with this
+    process's environment and working directory, then find it the same
+    way)."""
+    from cleave.session import load_runtime
+
+    module = Path(load_runtime(build_dir).__file__).resolve()
+    if module.parent.name == "cleave" and module.parent.parent.name == "python":
+        return module.parents[2]
+    return build_dir
+
+
+def measure_memory(engine: str, target: Path, feeds: Path, threads: int, runs: int,
+                   build_dir: Path | None, workdir: Path) -> dict:
+    """Runs one --memory child of `engine` ("cleave" or "onnxruntime") and
+    returns its figures (see ``memory_child``), or {"error": ...}."""
+    out = workdir / f"memory-{engine}.json"
+    out.unlink(missing_ok=True)
+    spec = {"engine": engine, "target": str(target), "feeds": str(feeds),
+            "threads": threads, "runs": runs, "out": str(out),
+            "build_dir": str(build_dir) if build_dir else None}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), MEMORY_CHILD,
+                           json.dumps(spec)], capture_output=True, text=True)
+    if done.returncode != 0 or not out.exists():
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit status {done.returncode}"}
+    return json.loads(out.read_text())
+
+
+def memory_row(model: Path, bundle: Path, feeds: Path, threads: int, runs: int,
+               build_dir: Path | None, workdir: Path) -> dict:
+    """Both engines' --memory figures for one model and thread count, and
+    the ratio of their session MiB (cleave / onnxruntime)."""
+    row = {"runs": runs,
+           "ort": measure_memory("onnxruntime", model, feeds, threads, runs,
+                                 build_dir, workdir),
+           "cleave": measure_memory("cleave", bundle, feeds, threads, runs,
+                                    build_dir, workdir)}
+    theirs, ours = row["ort"].get("session_mib", 0), row["cleave"].get("session_mib", 0)
+    if theirs > 0 and ours > 0:
+        row["ratio"] = ours / theirs
+    return row
+
+
+def print_memory(threads: int, rows: list[dict], runs: int) -> float:
+    """The --memory table of one thread count; returns the geometric mean of
+    the ratios."""
+    ratios = [r["memory"]["ratio"] for r in rows if "ratio" in r.get("memory", {})]
+    print(f"\n{threads} thread(s): peak resident MiB and session MiB (the peak less the "
+          f"resident set before the session), {runs} runs; ratio = cleave / onnxruntime "
+          "session MiB")
+    print(f"{'model':<30} {'onnxruntime peak':>16} {'session':>9} "
+          f"{'cleave peak':>12} {'session':>9} {'ratio':>7}")
+    for r in rows:
+        memory = r.get("memory")
+        if memory is None:
+            continue
+        failed = [f"{e} child failed: {memory[e]['error']}"
+                  for e in ("ort", "cleave") if "error" in memory[e]]
+        if failed:
+            print(f"{r['model']:<30} {'; '.join(failed)}")
+            continue
+        o, c = memory["ort"], memory["cleave"]
+        print(f"{r['model']:<30} {o['peak_mib']:>16.1f} {o['session_mib']:>9.1f} "
+              f"{c['peak_mib']:>12.1f} {c['session_mib']:>9.1f} "
+              f"{memory.get('ratio', float('nan')):>7.2f}")
+    print(f"{'geometric mean':<30} {'':>16} {'':>9} {'':>12} {'':>9} {geomean(ratios):>7.2f}",
+          flush=True)
+    return geomean(ratios)
+
+
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def main() -> int:
+    from cleave.models.registry import MODELS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--exports", type=Path, default=None,
@@ -328,6 +489,10 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="print per-step hot spots")
     parser.add_argument("--profile-runs", type=int, default=50)
     parser.add_argument("--top", type=int, default=6)
+    parser.add_argument("--memory", action="store_true",
+                        help="also each engine's peak resident memory, in a child process")
+    parser.add_argument("--memory-runs", type=int, default=20,
+                        help="runs of each --memory child's session")
     parser.add_argument("--cleave", type=Path, default=None)
     parser.add_argument("--build-dir", type=Path, default=None,
                         help="the build whose runtime module Session loads")
@@ -363,6 +528,9 @@ def main() -> int:
         feeds = export(case, model)
         compile_bundle(cleave_bin, model, bundle, feeds)
         prepared[case.name] = (model, bundle, feeds)
+        if args.memory:
+            np.savez(workdir / f"{case.name}.inputs.npz", **feeds)
+    build_dir = runtime_build_dir(args.build_dir) if args.memory else None
 
     results: dict = {"onnxruntime": ort.__version__, "cpus": os.cpu_count(),
                      "loadavg_start": os.getloadavg(), "threads": {}}
@@ -396,6 +564,9 @@ def main() -> int:
                     case.name, n,
                     profile_cleave(bundle, feeds, n, args.profile_runs, args.build_dir),
                     profile_ort(model, feeds, n, args.profile_runs, workdir), args.top)
+            if args.memory:
+                row["memory"] = memory_row(model, bundle, workdir / f"{case.name}.inputs.npz",
+                                           n, args.memory_runs, build_dir, workdir)
             rows.append(row)
         ratios = [r["ratio"] for r in rows if "ratio" in r]
         results["threads"][str(n)] = {"rows": rows, "geomean_ratio": geomean(ratios)}
@@ -412,6 +583,9 @@ def main() -> int:
             print(f"{r['model']:<30} {ort_cell:>24} {cleave_cell:>24} "
                   f"{r['ratio']:>7.2f} {r['runs']:>6}")
         print(f"{'geometric mean':<30} {'':>24} {'':>24} {geomean(ratios):>7.2f}", flush=True)
+        if args.memory:
+            results["threads"][str(n)]["geomean_memory_ratio"] = print_memory(
+                n, rows, args.memory_runs)
 
     results["loadavg_end"] = os.getloadavg()
     if args.json:
@@ -420,4 +594,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [MEMORY_CHILD]:
+        sys.exit(run_memory_child(sys.argv[2]))
     sys.exit(main())
