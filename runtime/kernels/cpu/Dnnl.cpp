@@ -82,6 +82,9 @@ struct ConvPlan {
   /// generic im2col + gemm or reference implementation.
   bool generic = false;
   std::optional<dnnl::reorder> xIn, wIn, yOut;
+  /// Whether xIn and yOut run on the calling thread alone
+  /// (kSerialReorderBytes).
+  bool serialXIn = false, serialYOut = false;
   /// In the program's layouts.
   memory plainX, plainW, plainY;
   /// In the primitive's layouts: `x` and `y` are the plain ones where no
@@ -171,6 +174,28 @@ std::optional<dnnl::reorder> reorderIfNeeded(const dnnl::engine &engine,
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
 }
 
+/// Below this many bytes a reorder of activations runs on the calling
+/// thread alone. Each oneDNN primitive is an OpenMP parallel region, and
+/// with idle threads asleep (OMP_WAIT_POLICY=PASSIVE, which cleave sets)
+/// waking the team costs more than a copy this small takes: at 2 threads,
+/// bench/runtime_vs_onnxruntime.py gave resnet 2.13 and 2.07 times
+/// onnxruntime's time with parallel reorders and 1.55 and 1.73 with
+/// these serial, efficientnet_b0 1.31-1.33 and 1.20-1.29.
+constexpr size_t kSerialReorderBytes = size_t(1) << 20;
+
+/// Sets the calling thread's team to one thread for the life of the
+/// object where `serial`, else leaves it.
+class MaybeSerial {
+public:
+  explicit MaybeSerial(bool serial) {
+    if (serial)
+      team.emplace(1);
+  }
+
+private:
+  std::optional<TeamSize> team;
+};
+
 std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
                                    const ConvShape &s, bool bias,
                                    const ConvEpilogue &epilogue) {
@@ -227,9 +252,18 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const std::string impl = plan->pd.impl_info_str();
   plan->generic = impl.find("gemm") != std::string::npos ||
                   impl.find("ref") != std::string::npos;
-  plan->xIn = reorderIfNeeded(engine, plainX, plan->pd.src_desc());
+  // A reorder takes its thread count when it is made and when it runs.
+  plan->serialXIn = plan->pd.src_desc().get_size() < kSerialReorderBytes;
+  plan->serialYOut = plan->pd.dst_desc().get_size() < kSerialReorderBytes;
+  {
+    MaybeSerial serial(plan->serialXIn);
+    plan->xIn = reorderIfNeeded(engine, plainX, plan->pd.src_desc());
+  }
+  {
+    MaybeSerial serial(plan->serialYOut);
+    plan->yOut = reorderIfNeeded(engine, plan->pd.dst_desc(), plainY);
+  }
   plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
-  plan->yOut = reorderIfNeeded(engine, plan->pd.dst_desc(), plainY);
 
   // Placeholder addresses: every call sets the ones it uses.
   void *none = nullptr;
@@ -310,11 +344,15 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
   if (bias)
     plan.bias.set_data_handle(const_cast<float *>(bias));
   plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(cache, plan, w);
-  if (plan.xIn)
+  if (plan.xIn) {
+    MaybeSerial serial(plan.serialXIn);
     plan.xIn->execute(cache.stream, plan.plainX, plan.x);
+  }
   plan.conv.execute(cache.stream, plan.arguments);
-  if (plan.yOut)
+  if (plan.yOut) {
+    MaybeSerial serial(plan.serialYOut);
     plan.yOut->execute(cache.stream, plan.y, plan.plainY);
+  }
   cache.stream.wait();
   return 0;
 }
