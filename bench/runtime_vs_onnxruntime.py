@@ -15,7 +15,8 @@ the medians (cleave / onnxruntime: below 1 means cleave is faster) and the
 geometric mean of the ratios.
 
     python bench/runtime_vs_onnxruntime.py [--models gpt resnet ...]
-        [--threads 1,2] [--seconds 1.0] [--large] [--profile] [--json out.json]
+        [--threads 1,2] [--seconds 1.0] [--large] [--march x86-64-v4]
+        [--profile] [--json out.json]
         [--memory [--memory-runs 20]]
         [--exports test/e2e/exports [--export NAME ...]]
 
@@ -170,13 +171,14 @@ def input_bindings(model: Path, feeds: dict[str, np.ndarray]) -> list[str]:
 
 
 def compile_bundle(cleave: Path, model: Path, bundle: Path,
-                   feeds: dict[str, np.ndarray]) -> None:
+                   feeds: dict[str, np.ndarray], march: str | None = None) -> None:
     if bundle.exists() and bundle.stat().st_mtime >= max(
             model.stat().st_mtime, cleave.stat().st_mtime):
         return
+    options = ["--march", march] if march else []
     subprocess.run([str(cleave), "compile", str(model), "-o", str(bundle),
-                    "--target", "cpu", "--quiet"] + input_bindings(model, feeds),
-                   check=True)
+                    "--target", "cpu", "--quiet"] + options
+                   + input_bindings(model, feeds), check=True)
 
 
 def ort_session(model: Path, threads: int, profile_prefix: str | None = None):
@@ -476,6 +478,10 @@ def main() -> int:
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--large", action="store_true",
                         help="also GPT and BERT at hidden 768, 12 heads, 1 x 128 tokens")
+    parser.add_argument("--march", default=None,
+                        help="cleave compile --march, the instruction set of the "
+                             "programs and of the kernels they run (default: the "
+                             "cpu target's, x86-64-v3; onnxruntime runs the CPU's own)")
     parser.add_argument("--seconds", type=float, default=1.0,
                         help="timed seconds per engine, model and thread count")
     parser.add_argument("--warmup", type=float, default=0.3, help="warm-up seconds")
@@ -518,22 +524,23 @@ def main() -> int:
         cases += [Case(p.name, "export", folder=p) for p in folders]
 
     print(f"cleave: {cleave_bin}\nonnxruntime: {ort.__version__}\n"
+          f"cleave compile --march {args.march or 'x86-64-v3 (default)'}\n"
           f"cpus: {os.cpu_count()}, load average at start: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\nworkdir: {workdir}")
     prepared = {}
     for case in cases:
         model = (case.folder / "model.onnx" if case.folder is not None
                  else workdir / f"{case.name}.onnx")
-        bundle = workdir / f"{case.name}.cleave"
+        bundle = workdir / f"{case.name}.{args.march or 'default'}.cleave"
         feeds = export(case, model)
-        compile_bundle(cleave_bin, model, bundle, feeds)
+        compile_bundle(cleave_bin, model, bundle, feeds, args.march)
         prepared[case.name] = (model, bundle, feeds)
         if args.memory:
             np.savez(workdir / f"{case.name}.inputs.npz", **feeds)
     build_dir = runtime_build_dir(args.build_dir) if args.memory else None
 
     results: dict = {"onnxruntime": ort.__version__, "cpus": os.cpu_count(),
-                     "loadavg_start": os.getloadavg(), "threads": {}}
+                     "march": args.march or "x86-64-v3", "loadavg_start": os.getloadavg(), "threads": {}}
     for n in threads:
         rows = []
         for case in cases:

@@ -175,9 +175,12 @@ class Session:
         """Per device (rank order): the bytes its session holds for the
         program, as allocated or mapped: ``arena`` (working memory, stash
         included), ``persistent`` (parameters, gradient sums, optimizer
-        state), ``weights`` (the weight file, mapped on the host) and
+        state), ``weights`` (the weight file, mapped on the host),
         ``ports`` (a GPU's buffers for one block of the inputs and
-        outputs)."""
+        outputs), ``packed`` (the bundle's packed-weight file, mapped on
+        the host) and ``repacked`` (constant weights the CPU kernels have
+        packed themselves so far: 0 when the bundle stored every packing
+        they needed)."""
         return self._session.memory()
 
     def trained_parameters(self) -> dict[str, np.ndarray]:

@@ -178,6 +178,8 @@ PYBIND11_MODULE(_runtime, m) {
           entry["persistent"] = memory.persistent;
           entry["weights"] = memory.weights;
           entry["ports"] = memory.ports;
+          entry["packed"] = memory.packed;
+          entry["repacked"] = memory.repacked;
           ranks.append(entry);
         }
         return ranks;

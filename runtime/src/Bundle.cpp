@@ -416,6 +416,8 @@ public:
            std::to_string(entry.rank) +
            " (rank = (dp * pp + stage) * tp + tp index)");
     entry.weights = relativePath(item, "weights", where);
+    if (item.contains("packed_weights"))
+      entry.packedWeights = relativePath(item, "packed_weights", where);
     return entry;
   }
 
@@ -648,9 +650,10 @@ Manifest parseManifest(const std::string &text, const std::string &path) {
       reader.fail("'" + entry.library + "' of stage " +
                   std::to_string(entry.stage) + " is not listed in 'files'");
   for (const RankEntry &entry : manifest.ranks)
-    if (!manifest.files.count(entry.weights))
-      reader.fail("'" + entry.weights + "' of rank " +
-                  std::to_string(entry.rank) + " is not listed in 'files'");
+    for (const std::string *file : {&entry.weights, &entry.packedWeights})
+      if (!file->empty() && !manifest.files.count(*file))
+        reader.fail("'" + *file + "' of rank " + std::to_string(entry.rank) +
+                    " is not listed in 'files'");
   return manifest;
 }
 
@@ -698,10 +701,12 @@ void verifyFiles(const std::string &bundleDir, const Manifest &manifest,
   if (rank >= 0)
     for (const RankEntry &entry : manifest.ranks)
       if (entry.rank != rank)
-        othersWeights.insert(entry.weights);
+        othersWeights.insert({entry.weights, entry.packedWeights});
   for (const RankEntry &entry : manifest.ranks)
-    if (entry.rank == rank)
+    if (entry.rank == rank) {
       othersWeights.erase(entry.weights);
+      othersWeights.erase(entry.packedWeights);
+    }
   for (const auto &[file, expected] : manifest.files) {
     if (othersWeights.count(file))
       continue;
@@ -765,6 +770,10 @@ std::unique_ptr<Bundle> Bundle::load(const std::string &bundleDir, int rank) {
   bundle->rankEntry = &manifest.ranks[rank];
   bundle->entry = &manifest.programs[bundle->rankEntry->stage];
   bundle->mapWeights();
+  if (!bundle->rankEntry->packedWeights.empty())
+    bundle->packed = std::make_unique<PackedWeightFile>(
+        joinPath(bundleDir, bundle->rankEntry->packedWeights),
+        bundle->entry->weightBytes);
   bundle->loadProgram();
   return bundle;
 }
@@ -789,13 +798,8 @@ void Bundle::mapWeights() {
     weightData = none;
     return;
   }
+  mapping = mapReadOnly(file, path);
   mappingBytes = static_cast<std::size_t>(file.size());
-  mapping = ::mmap(nullptr, mappingBytes, PROT_READ, MAP_PRIVATE,
-                   file.descriptor(), 0);
-  if (mapping == MAP_FAILED) {
-    mapping = nullptr;
-    throw Error(path + ": cannot map: " + std::strerror(errno));
-  }
   weightData = static_cast<const uint8_t *>(mapping);
 }
 

@@ -10,6 +10,7 @@
 #ifndef CLEAVE_RT_SRC_BUNDLE_H
 #define CLEAVE_RT_SRC_BUNDLE_H
 
+#include "PackedWeights.h"
 #include "cleave/rt/Runtime.h"
 
 #include <map>
@@ -76,6 +77,8 @@ struct RankEntry {
   int tp = 0;
   int dp = 0;
   std::string weights;
+  /// The rank's packed-weight file (`packed_weights`), or empty.
+  std::string packedWeights;
 };
 
 /// The learning-rate schedule of a training bundle (`training`).
@@ -162,6 +165,8 @@ public:
   const RankEntry &place() const { return *rankEntry; }
   /// The rank's weights, 64-byte aligned, `program().weightBytes` long.
   const uint8_t *weights() const { return weightData; }
+  /// The rank's packed-weight file, mapped (null when it has none).
+  PackedWeightFile *packedWeights() const { return packed.get(); }
   /// The function of `program().entries[index]`.
   CleaveEntryFn entryFunction(int index) const { return entryFns[index]; }
   /// What the program says of itself (its writable weights, ...).
@@ -189,6 +194,7 @@ private:
   void *mapping = nullptr;
   std::size_t mappingBytes = 0;
   const uint8_t *weightData = nullptr;
+  std::unique_ptr<PackedWeightFile> packed;
   std::string claimedPath;
   void *library = nullptr;
   const CleaveProgramInfo *info = nullptr;

@@ -66,6 +66,19 @@ int32_t cleave_rt_constant_weights(CleaveContext *ctx, const void *data,
   return ctx->holdsConstantWeights(data, bytes);
 }
 
+const void *cleave_rt_find_packed_weights(CleaveContext *ctx,
+                                          const void *weights,
+                                          const void *layout,
+                                          size_t layoutBytes, size_t bytes) {
+  return ctx->findPackedWeights(weights, layout, layoutBytes, bytes);
+}
+
+void cleave_rt_packed_weights(CleaveContext *ctx, const void *weights,
+                              const void *layout, size_t layoutBytes,
+                              const void *data, size_t bytes) {
+  ctx->reportPackedWeights(weights, layout, layoutBytes, data, bytes);
+}
+
 void *cleave_rt_kernel_cache(CleaveContext *ctx, void *(*create)(void),
                              void (*destroy)(void *)) {
   void *cache = ctx->getKernelCache(create, destroy);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -104,6 +105,15 @@ void syncDirectory(const std::string &path) {
   ::close(dir);
   if (status != 0)
     throw Error(path + ": cannot sync: " + std::strerror(error));
+}
+
+void *mapReadOnly(const RegularFile &file, const std::string &path) {
+  void *mapping =
+      ::mmap(nullptr, static_cast<std::size_t>(file.size()), PROT_READ,
+             MAP_PRIVATE, file.descriptor(), 0);
+  if (mapping == MAP_FAILED)
+    throw Error(path + ": cannot map: " + std::strerror(errno));
+  return mapping;
 }
 
 } // namespace cleave::rt

@@ -36,6 +36,11 @@ private:
   std::int64_t bytes = 0;
 };
 
+/// The whole of `file` (opened from `path`, non-empty), mapped read-only;
+/// throws Error naming `path` when it cannot be mapped. Unmap with munmap
+/// and `file.size()` bytes.
+void *mapReadOnly(const RegularFile &file, const std::string &path);
+
 /// The whole of regular file `path`, of at most `limit` bytes.
 std::string readRegularFile(const std::string &path,
                             std::int64_t limit = std::int64_t(1) << 32);

@@ -144,6 +144,12 @@ struct Session::Impl {
   /// What was allocated and mapped, as it was.
   SessionMemory memory;
   std::unique_ptr<Watchdog> watchdog;
+  /// What the kernels report of the weights they pack, where the bundle's
+  /// packed-weight file does not take the reports: a recorder while the
+  /// bundle is packed (SessionOptions::recordPackedWeights), else a
+  /// counter.
+  std::unique_ptr<PackedWeightRecorder> recorder;
+  std::unique_ptr<RepackCounter> repackCounter;
 
   void *arena = nullptr;
   /// Memory that outlives a run: zeroed, then the writable weights.
@@ -265,7 +271,9 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
   CleaveContext *ctx = device.context();
   if (device.isHost()) {
     ctx->cpuLevel = kernelCpuLevel(manifest.cpuIsa);
-    warnAboutBlasCore();
+    // Packing a bundle times nothing: OpenBLAS's kernels do not matter.
+    if (!options.recordPackedWeights)
+      warnAboutBlasCore();
   }
   ctx->comm = comm;
   ctx->rank = rank.rank;
@@ -297,6 +305,16 @@ std::unique_ptr<Session> Session::open(const std::string &bundleDir,
     // what they derive from it (cleave_rt_constant_weights).
     ctx->constantWeights = impl->weights;
     ctx->constantWeightBytes = static_cast<std::size_t>(program.weightBytes);
+    if (options.recordPackedWeights) {
+      impl->recorder = std::make_unique<PackedWeightRecorder>();
+      ctx->packedWeights = impl->recorder.get();
+    } else if (PackedWeightFile *file = impl->bundle->packedWeights()) {
+      ctx->packedWeights = file;
+      memory.packed = file->fileBytes();
+    } else {
+      impl->repackCounter = std::make_unique<RepackCounter>();
+      ctx->packedWeights = impl->repackCounter.get();
+    }
   } else {
     std::size_t bytes = static_cast<std::size_t>(program.weightBytes);
     impl->deviceWeights = device.allocate(bytes);
@@ -490,7 +508,21 @@ double Session::learningRate(int64_t step) const {
                                    schedule->minLrRatio);
 }
 
-SessionMemory Session::memory() const { return impl->memory; }
+SessionMemory Session::memory() const {
+  SessionMemory memory = impl->memory;
+  if (PackedWeightFile *file = impl->bundle->packedWeights())
+    memory.repacked = file->repackedBytes();
+  if (impl->repackCounter)
+    memory.repacked = impl->repackCounter->repackedBytes();
+  return memory;
+}
+
+bool Session::writePackedWeights(const std::string &path) const {
+  if (!impl->recorder || impl->recorder->recorded().empty())
+    return false;
+  cleave::rt::writePackedWeights(path, *impl->recorder);
+  return true;
+}
 
 std::vector<StepTime> Session::profile() const {
   std::lock_guard<std::mutex> lock(impl->running);

@@ -9,6 +9,7 @@
 #include "cleave/Import/ONNX/ONNXImporter.h"
 #include "cleave/InitAll.h"
 #include "cleave/Target/Bundle.h"
+#include "cleave/rt/Runtime.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -232,6 +233,20 @@ int cleave::runCompileCommand(CompileCommand &command) {
   if (llvm::Error error = writeBundle(*contents, bundle))
     return fail(llvm::toString(std::move(error)));
 
+  // The CPU kernels pack constant weights into their libraries' layouts;
+  // doing it once here, on this machine, stores the packed forms in the
+  // bundle (a bundle that cannot run here keeps its plain weights only).
+  rt::PackedBundle packed;
+  if (kind == "cpu" && !training.train && !command.emitOnly &&
+      !command.noPrepack) {
+    std::string error;
+    if (!rt::packBundleWeights(command.output, packed, error))
+      llvm::WithColor::warning(llvm::errs(), "cleave compile")
+          << "no packed weights stored (sessions will pack them on their "
+             "first run): "
+          << error << "\n";
+  }
+
   if (!observer->isQuiet()) {
     int64_t steps = 0, arena = 0, unplanned = 0, weights = 0, persistent = 0,
             trained = 0, sums = 0;
@@ -279,6 +294,9 @@ int cleave::runCompileCommand(CompileCommand &command) {
                    << " KiB)";
     if (contents->getNumDevices() > 1)
       llvm::outs() << " per device (largest)";
+    if (packed.ranks)
+      llvm::outs() << ", packed weights "
+                   << llvm::format("%.1f", packed.bytes / 1024.0) << " KiB";
     llvm::outs() << "\n";
   }
   return 0;

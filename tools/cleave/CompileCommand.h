@@ -218,6 +218,11 @@ struct CompileCommand {
       llvm::cl::desc("Write the sources and weights but do not build the "
                      "programs (the bundle cannot run)"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<bool> noPrepack{
+      "no-prepack",
+      llvm::cl::desc("Store no packed weights: a cpu bundle's sessions pack "
+                     "their constant weights on their first run instead"),
+      llvm::cl::sub(command)};
   llvm::cl::opt<bool> noFuse{
       "no-fuse",
       llvm::cl::desc("One loop per elementwise op, and none applied in a "

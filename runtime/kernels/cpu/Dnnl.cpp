@@ -47,6 +47,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <omp.h>
 
@@ -102,6 +103,11 @@ using ConvKey = std::array<int64_t, 10 + 7 * kMaxSpatial>;
 struct MatmulPlan {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul product;
+  /// Whether oneDNN runs the product on a kernel that takes packed weights
+  /// (brgemm); its other kernels (a jit sgemm where brgemm is not built
+  /// for the instruction set, a reference loop) pack on every call as
+  /// OpenBLAS does, and OpenBLAS is as fast or faster there.
+  bool packs = false;
   std::optional<dnnl::reorder> wIn;
   memory a, plainW, y, bias, scratchpad;
   std::unordered_map<int, memory> arguments;
@@ -299,10 +305,34 @@ private:
   size_t total = 0;
 };
 
+/// The packed layout `desc` as bytes that compare equal exactly when the
+/// layouts are the same (cleave_rt_find_packed_weights): oneDNN's version,
+/// then every field of a plain blocked layout; empty for any other kind of
+/// layout, which is not stored.
+std::vector<int64_t> describeLayout(const memory::desc &desc) {
+  const dnnl_memory_desc_t &d = desc.data;
+  if (d.format_kind != dnnl_blocked || d.extra.flags != 0)
+    return {};
+  const dnnl_version_t *version = dnnl_version();
+  std::vector<int64_t> words = {version->major, version->minor, version->patch,
+                                d.ndims,        d.data_type,    d.offset0};
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  for (const dnnl_dim_t *values :
+       {d.dims, d.padded_dims, d.padded_offsets, b.strides})
+    words.insert(words.end(), values, values + d.ndims);
+  words.push_back(b.inner_nblks);
+  words.insert(words.end(), b.inner_blks, b.inner_blks + b.inner_nblks);
+  words.insert(words.end(), b.inner_idxs, b.inner_idxs + b.inner_nblks);
+  return words;
+}
+
 /// The constant weights in the plan's layout: `w` itself where that is
-/// ONNX's, else a copy repacked on the first call.
+/// ONNX's; else the bundle's packed copy, where it stores one in this
+/// layout (`cleave compile` packs them); else a copy repacked on the first
+/// call, which the runtime is told of.
 template <typename Plan>
-memory packedWeights(KernelCache &cache, Plan &plan, const float *w) {
+memory packedWeights(CleaveContext *ctx, KernelCache &cache, Plan &plan,
+                     const float *w) {
   plan.plainW.set_data_handle(const_cast<float *>(w));
   if (!plan.wIn)
     return plan.plainW;
@@ -311,8 +341,22 @@ memory packedWeights(KernelCache &cache, Plan &plan, const float *w) {
   auto found = cache.packed.find(key);
   if (found != cache.packed.end())
     return found->second;
-  memory packed(plan.pd.weights_desc(), cache.engine);
+  const memory::desc desc = plan.pd.weights_desc();
+  const std::vector<int64_t> layout = describeLayout(desc);
+  const size_t layoutBytes = layout.size() * sizeof(int64_t);
+  if (!layout.empty())
+    if (const void *stored = cleave_rt_find_packed_weights(
+            ctx, w, layout.data(), layoutBytes, desc.get_size())) {
+      memory packed(desc, cache.engine, const_cast<void *>(stored));
+      cache.packed.emplace(key, packed);
+      return packed;
+    }
+  memory packed(desc, cache.engine);
   plan.wIn->execute(cache.stream, plan.plainW, packed);
+  cache.stream.wait();
+  if (!layout.empty())
+    cleave_rt_packed_weights(ctx, w, layout.data(), layoutBytes,
+                             packed.get_data_handle(), desc.get_size());
   cache.packed.emplace(key, packed);
   return packed;
 }
@@ -343,7 +387,7 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
   plan.plainY.set_data_handle(y);
   if (bias)
     plan.bias.set_data_handle(const_cast<float *>(bias));
-  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(cache, plan, w);
+  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(ctx, cache, plan, w);
   if (plan.xIn) {
     MaybeSerial serial(plan.serialXIn);
     plan.xIn->execute(cache.stream, plan.plainX, plan.x);
@@ -373,6 +417,7 @@ std::unique_ptr<MatmulPlan> makeMatmulPlan(const dnnl::engine &engine,
   plan->pd = dnnl::matmul::primitive_desc(desc, attr, engine);
   plan->product = dnnl::matmul(plan->pd);
   plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
+  plan->packs = std::string(plan->pd.impl_info_str()).rfind("brg", 0) == 0;
 
   void *none = nullptr;
   plan->a = memory(a, engine, none);
@@ -402,7 +447,7 @@ int32_t runMatmulPlan(CleaveContext *ctx, KernelCache &cache, MatmulPlan &plan,
   plan.y.set_data_handle(p.y);
   if (p.bias)
     plan.bias.set_data_handle(const_cast<float *>(p.bias));
-  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(cache, plan, p.w);
+  plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(ctx, cache, plan, p.w);
   plan.product.execute(cache.stream, plan.arguments);
   cache.stream.wait();
   return 0;
@@ -484,6 +529,8 @@ int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
         p.m, p.k, p.n, p.transposeW, p.bias != nullptr, threads}];
     if (!plan)
       plan = makeMatmulPlan(cache->engine, p);
+    if (!plan->packs)
+      return kDnnlDeclined;
     return runMatmulPlan(ctx, *cache, *plan, p);
   } catch (const dnnl::error &e) {
     return fail(ctx, kernel, "oneDNN: %s (status %d)", e.what(),

@@ -45,8 +45,11 @@ struct WeightProduct {
 };
 
 /// Runs `product` on oneDNN's matmul over the context's thread count; W
-/// other than constant weights is refused with an error. `kernel` names
-/// the caller in messages.
+/// other than constant weights is refused with an error. Returns
+/// kDnnlDeclined, having done nothing, where oneDNN has no kernel for the
+/// shape that takes packed weights (on x86-64-v3 and below, oneDNN 2.6
+/// runs f32 products on a jit sgemm that packs on every call). `kernel`
+/// names the caller in messages.
 int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
                    const WeightProduct &product);
 

@@ -168,8 +168,11 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
     product.y = static_cast<float *>(y.data);
     if (product.multiplyAdds() >= kWeightProductMacs &&
         cleave_rt_constant_weights(ctx, b.data,
-                                   sizeof(float) * product.k * product.n))
-      return dnnlMatmul(ctx, kernel, product);
+                                   sizeof(float) * product.k * product.n)) {
+      int32_t status = dnnlMatmul(ctx, kernel, product);
+      if (status != kDnnlDeclined)
+        return status;
+    }
   }
   const int threads = numThreads(ctx);
   if (a.dtype == CLEAVE_F64)
@@ -230,8 +233,11 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
     product.bias = static_cast<const float *>(optionalC->data);
   if (!transA && alpha == 1.0f && (rowBias || !optionalC || beta == 0.0f) &&
       product.multiplyAdds() >= kWeightProductMacs &&
-      cleave_rt_constant_weights(ctx, b.data, sizeof(float) * k * n))
-    return dnnlMatmul(ctx, kernel, product);
+      cleave_rt_constant_weights(ctx, b.data, sizeof(float) * k * n)) {
+    int32_t status = dnnlMatmul(ctx, kernel, product);
+    if (status != kDnnlDeclined)
+      return status;
+  }
 
   float gemmBeta = 0.0f;
   if (optionalC && beta != 0.0f) {

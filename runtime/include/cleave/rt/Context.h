@@ -20,6 +20,23 @@ namespace cleave::rt {
 class Communicator;
 class Device;
 class Watchdog;
+
+/// Constant weights in a kernel library's packed layout, by their offset in
+/// the weight file and the library's description of the layout
+/// (cleave_rt_find_packed_weights, cleave_rt_packed_weights): a bundle's
+/// packed-weight file, or what the kernels pack while a bundle is packed.
+class PackedWeights {
+public:
+  virtual ~PackedWeights() = default;
+  /// The packed bytes, or null.
+  virtual const void *find(int64_t offset, const void *layout,
+                           std::size_t layoutBytes,
+                           std::size_t bytes) const = 0;
+  /// The kernels packed these bytes themselves.
+  virtual void packed(int64_t offset, const void *layout,
+                      std::size_t layoutBytes, const void *data,
+                      std::size_t bytes) = 0;
+};
 } // namespace cleave::rt
 
 struct CleaveContext {
@@ -54,6 +71,9 @@ struct CleaveContext {
   /// read-only mapping of its weight file on the host; empty elsewhere.
   const void *constantWeights = nullptr;
   std::size_t constantWeightBytes = 0;
+  /// The constant weights stored packed, and where the kernels report what
+  /// they pack (null: none stored, nothing reported).
+  cleave::rt::PackedWeights *packedWeights = nullptr;
   /// What the CPU kernels keep between calls (cleave_rt_kernel_cache):
   /// primitives and weights repacked once, keyed by shape and address.
   void *kernelCache = nullptr;
@@ -68,6 +88,30 @@ struct CleaveContext {
         destroyKernelCache = destroy;
     }
     return kernelCache;
+  }
+
+  /// cleave_rt_find_packed_weights.
+  const void *findPackedWeights(const void *weights, const void *layout,
+                                std::size_t layoutBytes,
+                                std::size_t bytes) const {
+    if (!packedWeights || !holdsConstantWeights(weights, 0))
+      return nullptr;
+    return packedWeights->find(offsetOfConstant(weights), layout, layoutBytes,
+                               bytes);
+  }
+  /// cleave_rt_packed_weights.
+  void reportPackedWeights(const void *weights, const void *layout,
+                           std::size_t layoutBytes, const void *data,
+                           std::size_t bytes) {
+    if (packedWeights && holdsConstantWeights(weights, 0))
+      packedWeights->packed(offsetOfConstant(weights), layout, layoutBytes,
+                            data, bytes);
+  }
+  /// The offset of `data`, in constantWeights, from its start.
+  int64_t offsetOfConstant(const void *data) const {
+    return static_cast<int64_t>(
+        reinterpret_cast<std::uintptr_t>(data) -
+        reinterpret_cast<std::uintptr_t>(constantWeights));
   }
 
   /// Whether the `bytes` at `data` lie in `constantWeights`.

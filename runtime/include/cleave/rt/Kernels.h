@@ -150,6 +150,23 @@ int32_t cleave_rt_cpu_level(CleaveContext *ctx);
 /// from constant weights (a repacked copy), keyed by the address.
 int32_t cleave_rt_constant_weights(CleaveContext *ctx, const void *data,
                                    size_t bytes);
+/// Constant weights that the bundle stores already packed (`cleave compile`
+/// packs them; docs/bundle-format.md): the packed form of the weights at
+/// `weights` in the layout `layout` describes (`layoutBytes` bytes the
+/// kernel library defines and compares as bytes), `bytes` long, read-only
+/// for as long as the context lives; null when the bundle stores none such.
+const void *cleave_rt_find_packed_weights(CleaveContext *ctx,
+                                          const void *weights,
+                                          const void *layout,
+                                          size_t layoutBytes, size_t bytes);
+/// Tells the runtime that the kernels packed the constant weights at
+/// `weights` themselves, into `data` (`bytes` long, in the layout `layout`
+/// describes): while `cleave compile` packs a bundle the runtime keeps a
+/// copy for the bundle; otherwise it only counts the bytes
+/// (SessionMemory::repacked).
+void cleave_rt_packed_weights(CleaveContext *ctx, const void *weights,
+                              const void *layout, size_t layoutBytes,
+                              const void *data, size_t bytes);
 /// The CPU kernels' cache of the context: `create()` makes it on the first
 /// call, and `destroy` frees it with the context. Null (after
 /// cleave_rt_fail) when `create` returns null.

@@ -173,6 +173,10 @@ struct SessionOptions {
   /// The command a timed-out rank's message names ("cleave run: error:
   /// ...").
   std::string command = "cleave run";
+  /// Keep a copy of every constant weight the CPU kernels pack, for
+  /// Session::writePackedWeights (what `cleave compile` stores in a
+  /// bundle), and leave the bundle's packed-weight file unread.
+  bool recordPackedWeights = false;
 };
 
 /// The memory a session holds for its program, in bytes, as it allocated
@@ -188,6 +192,13 @@ struct SessionMemory {
   int64_t weights = 0;
   /// A GPU's buffers for the ports of one batch block (0 on the host).
   int64_t ports = 0;
+  /// The bundle's packed-weight file: constant weights already in the CPU
+  /// kernels' layouts, mapped on the host (0 when the bundle has none).
+  int64_t packed = 0;
+  /// Constant weights the CPU kernels packed themselves so far, into
+  /// memory of their own (0 when the bundle stored every packing they
+  /// needed).
+  int64_t repacked = 0;
 };
 
 /// One step of the last run: from the program's cleave_rt_step call for it
@@ -277,6 +288,11 @@ public:
   /// What this session allocated and mapped for its program.
   SessionMemory memory() const;
 
+  /// Writes what the kernels packed while the session recorded it
+  /// (SessionOptions::recordPackedWeights) to a new packed-weight file at
+  /// `path`; false, writing nothing, when they packed nothing.
+  bool writePackedWeights(const std::string &path) const;
+
 private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
@@ -323,6 +339,24 @@ private:
   explicit SessionGroup(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };
+
+/// What packBundleWeights() stored.
+struct PackedBundle {
+  /// The ranks given a packed-weight file, and its bytes in all.
+  int ranks = 0;
+  int64_t bytes = 0;
+};
+
+/// Runs every rank of the CPU inference bundle at `bundleDir` once, on
+/// zeros, and stores the constant weights its kernels packed in a
+/// packed-weight file per rank (`weights/rank_N.packed`), which the bundle's
+/// manifest then names and hashes, so that sessions on a CPU of the same
+/// instructions map them instead of packing again (docs/bundle-format.md).
+/// Returns false with `error` set when the bundle does not open or run
+/// here (built for instructions this CPU lacks, say); callers compiled
+/// without exceptions can call it.
+bool packBundleWeights(const std::string &bundleDir, PackedBundle &result,
+                       std::string &error);
 
 } // namespace cleave::rt
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include <omp.h>
@@ -248,29 +249,104 @@ TEST_F(GemmTest, ConstantWeightProducts) {
   }
 }
 
-/// Which products run on oneDNN: those of constant weights from 2^19
-/// multiply-adds, which make the context's kernel cache (oneDNN's
-/// primitives and packed weights). Smaller ones, and products of writable
-/// weights, stay on OpenBLAS and make none.
-TEST_F(GemmTest, OnlyLargeConstantProductsRunOnOneDnn) {
-  auto runsOnOneDnn = [&](const Shape &as, const Shape &bs, bool constant) {
-    Tensor a = Tensor::random(as, 31), b = Tensor::random(bs, 32);
-    Tensor y({as[0], bs[1]});
-    ctx.constantWeights = constant ? b.f32() : nullptr;
-    ctx.constantWeightBytes = constant ? b.size() * sizeof(float) : 0;
-    EXPECT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0)
-        << ctx.error;
-    expectClose(y.vec(), naiveMatmul(a, b), 1e-4f, 1e-4f);
-    const bool made = ctx.kernelCache != nullptr;
-    if (made) {
-      ctx.destroyKernelCache(ctx.kernelCache);
-      ctx.kernelCache = nullptr;
-    }
-    return made;
-  };
-  EXPECT_TRUE(runsOnOneDnn({64, 96}, {96, 128}, true));
-  EXPECT_FALSE(runsOnOneDnn({64, 96}, {96, 128}, false));
-  EXPECT_FALSE(runsOnOneDnn({16, 64}, {64, 64}, true));
+/// What the kernels report of the weights they pack, and packed weights
+/// a bundle would store (cleave_rt_find_packed_weights), for one offset.
+class StoredPacking : public cleave::rt::PackedWeights {
+public:
+  const void *find(int64_t offset, const void *layout, size_t layoutBytes,
+                   size_t bytes) const override {
+    return offset == storedOffset && bytes == stored.size() ? stored.data()
+                                                            : nullptr;
+  }
+  void packed(int64_t offset, const void *layout, size_t layoutBytes,
+              const void *data, size_t bytes) override {
+    reports += 1;
+    lastOffset = offset;
+    last.assign(static_cast<const char *>(data), bytes);
+  }
+  int reports = 0;
+  int64_t lastOffset = -1;
+  std::string last;
+  int64_t storedOffset = -1;
+  std::string stored;
+};
+
+/// Which products run on oneDNN, packing their weights: those of constant
+/// weights from 2^19 multiply-adds, where oneDNN has a kernel that takes
+/// packed weights (brgemm, on x86-64-v4; below that oneDNN 2.6 has only a
+/// jit sgemm that packs per call, and the product stays on OpenBLAS).
+/// Smaller products and products of writable weights stay on OpenBLAS.
+/// Where the bundle stores the packed form, the kernel reads it instead of
+/// packing: stored packing of other weights gives their product.
+TEST_F(GemmTest, ConstantWeightsPackedWhereOneDnnPacks) {
+  const bool packs = ctx.cpuLevel >= 4;
+  Tensor weights = Tensor::random({96 * 128 + 64 * 64}, 32);
+  Tensor a = Tensor::random({64, 96}, 31), y({64, 128});
+  Tensor b({96, 128}), small({64, 64});
+  std::copy(weights.f32(), weights.f32() + b.size(), b.f32());
+  StoredPacking packing;
+  ctx.packedWeights = &packing;
+  ctx.constantWeights = b.f32();
+  ctx.constantWeightBytes = b.size() * sizeof(float);
+  ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0)
+      << ctx.error;
+  expectClose(y.vec(), naiveMatmul(a, b), 1e-4f, 1e-4f);
+  EXPECT_EQ(packing.reports, packs ? 1 : 0);
+  if (packs) {
+    EXPECT_EQ(packing.lastOffset, 0);
+    EXPECT_GE(packing.last.size(), b.size() * sizeof(float));
+  }
+
+  // Below 2^19 multiply-adds, and over writable weights: OpenBLAS.
+  Tensor as = Tensor::random({16, 64}, 33), ys({16, 64});
+  ctx.constantWeights = small.f32();
+  ctx.constantWeightBytes = small.size() * sizeof(float);
+  ASSERT_EQ(run(cleave_cpu_matmul, {as.desc(), small.desc()}, {ys.desc()}), 0);
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+  ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0);
+  EXPECT_EQ(packing.reports, packs ? 1 : 0);
+  if (!packs)
+    return;
+
+  // A fresh context whose bundle stores the packed form of other weights
+  // for these: the kernel reads what is stored.
+  Tensor other = Tensor::random({96, 128}, 34);
+  StoredPacking recorder;
+  {
+    CleaveContext packer;
+    packer.numThreads = ctx.numThreads;
+    packer.cpuLevel = ctx.cpuLevel;
+    packer.packedWeights = &recorder;
+    packer.constantWeights = other.f32();
+    packer.constantWeightBytes = other.size() * sizeof(float);
+    std::vector<CleaveTensor> in = {a.desc(), other.desc()};
+    std::vector<CleaveTensor> out = {y.desc()};
+    ASSERT_EQ(cleave_cpu_matmul(&packer, in.data(), 2, out.data(), 1, nullptr,
+                                nullptr),
+              0)
+        << packer.error;
+    std::free(packer.scratch);
+  }
+  ASSERT_EQ(recorder.reports, 1);
+  StoredPacking stored;
+  stored.storedOffset = 0;
+  stored.stored = recorder.last;
+  CleaveContext reader;
+  reader.numThreads = ctx.numThreads;
+  reader.cpuLevel = ctx.cpuLevel;
+  reader.packedWeights = &stored;
+  reader.constantWeights = b.f32();
+  reader.constantWeightBytes = b.size() * sizeof(float);
+  std::vector<CleaveTensor> in = {a.desc(), b.desc()};
+  std::vector<CleaveTensor> out = {y.desc()};
+  ASSERT_EQ(
+      cleave_cpu_matmul(&reader, in.data(), 2, out.data(), 1, nullptr, nullptr),
+      0)
+      << reader.error;
+  std::free(reader.scratch);
+  EXPECT_EQ(stored.reports, 0);
+  expectClose(y.vec(), naiveMatmul(a, other), 1e-4f, 1e-4f);
 }
 
 /// The threads of this process.
