@@ -27,6 +27,7 @@
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace cleave::rt {
 
@@ -117,41 +118,41 @@ void PackedWeightFile::packed(int64_t, const void *, std::size_t, const void *,
 void PackedWeightRecorder::packed(int64_t offset, const void *layout,
                                   std::size_t layoutBytes, const void *data,
                                   std::size_t bytes) {
-  copies.try_emplace(
+  packings.try_emplace(
       {offset, std::string(static_cast<const char *>(layout), layoutBytes)},
-      static_cast<const char *>(data), bytes);
+      data, bytes);
 }
 
 void writePackedWeights(const std::string &path,
                         const PackedWeightRecorder &recorder) {
-  const auto &copies = recorder.recorded();
+  const PackedWeightRecorder::Recorded &packings = recorder.recorded();
   uint64_t indexBytes = 16;
-  for (const auto &[key, data] : copies)
+  for (const auto &[key, data] : packings)
     indexBytes += 32 + roundUp(key.second.size(), 8);
   std::string index(kMagic, sizeof(kMagic));
   auto word = [&](uint64_t value) {
     index.append(reinterpret_cast<const char *>(&value), 8);
   };
-  word(copies.size());
+  word(packings.size());
   uint64_t dataAt = roundUp(indexBytes, kDataAlignment);
-  for (const auto &[key, data] : copies) {
+  for (const auto &[key, data] : packings) {
     word(static_cast<uint64_t>(key.first));
     word(key.second.size());
     word(dataAt);
-    word(data.size());
+    word(data.second);
     index += key.second;
     index.append(roundUp(key.second.size(), 8) - key.second.size(), '\0');
-    dataAt = roundUp(dataAt + data.size(), kDataAlignment);
+    dataAt = roundUp(dataAt + data.second, kDataAlignment);
   }
   DurableFile file(path);
   file.write(index.data(), index.size());
   uint64_t written = index.size();
   static const char zeros[kDataAlignment] = {};
-  for (const auto &[key, data] : copies) {
+  for (const auto &[key, data] : packings) {
     uint64_t padding = roundUp(written, kDataAlignment) - written;
     file.write(zeros, padding);
-    file.write(data.data(), data.size());
-    written += padding + data.size();
+    file.write(data.first, data.second);
+    written += padding + data.second;
   }
   file.commit();
 }
@@ -161,17 +162,20 @@ void writePackedWeights(const std::string &path,
 namespace cleave::rt {
 
 namespace {
-/// Replaces `path` with `text`: written beside it, then renamed over it.
-void replaceFile(const std::string &path, const std::string &text) {
-  const std::string temporary = path + ".tmp";
-  ::unlink(temporary.c_str());
-  {
+/// Replaces each (path, text): all are written beside their files first,
+/// then renamed over them.
+void replaceFiles(
+    const std::vector<std::pair<std::string, std::string>> &files) {
+  for (const auto &[path, text] : files) {
+    const std::string temporary = path + ".tmp";
+    ::unlink(temporary.c_str());
     DurableFile file(temporary);
     file.write(text.data(), text.size());
     file.commit();
   }
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
-    throw Error(path + ": cannot replace: " + std::strerror(errno));
+  for (const auto &[path, text] : files)
+    if (::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+      throw Error(path + ": cannot replace: " + std::strerror(errno));
 }
 } // namespace
 
@@ -186,7 +190,14 @@ PackedBundle packWeights(const std::string &bundleDir) {
   std::map<int, std::string> written;
   for (const RankEntry &rank : manifest.ranks)
     ::unlink(joinPath(bundleDir, packedWeightPath(rank.rank)).c_str());
-  {
+  // No packed file may stay behind unnamed when packing fails: the next
+  // compile into this directory would refuse to replace a bundle that
+  // holds a file it did not write.
+  auto removeWritten = [&] {
+    for (const auto &[rank, relative] : written)
+      ::unlink(joinPath(bundleDir, relative).c_str());
+  };
+  try {
     SessionOptions options;
     options.recordPackedWeights = true;
     std::unique_ptr<SessionGroup> group = SessionGroup::open(bundleDir, options);
@@ -197,31 +208,38 @@ PackedBundle packWeights(const std::string &bundleDir) {
     for (int rank = 0; rank < group->size(); ++rank) {
       const std::string relative = packedWeightPath(rank);
       const std::string path = joinPath(bundleDir, relative);
-      if (!group->rank(rank).writePackedWeights(path))
-        continue;
+      // Named before it is written: a failure removes it with the rest.
       written[rank] = relative;
+      if (!group->rank(rank).writePackedWeights(path)) {
+        written.erase(rank);
+        continue;
+      }
       result.ranks += 1;
       result.bytes += RegularFile(path).size();
     }
-  }
-  if (written.empty())
-    return result;
+    if (written.empty())
+      return result;
 
-  const std::string manifestPath = joinPath(bundleDir, "manifest.json");
-  nlohmann::json root = nlohmann::json::parse(readRegularFile(manifestPath));
-  for (nlohmann::json &rank : root.at("ranks")) {
-    auto found = written.find(rank.at("rank").get<int>());
-    if (found == written.end())
-      continue;
-    rank["packed_weights"] = found->second;
-    root.at("files")[found->second] =
-        sha256File(joinPath(bundleDir, found->second));
+    const std::string manifestPath = joinPath(bundleDir, "manifest.json");
+    nlohmann::json root = nlohmann::json::parse(readRegularFile(manifestPath));
+    for (nlohmann::json &rank : root.at("ranks")) {
+      auto found = written.find(rank.at("rank").get<int>());
+      if (found == written.end())
+        continue;
+      rank["packed_weights"] = found->second;
+      root.at("files")[found->second] =
+          sha256File(joinPath(bundleDir, found->second));
+    }
+    const std::string text = root.dump(2) + "\n";
+    replaceFiles(
+        {{manifestPath, text},
+         {joinPath(bundleDir, "manifest.sha256"),
+          sha256Bytes(text.data(), text.size()) + "  manifest.json\n"}});
+    return result;
+  } catch (...) {
+    removeWritten();
+    throw;
   }
-  const std::string text = root.dump(2) + "\n";
-  replaceFile(manifestPath, text);
-  replaceFile(joinPath(bundleDir, "manifest.sha256"),
-              sha256Bytes(text.data(), text.size()) + "  manifest.json\n");
-  return result;
 }
 } // namespace
 

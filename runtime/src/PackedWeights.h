@@ -56,8 +56,10 @@ private:
   int64_t repacked = 0;
 };
 
-/// What the kernels pack while a bundle is packed: a copy of each, once per
-/// (weight offset, layout).
+/// What the kernels pack while a bundle is packed, once per (weight offset,
+/// layout): where it is, not a copy (the kernels keep their packed weights
+/// for as long as their context lives, cleave_rt_packed_weights), so that
+/// packing a bundle holds its packed weights in memory once.
 class PackedWeightRecorder final : public PackedWeights {
 public:
   const void *find(int64_t, const void *, std::size_t,
@@ -67,17 +69,18 @@ public:
   void packed(int64_t offset, const void *layout, std::size_t layoutBytes,
               const void *data, std::size_t bytes) override;
 
-  /// By (weight offset, layout bytes): the packed bytes.
-  const std::map<std::pair<int64_t, std::string>, std::string> &
-  recorded() const {
-    return copies;
-  }
+  /// By (weight offset, layout bytes): the packed bytes and their size,
+  /// valid while the recording context lives.
+  using Recorded = std::map<std::pair<int64_t, std::string>,
+                            std::pair<const void *, std::size_t>>;
+  const Recorded &recorded() const { return packings; }
 
 private:
-  std::map<std::pair<int64_t, std::string>, std::string> copies;
+  Recorded packings;
 };
 
-/// Writes what `recorder` holds to a new packed-weight file at `path`.
+/// Writes what `recorder` holds to a new packed-weight file at `path`,
+/// while the context it recorded lives.
 void writePackedWeights(const std::string &path,
                         const PackedWeightRecorder &recorder);
 

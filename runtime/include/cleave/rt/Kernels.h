@@ -161,9 +161,9 @@ const void *cleave_rt_find_packed_weights(CleaveContext *ctx,
                                           size_t layoutBytes, size_t bytes);
 /// Tells the runtime that the kernels packed the constant weights at
 /// `weights` themselves, into `data` (`bytes` long, in the layout `layout`
-/// describes): while `cleave compile` packs a bundle the runtime keeps a
-/// copy for the bundle; otherwise it only counts the bytes
-/// (SessionMemory::repacked).
+/// describes), which stays as it is for as long as the context lives:
+/// while `cleave compile` packs a bundle the runtime writes it into the
+/// bundle; otherwise it only counts the bytes (SessionMemory::repacked).
 void cleave_rt_packed_weights(CleaveContext *ctx, const void *weights,
                               const void *layout, size_t layoutBytes,
                               const void *data, size_t bytes);
