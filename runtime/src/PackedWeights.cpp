@@ -185,17 +185,19 @@ PackedBundle packWeights(const std::string &bundleDir) {
   PackedBundle result;
   if (manifest.deviceKind != "cpu" || manifest.training)
     return result;
-  // A bundle compiled again into the same directory: no file of the last
-  // packing may stay behind.
+  // Ranks that read one weight file (the data-parallel replicas of a
+  // device) share its packed file, written once: by weight file, the
+  // packed file, or empty where the rank that read it first packed
+  // nothing.
+  std::map<std::string, std::string> packedOf;
   std::map<int, std::string> written;
-  for (const RankEntry &rank : manifest.ranks)
-    ::unlink(joinPath(bundleDir, packedWeightPath(rank.rank)).c_str());
   // No packed file may stay behind unnamed when packing fails: the next
   // compile into this directory would refuse to replace a bundle that
   // holds a file it did not write.
   auto removeWritten = [&] {
-    for (const auto &[rank, relative] : written)
-      ::unlink(joinPath(bundleDir, relative).c_str());
+    for (const auto &[weights, relative] : packedOf)
+      if (!relative.empty())
+        ::unlink(joinPath(bundleDir, relative).c_str());
   };
   try {
     SessionOptions options;
@@ -206,15 +208,24 @@ PackedBundle packWeights(const std::string &bundleDir) {
       zeros.emplace(input.name, Tensor(input.dtype, input.shape));
     group->run(zeros);
     for (int rank = 0; rank < group->size(); ++rank) {
-      const std::string relative = packedWeightPath(rank);
+      const std::string &weights = manifest.ranks[rank].weights;
+      auto shared = packedOf.find(weights);
+      if (shared != packedOf.end()) {
+        if (!shared->second.empty())
+          written[rank] = shared->second;
+        continue;
+      }
+      const std::string relative = packedWeightPath(weights);
       const std::string path = joinPath(bundleDir, relative);
       // Named before it is written: a failure removes it with the rest.
       written[rank] = relative;
+      packedOf[weights] = relative;
       if (!group->rank(rank).writePackedWeights(path)) {
         written.erase(rank);
+        packedOf[weights].clear();
         continue;
       }
-      result.ranks += 1;
+      result.files += 1;
       result.bytes += RegularFile(path).size();
     }
     if (written.empty())
@@ -254,8 +265,13 @@ bool packBundleWeights(const std::string &bundleDir, PackedBundle &result,
   }
 }
 
-std::string packedWeightPath(int rank) {
-  return "weights/rank_" + std::to_string(rank) + ".packed";
+std::string packedWeightPath(const std::string &weights) {
+  const std::string suffix = ".bin";
+  std::string stem = weights;
+  if (stem.size() > suffix.size() &&
+      stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0)
+    stem.resize(stem.size() - suffix.size());
+  return stem + ".packed";
 }
 
 } // namespace cleave::rt

@@ -84,9 +84,10 @@ private:
 void writePackedWeights(const std::string &path,
                         const PackedWeightRecorder &recorder);
 
-/// Where packBundleWeights() writes rank `rank`'s packed-weight file,
-/// relative to the bundle.
-std::string packedWeightPath(int rank);
+/// Where packBundleWeights() writes the packed-weight file of the weight
+/// file `weights` (both relative to the bundle): `weights/rank_N.bin`
+/// gives `weights/rank_N.packed`.
+std::string packedWeightPath(const std::string &weights);
 
 /// A session that counts what the kernels pack when the bundle stores no
 /// packed weights.

@@ -7,7 +7,9 @@
 # x86-64-v3 and v4 bundles; the matrix product of constant weights only on
 # v4, where oneDNN has a kernel that takes packed weights. A bundle
 # compiled with --no-prepack stores none and its kernels pack on the first
-# run; outputs match onnxruntime either way. A packed file that changed, or
+# run; outputs match onnxruntime either way. Pipeline stages each have
+# their file; data-parallel replicas share their device's, as they share
+# its weight file. A packed file that changed, or
 # one that is not a packed-weight file, is refused, naming it. Each bundle
 # runs in a process of its own, as oneDNN takes the instruction set of the
 # first bundle a process runs.
@@ -18,6 +20,7 @@
 # CHECK: v4 packs more than v3: True
 # CHECK: no-prepack: packed_weights None, packed 0, repacked > 0 True, matches onnxruntime True
 # CHECK: pp 2: packed files ['weights/rank_0.packed', 'weights/rank_1.packed'], repacked [0, 0], matches onnxruntime True
+# CHECK: dp 2: packed files ['weights/rank_0.packed', 'weights/rank_0.packed'], written ['rank_0.packed'], repacked [0, 0], matches onnxruntime True
 # CHECK: changed file: {{.*}}rank_0.packed: SHA-256 {{.*}} differs from {{.*}} in manifest.json
 # CHECK: not a packed-weight file: {{.*}}rank_0.packed: not a packed-weight file of this bundle: it does not begin with CLVPACK1
 
@@ -46,7 +49,7 @@ graph = helper.make_graph(
      helper.make_node("Tanh", ["d"], ["t"]),
      helper.make_node("MatMul", ["t", "dw2"], ["z"])],
     "packed",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 32, 32]),
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 32, 32]),
      helper.make_tensor_value_info("h", TensorProto.FLOAT, [64, 256])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
      helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
@@ -58,15 +61,16 @@ model.ir_version = 8
 path = os.path.join(work, "packed.onnx")
 onnx.save(model, path)
 
-feeds = {"x": rng.standard_normal((1, 32, 32, 32)).astype(np.float32),
+feeds = {"x": rng.standard_normal((2, 32, 32, 32)).astype(np.float32),
          "h": rng.standard_normal((64, 256)).astype(np.float32)}
 expected = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
     None, feeds)
 
 
-def agrees(outputs):
-    return all(np.allclose(ours, theirs, rtol=1e-4, atol=1e-4)
-               for ours, theirs in zip(outputs, expected))
+def agrees(outputs, reference):
+    return len(outputs) == len(reference) and all(
+        np.allclose(ours, theirs, rtol=1e-4, atol=1e-4)
+        for ours, theirs in zip(outputs, reference))
 
 
 def manifest(bundle):
@@ -83,18 +87,18 @@ outputs = session.run(None, dict(np.load(sys.argv[2])))
 np.savez(sys.argv[3], *outputs)
 print(json.dumps(session.memory()))
 """
-np.savez(os.path.join(work, "feeds.npz"), **feeds)
-
-
-def run(bundle):
-    """Runs `bundle` in a process of its own: oneDNN takes the instruction
-    set of the first bundle a process runs for the rest of it."""
+def run(bundle, inputs=feeds, reference=expected):
+    """Runs `bundle` on `inputs` in a process of its own (oneDNN takes the
+    instruction set of the first bundle a process runs for the rest of
+    it); returns its memory() and whether its outputs match `reference`."""
+    np.savez(os.path.join(work, "feeds.npz"), **inputs)
     result = os.path.join(work, "outputs.npz")
     memory = subprocess.run(
         [sys.executable, "-c", RUN, bundle, os.path.join(work, "feeds.npz"),
          result], capture_output=True, text=True, check=True).stdout
     with np.load(result) as outputs:
-        ok = agrees([outputs[f"arr_{i}"] for i in range(len(expected))])
+        ok = agrees([outputs[name] for name in sorted(outputs.files)],
+                    reference)
     return json.loads(memory.strip().splitlines()[-1]), ok
 
 
@@ -124,6 +128,29 @@ bundle = str(cleave.compile(path, os.path.join(work, "pp2"),
 ranks = manifest(bundle)["ranks"]
 memory, ok = run(bundle)
 print(f"pp 2: packed files {sorted(r.get('packed_weights') for r in ranks)}, "
+      f"repacked {[m['repacked'] for m in memory]}, matches onnxruntime {ok}")
+
+# Replicas split the batch: the convolution alone, on a batch of 2.
+conv_graph = helper.make_graph(
+    [helper.make_node("Conv", ["x", "cw"], ["c"], pads=[1, 1, 1, 1]),
+     helper.make_node("Relu", ["c"], ["y"])],
+    "conv",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 32, 32])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    [numpy_helper.from_array(conv_w, "cw")],
+)
+conv_model = helper.make_model(conv_graph,
+                               opset_imports=[helper.make_opsetid("", 17)])
+conv_model.ir_version = 8
+conv_path = os.path.join(work, "conv.onnx")
+onnx.save(conv_model, conv_path)
+bundle = str(cleave.compile(conv_path, os.path.join(work, "dp2"),
+                            extra_args=["--march", "x86-64-v4", "--devices", "2",
+                                        "--dp", "2"]))
+ranks = manifest(bundle)["ranks"]
+memory, ok = run(bundle, {"x": feeds["x"]}, expected[:1])
+print(f"dp 2: packed files {[r.get('packed_weights') for r in ranks]}, "
+      f"written {sorted(f for f in os.listdir(os.path.join(bundle, 'weights')) if f.endswith('.packed'))}, "
       f"repacked {[m['repacked'] for m in memory]}, matches onnxruntime {ok}")
 
 # The v4 bundle's packed file, changed by one byte: its hash no longer

@@ -294,7 +294,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
                    << " KiB)";
     if (contents->getNumDevices() > 1)
       llvm::outs() << " per device (largest)";
-    if (packed.ranks)
+    if (packed.files)
       llvm::outs() << ", packed weights "
                    << llvm::format("%.1f", packed.bytes / 1024.0) << " KiB";
     llvm::outs() << "\n";

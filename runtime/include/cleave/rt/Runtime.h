@@ -342,19 +342,21 @@ private:
 
 /// What packBundleWeights() stored.
 struct PackedBundle {
-  /// The ranks given a packed-weight file, and its bytes in all.
-  int ranks = 0;
+  /// The packed-weight files written (one per weight file that has
+  /// packings; data-parallel replicas share their device's), and their
+  /// bytes in all.
+  int files = 0;
   int64_t bytes = 0;
 };
 
 /// Runs every rank of the CPU inference bundle at `bundleDir` once, on
 /// zeros, and stores the constant weights its kernels packed in a
-/// packed-weight file per rank (`weights/rank_N.packed`), which the bundle's
-/// manifest then names and hashes, so that sessions on a CPU of the same
-/// instructions map them instead of packing again (docs/bundle-format.md).
-/// Returns false with `error` set when the bundle does not open or run
-/// here (built for instructions this CPU lacks, say); callers compiled
-/// without exceptions can call it.
+/// packed-weight file per weight file (`weights/rank_N.packed` beside
+/// `weights/rank_N.bin`), which the manifest's ranks then name and hashes, so
+/// that sessions on a CPU of the same instructions map them instead of packing
+/// again (docs/bundle-format.md). Returns false with `error` set when the
+/// bundle does not open or run here (built for instructions this CPU lacks,
+/// say); callers compiled without exceptions can call it.
 bool packBundleWeights(const std::string &bundleDir, PackedBundle &result,
                        std::string &error);
 
