@@ -701,7 +701,9 @@ void verifyFiles(const std::string &bundleDir, const Manifest &manifest,
   if (rank >= 0)
     for (const RankEntry &entry : manifest.ranks)
       if (entry.rank != rank)
-        othersWeights.insert({entry.weights, entry.packedWeights});
+        for (const std::string *file : {&entry.weights, &entry.packedWeights})
+          if (!file->empty())
+            othersWeights.insert(*file);
   for (const RankEntry &entry : manifest.ranks)
     if (entry.rank == rank) {
       othersWeights.erase(entry.weights);

@@ -157,10 +157,6 @@ void writePackedWeights(const std::string &path,
   file.commit();
 }
 
-} // namespace cleave::rt
-
-namespace cleave::rt {
-
 namespace {
 /// Replaces each (path, text): all are written beside their files first,
 /// then renamed over them.
@@ -177,9 +173,7 @@ void replaceFiles(
     if (::rename((path + ".tmp").c_str(), path.c_str()) != 0)
       throw Error(path + ": cannot replace: " + std::strerror(errno));
 }
-} // namespace
 
-namespace {
 PackedBundle packWeights(const std::string &bundleDir) {
   const Manifest manifest = readManifest(bundleDir);
   PackedBundle result;

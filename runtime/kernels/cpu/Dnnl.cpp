@@ -15,6 +15,12 @@
 // multiply-adds come here too (Gemm.cpp says why): oneDNN's matmul reads
 // the activations and writes the result in the program's row-major
 // layout, and only the weights are repacked, once, like a convolution's.
+// Where oneDNN's kernel for a product packs nothing (below AVX-512), the
+// product is declined and stays on OpenBLAS.
+//
+// Packed weights are first looked for among those the bundle stores
+// (cleave_rt_find_packed_weights), and what is packed here is reported
+// (cleave_rt_packed_weights), which is how `cleave compile` stores them.
 //
 // One context runs one kernel at a time (its scratch memory is shared in
 // the same way), so the cache needs no lock; sessions running on several

@@ -2,8 +2,9 @@
 //
 // A product of constant weights (a layer's, read from the bundle) of at
 // least kWeightProductMacs multiply-adds runs on oneDNN's matmul
-// (Dnnl.cpp), which packs the weights once into its blocked layout. The
-// rest go to OpenBLAS's sgemm (through sgemm() of KernelSupport.h, which
+// (Dnnl.cpp) where oneDNN has a kernel that takes its weights packed once
+// into a blocked layout (brgemm, on x86-64-v4). The rest go to OpenBLAS's
+// sgemm (through sgemm() of KernelSupport.h, which
 // threads it with OpenMP), which packs both operands on every call; matmul
 // also multiplies float64 through dgemm. A batched matmul whose rhs has no
 // batch folds the batch into the rows of one product; other batches run
@@ -23,8 +24,9 @@ using namespace cleave::cpu;
 namespace {
 
 /// From this many multiply-adds a product of constant weights runs on
-/// oneDNN. Measured on an AVX-512 Xeon, 1 and 2 threads (docs/
-/// PERFORMANCE.md, "Matrix products of constant weights"): at 16x64x64
+/// oneDNN's brgemm where it has one. Measured on an AVX-512 Xeon, 1 and 2
+/// threads (docs/PERFORMANCE.md, "Matrix products of constant weights, and
+/// weights packed at compile time"): at 16x64x64
 /// OpenBLAS took 0.8-1.2 us and oneDNN 1.3-1.9; at 128x64x64 (2^19) both
 /// 7-8 us; above, oneDNN was faster throughout, by 1.15-1.4x on a
 /// transformer's 128x768x3072 and by up to 4x with few rows (4x768x768).

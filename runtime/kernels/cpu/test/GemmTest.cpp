@@ -280,10 +280,9 @@ public:
 /// packing: stored packing of other weights gives their product.
 TEST_F(GemmTest, ConstantWeightsPackedWhereOneDnnPacks) {
   const bool packs = ctx.cpuLevel >= 4;
-  Tensor weights = Tensor::random({96 * 128 + 64 * 64}, 32);
   Tensor a = Tensor::random({64, 96}, 31), y({64, 128});
-  Tensor b({96, 128}), small({64, 64});
-  std::copy(weights.f32(), weights.f32() + b.size(), b.f32());
+  Tensor b = Tensor::random({96, 128}, 32),
+         small = Tensor::random({64, 64}, 35);
   StoredPacking packing;
   ctx.packedWeights = &packing;
   ctx.constantWeights = b.f32();
@@ -302,6 +301,7 @@ TEST_F(GemmTest, ConstantWeightsPackedWhereOneDnnPacks) {
   ctx.constantWeights = small.f32();
   ctx.constantWeightBytes = small.size() * sizeof(float);
   ASSERT_EQ(run(cleave_cpu_matmul, {as.desc(), small.desc()}, {ys.desc()}), 0);
+  expectClose(ys.vec(), naiveMatmul(as, small), 1e-4f, 1e-4f);
   ctx.constantWeights = nullptr;
   ctx.constantWeightBytes = 0;
   ASSERT_EQ(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}), 0);
@@ -311,40 +311,29 @@ TEST_F(GemmTest, ConstantWeightsPackedWhereOneDnnPacks) {
 
   // A fresh context whose bundle stores the packed form of other weights
   // for these: the kernel reads what is stored.
+  auto runFresh = [&](StoredPacking &packings, Tensor &w) {
+    CleaveContext fresh;
+    fresh.numThreads = ctx.numThreads;
+    fresh.cpuLevel = ctx.cpuLevel;
+    fresh.packedWeights = &packings;
+    fresh.constantWeights = w.f32();
+    fresh.constantWeightBytes = w.size() * sizeof(float);
+    std::vector<CleaveTensor> in = {a.desc(), w.desc()};
+    std::vector<CleaveTensor> out = {y.desc()};
+    int32_t status = cleave_cpu_matmul(&fresh, in.data(), 2, out.data(), 1,
+                                       nullptr, nullptr);
+    EXPECT_EQ(status, 0) << fresh.error;
+    std::free(fresh.scratch);
+    return status;
+  };
   Tensor other = Tensor::random({96, 128}, 34);
   StoredPacking recorder;
-  {
-    CleaveContext packer;
-    packer.numThreads = ctx.numThreads;
-    packer.cpuLevel = ctx.cpuLevel;
-    packer.packedWeights = &recorder;
-    packer.constantWeights = other.f32();
-    packer.constantWeightBytes = other.size() * sizeof(float);
-    std::vector<CleaveTensor> in = {a.desc(), other.desc()};
-    std::vector<CleaveTensor> out = {y.desc()};
-    ASSERT_EQ(cleave_cpu_matmul(&packer, in.data(), 2, out.data(), 1, nullptr,
-                                nullptr),
-              0)
-        << packer.error;
-    std::free(packer.scratch);
-  }
+  ASSERT_EQ(runFresh(recorder, other), 0);
   ASSERT_EQ(recorder.reports, 1);
   StoredPacking stored;
   stored.storedOffset = 0;
   stored.stored = recorder.last;
-  CleaveContext reader;
-  reader.numThreads = ctx.numThreads;
-  reader.cpuLevel = ctx.cpuLevel;
-  reader.packedWeights = &stored;
-  reader.constantWeights = b.f32();
-  reader.constantWeightBytes = b.size() * sizeof(float);
-  std::vector<CleaveTensor> in = {a.desc(), b.desc()};
-  std::vector<CleaveTensor> out = {y.desc()};
-  ASSERT_EQ(
-      cleave_cpu_matmul(&reader, in.data(), 2, out.data(), 1, nullptr, nullptr),
-      0)
-      << reader.error;
-  std::free(reader.scratch);
+  ASSERT_EQ(runFresh(stored, b), 0);
   EXPECT_EQ(stored.reports, 0);
   expectClose(y.vec(), naiveMatmul(a, other), 1e-4f, 1e-4f);
 }
