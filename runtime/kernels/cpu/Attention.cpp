@@ -143,29 +143,28 @@ cleave::cpu::kernels::rotary_embedding(CleaveContext *ctx,
   const bool interleaved = args.interleaved() != 0;
   const int64_t heads = layout.heads, headSize = layout.headSize;
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (numElements(x) >             \
-                                                  kParallelGrain)
-  for (int64_t row = 0; row < batch * sequence; ++row) {
-    const int64_t b = row / sequence, s = row % sequence;
-    int64_t cacheRow =
-        ids ? positionAt(*ids, row) : (cosCache.shape[0] == 1 ? s : row);
-    const float *c = cosData + cacheRow * width;
-    const float *sn = sinData + cacheRow * width;
-    for (int64_t h = 0; h < heads; ++h) {
-      const int64_t base = layout.offset(b, h, s);
-      const float *in = src + base;
-      float *out = dst + base;
-      for (int64_t i = 0; i < half; ++i) {
-        const int64_t i1 = interleaved ? 2 * i : i;
-        const int64_t i2 = interleaved ? 2 * i + 1 : i + half;
-        const float x1 = in[i1], x2 = in[i2];
-        out[i1] = c[i] * x1 - sn[i] * x2;
-        out[i2] = sn[i] * x1 + c[i] * x2;
-      }
-      for (int64_t d = rotaryDim; d < headSize; ++d)
-        out[d] = in[d];
-    }
-  }
+  parallelFor(threads, numElements(x) > kParallelGrain, batch * sequence,
+              [&](int64_t row) {
+                const int64_t b = row / sequence, s = row % sequence;
+                int64_t cacheRow = ids ? positionAt(*ids, row)
+                                       : (cosCache.shape[0] == 1 ? s : row);
+                const float *c = cosData + cacheRow * width;
+                const float *sn = sinData + cacheRow * width;
+                for (int64_t h = 0; h < heads; ++h) {
+                  const int64_t base = layout.offset(b, h, s);
+                  const float *in = src + base;
+                  float *out = dst + base;
+                  for (int64_t i = 0; i < half; ++i) {
+                    const int64_t i1 = interleaved ? 2 * i : i;
+                    const int64_t i2 = interleaved ? 2 * i + 1 : i + half;
+                    const float x1 = in[i1], x2 = in[i2];
+                    out[i1] = c[i] * x1 - sn[i] * x2;
+                    out[i2] = sn[i] * x1 + c[i] * x2;
+                  }
+                  for (int64_t d = rotaryDim; d < headSize; ++d)
+                    out[d] = in[d];
+                }
+              });
   return 0;
 }
 
@@ -230,9 +229,7 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
   constexpr int64_t kBlockRows = 64;
   const int64_t blocks = (qSequence + kBlockRows - 1) / kBlockRows;
   const int64_t tasks = batch * qHeads * blocks;
-#pragma omp parallel num_threads(threads) if (rows * kvSequence * headSize >   \
-                                              kParallelGrain)
-  {
+  parallelRegion(threads, rows * kvSequence * headSize > kParallelGrain, [&] {
     std::vector<float> scores(kBlockRows * kvSequence);
 #pragma omp for
     for (int64_t task = 0; task < tasks; ++task) {
@@ -283,6 +280,6 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
             kvSequence, vData + vl.offset(b, kvh, 0), vl.rowStride(), 0.0f,
             yData + yl.offset(b, h, first), yl.rowStride());
     }
-  }
+  });
   return 0;
 }

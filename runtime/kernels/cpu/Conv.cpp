@@ -96,9 +96,7 @@ void im2col(const WindowGeometry &g, int64_t channels, const float *x,
             float *col, int threads) {
   const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
   const int64_t rows = channels * kernelSize;
-#pragma omp parallel for num_threads(threads) if (rows * outSize >             \
-                                                  kParallelGrain)
-  for (int64_t row = 0; row < rows; ++row) {
+  parallelFor(threads, rows * outSize > kParallelGrain, rows, [&](int64_t row) {
     int64_t c = row / kernelSize, tap = row % kernelSize;
     int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
             kd = tap / (g.kernel[2] * g.kernel[1]);
@@ -129,7 +127,7 @@ void im2col(const WindowGeometry &g, int64_t channels, const float *x,
         }
       }
     }
-  }
+  });
 }
 
 /// Scatters (adds) the column matrix of one group of a transposed
@@ -138,34 +136,35 @@ void col2im(const WindowGeometry &g, int64_t channels, const float *col,
             float *y, int threads) {
   const int64_t kernelSize = g.kernelSize(), inSize = g.inSize();
   // Taps of one channel write the same plane: threads split channels.
-#pragma omp parallel for num_threads(                                          \
-    threads) if (channels * kernelSize * inSize > kParallelGrain)
-  for (int64_t c = 0; c < channels; ++c) {
-    float *plane = y + c * g.outSize();
-    for (int64_t tap = 0; tap < kernelSize; ++tap) {
-      int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
-              kd = tap / (g.kernel[2] * g.kernel[1]);
-      int64_t offD = kd * g.dilation[0] - g.padBegin[0];
-      int64_t offH = kh * g.dilation[1] - g.padBegin[1];
-      int64_t offW = kw * g.dilation[2] - g.padBegin[2];
-      // Input position i lands on output position i * stride + offset.
-      int64_t loD, hiD, loH, hiH, loW, hiW;
-      validRange(offD, g.stride[0], g.out[0], g.in[0], loD, hiD);
-      validRange(offH, g.stride[1], g.out[1], g.in[1], loH, hiH);
-      validRange(offW, g.stride[2], g.out[2], g.in[2], loW, hiW);
-      const float *src = col + (c * kernelSize + tap) * inSize;
-      for (int64_t id = loD; id < hiD; ++id) {
-        int64_t od = id * g.stride[0] + offD;
-        for (int64_t ih = loH; ih < hiH; ++ih) {
-          int64_t oh = ih * g.stride[1] + offH;
-          const float *line = src + (id * g.in[1] + ih) * g.in[2];
-          float *dst = plane + (od * g.out[1] + oh) * g.out[2];
-          for (int64_t iw = loW; iw < hiW; ++iw)
-            dst[iw * g.stride[2] + offW] += line[iw];
-        }
-      }
-    }
-  }
+  parallelFor(threads, channels * kernelSize * inSize > kParallelGrain,
+              channels, [&](int64_t c) {
+                float *plane = y + c * g.outSize();
+                for (int64_t tap = 0; tap < kernelSize; ++tap) {
+                  int64_t kw = tap % g.kernel[2],
+                          kh = tap / g.kernel[2] % g.kernel[1],
+                          kd = tap / (g.kernel[2] * g.kernel[1]);
+                  int64_t offD = kd * g.dilation[0] - g.padBegin[0];
+                  int64_t offH = kh * g.dilation[1] - g.padBegin[1];
+                  int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+                  // Input position i lands on output position i * stride +
+                  // offset.
+                  int64_t loD, hiD, loH, hiH, loW, hiW;
+                  validRange(offD, g.stride[0], g.out[0], g.in[0], loD, hiD);
+                  validRange(offH, g.stride[1], g.out[1], g.in[1], loH, hiH);
+                  validRange(offW, g.stride[2], g.out[2], g.in[2], loW, hiW);
+                  const float *src = col + (c * kernelSize + tap) * inSize;
+                  for (int64_t id = loD; id < hiD; ++id) {
+                    int64_t od = id * g.stride[0] + offD;
+                    for (int64_t ih = loH; ih < hiH; ++ih) {
+                      int64_t oh = ih * g.stride[1] + offH;
+                      const float *line = src + (id * g.in[1] + ih) * g.in[2];
+                      float *dst = plane + (od * g.out[1] + oh) * g.out[2];
+                      for (int64_t iw = loW; iw < hiW; ++iw)
+                        dst[iw * g.stride[2] + offW] += line[iw];
+                    }
+                  }
+                }
+              });
 }
 
 /// to[i] = from[i * step] for i in [0, n), with the common steps as
@@ -351,7 +350,8 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
   const int64_t planeSize = phased.size() + kDepthwiseSpanStep;
   const int64_t perThread = planeSize + span;
   const int64_t planes = g.batch * g.channels;
-  const bool parallel = planes * outSize * taps > kParallelGrain;
+  const bool parallel =
+      forkTeam(threads, planes * outSize * taps > kParallelGrain);
   const int team = parallel ? threads : 1;
   float *scratch = static_cast<float *>(
       cleave_rt_scratch(ctx, sizeof(float) * team * perThread));
@@ -359,8 +359,9 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
     return 1;
   const DepthwiseSpanFn convolve = selectDepthwiseSpan(taps);
   const int64_t *offsets = phased.offsets.data();
-#pragma omp parallel num_threads(team) if (parallel)
-  {
+  // Each thread's share, with its own plane and rows in the scratch memory;
+  // the loop over planes is split among the team that calls it.
+  auto share = [&] {
     float *plane = scratch + perThread * omp_get_thread_num();
     float *rows = plane + planeSize;
     std::fill(plane + phased.size(), plane + planeSize, 0.0f);
@@ -396,7 +397,8 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
         }
       }
     }
-  }
+  };
+  parallelRegion(team, parallel, share);
   return 0;
 }
 
@@ -425,16 +427,21 @@ bool isDepthwise(const ConvShape &shape) {
   return shape.group > 1 && shape.window.channels == shape.group;
 }
 
-void addBias(const float *bias, float *y, int64_t batch, int64_t channels,
-             int64_t planeSize, int threads) {
-#pragma omp parallel for num_threads(                                          \
-    threads) if (batch * channels * planeSize > kParallelGrain)
-  for (int64_t p = 0; p < batch * channels; ++p) {
-    float b = bias[p % channels];
-    float *plane = y + p * planeSize;
-    for (int64_t i = 0; i < planeSize; ++i)
-      plane[i] += b;
-  }
+/// Adds the bias (where there is one) and applies the epilogue to the
+/// batch x channels planes of y, in one pass over each plane.
+void finishPlanes(const float *bias, const ConvEpilogue &epilogue, float *y,
+                  int64_t batch, int64_t channels, int64_t planeSize,
+                  int threads) {
+  if (!bias && epilogue.kind == CLEAVE_EPILOGUE_NONE)
+    return;
+  parallelFor(threads, batch * channels * planeSize > kParallelGrain,
+              batch * channels, [&](int64_t p) {
+                float *plane = y + p * planeSize;
+                if (bias)
+                  epilogue.applyRun<true>(plane, planeSize, bias[p % channels]);
+                else
+                  epilogue.applyRun<false>(plane, planeSize, 0.0f);
+              });
 }
 
 /// Below this many multiply-adds a dense or grouped convolution runs as
@@ -447,7 +454,8 @@ constexpr int64_t kSmallConvMacs = int64_t(1) << 18;
 
 /// im2col + sgemm, 1x1 stride-1 windows straight from the input.
 int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
-                 const float *w, const float *bias, float *y, int threads) {
+                 const float *w, const float *bias, float *y,
+                 const ConvEpilogue &epilogue, int threads) {
   const WindowGeometry &g = shape.window;
   const int64_t cg = g.channels / shape.group;
   const int64_t mg = shape.outChannels / shape.group;
@@ -477,8 +485,7 @@ int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
             cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
     }
   }
-  if (bias)
-    addBias(bias, y, g.batch, shape.outChannels, outSize, threads);
+  finishPlanes(bias, epilogue, y, g.batch, shape.outChannels, outSize, threads);
   return 0;
 }
 
@@ -527,8 +534,9 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   if (epilogue.kind == CLEAVE_EPILOGUE_CLIP && !(epilogue.min <= epilogue.max))
     return fail(ctx, kernel, "the clamp's bounds [%g, %g] are not ordered",
                 args.epilogueMin(), args.epilogueMax());
-  // The kernels here apply the epilogue over Y once it is written, while
-  // it is in the caches.
+  // The direct depthwise loop applies the epilogue over Y once it is
+  // written, while it is in the caches (im2col + sgemm applies it with the
+  // bias).
   auto finish = [&](int32_t status) {
     if (status == 0)
       epilogue.apply(y, g.batch * shape.outChannels * g.outSize(),
@@ -546,7 +554,7 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
       cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
   if (!isDepthwise(shape)) {
     if (!constant || shape.multiplyAdds() < kSmallConvMacs)
-      return finish(gemmConv(ctx, shape, x, w, b, y, numThreads(ctx)));
+      return gemmConv(ctx, shape, x, w, b, y, epilogue, numThreads(ctx));
     return dnnlConv(ctx, shape, x, w, b, y, epilogue);
   }
   if (constant && g.outSize() < kDirectDepthwisePlane) {
@@ -598,7 +606,7 @@ int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,
     }
   }
   if (const CleaveTensor *bias = args.bias())
-    addBias(static_cast<const float *>(bias->data), y, g.batch,
-            shape.outChannels, g.outSize(), threads);
+    finishPlanes(static_cast<const float *>(bias->data), ConvEpilogue(), y,
+                 g.batch, shape.outChannels, g.outSize(), threads);
   return 0;
 }

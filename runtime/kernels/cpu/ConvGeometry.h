@@ -12,6 +12,8 @@
 
 #include "KernelSupport.h"
 
+#include <algorithm>
+
 namespace cleave::cpu {
 
 constexpr int kMaxSpatial = 3;
@@ -48,23 +50,38 @@ struct ConvEpilogue {
   int64_t kind = CLEAVE_EPILOGUE_NONE;
   float min = 0, max = 0;
 
-  /// Applies it to y[0..n) as a program's own loops do (rt/Scalar.h's
-  /// relu, and min(max(y, min), max), a NaN kept), on up to `threads`
-  /// threads where y is large.
-  void apply(float *y, int64_t n, int threads) const {
+  /// y[i] = epilogue(y[i] + bias) over y[0..n), as a program's own loops
+  /// compute it (rt/Scalar.h's relu, and min(max(y, min), max), a NaN
+  /// kept); without a bias where !WithBias (no + 0, which would turn -0
+  /// into +0).
+  template <bool WithBias>
+  void applyRun(float *y, int64_t n, float bias) const {
     if (kind == CLEAVE_EPILOGUE_RELU) {
-#pragma omp parallel for num_threads(threads) if (n >= 131072)
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = WithBias ? y[i] + bias : y[i];
+        y[i] = v > 0.0f ? v : 0.0f;
+      }
     } else if (kind == CLEAVE_EPILOGUE_CLIP) {
       const float lo = min, hi = max;
-#pragma omp parallel for num_threads(threads) if (n >= 131072)
       for (int64_t i = 0; i < n; ++i) {
-        float v = y[i];
+        float v = WithBias ? y[i] + bias : y[i];
         v = v != v ? v : (lo > v ? lo : v);
         y[i] = v != v ? v : (hi < v ? hi : v);
       }
+    } else if (WithBias) {
+      for (int64_t i = 0; i < n; ++i)
+        y[i] += bias;
     }
+  }
+
+  /// Applies it to y[0..n), on up to `threads` threads where y is large.
+  void apply(float *y, int64_t n, int threads) const {
+    if (kind == CLEAVE_EPILOGUE_NONE)
+      return;
+    constexpr int64_t kRun = 16384;
+    parallelFor(threads, n >= 131072, (n + kRun - 1) / kRun, [&](int64_t r) {
+      applyRun<false>(y + r * kRun, std::min(kRun, n - r * kRun), 0.0f);
+    });
   }
 };
 

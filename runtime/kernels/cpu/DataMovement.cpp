@@ -134,8 +134,7 @@ void mappedCopy(const CleaveTensor &x, CleaveTensor &y, size_t size,
   for (int64_t i = 1; i < width && contiguous; ++i)
     contiguous = last[i] == last[0] + i;
 
-#pragma omp parallel for num_threads(threads) if (rows * width > kParallelGrain)
-  for (int64_t row = 0; row < rows; ++row) {
+  parallelFor(threads, rows * width > kParallelGrain, rows, [&](int64_t row) {
     int64_t offset = 0, rest = row;
     bool filled = false;
     for (int32_t d = rank - 2; d >= 0; --d) {
@@ -163,7 +162,7 @@ void mappedCopy(const CleaveTensor &x, CleaveTensor &y, size_t size,
           out[i] = last[i] >= 0 ? in[last[i]] : value;
       });
     }
-  }
+  });
 }
 
 int32_t checkSameDType(CleaveContext *ctx, const char *kernel,
@@ -236,15 +235,14 @@ int32_t cleave::cpu::kernels::transpose(CleaveContext *ctx,
     // The innermost run stays contiguous: copy it whole.
     const int64_t width = shape[r - 1];
     const int64_t rows = total / width;
-#pragma omp parallel for num_threads(threads) if (total > kParallelGrain)
-    for (int64_t row = 0; row < rows; ++row) {
+    parallelFor(threads, total > kParallelGrain, rows, [&](int64_t row) {
       int64_t offset = 0, rest = row;
       for (int32_t d = r - 2; d >= 0; --d) {
         offset += (rest % shape[d]) * stride[d];
         rest /= shape[d];
       }
       std::memcpy(dst + row * width * size, src + offset * size, width * size);
-    }
+    });
     return 0;
   }
   // The input's innermost dimension moved to output dimension `p`: copy in
@@ -261,31 +259,31 @@ int32_t cleave::cpu::kernels::transpose(CleaveContext *ctx,
     using T = decltype(element);
     const T *in = reinterpret_cast<const T *>(src);
     T *outData = reinterpret_cast<T *>(dst);
-#pragma omp parallel for num_threads(threads) if (total > kParallelGrain)
-    for (int64_t task = 0; task < outer * tilesP; ++task) {
-      int64_t o = task / tilesP, tp = task % tilesP;
-      int64_t inBase = 0, outBase = 0, rest = o;
-      for (int32_t d = r - 1; d >= 0; --d) {
-        if (d == p || d == l)
-          continue;
-        int64_t coord = rest % shape[d];
-        rest /= shape[d];
-        inBase += coord * stride[d];
-        outBase += coord * outStrides[d];
-      }
-      const int64_t pBegin = tp * kTile,
-                    pEnd = std::min(shape[p], pBegin + kTile);
-      for (int64_t tl = 0; tl < tilesL; ++tl) {
-        const int64_t lBegin = tl * kTile,
-                      lEnd = std::min(shape[l], lBegin + kTile);
-        for (int64_t i = pBegin; i < pEnd; ++i) {
-          const T *from = in + inBase + i;
-          T *to = outData + outBase + i * outStrides[p];
-          for (int64_t j = lBegin; j < lEnd; ++j)
-            to[j] = from[j * stride[l]];
-        }
-      }
-    }
+    parallelFor(threads, total > kParallelGrain, outer * tilesP,
+                [&](int64_t task) {
+                  int64_t o = task / tilesP, tp = task % tilesP;
+                  int64_t inBase = 0, outBase = 0, rest = o;
+                  for (int32_t d = r - 1; d >= 0; --d) {
+                    if (d == p || d == l)
+                      continue;
+                    int64_t coord = rest % shape[d];
+                    rest /= shape[d];
+                    inBase += coord * stride[d];
+                    outBase += coord * outStrides[d];
+                  }
+                  const int64_t pBegin = tp * kTile,
+                                pEnd = std::min(shape[p], pBegin + kTile);
+                  for (int64_t tl = 0; tl < tilesL; ++tl) {
+                    const int64_t lBegin = tl * kTile,
+                                  lEnd = std::min(shape[l], lBegin + kTile);
+                    for (int64_t i = pBegin; i < pEnd; ++i) {
+                      const T *from = in + inBase + i;
+                      T *to = outData + outBase + i * outStrides[p];
+                      for (int64_t j = lBegin; j < lEnd; ++j)
+                        to[j] = from[j * stride[l]];
+                    }
+                  }
+                });
   });
   return 0;
 }
@@ -336,21 +334,20 @@ int32_t joinOrSplit(CleaveContext *ctx, const char *kernel,
   const int64_t wholeRow = whole.shape[axis] * inner * size;
   unsigned char *wholeData = static_cast<unsigned char *>(whole.data);
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (outer * wholeRow >           \
-                                                  kParallelGrain * 4)
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int32_t i = 0; i < numParts; ++i) {
-      unsigned char *part = static_cast<unsigned char *>(parts[i].data);
-      if (chunk[i] == 0)
-        continue;
-      if (split)
-        std::memcpy(part + o * chunk[i], wholeData + o * wholeRow + start[i],
-                    chunk[i]);
-      else
-        std::memcpy(wholeData + o * wholeRow + start[i], part + o * chunk[i],
-                    chunk[i]);
-    }
-  }
+  parallelFor(
+      threads, outer * wholeRow > kParallelGrain * 4, outer, [&](int64_t o) {
+        for (int32_t i = 0; i < numParts; ++i) {
+          unsigned char *part = static_cast<unsigned char *>(parts[i].data);
+          if (chunk[i] == 0)
+            continue;
+          if (split)
+            std::memcpy(part + o * chunk[i],
+                        wholeData + o * wholeRow + start[i], chunk[i]);
+          else
+            std::memcpy(wholeData + o * wholeRow + start[i],
+                        part + o * chunk[i], chunk[i]);
+        }
+      });
   return 0;
 }
 
@@ -598,12 +595,12 @@ int32_t cleave::cpu::kernels::gather(CleaveContext *ctx,
   unsigned char *dst = static_cast<unsigned char *>(y.data);
   const int64_t block = inner * size;
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (outer * count * inner >      \
-                                                  kParallelGrain)
-  for (int64_t task = 0; task < outer * count; ++task) {
-    int64_t o = task / count, i = task % count;
-    std::memcpy(dst + task * block, src + (o * n + resolved[i]) * block, block);
-  }
+  parallelFor(threads, outer * count * inner > kParallelGrain, outer * count,
+              [&](int64_t task) {
+                int64_t o = task / count, i = task % count;
+                std::memcpy(dst + task * block,
+                            src + (o * n + resolved[i]) * block, block);
+              });
   return 0;
 }
 

@@ -257,10 +257,10 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
     int64_t rowStride = cRows == 1 ? 0 : cCols;
     int64_t colStride = cCols == 1 ? 0 : 1;
     int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (m * n > kParallelGrain)
-    for (int64_t i = 0; i < m; ++i)
+    parallelFor(threads, m * n > kParallelGrain, m, [&](int64_t i) {
       for (int64_t j = 0; j < n; ++j)
         py[i * n + j] = beta * pc[i * rowStride + j * colStride];
+    });
     gemmBeta = 1.0f;
   }
   if (k == 0) {

@@ -265,10 +265,10 @@ int32_t cleave::cpu::kernels::gather_nd(CleaveContext *ctx,
   unsigned char *dst = static_cast<unsigned char *>(y.data);
   const int64_t block = access.slice * size;
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (numElements(y) >             \
-                                                  kParallelGrain)
-  for (int64_t t = 0; t < access.numTuples; ++t)
-    std::memcpy(dst + t * block, src + offsets[t] * size, block);
+  parallelFor(threads, numElements(y) > kParallelGrain, access.numTuples,
+              [&](int64_t t) {
+                std::memcpy(dst + t * block, src + offsets[t] * size, block);
+              });
   return 0;
 }
 
@@ -375,9 +375,9 @@ int32_t cleave::cpu::kernels::gather_elements(CleaveContext *ctx,
   unsigned char *dst = static_cast<unsigned char *>(y.data);
   const int64_t count = static_cast<int64_t>(sources.size());
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (count > kParallelGrain)
-  for (int64_t i = 0; i < count; ++i)
+  parallelFor(threads, count > kParallelGrain, count, [&](int64_t i) {
     std::memcpy(dst + i * size, src + sources[i] * size, size);
+  });
   return 0;
 }
 
@@ -437,15 +437,14 @@ int32_t cleave::cpu::kernels::one_hot(CleaveContext *ctx,
   const unsigned char *on = off + size;
   unsigned char *dst = static_cast<unsigned char *>(y.data);
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (total > kParallelGrain)
-  for (int64_t i = 0; i < total; ++i) {
+  parallelFor(threads, total > kParallelGrain, total, [&](int64_t i) {
     int64_t j = (i / inner) % depth;
     int64_t index =
         readIndex(indices, (i / (inner * depth)) * inner + i % inner);
     if (index < 0)
       index += depth;
     std::memcpy(dst + i * size, index == j ? on : off, size);
-  }
+  });
   return 0;
 }
 
@@ -468,14 +467,13 @@ int32_t cleave::cpu::kernels::trilu(CleaveContext *ctx,
   const unsigned char *src = static_cast<const unsigned char *>(x.data);
   unsigned char *dst = static_cast<unsigned char *>(y.data);
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (total > kParallelGrain)
-  for (int64_t i = 0; i < total; ++i) {
+  parallelFor(threads, total > kParallelGrain, total, [&](int64_t i) {
     int64_t row = (i / cols) % rows, col = i % cols;
     bool keep = upper ? col - row >= k : col - row <= k;
     if (keep)
       std::memmove(dst + i * size, src + i * size, size);
     else
       std::memset(dst + i * size, 0, size);
-  }
+  });
   return 0;
 }

@@ -102,6 +102,41 @@ void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides);
 /// a few microseconds, more than copying a few thousand elements.
 constexpr int64_t kParallelGrain = 1 << 14;
 
+/// Whether a kernel of `threads` threads should fork a team for a loop it
+/// judged worth splitting (`worth`). Where it should not, the loop must run
+/// outside any OpenMP region, not in one of one thread: libgomp allocates
+/// and frees a team at every region it enters, a team of one (a false `if`
+/// clause, `num_threads(1)`) included, about 0.4 us a time here, which a
+/// program of small steps pays at every step.
+inline bool forkTeam(int threads, bool worth) { return threads > 1 && worth; }
+
+/// body(i) for every i in [0, n): split statically over a team of `threads`
+/// where forkTeam(threads, worth), on the calling thread alone otherwise.
+template <typename Body>
+void parallelFor(int threads, bool worth, int64_t n, const Body &body) {
+  if (forkTeam(threads, worth) && n > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    body(i);
+}
+
+/// share() on a team of `threads` where forkTeam(threads, worth), else once
+/// on the calling thread. `share` splits its loops with `#pragma omp for`,
+/// which outside a region runs every iteration on the one thread.
+template <typename Share>
+void parallelRegion(int threads, bool worth, const Share &share) {
+  if (forkTeam(threads, worth)) {
+#pragma omp parallel num_threads(threads)
+    share();
+    return;
+  }
+  share();
+}
+
 } // namespace cleave::cpu
 
 #endif // CLEAVE_KERNELS_CPU_KERNELSUPPORT_H

@@ -136,15 +136,13 @@ int32_t cleave::cpu::kernels::batch_norm(CleaveContext *ctx,
   const float *src = static_cast<const float *>(x.data);
   float *dst = static_cast<float *>(args.y().data);
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (planes * size >              \
-                                                  kParallelGrain)
-  for (int64_t p = 0; p < planes; ++p) {
+  parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
     const float f = factor[p % channels], s = shift[p % channels];
     const float *a = src + p * size;
     float *b = dst + p * size;
     for (int64_t i = 0; i < size; ++i)
       b[i] = a[i] * f + s;
-  }
+  });
   return 0;
 }
 
@@ -169,9 +167,7 @@ int32_t cleave::cpu::kernels::instance_norm(CleaveContext *ctx,
   float *dst = static_cast<float *>(args.y().data);
   const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (planes * size >              \
-                                                  kParallelGrain)
-  for (int64_t p = 0; p < planes; ++p) {
+  parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
     const float *a = src + p * size;
     float *b = dst + p * size;
     float mean, invStd;
@@ -180,7 +176,7 @@ int32_t cleave::cpu::kernels::instance_norm(CleaveContext *ctx,
     const float s = bias[p % channels] - mean * f;
     for (int64_t i = 0; i < size; ++i)
       b[i] = a[i] * f + s;
-  }
+  });
   return 0;
 }
 
@@ -224,8 +220,7 @@ int32_t cleave::cpu::kernels::layer_norm(CleaveContext *ctx,
   float *dst = static_cast<float *>(args.y().data);
   const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (rows * cols > kParallelGrain)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallelFor(threads, rows * cols > kParallelGrain, rows, [&](int64_t r) {
     const float *a = src + r * cols;
     float *b = dst + r * cols;
     float mean, invStd;
@@ -237,7 +232,7 @@ int32_t cleave::cpu::kernels::layer_norm(CleaveContext *ctx,
       for (int64_t i = 0; i < cols; ++i)
         b[i] = (a[i] - mean) * invStd * scale[i];
     }
-  }
+  });
   return 0;
 }
 
@@ -267,8 +262,7 @@ int32_t cleave::cpu::kernels::rms_norm(CleaveContext *ctx,
   float *dst = static_cast<float *>(args.y().data);
   const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (rows * cols > kParallelGrain)
-  for (int64_t r = 0; r < rows; ++r) {
+  parallelFor(threads, rows * cols > kParallelGrain, rows, [&](int64_t r) {
     const float *a = src + r * cols;
     float *b = dst + r * cols;
     double squares = 0.0;
@@ -279,7 +273,7 @@ int32_t cleave::cpu::kernels::rms_norm(CleaveContext *ctx,
         static_cast<float>(1.0 / std::sqrt(meanSquare + epsilon));
     for (int64_t i = 0; i < cols; ++i)
       b[i] = a[i] * invRms * scale[i];
-  }
+  });
   return 0;
 }
 
@@ -308,21 +302,20 @@ int32_t cleave::cpu::kernels::group_norm(CleaveContext *ctx,
   float *dst = static_cast<float *>(args.y().data);
   const double epsilon = args.epsilon();
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (units * perGroup * size >    \
-                                                  kParallelGrain)
-  for (int64_t u = 0; u < units; ++u) {
-    // The channels of a group are contiguous planes.
-    const float *a = src + u * perGroup * size;
-    float *b = dst + u * perGroup * size;
-    float mean, invStd;
-    moments(a, perGroup * size, epsilon, mean, invStd);
-    for (int64_t c = 0; c < perGroup; ++c) {
-      int64_t channel = (u % groups) * perGroup + c;
-      const float f = invStd * scale[channel];
-      const float s = bias[channel] - mean * f;
-      for (int64_t i = 0; i < size; ++i)
-        b[c * size + i] = a[c * size + i] * f + s;
-    }
-  }
+  parallelFor(threads, units * perGroup * size > kParallelGrain, units,
+              [&](int64_t u) {
+                // The channels of a group are contiguous planes.
+                const float *a = src + u * perGroup * size;
+                float *b = dst + u * perGroup * size;
+                float mean, invStd;
+                moments(a, perGroup * size, epsilon, mean, invStd);
+                for (int64_t c = 0; c < perGroup; ++c) {
+                  int64_t channel = (u % groups) * perGroup + c;
+                  const float f = invStd * scale[channel];
+                  const float s = bias[channel] - mean * f;
+                  for (int64_t i = 0; i < size; ++i)
+                    b[c * size + i] = a[c * size + i] * f + s;
+                }
+              });
   return 0;
 }

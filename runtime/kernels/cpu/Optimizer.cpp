@@ -87,9 +87,9 @@ int32_t cleave::cpu::kernels::sgd_update(CleaveContext *ctx,
   const float *g = floats(args.gradient());
   float *p = floats(parameter), *b = buffer ? floats(*buffer) : nullptr;
   int64_t n = numElements(parameter);
-#pragma omp parallel for num_threads(numThreads(ctx)) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i)
+  parallelFor(numThreads(ctx), n > 65536, n, [&](int64_t i) {
     optimizer::sgdElement(s, g[i], p[i], b ? &b[i] : nullptr);
+  });
   *floats(step) += 1;
   return 0;
 }
@@ -116,9 +116,9 @@ int32_t cleave::cpu::kernels::adam_update(CleaveContext *ctx,
   const float *g = floats(args.gradient());
   float *p = floats(parameter), *m = floats(first), *v = floats(second);
   int64_t n = numElements(parameter);
-#pragma omp parallel for num_threads(numThreads(ctx)) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i)
+  parallelFor(numThreads(ctx), n > 65536, n, [&](int64_t i) {
     optimizer::adamElement(s, g[i], p[i], m[i], v[i]);
+  });
   *floats(step) += 1;
   return 0;
 }

@@ -172,18 +172,18 @@ void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
     divisors.push_back(static_cast<float>(counted(taps[2][ow])));
 
   const int64_t planes = g.batch * g.channels;
-#pragma omp parallel for num_threads(                                          \
-    threads) if (planes * g.outSize() * g.kernelSize() > kParallelGrain)
-  for (int64_t p = 0; p < planes; ++p) {
-    const float *src = x + p * g.inSize();
-    float *dst = y + p * g.outSize();
-    if (kind == PoolKind::Max)
-      poolPlane<PoolKind::Max>(g, taps, tapLo.data(), tapHi.data(),
-                               divisors.data(), src, dst);
-    else
-      poolPlane<PoolKind::Average>(g, taps, tapLo.data(), tapHi.data(),
-                                   divisors.data(), src, dst);
-  }
+  parallelFor(threads, planes * g.outSize() * g.kernelSize() > kParallelGrain,
+              planes, [&](int64_t p) {
+                const float *src = x + p * g.inSize();
+                float *dst = y + p * g.outSize();
+                if (kind == PoolKind::Max)
+                  poolPlane<PoolKind::Max>(g, taps, tapLo.data(), tapHi.data(),
+                                           divisors.data(), src, dst);
+                else
+                  poolPlane<PoolKind::Average>(g, taps, tapLo.data(),
+                                               tapHi.data(), divisors.data(),
+                                               src, dst);
+              });
 }
 
 int32_t globalPool(CleaveContext *ctx, const char *kernel,
@@ -200,9 +200,7 @@ int32_t globalPool(CleaveContext *ctx, const char *kernel,
   const float *src = static_cast<const float *>(x.data);
   float *dst = static_cast<float *>(y.data);
   const int threads = numThreads(ctx);
-#pragma omp parallel for num_threads(threads) if (planes * size >              \
-                                                  kParallelGrain)
-  for (int64_t p = 0; p < planes; ++p) {
+  parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
     const float *plane = src + p * size;
     if (kind == PoolKind::Max) {
       float max = -std::numeric_limits<float>::infinity();
@@ -215,7 +213,7 @@ int32_t globalPool(CleaveContext *ctx, const char *kernel,
         sum += plane[i];
       dst[p] = size > 0 ? sum / static_cast<float>(size) : 0.0f;
     }
-  }
+  });
   return 0;
 }
 

@@ -100,14 +100,13 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
       (runs.count == 1 && runs.reduced[0]) ||
       (runs.count == 2 && runs.reduced[1])) {
     // Rows of `reducedCount` contiguous elements.
-#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
-    for (int64_t o = 0; o < outCount; ++o) {
+    parallelFor(threads, work > kParallelGrain, outCount, [&](int64_t o) {
       const T *row = x + o * reducedCount;
       typename R::Acc acc = R::init();
       for (int64_t i = 0; i < reducedCount; ++i)
         R::add(acc, row[i]);
       y[o] = R::finish(acc, reducedCount);
-    }
+    });
     return;
   }
   if ((runs.count == 2 && runs.reduced[0]) ||
@@ -118,28 +117,27 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
     const int64_t outer = outCount / inner;
     constexpr int64_t kChunk = 1024;
     const int64_t chunks = (inner + kChunk - 1) / kChunk;
-#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
-    for (int64_t task = 0; task < outer * chunks; ++task) {
-      const int64_t o = task / chunks, begin = (task % chunks) * kChunk;
-      const int64_t end = begin + kChunk < inner ? begin + kChunk : inner;
-      typename R::Acc acc[kChunk];
-      for (int64_t i = 0; i < end - begin; ++i)
-        acc[i] = R::init();
-      const T *base = x + o * reducedCount * inner + begin;
-      for (int64_t r = 0; r < reducedCount; ++r)
-        for (int64_t i = 0; i < end - begin; ++i)
-          R::add(acc[i], base[r * inner + i]);
-      T *out = y + o * inner + begin;
-      for (int64_t i = 0; i < end - begin; ++i)
-        out[i] = R::finish(acc[i], reducedCount);
-    }
+    parallelFor(
+        threads, work > kParallelGrain, outer * chunks, [&](int64_t task) {
+          const int64_t o = task / chunks, begin = (task % chunks) * kChunk;
+          const int64_t end = begin + kChunk < inner ? begin + kChunk : inner;
+          typename R::Acc acc[kChunk];
+          for (int64_t i = 0; i < end - begin; ++i)
+            acc[i] = R::init();
+          const T *base = x + o * reducedCount * inner + begin;
+          for (int64_t r = 0; r < reducedCount; ++r)
+            for (int64_t i = 0; i < end - begin; ++i)
+              R::add(acc[i], base[r * inner + i]);
+          T *out = y + o * inner + begin;
+          for (int64_t i = 0; i < end - begin; ++i)
+            out[i] = R::finish(acc[i], reducedCount);
+        });
     return;
   }
   // Any other pattern: each output walks its reduced elements.
   int64_t strides[CLEAVE_MAX_RANK];
   rowMajorStrides(runs.size, runs.count, strides);
-#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
-  for (int64_t o = 0; o < outCount; ++o) {
+  parallelFor(threads, work > kParallelGrain, outCount, [&](int64_t o) {
     int64_t base = 0, rest = o;
     for (int d = runs.count - 1; d >= 0; --d) {
       if (runs.reduced[d])
@@ -159,7 +157,7 @@ void reduce(const Runs &runs, int64_t reducedCount, int64_t outCount,
       R::add(acc, x[offset]);
     }
     y[o] = R::finish(acc, reducedCount);
-  }
+  });
 }
 
 template <template <typename> class Op>

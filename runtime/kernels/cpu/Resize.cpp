@@ -143,31 +143,30 @@ void resizeAxis(const AxisPlan &plan, const float *src, float *dst,
                 int64_t outer, int64_t inLength, int64_t outLength,
                 int64_t inner, int threads) {
   const int taps = plan.taps;
-#pragma omp parallel for num_threads(                                          \
-    threads) if (outer * outLength * inner * taps > kParallelGrain)
-  for (int64_t task = 0; task < outer * outLength; ++task) {
-    const int64_t o = task / outLength, j = task % outLength;
-    const float *base = src + o * inLength * inner;
-    float *line = dst + task * inner;
-    const int64_t *index = &plan.index[j * taps];
-    const float *weight = &plan.weight[j * taps];
-    if (inner == 1) {
-      float sum = 0.0f;
-      for (int t = 0; t < taps; ++t)
-        sum += weight[t] * base[index[t]];
-      line[0] = sum;
-      continue;
-    }
-    const float *first = base + index[0] * inner;
-    for (int64_t i = 0; i < inner; ++i)
-      line[i] = weight[0] * first[i];
-    for (int t = 1; t < taps; ++t) {
-      const float *row = base + index[t] * inner;
-      const float w = weight[t];
-      for (int64_t i = 0; i < inner; ++i)
-        line[i] += w * row[i];
-    }
-  }
+  parallelFor(threads, outer * outLength * inner * taps > kParallelGrain,
+              outer * outLength, [&](int64_t task) {
+                const int64_t o = task / outLength, j = task % outLength;
+                const float *base = src + o * inLength * inner;
+                float *line = dst + task * inner;
+                const int64_t *index = &plan.index[j * taps];
+                const float *weight = &plan.weight[j * taps];
+                if (inner == 1) {
+                  float sum = 0.0f;
+                  for (int t = 0; t < taps; ++t)
+                    sum += weight[t] * base[index[t]];
+                  line[0] = sum;
+                  return;
+                }
+                const float *first = base + index[0] * inner;
+                for (int64_t i = 0; i < inner; ++i)
+                  line[i] = weight[0] * first[i];
+                for (int t = 1; t < taps; ++t) {
+                  const float *row = base + index[t] * inner;
+                  const float w = weight[t];
+                  for (int64_t i = 0; i < inner; ++i)
+                    line[i] += w * row[i];
+                }
+              });
 }
 
 } // namespace

@@ -106,8 +106,7 @@ template <typename T>
 void topK(const Lines &lines, int64_t k, bool largest, const T *x, T *values,
           int64_t *indices, int threads) {
   const int64_t work = lines.count() * lines.size;
-#pragma omp parallel num_threads(threads) if (work > kParallelGrain)
-  {
+  parallelRegion(threads, work > kParallelGrain, [&] {
     std::vector<int64_t> order(lines.size);
 #pragma omp for
     for (int64_t line = 0; line < lines.count(); ++line) {
@@ -131,7 +130,7 @@ void topK(const Lines &lines, int64_t k, bool largest, const T *x, T *values,
         indices[out + j * stride] = order[j];
       }
     }
-  }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -142,8 +141,7 @@ template <typename T, bool Max>
 void argExtreme(const Lines &lines, bool last, const T *x, int64_t *y,
                 int threads) {
   const int64_t work = lines.count() * lines.size;
-#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
-  for (int64_t line = 0; line < lines.count(); ++line) {
+  parallelFor(threads, work > kParallelGrain, lines.count(), [&](int64_t line) {
     const T *in = x + lines.base(line, lines.size);
     T best = in[0];
     int64_t bestIndex = 0;
@@ -157,7 +155,7 @@ void argExtreme(const Lines &lines, bool last, const T *x, int64_t *y,
       }
     }
     y[line] = bestIndex;
-  }
+  });
 }
 
 template <bool Max>
@@ -206,8 +204,7 @@ template <typename T>
 void cumSum(const Lines &lines, bool exclusive, bool reverse, const T *x, T *y,
             int threads) {
   const int64_t work = lines.count() * lines.size;
-#pragma omp parallel for num_threads(threads) if (work > kParallelGrain)
-  for (int64_t line = 0; line < lines.count(); ++line) {
+  parallelFor(threads, work > kParallelGrain, lines.count(), [&](int64_t line) {
     const int64_t base = lines.base(line, lines.size);
     T sum = T(0);
     for (int64_t step = 0; step < lines.size; ++step) {
@@ -223,7 +220,7 @@ void cumSum(const Lines &lines, bool exclusive, bool reverse, const T *x, T *y,
         y[at] = sum;
       }
     }
-  }
+  });
 }
 
 } // namespace

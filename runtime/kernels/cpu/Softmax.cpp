@@ -69,13 +69,12 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
   const int threads = numThreads(ctx);
   const int64_t lines = outer * inner;
   if (inner == 1) {
-#pragma omp parallel for num_threads(threads) if (lines * length >             \
-                                                  kParallelGrain)
-    for (int64_t l = 0; l < lines; ++l) {
-      softmaxLine(src + l * length, dst + l * length, length, log);
-      if (nanToZero)
-        zeroNaNs(dst + l * length, length, 1);
-    }
+    parallelFor(threads, lines * length > kParallelGrain, lines,
+                [&](int64_t l) {
+                  softmaxLine(src + l * length, dst + l * length, length, log);
+                  if (nanToZero)
+                    zeroNaNs(dst + l * length, length, 1);
+                });
     return 0;
   }
   // Lines along another axis are strided: a block of neighbouring lines is
@@ -83,46 +82,45 @@ int32_t softmax(CleaveContext *ctx, const char *kernel, const CleaveTensor &x,
   constexpr int64_t kBlock = 256;
   const int64_t blocksPerOuter = (inner + kBlock - 1) / kBlock;
   const int64_t blocks = outer * blocksPerOuter;
-#pragma omp parallel for num_threads(threads) if (lines * length >             \
-                                                  kParallelGrain)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t o = blk / blocksPerOuter;
-    const int64_t begin = (blk % blocksPerOuter) * kBlock;
-    const int64_t width = inner - begin < kBlock ? inner - begin : kBlock;
-    const float *a = src + o * length * inner + begin;
-    float *b = dst + o * length * inner + begin;
-    float max[kBlock], sum[kBlock];
-    for (int64_t j = 0; j < width; ++j) {
-      max[j] = -std::numeric_limits<float>::infinity();
-      sum[j] = 0.0f;
-    }
-    for (int64_t i = 0; i < length; ++i)
-      for (int64_t j = 0; j < width; ++j)
-        max[j] = a[i * inner + j] > max[j] ? a[i * inner + j] : max[j];
-    for (int64_t i = 0; i < length; ++i)
-      for (int64_t j = 0; j < width; ++j) {
-        float e = std::exp(a[i * inner + j] - max[j]);
-        sum[j] += e;
-        if (!log)
-          b[i * inner + j] = e;
-      }
-    if (log) {
-      for (int64_t j = 0; j < width; ++j)
-        sum[j] = max[j] + std::log(sum[j]);
-      for (int64_t i = 0; i < length; ++i)
-        for (int64_t j = 0; j < width; ++j)
-          b[i * inner + j] = a[i * inner + j] - sum[j];
-    } else {
-      for (int64_t j = 0; j < width; ++j)
-        sum[j] = 1.0f / sum[j];
-      for (int64_t i = 0; i < length; ++i)
-        for (int64_t j = 0; j < width; ++j)
-          b[i * inner + j] *= sum[j];
-    }
-    if (nanToZero)
-      for (int64_t i = 0; i < length; ++i)
-        zeroNaNs(b + i * inner, width, 1);
-  }
+  parallelFor(
+      threads, lines * length > kParallelGrain, blocks, [&](int64_t blk) {
+        const int64_t o = blk / blocksPerOuter;
+        const int64_t begin = (blk % blocksPerOuter) * kBlock;
+        const int64_t width = inner - begin < kBlock ? inner - begin : kBlock;
+        const float *a = src + o * length * inner + begin;
+        float *b = dst + o * length * inner + begin;
+        float max[kBlock], sum[kBlock];
+        for (int64_t j = 0; j < width; ++j) {
+          max[j] = -std::numeric_limits<float>::infinity();
+          sum[j] = 0.0f;
+        }
+        for (int64_t i = 0; i < length; ++i)
+          for (int64_t j = 0; j < width; ++j)
+            max[j] = a[i * inner + j] > max[j] ? a[i * inner + j] : max[j];
+        for (int64_t i = 0; i < length; ++i)
+          for (int64_t j = 0; j < width; ++j) {
+            float e = std::exp(a[i * inner + j] - max[j]);
+            sum[j] += e;
+            if (!log)
+              b[i * inner + j] = e;
+          }
+        if (log) {
+          for (int64_t j = 0; j < width; ++j)
+            sum[j] = max[j] + std::log(sum[j]);
+          for (int64_t i = 0; i < length; ++i)
+            for (int64_t j = 0; j < width; ++j)
+              b[i * inner + j] = a[i * inner + j] - sum[j];
+        } else {
+          for (int64_t j = 0; j < width; ++j)
+            sum[j] = 1.0f / sum[j];
+          for (int64_t i = 0; i < length; ++i)
+            for (int64_t j = 0; j < width; ++j)
+              b[i * inner + j] *= sum[j];
+        }
+        if (nanToZero)
+          for (int64_t i = 0; i < length; ++i)
+            zeroNaNs(b + i * inner, width, 1);
+      });
   return 0;
 }
 

@@ -717,6 +717,26 @@ TEST_F(ConvTest, EpilogueAfterTheBias) {
   }
   ctx.constantWeights = nullptr;
   ctx.constantWeightBytes = 0;
+  // Without a bias, on the kernels here at 1 and 2 threads.
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads, no bias");
+    ctx.numThreads = threads;
+    const ConvCase &c = cases[1];
+    Tensor x = Tensor::random(c.x, 56), w = Tensor::random(c.w, 57);
+    const Shape ys = convOutput(c, false);
+    std::vector<float> expected = naiveConv(c, x, w, nullptr, ys, false);
+    for (float &v : expected)
+      v = std::min(std::max(v, -0.25f), 0.5f);
+    Tensor y(ys);
+    std::vector<int64_t> ints = convInts(c, false);
+    ints.back() = CLEAVE_EPILOGUE_CLIP;
+    ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
+                  ints, {-0.25, 0.5}),
+              0)
+        << ctx.error;
+    expectClose(y.vec(), expected, 1e-4f, 1e-4f);
+  }
+  ctx.numThreads = 2;
   const ConvCase &c = cases[1];
   Tensor x = Tensor::random(c.x, 54), w = Tensor::random(c.w, 55);
   Tensor y(convOutput(c, false));

@@ -2,8 +2,8 @@
 //-*-===//
 //
 // Owned tensors that hand out CleaveTensor descriptors, a fixture with a
-// context (two threads, so the OpenMP paths run), deterministic random
-// data and tolerant comparisons.
+// context (two threads unless CLEAVE_TEST_THREADS says otherwise, so the
+// OpenMP paths run), deterministic random data and tolerant comparisons.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,7 +111,11 @@ inline CleaveTensor absent() {
 class KernelTest : public ::testing::Test {
 protected:
   KernelTest() {
+    // Two threads unless the test run names a count, so that the OpenMP
+    // paths run (and, at 1, the paths that fork no team).
     ctx.numThreads = 2;
+    if (const char *threads = std::getenv("CLEAVE_TEST_THREADS"))
+      ctx.numThreads = std::atoi(threads);
     // The variant of the kernels under test (cleave_rt_cpu_level); the
     // baseline unless the test run names another level.
     if (const char *level = std::getenv("CLEAVE_TEST_CPU_LEVEL"))
