@@ -6,9 +6,10 @@ elementwise activations whose loops call the math library (SiLU, GELU in
 its erf and tanh forms, sigmoid, tanh, exp, log), depthwise convolutions
 at EfficientNet-B0's shapes (3x3 and 5x5, strides 1 and 2), dense and
 grouped convolutions (3x3 on ResNet's small maps and on larger ones,
-pointwise, grouped, a strided 1-D one), and one
-EfficientNet-B0 MBConv block (1x1 expansion, SiLU, 5x5 depthwise, SiLU,
-squeeze-and-excitation, 1x1 projection, residual add). Every case is
+pointwise, grouped, a strided 1-D one), ResNet's 3x3 stride-2 max pool
+on a small map and at 224x224, and one EfficientNet-B0 MBConv block (1x1
+expansion, SiLU, 5x5 depthwise, SiLU, squeeze-and-excitation, 1x1
+projection, residual add). Every case is
 compiled with ``cleave compile --target cpu`` (``--march`` chooses the
 instruction set of the program and of the kernels the session runs) and
 run by a ``cleave.Session`` and an onnxruntime ``InferenceSession`` with
@@ -166,6 +167,23 @@ def depthwise(channels, size, kernel, stride):
     return build
 
 
+def max_pool(channels, size, kernel=3, stride=2):
+    """A max pool padded by kernel // 2 (ResNet's after its first convolution)."""
+
+    def build():
+        from onnx import helper
+
+        pad = kernel // 2
+        out = (size + 2 * pad - kernel) // stride + 1
+        node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[kernel, kernel],
+                                strides=[stride, stride], pads=[pad] * 4)
+        model = _model([node], [_value("x", [1, channels, size, size])],
+                       [_value("y", [1, channels, out, out])])
+        return model, {"x": _random([1, channels, size, size], 1)}
+
+    return build
+
+
 def dense(channels, out_channels, size, kernel, stride=1, group=1, spatial=2):
     """A convolution with bias over `spatial` dimensions, padded to keep
     size / stride: ResNet's 3x3 on small maps, a pointwise one, a strided
@@ -267,6 +285,10 @@ CASES = [
     Case("group3x3", "conv 3x3, 4 groups, 128 -> 128 at 14 x 14", dense(128, 128, 14, 3, 1, 4)),
     Case("conv1d_s2", "conv1d 3 stride 2, 512 -> 512 at 400", dense(512, 512, 400, 3, 2, 1, 1)),
     Case("mbconv", "MBConv 40 x 28 x 28, expand 6, 5x5, SE 10, residual", mbconv()),
+    Case("maxpool_16", "max pool 3x3 stride 2, 64 x 16 x 16 (the registry's ResNet)",
+         max_pool(64, 16)),
+    Case("maxpool_112", "max pool 3x3 stride 2, 64 x 112 x 112 (ResNet-50 at 224)",
+         max_pool(64, 112)),
 ]
 
 

@@ -96,43 +96,48 @@ WindowTaps windowTaps(const WindowGeometry &g, int dim, int64_t o) {
   return taps;
 }
 
-/// Pools one plane. Each (depth, row) window tap is applied to a whole
-/// output row at once, so consecutive output positions are independent
-/// operations the compiler can vectorise, instead of one dependent chain
-/// per window.
+/// The max of m and v where a NaN wins and then stays, as in onnxruntime.
+inline float maxKeepingNaN(float m, float v) { return v > m || v != v ? v : m; }
+
+/// Pools one plane, one output row at a time in two passes: the input rows
+/// of the window's (depth, row) taps are first reduced into one row (`rows`,
+/// the input's width: contiguous loads the compiler vectorises), then each
+/// output combines its horizontal taps of that row. A k x k window costs k
+/// contiguous and k strided loads per output instead of k * k strided ones.
 template <PoolKind kind>
 void poolPlane(const WindowGeometry &g, const std::vector<WindowTaps> *taps,
                const int64_t *tapLo, const int64_t *tapHi,
-               const float *divisors, const float *src, float *dst) {
+               const float *divisors, const float *src, float *dst,
+               float *rows) {
   const int64_t sw = g.stride[2], dilW = g.dilation[2];
-  const int64_t outW = g.out[2];
+  const int64_t inW = g.in[2], outW = g.out[2];
+  const float init =
+      kind == PoolKind::Max ? -std::numeric_limits<float>::infinity() : 0;
   for (int64_t od = 0; od < g.out[0]; ++od) {
     const WindowTaps &td = taps[0][od];
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       const WindowTaps &th = taps[1][oh];
-      float *line = dst + (od * g.out[1] + oh) * outW;
-      const float init =
-          kind == PoolKind::Max ? -std::numeric_limits<float>::infinity() : 0;
-      for (int64_t ow = 0; ow < outW; ++ow)
-        line[ow] = init;
+      for (int64_t iw = 0; iw < inW; ++iw)
+        rows[iw] = init;
       for (int64_t kd = td.first; kd < td.last; ++kd) {
         const float *plane =
-            src + (td.start + kd * g.dilation[0]) * g.in[1] * g.in[2];
+            src + (td.start + kd * g.dilation[0]) * g.in[1] * inW;
         for (int64_t kh = th.first; kh < th.last; ++kh) {
-          const float *row =
-              plane + (th.start + kh * g.dilation[1]) * g.in[2] - g.padBegin[2];
-          for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-            const float *tap = row + kw * dilW;
-            for (int64_t ow = tapLo[kw]; ow < tapHi[kw]; ++ow) {
-              float v = tap[ow * sw];
-              if (kind == PoolKind::Max)
-                // NaN wins and then stays, as in onnxruntime.
-                line[ow] = v > line[ow] || v != v ? v : line[ow];
-              else
-                line[ow] += v;
-            }
-          }
+          const float *row = plane + (th.start + kh * g.dilation[1]) * inW;
+          for (int64_t iw = 0; iw < inW; ++iw)
+            rows[iw] = kind == PoolKind::Max ? maxKeepingNaN(rows[iw], row[iw])
+                                             : rows[iw] + row[iw];
         }
+      }
+      float *line = dst + (od * g.out[1] + oh) * outW;
+      for (int64_t ow = 0; ow < outW; ++ow)
+        line[ow] = init;
+      for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+        const float *tap = rows + kw * dilW - g.padBegin[2];
+        for (int64_t ow = tapLo[kw]; ow < tapHi[kw]; ++ow)
+          line[ow] = kind == PoolKind::Max
+                         ? maxKeepingNaN(line[ow], tap[ow * sw])
+                         : line[ow] + tap[ow * sw];
       }
       if (kind == PoolKind::Average) {
         const float divisor = divisors[od * g.out[1] + oh];
@@ -172,18 +177,23 @@ void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
     divisors.push_back(static_cast<float>(counted(taps[2][ow])));
 
   const int64_t planes = g.batch * g.channels;
-  parallelFor(threads, planes * g.outSize() * g.kernelSize() > kParallelGrain,
-              planes, [&](int64_t p) {
-                const float *src = x + p * g.inSize();
-                float *dst = y + p * g.outSize();
-                if (kind == PoolKind::Max)
-                  poolPlane<PoolKind::Max>(g, taps, tapLo.data(), tapHi.data(),
-                                           divisors.data(), src, dst);
-                else
-                  poolPlane<PoolKind::Average>(g, taps, tapLo.data(),
-                                               tapHi.data(), divisors.data(),
-                                               src, dst);
-              });
+  parallelFor(
+      threads, planes * g.outSize() * g.kernelSize() > kParallelGrain, planes,
+      [&](int64_t p) {
+        // One row of the input's width per thread, kept between
+        // calls.
+        thread_local std::vector<float> rows;
+        if (rows.size() < static_cast<size_t>(g.in[2]))
+          rows.resize(g.in[2]);
+        const float *src = x + p * g.inSize();
+        float *dst = y + p * g.outSize();
+        if (kind == PoolKind::Max)
+          poolPlane<PoolKind::Max>(g, taps, tapLo.data(), tapHi.data(),
+                                   divisors.data(), src, dst, rows.data());
+        else
+          poolPlane<PoolKind::Average>(g, taps, tapLo.data(), tapHi.data(),
+                                       divisors.data(), src, dst, rows.data());
+      });
 }
 
 int32_t globalPool(CleaveContext *ctx, const char *kernel,
