@@ -171,6 +171,7 @@ public:
   void measureTables() {
     passes.resize(budget.passes);
     for (pass = 0; pass < budget.passes; ++pass) {
+      measureReference();
       passes[pass].reserve(16);
       measureMatmul();
       measureConvolutions();
@@ -178,6 +179,7 @@ public:
       measureAttention();
       measureMemory();
     }
+    measureReference();
     for (size_t index = 0; index < passes[0].size(); ++index) {
       ThroughputTable merged = passes[0][index];
       for (size_t point = 0; point < merged.points.size(); ++point) {
@@ -197,6 +199,8 @@ public:
   std::function<void(const std::string &)> progress;
 
 private:
+  /// Times the reference problem once more (CpuCalibration::referenceRates).
+  void measureReference();
   void measureMatmul();
   void measureConvolutions();
   void measureRecurrent();
@@ -429,6 +433,24 @@ Problem Calibrator::matmul(int64_t m, int64_t n, int64_t k,
   problem.shape =
       std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   return problem;
+}
+
+void Calibrator::measureReference() {
+  // A product of transformer-layer size, large enough that the call
+  // overhead does not count and small enough to take milliseconds.
+  constexpr int64_t m = 128, k = 512, n = 512;
+  Buffer weights(*device, k * n);
+  ConstantWeights constant(ctx, weights, k * n);
+  Problem problem = matmul(m, n, k, weights.get());
+  // Longer than a point's warm-up even in a quick calibration: the first
+  // reading must not include packing the weights or starting the team.
+  const Clock::time_point start = Clock::now();
+  while (secondsSince(start) < 0.05)
+    problem.call();
+  const double seconds = time(problem.call);
+  result.referenceShape = "matmul " + problem.shape;
+  result.referenceFlops = problem.size;
+  result.referenceRates.push_back(problem.size / seconds);
 }
 
 void Calibrator::measureMatmul() {
@@ -775,6 +797,14 @@ void Calibrator::measureMemory() {
 }
 
 } // namespace
+
+double CpuCalibration::drift() const {
+  if (referenceRates.empty())
+    return 0;
+  auto [slowest, fastest] =
+      std::minmax_element(referenceRates.begin(), referenceRates.end());
+  return *slowest > 0 ? (*fastest - *slowest) / *slowest : 0;
+}
 
 bool calibrateCpu(const CalibrationOptions &options, CpuCalibration &result,
                   std::string &error,

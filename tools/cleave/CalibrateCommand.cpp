@@ -12,12 +12,12 @@
 #include "cleave/rt/Calibrate.h"
 #include "cleave/rt/RunCommand.h"
 
-#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <algorithm>
@@ -79,12 +79,19 @@ static json::Object describeCalibration(const rt::CpuCalibration &result,
       "{4:f1} s",
       quick ? " --quick" : "", result.threads, result.threads == 1 ? "" : "s",
       result.cpuLevel, result.elapsedSeconds);
+  json::Array rates;
+  for (double rate : result.referenceRates)
+    rates.push_back(roundFigure(rate));
   return json::Object{
       {"description", description},
       {"threads", result.threads},
       {"call_overhead_s", roundFigure(result.callOverheadSeconds)},
       {"compute", std::move(compute)},
       {"memory", std::move(memory)},
+      {"stability", json::Object{{"reference", result.referenceShape},
+                                 {"flops", result.referenceFlops},
+                                 {"flops_per_s", std::move(rates)},
+                                 {"drift", roundFigure(result.drift())}}},
   };
 }
 
@@ -116,6 +123,16 @@ static void replaceDeviceFigures(json::Object &devices,
   }
 }
 
+/// The reference's rates through the calibration, and how far they moved.
+static std::string describeDrift(const rt::CpuCalibration &result) {
+  std::string rates;
+  for (double rate : result.referenceRates)
+    rates += llvm::formatv("{0}{1:f1}", rates.empty() ? "" : ", ", rate * 1e-9);
+  return llvm::formatv("{0} ran at {1} GFLOP/s before each pass and after "
+                       "the last: the machine's speed moved by {2:f1}%",
+                       result.referenceShape, rates, result.drift() * 100);
+}
+
 static void printSummary(const rt::CpuCalibration &result,
                          llvm::raw_ostream &os) {
   os << llvm::formatv("calibrated {0} kernel thread(s), x86-64 level {1}, "
@@ -135,7 +152,38 @@ static void printSummary(const rt::CpuCalibration &result,
               .str());
 }
 
+/// Fails unless `path` can be written: an existing file that is writable,
+/// or a new one in a writable directory; "-" is standard output.
+static llvm::Error checkWritable(llvm::StringRef path) {
+  if (path == "-")
+    return llvm::Error::success();
+  namespace fs = llvm::sys::fs;
+  if (fs::exists(path))
+    return llvm::errorCodeToError(fs::access(path, fs::AccessMode::Write));
+  llvm::StringRef directory = llvm::sys::path::parent_path(path);
+  if (directory.empty())
+    directory = ".";
+  if (!fs::is_directory(directory))
+    return llvm::createStringError(
+        std::make_error_code(std::errc::no_such_file_or_directory),
+        "no directory '" + directory.str() + "'");
+  return llvm::errorCodeToError(fs::access(directory, fs::AccessMode::Write));
+}
+
+/// `value` as a person would write it: 0, 12.5, 1e-05.
+static std::string shortFigure(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+/// Drift (%) of the reference problem above which a calibration warns.
+static constexpr double kDriftWarning = 10;
+
 int cleave::runCalibrateCommand(CalibrateCommand &command) {
+  if (command.maxDrift.getNumOccurrences() && command.maxDrift < 0)
+    return fail("--max-drift must be a percentage of 0 or more, got " +
+                shortFigure(command.maxDrift));
   if (command.threads < 0)
     return fail("--threads must be 0 (all cores) or a positive integer, "
                 "got " +
@@ -159,13 +207,14 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
                      ? llvm::Twine("of no kind (devices.kind)")
                      : llvm::Twine("\"") + target->device.kind + "\""));
 
-  // Open the output before measuring, so that a path that cannot be
-  // written fails at once rather than after a minute.
+  // Check the output before measuring, so that a path that cannot be
+  // written fails at once rather than after a minute, but write it only at
+  // the end (to a temporary file renamed over it): a calibration that fails
+  // leaves the file it was to replace as it was.
   std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> file =
-      mlir::openOutputFile(command.output, &error);
-  if (!file)
-    return fail("-o '" + command.output + "': " + error);
+  if (llvm::Error unwritable = checkWritable(command.output))
+    return fail("-o '" + command.output +
+                "': " + llvm::toString(std::move(unwritable)));
 
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
       llvm::MemoryBuffer::getFile(*path, /*IsText=*/true);
@@ -187,6 +236,19 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
         llvm::errs() << "cleave calibrate: measuring " << name << "\n";
       }))
     return fail(error);
+  // A machine whose speed moved while it was measured gives tables that
+  // disagree with each other and with the programs later run on it.
+  const double drift = result.drift() * 100;
+  if (command.maxDrift >= 0 && drift > command.maxDrift)
+    return fail(describeDrift(result) + ", more than --max-drift " +
+                shortFigure(command.maxDrift) +
+                "%; nothing written (measure on a quieter machine, or allow "
+                "more)");
+  if (drift > kDriftWarning)
+    llvm::WithColor::warning(llvm::errs(), "cleave calibrate")
+        << describeDrift(result)
+        << "; the tables are less trustworthy than that (--max-drift makes "
+           "this an error)\n";
 
   json::Object &root = *preset->getAsObject();
   replaceDeviceFigures(*root.getObject("devices"), result);
@@ -200,9 +262,14 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
     return fail("the calibrated target does not read back: " +
                 llvm::toString(check.takeError()));
 
-  file->os() << written;
-  file->keep();
+  if (llvm::Error failed =
+          llvm::writeToOutput(command.output, [&](llvm::raw_ostream &os) {
+            os << written;
+            return llvm::Error::success();
+          }))
+    return fail("-o: " + llvm::toString(std::move(failed)));
   printSummary(result, llvm::outs());
+  llvm::outs() << describeDrift(result) << "\n";
   llvm::outs() << "wrote " << command.output << "\n";
   return 0;
 }

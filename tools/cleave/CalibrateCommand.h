@@ -40,6 +40,13 @@ struct CalibrateCommand {
       llvm::cl::desc("Kernel threads of the rank measured (default 0: all "
                      "cores, as `cleave run` gives one rank)"),
       llvm::cl::init(0), llvm::cl::value_desc("N"), llvm::cl::sub(command)};
+  llvm::cl::opt<double> maxDrift{
+      "max-drift",
+      llvm::cl::desc("Fail, writing nothing, when the reference matrix "
+                     "product's speed moved by more than this percentage "
+                     "during the calibration (default: only warn above 10%)"),
+      llvm::cl::init(-1), llvm::cl::value_desc("percent"),
+      llvm::cl::sub(command)};
   llvm::cl::opt<bool> quick{
       "quick",
       llvm::cl::desc("Measure fewer, smaller problems for a few seconds "

@@ -439,14 +439,49 @@ static Error readThroughputTables(const ObjectReader &calibration,
   return Error::success();
 }
 
+/// `calibration.stability`: the reference problem's rates through the
+/// calibration. The cost model does not use them; they are checked so that
+/// an edited file says what is wrong with them.
+static Error readStability(const ObjectReader &calibration) {
+  if (!calibration.object.get("stability"))
+    return Error::success();
+  Expected<ObjectReader> reader = calibration.getObject("stability");
+  if (!reader)
+    return reader.takeError();
+  if (Error error = reader->checkKnownFields(
+          {"reference", "flops", "flops_per_s", "drift"}))
+    return error;
+  if (Expected<std::optional<std::string>> reference =
+          reader->getString("reference", /*required=*/true);
+      !reference)
+    return reference.takeError();
+  if (Expected<double> flops = reader->getPositiveNumber("flops"); !flops)
+    return flops.takeError();
+  if (Expected<double> drift = reader->getNonNegativeNumber("drift"); !drift)
+    return drift.takeError();
+  const json::Value *rates = reader->object.get("flops_per_s");
+  const json::Array *array = rates ? rates->getAsArray() : nullptr;
+  if (!array || array->empty())
+    return reader->error("flops_per_s", "expected a non-empty array of rates");
+  for (const json::Value &rate : *array)
+    if (std::optional<double> number = rate.getAsNumber();
+        !number || !std::isfinite(*number) || !(*number > 0))
+      return reader->error("flops_per_s", "expected positive numbers, got " +
+                                              describeValue(rate));
+  return Error::success();
+}
+
 /// `calibration`: what `cleave calibrate` measured.
 static Error readCalibration(const ObjectReader &root,
                              DeviceDescription &device) {
   Expected<ObjectReader> reader = root.getObject("calibration");
   if (!reader)
     return reader.takeError();
-  if (Error error = reader->checkKnownFields(
-          {"description", "threads", "call_overhead_s", "compute", "memory"}))
+  if (Error error =
+          reader->checkKnownFields({"description", "threads", "call_overhead_s",
+                                    "compute", "memory", "stability"}))
+    return error;
+  if (Error error = readStability(*reader))
     return error;
   DeviceCalibration calibration;
   if (Expected<std::optional<std::string>> description =

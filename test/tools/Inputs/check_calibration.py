@@ -5,7 +5,9 @@
 The file must be the preset with the device's rates replaced (compute
 efficiency in (0, 1], a positive memory bandwidth at efficiency 1), nodes
 and links unchanged, and a `calibration` of every kernel class the command
-measures, each a table of positive samples by ascending size.
+measures, each a table of positive samples by ascending size, and the
+reference problem's rates (one before each pass over the tables and one
+after the last: two in a --quick calibration) with their drift.
 """
 
 import json
@@ -46,7 +48,16 @@ def main():
     assert devices["memory_bandwidth_bytes_per_s"] > 0
     assert devices["memory_efficiency"] == 1
     calibration = calibrated["calibration"]
-    assert set(calibration) == {"description", "threads", "call_overhead_s", "compute", "memory"}
+    assert set(calibration) == {"description", "threads", "call_overhead_s", "compute", "memory",
+                                "stability"}
+    stability = calibration["stability"]
+    assert set(stability) == {"reference", "flops", "flops_per_s", "drift"}, stability
+    assert stability["reference"] == "matmul 128x512x512", stability
+    assert stability["flops"] == 2 * 128 * 512 * 512, stability
+    rates = stability["flops_per_s"]
+    assert len(rates) == 2 and all(rate > 0 for rate in rates), rates
+    drift = (max(rates) - min(rates)) / min(rates)
+    assert abs(stability["drift"] - drift) <= 1e-3 * max(1.0, drift), (stability, drift)
     assert calibration["threads"] == threads, calibration["threads"]
     assert 0 < calibration["call_overhead_s"] < 1e-2
     assert sorted(calibration["compute"]) == sorted(COMPUTE), calibration["compute"].keys()

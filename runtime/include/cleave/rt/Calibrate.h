@@ -59,6 +59,17 @@ struct CpuCalibration {
   std::vector<ThroughputTable> tables;
   /// Wall time the measurement took, in seconds.
   double elapsedSeconds = 0;
+  /// The reference problem (`referenceShape`, `referenceFlops` FLOPs), a
+  /// fixed matrix product timed before every pass over the tables and
+  /// after the last: its rates (FLOP/s) in that order. A machine whose
+  /// speed moved while it was measured shows it here.
+  std::string referenceShape;
+  double referenceFlops = 0;
+  std::vector<double> referenceRates;
+
+  /// How far the reference's rate moved: (fastest - slowest) / slowest;
+  /// 0 without readings.
+  double drift() const;
 };
 
 /// Times the kernels. `progress`, when set, is told the name of each table
