@@ -459,10 +459,10 @@ int32_t runMatmulPlan(CleaveContext *ctx, KernelCache &cache, MatmulPlan &plan,
   return 0;
 }
 
-/// Below this many multiply-adds a convolution runs on one thread: waking
-/// the team for each of its up to three primitives (reorder in,
-/// convolution, reorder out) costs more than it saves.
-constexpr int64_t kParallelMacs = int64_t(1) << 18;
+/// Below this many multiply-adds (about 20 us on one core) a convolution
+/// runs on one thread: waking the team (kParallelGrain) costs more than it
+/// saves.
+constexpr int64_t kParallelMacs = int64_t(1) << 20;
 
 /// Caps oneDNN's instructions at x86-64 level `level`, once per process.
 void capInstructions(int32_t level) {

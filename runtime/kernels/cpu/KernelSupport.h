@@ -98,9 +98,13 @@ void useSingleThreadedBlas();
 /// Row-major strides of `shape[0..rank)` in elements.
 void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides);
 
-/// Work below which an OpenMP loop runs on one thread: forking a team costs
-/// a few microseconds, more than copying a few thousand elements.
-constexpr int64_t kParallelGrain = 1 << 14;
+/// Work below which an OpenMP loop runs on one thread. cleave's OpenMP
+/// threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE), and waking one
+/// for a region took 11 us back to back and 23 us after 200 us of other
+/// work on a 2-vCPU virtual machine (1.8-2.1 us for spinning threads): a
+/// second thread pays only on loops of tens of microseconds, tens of
+/// thousands of elements. docs/PERFORMANCE.md, "Fewer teams at 2 threads".
+constexpr int64_t kParallelGrain = 1 << 16;
 
 /// Whether a kernel of `threads` threads should fork a team for a loop it
 /// judged worth splitting (`worth`). Where it should not, the loop must run
