@@ -15,7 +15,8 @@ error ((predicted - measured) / measured), and per model the step on 1, 2
 and 4 ranks with the speed-up of 2 and 4 ranks over 1.
 
 ``--target`` compiles for another target file than the ``cpu`` preset (one
-``cleave calibrate`` wrote, say), and ``--configs`` runs only the
+``cleave calibrate`` wrote, say; the header then says how far the
+calibration's reference product drifted while it was measured), and ``--configs`` runs only the
 configurations of those labels (``--configs 1``: the single-rank step).
 
 With ``--batch N`` the models are exported with N samples and run on 1
@@ -65,6 +66,22 @@ BATCH_CONFIGS = [
     ("2 pp2 mb4", 2, ["--pp", "2", "--microbatches", "4"]),
     ("2 dp2", 2, ["--dp", "2"]),
 ]
+
+
+def calibration_stability(target: str) -> str:
+    """How steady the machine was while `target` (a file `cleave calibrate`
+    wrote) was measured: its reference product's rates and drift. Errors
+    against a calibration that drifted by tens of percent measure the
+    machine's phases as much as the cost model."""
+    path = Path(target)
+    if not path.is_file():
+        return f"{target}: a preset, no calibration of this machine"
+    stability = json.loads(path.read_text()).get("calibration", {}).get("stability")
+    if not stability:
+        return f"{target}: no calibration.stability recorded"
+    rates = ", ".join(f"{rate / 1e9:.1f}" for rate in stability["flops_per_s"])
+    return (f"{target}: while it was calibrated, {stability['reference']} ran at {rates} "
+            f"GFLOP/s (drift {100 * stability['drift']:.1f}%)")
 
 
 def export(name: str, workdir: Path, batch: int | None) -> tuple[Path, list[str]]:
@@ -161,7 +178,8 @@ def main() -> int:
     print(f"{args.target} target; {cores} cores, {threads}"
           + (f": ranks above {cores} oversubscribe the cores" if cores < 4 else ""))
     print(f"step = median of {args.repeat} runs after 1 warm-up; "
-          "error = (predicted - measured) / measured\n")
+          "error = (predicted - measured) / measured")
+    print(calibration_stability(args.target) + "\n")
 
     results: dict[str, dict[str, dict]] = {}
     print(f"{'model':<14}{'ranks':<12}{'measured ms':>12}{'predicted ms':>14}{'error %':>9}"
