@@ -15,6 +15,7 @@
 #include "Dnnl.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -90,6 +91,18 @@ int32_t readConv(CleaveContext *ctx, const char *kernel, const Args &args,
   return 0;
 }
 
+/// Where window tap `tap` (row-major over the kernel) reads, per spatial
+/// dimension, relative to an output position times the stride: its
+/// position times the dilation, less the leading padding.
+std::array<int64_t, kMaxSpatial> tapOffsets(const WindowGeometry &g,
+                                            int64_t tap) {
+  const int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
+                kd = tap / (g.kernel[2] * g.kernel[1]);
+  return {kd * g.dilation[0] - g.padBegin[0],
+          kh * g.dilation[1] - g.padBegin[1],
+          kw * g.dilation[2] - g.padBegin[2]};
+}
+
 /// Fills the im2col matrix of one group: `channels * kernelSize` rows of
 /// `outSize` columns.
 void im2col(const WindowGeometry &g, int64_t channels, const float *x,
@@ -97,12 +110,8 @@ void im2col(const WindowGeometry &g, int64_t channels, const float *x,
   const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
   const int64_t rows = channels * kernelSize;
   parallelFor(threads, rows * outSize > kParallelGrain, rows, [&](int64_t row) {
-    int64_t c = row / kernelSize, tap = row % kernelSize;
-    int64_t kw = tap % g.kernel[2], kh = tap / g.kernel[2] % g.kernel[1],
-            kd = tap / (g.kernel[2] * g.kernel[1]);
-    int64_t offD = kd * g.dilation[0] - g.padBegin[0];
-    int64_t offH = kh * g.dilation[1] - g.padBegin[1];
-    int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+    int64_t c = row / kernelSize;
+    auto [offD, offH, offW] = tapOffsets(g, row % kernelSize);
     int64_t loD, hiD, loH, hiH, loW, hiW;
     validRange(offD, g.stride[0], g.in[0], g.out[0], loD, hiD);
     validRange(offH, g.stride[1], g.in[1], g.out[1], loH, hiH);
@@ -140,12 +149,7 @@ void col2im(const WindowGeometry &g, int64_t channels, const float *col,
               channels, [&](int64_t c) {
                 float *plane = y + c * g.outSize();
                 for (int64_t tap = 0; tap < kernelSize; ++tap) {
-                  int64_t kw = tap % g.kernel[2],
-                          kh = tap / g.kernel[2] % g.kernel[1],
-                          kd = tap / (g.kernel[2] * g.kernel[1]);
-                  int64_t offD = kd * g.dilation[0] - g.padBegin[0];
-                  int64_t offH = kh * g.dilation[1] - g.padBegin[1];
-                  int64_t offW = kw * g.dilation[2] - g.padBegin[2];
+                  auto [offD, offH, offW] = tapOffsets(g, tap);
                   // Input position i lands on output position i * stride +
                   // offset.
                   int64_t loD, hiD, loH, hiH, loW, hiW;
