@@ -541,26 +541,26 @@ TEST(TargetTest, CalibrationErrors) {
             "bad.json: calibration.gpu: unknown field (expected description, "
             "threads, call_overhead_s, compute, memory, stability)");
   // The reference product's rates through the calibration.
-  const std::string stable =
+  auto stability = [&](const std::string &fields) {
+    return error(R"({"threads": 1, "call_overhead_s": 0, "stability": {)" +
+                 fields + "}}");
+  };
+  const std::string reference =
       R"("reference": "matmul 128x512x512", "flops": 67108864, )";
-  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "stability": {)" +
-                  stable + R"("flops_per_s": [1e11], "drift": 0, "mean": 1}})"),
-            "bad.json: calibration.stability.mean: unknown field (expected "
-            "reference, flops, flops_per_s, drift)");
-  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "stability": {)" +
-                  stable + R"("flops_per_s": [], "drift": 0}})"),
+  EXPECT_EQ(
+      stability(reference + R"("flops_per_s": [1e11], "drift": 0, "mean": 1)"),
+      "bad.json: calibration.stability.mean: unknown field (expected "
+      "reference, flops, flops_per_s, drift)");
+  EXPECT_EQ(stability(reference + R"("flops_per_s": [], "drift": 0)"),
             "bad.json: calibration.stability.flops_per_s: expected a "
             "non-empty array of rates");
-  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "stability": {)" +
-                  stable + R"("flops_per_s": [1e11, 0], "drift": 0}})"),
+  EXPECT_EQ(stability(reference + R"("flops_per_s": [1e11, 0], "drift": 0)"),
             "bad.json: calibration.stability.flops_per_s: expected positive "
             "numbers, got 0");
-  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "stability": {)" +
-                  stable + R"("flops_per_s": [1e11], "drift": -0.5}})"),
+  EXPECT_EQ(stability(reference + R"("flops_per_s": [1e11], "drift": -0.5)"),
             "bad.json: calibration.stability.drift: expected a non-negative "
             "number, got -0.5");
-  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "stability": {
-                      "flops": 1, "flops_per_s": [1], "drift": 0}})"),
+  EXPECT_EQ(stability(R"("flops": 1, "flops_per_s": [1], "drift": 0)"),
             "bad.json: calibration.stability.reference: missing required "
             "field");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
