@@ -60,6 +60,8 @@ public:
 
   py::list run(const py::dict &feeds) {
     std::map<std::string, Tensor> tensors;
+    // The arrays whose bytes the tensors borrow, alive until the run ends.
+    std::vector<py::array> borrowed;
     for (const auto &[key, value] : feeds) {
       std::string name = py::cast<std::string>(key);
       CleaveDType expected = CLEAVE_DTYPE_INVALID;
@@ -74,7 +76,17 @@ public:
         throw Error("input '" + name + "': unsupported dtype " +
                     std::string(py::str(array.dtype())));
       std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
-      tensors.emplace(name, Tensor(dtype, shape, array.data()));
+      // The program reads its inputs where they lie: an array aligned to
+      // its elements is not copied.
+      auto address = reinterpret_cast<uintptr_t>(array.data());
+      if (address % cleave_dtype_size(dtype) == 0) {
+        tensors.emplace(
+            name,
+            Tensor::borrowed(dtype, shape, const_cast<void *>(array.data())));
+        borrowed.push_back(std::move(array));
+      } else {
+        tensors.emplace(name, Tensor(dtype, shape, array.data()));
+      }
     }
 
     std::vector<Tensor> outputs;

@@ -608,10 +608,13 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor> &feeds) {
   ctx->onStepData = impl.get();
 
   const ProgramEntry &program = impl->bundle->program();
+  // Not zeroed: the program writes each of its outputs whole, as one
+  // step's result or a copy of one (DeviceProgram's placeOutputs), in every
+  // block of the batch.
   std::vector<Tensor> outputs(manifest.outputs.size());
   for (int index : program.outputs)
-    outputs[index] =
-        Tensor(manifest.outputs[index].dtype, manifest.outputs[index].shape);
+    outputs[index] = Tensor::uninitialized(manifest.outputs[index].dtype,
+                                           manifest.outputs[index].shape);
 
   // The batch is cut into dp x microbatches blocks: this device's replica
   // runs the program once per microbatch k, on block dp * microbatches + k,

@@ -4,6 +4,7 @@
 #include "cleave/rt/Checked.h"
 #include "cleave/rt/Runtime.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -99,10 +100,14 @@ Tensor blockOf(const Tensor &whole, int dim, int index, int parts) {
   return block;
 }
 
-void Tensor::Free::operator()(void *pointer) const { std::free(pointer); }
+void Tensor::Free::operator()(void *pointer) const {
+  if (!borrowed)
+    std::free(pointer);
+}
 
-Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)
-    : dtype_(dtype), shape_(std::move(shape)) {
+void Tensor::describe(CleaveDType dtype, std::vector<int64_t> shape) {
+  dtype_ = dtype;
+  shape_ = std::move(shape);
   if (cleave_dtype_size(dtype) == 0)
     throw Error("a tensor of unknown dtype " + std::to_string(dtype));
   for (int64_t dim : shape_)
@@ -113,18 +118,45 @@ Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)
   if (!checkedTensorSize(shape_, cleave_dtype_size(dtype), elements, bytes))
     throw Error("a tensor of more bytes than cleave can address: " +
                 typeString(dtype_, shape_));
+}
+
+Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape, Uninitialized) {
+  describe(dtype, std::move(shape));
   std::size_t size = (byteSize() + 63) / 64 * 64;
   bytes_.reset(
       static_cast<uint8_t *>(std::aligned_alloc(64, size ? size : 64)));
   if (!bytes_)
     throw Error("cannot allocate " + typeString(dtype_, shape_));
+}
+
+Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)
+    : Tensor(dtype, std::move(shape), Uninitialized()) {
   std::memset(bytes_.get(), 0, byteSize());
 }
 
 Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape, const void *data)
-    : Tensor(dtype, std::move(shape)) {
+    : Tensor(dtype, std::move(shape), Uninitialized()) {
   if (byteSize())
     std::memcpy(bytes_.get(), data, byteSize());
+}
+
+Tensor Tensor::uninitialized(CleaveDType dtype, std::vector<int64_t> shape) {
+  return Tensor(dtype, std::move(shape), Uninitialized());
+}
+
+Tensor Tensor::borrowed(CleaveDType dtype, std::vector<int64_t> shape,
+                        void *data) {
+  Tensor tensor;
+  tensor.describe(dtype, std::move(shape));
+  if (!data && tensor.byteSize())
+    throw Error("a borrowed " + typeString(dtype, tensor.shape_) +
+                " without bytes");
+  if (reinterpret_cast<uintptr_t>(data) % cleave_dtype_size(dtype))
+    throw Error("a borrowed " + typeString(dtype, tensor.shape_) +
+                " at an address not aligned to its element");
+  tensor.bytes_ = std::unique_ptr<uint8_t, Free>(static_cast<uint8_t *>(data),
+                                                 Free{/*borrowed=*/true});
+  return tensor;
 }
 
 Tensor::Tensor(const Tensor &other) { *this = other; }

@@ -49,6 +49,28 @@ del session
 print(again["y"].tolist() == outputs["y"].tolist())
 # CHECK-NEXT: True
 
+# The program reads an aligned array where it lies, and copies one that is
+# not aligned to its elements; neither is written, and the outputs do not
+# share the inputs' memory.
+session = cleave.Session(f"{work}/bundle")
+raw = np.zeros(6 * 4 + 1, np.uint8)
+unaligned = raw[1:].view(np.float32).reshape(2, 3)
+unaligned[...] = x
+print(unaligned.ctypes.data % 4, unaligned.flags.aligned)
+# CHECK-NEXT: 1 False
+for feed in (x.copy(), unaligned):
+    before = feed.copy()
+    result = session.run({"x": feed})
+    print(result["y"].tolist() == outputs["y"].tolist(),
+          np.array_equal(feed, before),
+          np.shares_memory(result["y"], feed))
+    feed[...] = -1
+    print(result["y"].tolist() == outputs["y"].tolist())
+# CHECK-NEXT: True True False
+# CHECK-NEXT: True
+# CHECK-NEXT: True True False
+# CHECK-NEXT: True
+
 session = cleave.Session(f"{work}/bundle", profile=True)
 session.run({"x": x})
 print([(step, node) for step, node, seconds in session.profile()])

@@ -44,7 +44,8 @@ CleaveDType dtypeFromName(const std::string &name);
 /// "float32[1,16]": how messages print a tensor type.
 std::string typeString(CleaveDType dtype, const std::vector<int64_t> &shape);
 
-/// A dense, row-major tensor that owns its bytes (64-byte aligned).
+/// A dense, row-major tensor that owns its bytes (64-byte aligned), or
+/// borrows another's (borrowed()).
 class Tensor {
 public:
   Tensor() = default;
@@ -52,6 +53,14 @@ public:
   Tensor(CleaveDType dtype, std::vector<int64_t> shape);
   /// A copy of `byteSize()` bytes at `data`.
   Tensor(CleaveDType dtype, std::vector<int64_t> shape, const void *data);
+  /// Of unspecified contents, for a caller that writes every byte (a
+  /// session's outputs, which the program writes whole).
+  static Tensor uninitialized(CleaveDType dtype, std::vector<int64_t> shape);
+  /// The bytes at `data`, not copied and not freed: they must outlive the
+  /// tensor (a session's feeds, read during the run). They need the
+  /// alignment of the dtype only. A copy of it owns a copy of the bytes.
+  static Tensor borrowed(CleaveDType dtype, std::vector<int64_t> shape,
+                         void *data);
   Tensor(const Tensor &other);
   Tensor &operator=(const Tensor &other);
   Tensor(Tensor &&other) noexcept = default;
@@ -69,7 +78,14 @@ public:
   }
 
 private:
+  struct Uninitialized {};
+  Tensor(CleaveDType dtype, std::vector<int64_t> shape, Uninitialized);
+  /// Checks the dtype and shape and sets them.
+  void describe(CleaveDType dtype, std::vector<int64_t> shape);
+
   struct Free {
+    /// Set for borrowed bytes (value-initialised false: owned).
+    bool borrowed;
     void operator()(void *pointer) const;
   };
   CleaveDType dtype_ = CLEAVE_DTYPE_INVALID;
