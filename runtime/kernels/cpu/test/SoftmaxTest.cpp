@@ -37,6 +37,32 @@ TEST_P(SoftmaxTest, MatchesDefinition) {
 
 INSTANTIATE_TEST_SUITE_P(Axes, SoftmaxTest, ::testing::Values(0, 1, 2));
 
+// A line is reduced in blocks of lanes and a tail: lines shorter than a
+// block, of whole blocks, and with a tail, their maximum in the tail or in
+// the last lane of a block, and a NaN in a later block.
+TEST_F(SoftmaxTest, LinesOfEveryLength) {
+  for (int64_t length : {1, 7, 63, 64, 65, 130, 1500}) {
+    SCOPED_TRACE("length " + std::to_string(length));
+    for (int64_t peak : {length - 1, std::min<int64_t>(63, length - 1)}) {
+      Tensor x = Tensor::random({2, length}, 7 + length, -4, 4);
+      x.f32()[peak] = 100.0f; // exp overflows unless shifted by it
+      x.f32()[length + peak] = -100.0f;
+      Tensor y({2, length}), z({2, length});
+      ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {1, 0}), 0);
+      ASSERT_EQ(run(cleave_cpu_log_softmax, {x.desc()}, {z.desc()}, {1}), 0);
+      expectClose(y.vec(), naiveSoftmax(x, 1, false), 1e-6f, 1e-5f);
+      expectClose(z.vec(), naiveSoftmax(x, 1, true), 1e-5f, 1e-5f);
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = Tensor::random({1, 130}, 3, -4, 4);
+  x.f32()[100] = nan;
+  Tensor y({1, 130});
+  ASSERT_EQ(run(cleave_cpu_softmax, {x.desc()}, {y.desc()}, {1, 0}), 0);
+  for (float v : y.vec())
+    EXPECT_TRUE(std::isnan(v));
+}
+
 TEST_F(SoftmaxTest, LargeLogitsDoNotOverflow) {
   Tensor x = Tensor::f32({1, 3}, {1000, 1000, 1000});
   Tensor y({1, 3});
