@@ -3,7 +3,8 @@
 
 Each case is a small ONNX graph written here with onnx.helper: the fused
 elementwise activations whose loops call the math library (SiLU, GELU in
-its erf and tanh forms, sigmoid, tanh, exp, log), depthwise convolutions
+its erf and tanh forms, sigmoid, tanh, exp, log), softmax over attention
+scores (BERT-base's and Whisper-tiny's), depthwise convolutions
 at EfficientNet-B0's shapes (3x3 and 5x5, strides 1 and 2), dense and
 grouped convolutions (3x3 on ResNet's small maps and on larger ones,
 pointwise, grouped, a strided 1-D one), ResNet's 3x3 stride-2 max pool
@@ -267,6 +268,10 @@ CASES = [
     Case("exp", f"Exp, {GELU_SHAPE}", unary(single_nodes("Exp"), GELU_SHAPE)),
     Case("log", f"Log of (0.01, 10.01), {GELU_SHAPE}",
          unary(single_nodes("Log"), GELU_SHAPE, low=0.01)),
+    Case("softmax_128", "Softmax, last axis, 12 x 128 x 128 (BERT-base's scores)",
+         unary(single_nodes("Softmax"), [12, 128, 128])),
+    Case("softmax_1500", "Softmax, last axis, 1 x 1500 x 1500 (a head of Whisper-tiny)",
+         unary(single_nodes("Softmax"), [1, 1500, 1500])),
     Case("dw3x3_s1", "depthwise 3x3 stride 1, 32 x 112 x 112", depthwise(32, 112, 3, 1)),
     Case("dw3x3_s2", "depthwise 3x3 stride 2, 96 x 112 x 112", depthwise(96, 112, 3, 2)),
     Case("dw3x3_s1_56", "depthwise 3x3 stride 1, 144 x 56 x 56", depthwise(144, 56, 3, 1)),

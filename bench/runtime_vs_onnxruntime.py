@@ -15,14 +15,21 @@ the medians (cleave / onnxruntime: below 1 means cleave is faster) and the
 geometric mean of the ratios.
 
     python bench/runtime_vs_onnxruntime.py [--models gpt resnet ...]
-        [--threads 1,2] [--seconds 1.0] [--large] [--march x86-64-v4]
+        [--threads 1,2] [--batch 1,8] [--seconds 1.0] [--large]
+        [--realistic [NAME ...]] [--march x86-64-v4]
         [--profile] [--json out.json]
         [--memory [--memory-runs 20]]
         [--exports test/e2e/exports [--export NAME ...]]
 
 ``--large`` adds GPT and BERT at a size where the matrix products, not the
 per-step overhead, take the time (their builders take a configuration; the
-registry's other models have one fixed size). ``--profile`` prints, per
+registry's other models have one fixed size). ``--realistic`` adds the
+families at the sizes people deploy (bench/realistic_models.py: ResNet-50
+and ConvNeXt-Tiny at 224x224, wav2vec 2.0 base on one second of audio,
+Whisper-tiny's encoder on 30 seconds), all of them or those named.
+``--batch`` times every model at each batch size listed (samples beyond a
+model's own are its own, shuffled: see ``batch_inputs``; the checked-in
+exports only at their own batch). ``--profile`` prints, per
 model, where each engine spends a run: cleave's program steps (from
 ``Session(profile=True)``) and onnxruntime's nodes (from its own profiler).
 ``--exports DIR`` adds the checked-in torch 2 exports (ONNX backend-test
@@ -87,16 +94,57 @@ class Case:
     family: str
     config: dict | None = None  # TransformerConfig fields, or the registry's
     folder: Path | None = None  # an ONNX backend-test folder (--exports)
+    realistic: bool = False  # a bench/realistic_models.py builder
+    batch: int | None = None  # None: the model's own
 
     def build(self):
+        if self.realistic:
+            from realistic_models import BUILDERS
+
+            return BUILDERS[self.family](self.batch or 1)
         if self.config is None:
+            from cleave.models.export import with_batch
             from cleave.models.registry import MODELS
 
-            return MODELS[self.family].build()
+            reference = MODELS[self.family].build()
+            if self.batch is not None:
+                reference.inputs = batch_inputs(reference, self.batch)
+            return reference
         from cleave.models import text
 
+        config = dict(self.config)
+        if self.batch is not None:
+            config["batch"] = self.batch
         builder = {"gpt": text.build_gpt, "bert": text.build_bert}[self.family]
-        return builder(text.TransformerConfig(**self.config))
+        return builder(text.TransformerConfig(**config))
+
+
+def batch_inputs(reference, batch: int) -> dict:
+    """The model's inputs at `batch` samples: with_batch's, but a float
+    sample beyond the model's own is one of its own with the elements
+    shuffled (a fixed permutation per sample) rather than scaled, so that
+    every sample has the values of a sample the model was made for (scaled
+    images drove EfficientNet-B0's logits past 1e3, where float32 engines
+    differ from one another by more than the comparison allows)."""
+    import torch
+
+    from cleave.models.export import with_batch
+
+    inputs = with_batch(reference, batch)
+    for name, tensor in inputs.items():
+        if not tensor.is_floating_point():
+            continue
+        axis = next((d for d, label in reference.dynamic_axes.get(name, {}).items()
+                     if label == "batch"), 0)
+        own = reference.inputs[name].shape[axis]
+        samples = list(tensor.unbind(axis))
+        for j in range(own, batch):
+            sample = samples[j % own]
+            order = torch.randperm(sample.numel(),
+                                   generator=torch.Generator().manual_seed(j))
+            samples[j] = samples[j % own].flatten()[order].reshape(sample.shape)
+        inputs[name] = torch.stack(samples, axis)
+    return inputs
 
 
 @dataclass
@@ -139,13 +187,15 @@ def export(case: Case, path: Path) -> dict[str, np.ndarray]:
     feeds = {k: v.numpy() for k, v in reference.inputs.items()}
     if path.exists():
         return feeds
-    if case.config is None:
+    if case.config is None and not case.realistic and case.batch is None:
         from cleave.models.export import export_model
 
         export_model(case.family, str(path))
         return feeds
-    # export_model's export (autograd on, static shapes), for a configuration
-    # the registry cannot name; the comparison with cleave checks the graph.
+    # export_model's export (autograd on, static shapes), for a model or a
+    # batch the registry cannot name; the comparison with cleave checks the
+    # graph (export_model's own check against torch, at 1e-4 of the largest
+    # output, is tighter than some models' float32 sums at batch 8).
     import torch
 
     torch.onnx.export(reference.module, tuple(reference.inputs.values()), str(path),
@@ -478,6 +528,11 @@ def main() -> int:
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--large", action="store_true",
                         help="also GPT and BERT at hidden 768, 12 heads, 1 x 128 tokens")
+    parser.add_argument("--realistic", nargs="*", default=None,
+                        help="also these models at deployed sizes (none named: all of "
+                             "bench/realistic_models.py's)")
+    parser.add_argument("--batch", default=None,
+                        help="comma-separated batch sizes (default: each model's own)")
     parser.add_argument("--march", default=None,
                         help="cleave compile --march, the instruction set of the "
                              "programs and of the kernels they run (default: the "
@@ -513,10 +568,23 @@ def main() -> int:
     import cleave
     import onnxruntime as ort
 
+    from realistic_models import BUILDERS
+
     cases = [Case(m, m) for m in args.models]
     if args.large:
         cases += [Case(f"{m}-768", m, LARGE_TRANSFORMER)
                   for m in ("gpt", "bert") if m in args.models]
+    if args.realistic is not None:
+        unknown = sorted(set(args.realistic) - set(BUILDERS))
+        if unknown:
+            parser.error(f"--realistic: unknown model(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(BUILDERS)}")
+        cases += [Case(m, m, realistic=True) for m in args.realistic or BUILDERS]
+    if args.batch:
+        batches = [int(b) for b in args.batch.split(",")]
+        cases = [c if c.folder is not None else
+                 Case(f"{c.name}-b{b}", c.family, c.config, c.folder, c.realistic, b)
+                 for c in cases for b in (batches[:1] if c.folder is not None else batches)]
     if args.exports:
         folders = sorted(p for p in args.exports.iterdir()
                          if (p / "model.onnx").is_file()
