@@ -37,6 +37,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Format.h"
@@ -247,6 +248,9 @@ private:
   /// its result.
   FailureOr<ProgramStep> buildConvWithEpilogue(Operation *conv,
                                                Operation *activation);
+  /// The tensors kept in the blocked layout of options.convBlock, and the
+  /// convolutions' xBlock and yBlock that say so.
+  void chooseBlockedLayouts();
   /// Keeps every fused loop to at most kMaxFusedOps ops, so that a long
   /// elementwise chain is several loops of a size a compiler builds fast.
   void limitFusedLoops();
@@ -517,6 +521,132 @@ ProgramBuilder::buildConvWithEpilogue(Operation *conv, Operation *activation) {
   step.call = std::move(call);
   step.summary = "conv + " + activation->getName().stripDialect().str();
   return step;
+}
+
+/// Whether convolution `call` runs on oneDNN's blocked kernels
+/// (CLEAVE_CONV_BLOCKED_MACS): 2-D, dense or grouped (not depthwise),
+/// constant float32 weights, enough multiply-adds.
+static bool runsBlocked(const DeviceProgram &program, const KernelCall &call) {
+  if (call.kernel != "conv")
+    return false;
+  const ProgramTensor &x = program.tensors[call.inputs[0]];
+  const ProgramTensor &w = program.tensors[call.inputs[1]];
+  const ProgramTensor &y = program.tensors[call.outputs[0]];
+  int64_t group = call.ints[1];
+  if (x.shape.size() != 4 || w.space != MemorySpace::Weights ||
+      w.dtype != DType::F32 || (group > 1 && x.shape[1] == group))
+    return false;
+  // Y's elements times each one's multiply-adds (W's row).
+  return y.getNumElements() * (w.getNumElements() / w.shape[0]) >=
+         CLEAVE_CONV_BLOCKED_MACS;
+}
+
+void ProgramBuilder::chooseBlockedLayouts() {
+  const int64_t block = options.convBlock;
+  // One forward entry: nothing crosses from one entry to another.
+  if (block == 0 || program.entries.size() != 1)
+    return;
+  std::vector<ProgramStep> &steps = program.entries.front().steps;
+  const size_t count = program.tensors.size();
+  // Candidates: float32 NCHW scratch tensors whose channels the block
+  // divides, that are no view and have none (a view reads the bytes in
+  // NCHW order).
+  std::vector<bool> blocked(count, false), viewed(count, false);
+  for (size_t t = 0; t < count; ++t)
+    if (aliasOf[t] >= 0)
+      viewed[getRoot(static_cast<int>(t))] = true;
+  for (size_t t = 0; t < count; ++t) {
+    const ProgramTensor &tensor = program.tensors[t];
+    blocked[t] = tensor.space == MemorySpace::Arena && tensor.stash < 0 &&
+                 aliasOf[t] < 0 && !viewed[t] && tensor.dtype == DType::F32 &&
+                 tensor.shape.size() == 4 && tensor.shape[1] % block == 0;
+  }
+  // The tensors of a loop that must share one layout: its output and the
+  // loads of its shape, when every load is of that shape or of one element
+  // (the same element whatever the layout); empty when the loop indexes by
+  // position (a broadcast, a reduction), which reads NCHW.
+  auto sharedLayout = [&](const FusedLoop &loop) {
+    SmallVector<int> members;
+    const ProgramTensor &out = program.tensors[loop.output];
+    if (loop.reduction ||
+        ArrayRef<int64_t>(loop.iterationShape) != ArrayRef<int64_t>(out.shape))
+      return members;
+    members.push_back(loop.output);
+    for (const FusedLoad &load : loop.loads) {
+      const ProgramTensor &in = program.tensors[load.tensor];
+      if (ArrayRef<int64_t>(in.shape) == ArrayRef<int64_t>(out.shape))
+        members.push_back(load.tensor);
+      else if (in.getNumElements() != 1)
+        return SmallVector<int>();
+    }
+    return members;
+  };
+  // Every tensor a step reads or writes in NCHW order is NCHW, and the
+  // members of a loop share a layout: repeat until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto unblock = [&](int t) {
+      if (t >= 0 && blocked[t]) {
+        blocked[t] = false;
+        changed = true;
+      }
+    };
+    for (const ProgramStep &step : steps) {
+      if (step.call) {
+        const KernelCall &call = *step.call;
+        bool convolves = runsBlocked(program, call);
+        for (auto [i, t] : llvm::enumerate(call.inputs))
+          if (!convolves || i != 0)
+            unblock(t);
+        if (!convolves)
+          for (int t : call.outputs)
+            unblock(t);
+        continue;
+      }
+      SmallVector<int> members = sharedLayout(*step.loop);
+      if (members.empty()) {
+        unblock(step.loop->output);
+        for (const FusedLoad &load : step.loop->loads)
+          unblock(load.tensor);
+      } else if (!llvm::all_of(members, [&](int t) { return blocked[t]; })) {
+        for (int t : members)
+          unblock(t);
+        for (const FusedLoad &load : step.loop->loads)
+          unblock(load.tensor);
+      }
+    }
+  }
+  // A set of blocked tensors joined by loops pays off only between two
+  // convolutions: one that writes it and one that reads it.
+  llvm::EquivalenceClasses<int> joined;
+  for (size_t t = 0; t < count; ++t)
+    if (blocked[t])
+      joined.insert(static_cast<int>(t));
+  for (const ProgramStep &step : steps)
+    if (step.loop && blocked[step.loop->output])
+      for (int t : sharedLayout(*step.loop))
+        joined.unionSets(step.loop->output, t);
+  llvm::DenseSet<int> written, read;
+  for (const ProgramStep &step : steps)
+    if (step.call && runsBlocked(program, *step.call)) {
+      if (blocked[step.call->inputs[0]])
+        read.insert(joined.getLeaderValue(step.call->inputs[0]));
+      if (blocked[step.call->outputs[0]])
+        written.insert(joined.getLeaderValue(step.call->outputs[0]));
+    }
+  for (size_t t = 0; t < count; ++t)
+    if (blocked[t]) {
+      int leader = joined.getLeaderValue(static_cast<int>(t));
+      blocked[t] = written.contains(leader) && read.contains(leader);
+    }
+  // conv's last two ints are xBlock and yBlock (KernelList.def).
+  for (ProgramStep &step : steps)
+    if (step.call && step.call->kernel == "conv") {
+      KernelCall &call = *step.call;
+      size_t at = call.ints.size() - 2;
+      call.ints[at] = blocked[call.inputs[0]] ? block : 0;
+      call.ints[at + 1] = blocked[call.outputs[0]] ? block : 0;
+    }
 }
 
 void ProgramBuilder::limitFusedLoops() {
@@ -1278,6 +1408,7 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
     return failure();
   if (failed(placeOutputs()))
     return failure();
+  chooseBlockedLayouts();
   planArena();
   program.weightBytes = alignTo(program.weightBytes, options.alignment);
   program.persistentBytes = alignTo(program.persistentBytes, options.alignment);

@@ -930,6 +930,10 @@ LogicalResult cleave::buildConvCall(Operation *conv, int64_t epilogue,
   args.epilogue = epilogue;
   args.epilogueMin = epilogueMin;
   args.epilogueMax = epilogueMax;
+  // NCHW; the device program may choose blocked layouts once it sees what
+  // reads and writes each tensor (DeviceProgramOptions::convBlock).
+  args.xBlock = 0;
+  args.yBlock = 0;
   return kernels::buildCall(conv, kernels::conv, args, call);
 }
 

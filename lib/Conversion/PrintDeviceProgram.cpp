@@ -292,6 +292,11 @@ void cleave::registerDeviceProgramTranslation() {
       llvm::cl::desc("Let convolutions apply the ReLU or clip that follows "
                      "them, as CPU programs do"),
       llvm::cl::init(false));
+  static llvm::cl::opt<int64_t> convBlock(
+      "conv-block",
+      llvm::cl::desc("Keep the activations between convolutions in nChw<N>c "
+                     "(8 or 16), as CPU programs do; 0 keeps NCHW"),
+      llvm::cl::init(0));
   static llvm::cl::opt<int64_t> stashSlots(
       "stash-slots",
       llvm::cl::desc("Microbatches in flight: the slots of each stash region"),
@@ -306,9 +311,12 @@ void cleave::registerDeviceProgramTranslation() {
         if (stashSlots < 1)
           return module.emitError("--stash-slots must be at least 1"),
                  failure();
+        if (convBlock != 0 && convBlock != 8 && convBlock != 16)
+          return module.emitError("--conv-block must be 0, 8 or 16"), failure();
         DeviceProgramOptions options;
         options.stashSlots = stashSlots;
         options.fuseConvEpilogue = fuseConvEpilogue;
+        options.convBlock = convBlock;
         FailureOr<DeviceProgram> program = buildDeviceProgram(*func, options);
         if (failed(program))
           return failure();

@@ -518,8 +518,8 @@ Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
     ints.insert(ints.end(), {1, pad, pad, 1});
   }
   in[1] = w;
-  // No epilogue.
-  ints.push_back(CLEAVE_EPILOGUE_NONE);
+  // No epilogue; X and Y in NCHW.
+  ints.insert(ints.end(), {CLEAVE_EPILOGUE_NONE, 0, 0});
   problem.call = [this, in, out, ints]() mutable {
     static const double bounds[2] = {0, 0};
     check(cleave_cpu_conv(ctx, in.data(), 2, &out, 1, ints.data(), bounds),

@@ -190,6 +190,10 @@ int cleave::runCompileCommand(CompileCommand &command) {
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
   programOptions.fuseConvEpilogue = !command.noFuse && kind != "cuda";
+  // oneDNN's block for the instruction set the kernels run (Dnnl.cpp caps
+  // it at the bundle's level).
+  if (!command.noFuse && kind == "cpu")
+    programOptions.convBlock = cpuIsa == "x86-64-v4" ? 16 : 8;
   if (failed(lowerCompiledModule(*module, options, programOptions, *contents)))
     return 1;
 

@@ -275,6 +275,14 @@ struct DeviceProgramOptions {
   /// only use, on the outputs as it writes them, instead of a loop reading
   /// them again (the CPU kernels can; CUDA programs keep the loop).
   bool fuseConvEpilogue = false;
+  /// Channels per block (8 or 16) of the layout nChw<block>c in which an
+  /// inference program keeps the activations between the convolutions
+  /// that run on oneDNN (CLEAVE_CONV_BLOCKED_MACS), and between them and
+  /// the elementwise loops that connect them (residual adds, activations),
+  /// so that no convolution reorders them in or out; 0 keeps every tensor
+  /// in NCHW. The CPU programs take oneDNN's block for their instruction
+  /// set: 16 on x86-64-v4 (AVX-512), 8 below.
+  int64_t convBlock = 0;
   /// Microbatches in flight on the device: the slots of each stash region.
   int64_t stashSlots = 1;
   /// Per model chunk (the interleaved schedule's), the slots of the stash

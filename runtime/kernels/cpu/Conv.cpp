@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include <omp.h>
@@ -454,7 +455,7 @@ void finishPlanes(const float *bias, const ConvEpilogue &epilogue, float *y,
 /// convolution. MobileNetV3-Small (width 0.25, 32 x 32), 1 thread, median
 /// ms: all on oneDNN 0.507, below 2^16 here 0.371, below 2^18 here 0.362
 /// (im2col + sgemm throughout: 0.391).
-constexpr int64_t kSmallConvMacs = int64_t(1) << 18;
+constexpr int64_t kSmallConvMacs = CLEAVE_CONV_BLOCKED_MACS;
 
 /// im2col + sgemm, 1x1 stride-1 windows straight from the input.
 int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
@@ -490,6 +491,79 @@ int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
     }
   }
   finishPlanes(bias, epilogue, y, g.batch, shape.outChannels, outSize, threads);
+  return 0;
+}
+
+/// Reorders between NCHW and nChw<block>c (`toBlocked` says which way)
+/// over `batch` x `channels` planes of `plane` elements each.
+void reorderBlocked(const float *from, float *to, int64_t batch,
+                    int64_t channels, int64_t plane, int64_t block,
+                    bool toBlocked, int threads) {
+  const int64_t groups = batch * (channels / block);
+  parallelFor(threads, groups * block * plane > kParallelGrain, groups,
+              [&](int64_t gi) {
+                // Channels gi*block.. of one image: `block` planes in NCHW,
+                // `plane` runs of `block` channels in nChw<block>c.
+                const int64_t at = gi * block * plane;
+                for (int64_t p = 0; p < plane; ++p)
+                  for (int64_t c = 0; c < block; ++c) {
+                    if (toBlocked)
+                      to[at + p * block + c] = from[at + c * plane + p];
+                    else
+                      to[at + c * plane + p] = from[at + p * block + c];
+                  }
+              });
+}
+
+/// Runs `body(x, y)`, which reads and writes NCHW, on a convolution whose
+/// X or Y the program keeps blocked: X reordered into a copy first, Y
+/// written to a copy and reordered into place after.
+template <typename Body>
+int32_t inProgramLayouts(CleaveContext *ctx, const ConvShape &shape,
+                         const ConvLayouts &layouts, const float *x, float *y,
+                         Body body) {
+  if (layouts.plain())
+    return body(x, y);
+  const WindowGeometry &g = shape.window;
+  const int threads = numThreads(ctx);
+  std::vector<float> plainX, plainY;
+  try {
+    if (layouts.x)
+      plainX.resize(g.batch * g.channels * g.inSize());
+    if (layouts.y)
+      plainY.resize(g.batch * shape.outChannels * g.outSize());
+  } catch (const std::bad_alloc &) {
+    return fail(ctx, "conv", "out of memory for NCHW copies of X and Y");
+  }
+  if (layouts.x) {
+    reorderBlocked(x, plainX.data(), g.batch, g.channels, g.inSize(), layouts.x,
+                   /*toBlocked=*/false, threads);
+    x = plainX.data();
+  }
+  if (int32_t status = body(x, layouts.y ? plainY.data() : y))
+    return status;
+  if (layouts.y)
+    reorderBlocked(plainY.data(), y, g.batch, shape.outChannels, g.outSize(),
+                   layouts.y, /*toBlocked=*/true, threads);
+  return 0;
+}
+
+/// Fails unless `block` is a layout conv takes for `channels` channels.
+int32_t checkBlock(CleaveContext *ctx, const char *what, int64_t block,
+                   const ConvShape &shape, int64_t channels) {
+  if (block == 0)
+    return 0;
+  if (block != 8 && block != 16)
+    return fail(ctx, "conv", "%s %lld: the layouts are 0 (NCHW), 8 and 16",
+                what, static_cast<long long>(block));
+  if (shape.spatial != 2)
+    return fail(ctx, "conv",
+                "%s %lld: a blocked layout needs 2 spatial dimensions, not %d",
+                what, static_cast<long long>(block), shape.spatial);
+  if (channels % block)
+    return fail(ctx, "conv", "%s %lld does not divide %lld channels", what,
+                static_cast<long long>(block),
+                static_cast<long long>(channels));
   return 0;
 }
 
@@ -538,15 +612,12 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   if (epilogue.kind == CLEAVE_EPILOGUE_CLIP && !(epilogue.min <= epilogue.max))
     return fail(ctx, kernel, "the clamp's bounds [%g, %g] are not ordered",
                 args.epilogueMin(), args.epilogueMax());
-  // The direct depthwise loop applies the epilogue over Y once it is
-  // written, while it is in the caches (im2col + sgemm applies it with the
-  // bias).
-  auto finish = [&](int32_t status) {
-    if (status == 0)
-      epilogue.apply(y, g.batch * shape.outChannels * g.outSize(),
-                     numThreads(ctx));
-    return status;
-  };
+  ConvLayouts layouts;
+  layouts.x = args.xBlock();
+  layouts.y = args.yBlock();
+  if (checkBlock(ctx, "xBlock", layouts.x, shape, g.channels) ||
+      checkBlock(ctx, "yBlock", layouts.y, shape, shape.outChannels))
+    return 1;
   // Writable weights (training's parameters) stay on the kernels here,
   // whose float32 sums are closer to exact: on a 3x3 512 -> 512
   // convolution at 1x1, batch 4, oneDNN's outputs were 9.2e-8 from
@@ -556,18 +627,31 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   // statistics went from 0.15 to 1.21 of their bound on oneDNN).
   const bool constant =
       cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
+  // oneDNN reads and writes the program's layouts; the kernels here read
+  // and write NCHW, through copies where the program keeps X or Y blocked.
   if (!isDepthwise(shape)) {
-    if (!constant || shape.multiplyAdds() < kSmallConvMacs)
+    if (constant && shape.multiplyAdds() >= kSmallConvMacs)
+      return dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts);
+    return inProgramLayouts(ctx, shape, layouts, x, y, [&](auto *x, float *y) {
       return gemmConv(ctx, shape, x, w, b, y, epilogue, numThreads(ctx));
-    return dnnlConv(ctx, shape, x, w, b, y, epilogue);
+    });
   }
   if (constant && g.outSize() < kDirectDepthwisePlane) {
-    int32_t status =
-        dnnlConv(ctx, shape, x, w, b, y, epilogue, /*declineGeneric=*/true);
+    int32_t status = dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts,
+                              /*declineGeneric=*/true);
     if (status != kDnnlDeclined)
       return status;
   }
-  return finish(depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx)));
+  // The direct depthwise loop applies the epilogue over Y once it is
+  // written, while it is in the caches (im2col + sgemm applies it with the
+  // bias).
+  return inProgramLayouts(ctx, shape, layouts, x, y, [&](auto *x, float *y) {
+    int32_t status = depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
+    if (status == 0)
+      epilogue.apply(y, g.batch * shape.outChannels * g.outSize(),
+                     numThreads(ctx));
+    return status;
+  });
 }
 
 int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,

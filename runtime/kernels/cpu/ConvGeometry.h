@@ -44,6 +44,14 @@ struct ConvShape {
   }
 };
 
+/// The layouts of a convolution's X and Y: 0 for the program's NCHW, or
+/// the channels per block of nChw8c / nChw16c (conv's xBlock and yBlock).
+struct ConvLayouts {
+  int64_t x = 0, y = 0;
+
+  bool plain() const { return x == 0 && y == 0; }
+};
+
 /// What a convolution applies to its outputs after the bias
 /// (CleaveEpilogue): nothing, ReLU, or a clamp to [min, max].
 struct ConvEpilogue {

@@ -2,10 +2,11 @@
 //
 // oneDNN's fast convolutions read and write channel-blocked layouts
 // (nChw8c on AVX2, nChw16c on AVX-512) and weights blocked to match. The
-// program keeps activations in its plain layout, so a call reorders X in
-// and Y out through scratch memory; on small maps that costs far less than
-// what the blocked kernels save (docs/PERFORMANCE.md, "The CPU kernel
-// work"). Only constant weights come here, repacked once: the context's
+// program keeps the activations between such convolutions blocked (conv's
+// xBlock and yBlock; docs/codegen.md, lowering step 8), and the primitive
+// is asked for those layouts; where X or Y is NCHW (the graph's ends, next
+// to a pool) oneDNN chooses, and a call reorders through scratch memory.
+// Only constant weights come here, repacked once: the context's
 // kernel cache keeps, per convolution shape, the primitive and the
 // reorders, and per (weights address, shape) the packed copy. Weights the
 // program may write (training updates them in place) run on Conv.cpp's
@@ -100,8 +101,8 @@ struct ConvPlan {
   std::unordered_map<int, memory> arguments;
 };
 
-/// A convolution's shape, attributes, epilogue and thread count.
-using ConvKey = std::array<int64_t, 10 + 7 * kMaxSpatial>;
+/// A convolution's shape, attributes, epilogue, layouts and thread count.
+using ConvKey = std::array<int64_t, 12 + 7 * kMaxSpatial>;
 
 /// A matrix product of constant weights as oneDNN takes it: the primitive,
 /// the reorder of the weights into its layout (absent where that is the
@@ -147,18 +148,27 @@ void destroyKernelCache(void *cache) {
 }
 
 ConvKey convolutionKey(const ConvShape &s, bool bias,
-                       const ConvEpilogue &epilogue, int threads) {
+                       const ConvEpilogue &epilogue, const ConvLayouts &layouts,
+                       int threads) {
   const WindowGeometry &g = s.window;
   auto bits = [](float value) {
     int32_t word;
     std::memcpy(&word, &value, sizeof(word));
     return static_cast<int64_t>(word);
   };
-  ConvKey key = {s.spatial,         g.batch,       g.channels,
-                 s.group,           s.outChannels, bias,
-                 threads,           epilogue.kind, bits(epilogue.min),
-                 bits(epilogue.max)};
-  int64_t *at = key.data() + 10;
+  ConvKey key = {s.spatial,
+                 g.batch,
+                 g.channels,
+                 s.group,
+                 s.outChannels,
+                 bias,
+                 threads,
+                 epilogue.kind,
+                 bits(epilogue.min),
+                 bits(epilogue.max),
+                 layouts.x,
+                 layouts.y};
+  int64_t *at = key.data() + 12;
   for (const int64_t *values :
        {g.in, g.out, g.kernel, g.stride, g.padBegin, g.padEnd, g.dilation})
     at = std::copy(values, values + kMaxSpatial, at);
@@ -208,12 +218,28 @@ private:
   std::optional<TeamSize> team;
 };
 
+/// The program's layout of an activation of `spatial` dimensions: NCHW
+/// (and its 1-D and 3-D forms), or nChw8c / nChw16c.
+Tag programLayout(int spatial, int64_t block) {
+  static const Tag plain[] = {Tag::ncw, Tag::nchw, Tag::ncdhw};
+  if (block == 8)
+    return Tag::nChw8c;
+  if (block == 16)
+    return Tag::nChw16c;
+  return plain[spatial - 1];
+}
+
+/// The plan of a convolution. Where the program keeps X or Y blocked, the
+/// primitive is asked for that layout (`keepBlocked`), so that neither is
+/// reordered; where oneDNN has no kernel of its own for it, the plan lets
+/// oneDNN choose, and reorders.
 std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
                                    const ConvShape &s, bool bias,
-                                   const ConvEpilogue &epilogue) {
+                                   const ConvEpilogue &epilogue,
+                                   const ConvLayouts &layouts,
+                                   bool keepBlocked = true) {
   const WindowGeometry &g = s.window;
   const int n = s.spatial;
-  static const Tag activations[] = {Tag::ncw, Tag::nchw, Tag::ncdhw};
   static const Tag weights[] = {Tag::oiw, Tag::oihw, Tag::oidhw};
   static const Tag groupedWeights[] = {Tag::goiw, Tag::goihw, Tag::goidhw};
   const int64_t perGroup = s.outChannels / s.group;
@@ -227,13 +253,16 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
                   : concat({s.outChannels, g.channels}, kernel);
 
   auto plan = std::make_unique<ConvPlan>();
-  const memory::desc plainX(xDims, kF32, activations[n - 1]);
-  const memory::desc plainY(yDims, kF32, activations[n - 1]);
+  const memory::desc plainX(xDims, kF32, programLayout(n, layouts.x));
+  const memory::desc plainY(yDims, kF32, programLayout(n, layouts.y));
   const memory::desc plainW(
       wDims, kF32, s.group > 1 ? groupedWeights[n - 1] : weights[n - 1]);
   const memory::desc biasDesc({s.outChannels}, kF32, Tag::a);
-  const memory::desc anyX(xDims, kF32, Tag::any), anyY(yDims, kF32, Tag::any),
-      anyW(wDims, kF32, Tag::any);
+  const memory::desc anyW(wDims, kF32, Tag::any);
+  const memory::desc anyX =
+      keepBlocked && layouts.x ? plainX : memory::desc(xDims, kF32, Tag::any);
+  const memory::desc anyY =
+      keepBlocked && layouts.y ? plainY : memory::desc(yDims, kF32, Tag::any);
   const memory::dims strides = ownSpatial(g.stride, n);
   // oneDNN counts dilation from 0 (no gap between taps).
   const memory::dims dilations = ownSpatial(g.dilation, n, 1);
@@ -264,6 +293,8 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const std::string impl = plan->pd.impl_info_str();
   plan->generic = impl.find("gemm") != std::string::npos ||
                   impl.find("ref") != std::string::npos;
+  if (plan->generic && keepBlocked && !layouts.plain())
+    return makePlan(engine, s, bias, epilogue, layouts, false);
   // A reorder takes its thread count when it is made and when it runs.
   plan->serialXIn = plan->pd.src_desc().get_size() < kSerialReorderBytes;
   plan->serialYOut = plan->pd.dst_desc().get_size() < kSerialReorderBytes;
@@ -491,7 +522,8 @@ KernelCache *kernelCache(CleaveContext *ctx) {
 
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
-                 const ConvEpilogue &epilogue, bool declineGeneric) {
+                 const ConvEpilogue &epilogue, const ConvLayouts &layouts,
+                 bool declineGeneric) {
   const WindowGeometry &g = shape.window;
   const size_t weightBytes = sizeof(float) * shape.outChannels *
                              (g.channels / shape.group) * g.kernelSize();
@@ -505,10 +537,10 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
       shape.multiplyAdds() < kParallelMacs ? 1 : numThreads(ctx);
   TeamSize team(threads);
   try {
-    std::unique_ptr<ConvPlan> &plan =
-        cache->plans[convolutionKey(shape, bias != nullptr, epilogue, threads)];
+    std::unique_ptr<ConvPlan> &plan = cache->plans[convolutionKey(
+        shape, bias != nullptr, epilogue, layouts, threads)];
     if (!plan)
-      plan = makePlan(cache->engine, shape, bias != nullptr, epilogue);
+      plan = makePlan(cache->engine, shape, bias != nullptr, epilogue, layouts);
     if (declineGeneric && plan->generic)
       return kDnnlDeclined;
     return runPlan(ctx, *cache, *plan, x, w, bias, y);

@@ -20,16 +20,17 @@ namespace cleave::cpu {
 constexpr int32_t kDnnlDeclined = -1;
 
 /// Y = epilogue(conv(X, W) + B) for `shape`, with X and Y dense in the
-/// program's layout (N, C, spatial...) and W as ONNX lays it out (M,
-/// C / group, kernel...); `bias` may be null, and the epilogue runs as
-/// oneDNN's post-op, on the outputs while they are in registers. Other
-/// than constant W is refused with an error. Runs on the context's thread
-/// count (one thread for small convolutions). With `declineGeneric`,
-/// returns kDnnlDeclined where oneDNN would run its generic im2col + gemm
-/// or reference implementation.
+/// program's layouts (`layouts`: N, C, spatial... or channel-blocked) and
+/// W as ONNX lays it out (M, C / group, kernel...); `bias` may be null,
+/// and the epilogue runs as oneDNN's post-op, on the outputs while they
+/// are in registers. Other than constant W is refused with an error. Runs
+/// on the context's thread count (one thread for small convolutions). With
+/// `declineGeneric`, returns kDnnlDeclined where oneDNN would run its
+/// generic im2col + gemm or reference implementation.
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
-                 const ConvEpilogue &epilogue, bool declineGeneric = false);
+                 const ConvEpilogue &epilogue, const ConvLayouts &layouts = {},
+                 bool declineGeneric = false);
 
 /// A matrix product of constant weights: Y (M x N) = A (M x K) W + bias,
 /// all float32 and row-major, with W stored K x N, or N x K when

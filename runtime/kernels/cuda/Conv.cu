@@ -368,6 +368,13 @@ int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
                 "epilogue %lld: CUDA programs apply it as a "
                 "loop of their own",
                 (long long)args.epilogue());
+  // Blocked layouts are those of the CPU's oneDNN kernels
+  // (DeviceProgramOptions::convBlock).
+  if (args.xBlock() != 0 || args.yBlock() != 0)
+    return fail(ctx, "conv",
+                "blocked layouts (xBlock %lld, yBlock %lld): CUDA programs "
+                "keep NCHW",
+                (long long)args.xBlock(), (long long)args.yBlock());
   if (numElements(y) == 0)
     return 0;
   int32_t status = 0;

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define CLEAVE_ABI_VERSION 11
+#define CLEAVE_ABI_VERSION 12
 #define CLEAVE_MAX_RANK 8
 
 /// Element types (DTypeList.def); the values are part of the ABI.
@@ -49,6 +49,14 @@ typedef struct CleaveTensor {
   int32_t rank;
   int64_t shape[CLEAVE_MAX_RANK];
 } CleaveTensor;
+
+/// A dense or grouped 2-D convolution (conv, not depthwise) of constant
+/// weights with at least this many multiply-adds runs on oneDNN's blocked
+/// kernels on the CPU; smaller ones run as im2col + sgemm, whose calls cost
+/// less than oneDNN's at that size. Programs keep the activations between
+/// the former in oneDNN's channel-blocked layout (conv's xBlock and
+/// yBlock); any convolution takes either layout.
+#define CLEAVE_CONV_BLOCKED_MACS (INT64_C(1) << 18)
 
 /// Per-run state owned by the runtime: threads and scratch memory on the
 /// CPU; the stream and library handles on CUDA.

@@ -32,6 +32,7 @@ Shape convOutput(const ConvCase &c, bool transposed) {
   return y;
 }
 
+/// conv's ints (no epilogue, NCHW X and Y) or conv_transpose's.
 std::vector<int64_t> convInts(const ConvCase &c, bool transposed) {
   std::vector<int64_t> ints = {int64_t(c.x.size() - 2), c.group};
   ints.insert(ints.end(), c.strides.begin(), c.strides.end());
@@ -40,8 +41,13 @@ std::vector<int64_t> convInts(const ConvCase &c, bool transposed) {
   if (transposed)
     ints.insert(ints.end(), c.outputPadding.begin(), c.outputPadding.end());
   else
-    ints.push_back(CLEAVE_EPILOGUE_NONE);
+    ints.insert(ints.end(), {CLEAVE_EPILOGUE_NONE, 0, 0});
   return ints;
+}
+
+/// conv's epilogue in `ints` (convInts'), before xBlock and yBlock.
+int64_t &epilogueOf(std::vector<int64_t> &ints) {
+  return ints[ints.size() - 3];
 }
 
 /// Direct convolution: each output sums its window. For the transposed
@@ -706,7 +712,7 @@ TEST_F(ConvTest, EpilogueAfterTheBias) {
         ctx.constantWeightBytes = constant ? w.size() * sizeof(float) : 0;
         Tensor y(ys);
         std::vector<int64_t> ints = convInts(c, false);
-        ints.back() = e.kind;
+        epilogueOf(ints) = e.kind;
         ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), b.desc()},
                       {y.desc()}, ints, {e.min, e.max}),
                   0)
@@ -729,7 +735,7 @@ TEST_F(ConvTest, EpilogueAfterTheBias) {
       v = std::min(std::max(v, -0.25f), 0.5f);
     Tensor y(ys);
     std::vector<int64_t> ints = convInts(c, false);
-    ints.back() = CLEAVE_EPILOGUE_CLIP;
+    epilogueOf(ints) = CLEAVE_EPILOGUE_CLIP;
     ASSERT_EQ(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
                   ints, {-0.25, 0.5}),
               0)
@@ -741,12 +747,193 @@ TEST_F(ConvTest, EpilogueAfterTheBias) {
   Tensor x = Tensor::random(c.x, 54), w = Tensor::random(c.w, 55);
   Tensor y(convOutput(c, false));
   std::vector<int64_t> ints = convInts(c, false);
-  ints.back() = CLEAVE_EPILOGUE_CLIP;
+  epilogueOf(ints) = CLEAVE_EPILOGUE_CLIP;
   expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
                     ints, {1.0, -1.0}),
                 "conv", "bounds [1, -1] are not ordered");
-  ints.back() = 7;
+  epilogueOf(ints) = 7;
   expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
                     ints, {0.0, 0.0}),
                 "conv", "unknown epilogue 7");
+}
+
+namespace {
+
+/// `values` (N x C x plane, NCHW) reordered to nChw<block>c, or back
+/// (`toBlocked` false).
+std::vector<float> reorderBlocks(const std::vector<float> &values, int64_t n,
+                                 int64_t c, int64_t plane, int64_t block,
+                                 bool toBlocked) {
+  std::vector<float> result(values.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        int64_t plain = (i * c + ch) * plane + p;
+        int64_t blocked =
+            ((i * (c / block) + ch / block) * plane + p) * block + ch % block;
+        if (toBlocked)
+          result[blocked] = values[plain];
+        else
+          result[plain] = values[blocked];
+      }
+  return result;
+}
+
+} // namespace
+
+// X and Y kept in nChw8c or nChw16c (xBlock, yBlock), either or both, on
+// every path a convolution takes: oneDNN for dense, grouped and depthwise
+// ones of constant weights, im2col + sgemm for small ones and writable
+// weights, the direct depthwise loop on large planes; with a bias and the
+// ReLU epilogue on some.
+TEST_F(ConvTest, BlockedLayouts) {
+  struct Case {
+    const char *what;
+    ConvCase conv;
+    bool constant;
+  };
+  const Case cases[] = {
+      {"dense, oneDNN",
+       {{1, 32, 14, 14},
+        {32, 32, 3, 3},
+        1,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        true},
+       true},
+      {"dense, writable weights",
+       {{1, 32, 14, 14},
+        {32, 32, 3, 3},
+        1,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        true},
+       false},
+      {"small, im2col",
+       {{1, 16, 4, 4},
+        {16, 16, 3, 3},
+        1,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        false},
+       true},
+      {"grouped, strided, batch 2, oneDNN",
+       {{2, 32, 20, 20},
+        {32, 8, 3, 3},
+        4,
+        {2, 2},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        true},
+       true},
+      {"grouped, im2col",
+       {{1, 32, 6, 6},
+        {32, 8, 3, 3},
+        4,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        false},
+       true},
+      {"depthwise, oneDNN",
+       {{1, 32, 8, 8},
+        {32, 1, 3, 3},
+        32,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        true},
+       true},
+      {"depthwise, direct",
+       {{1, 16, 56, 56},
+        {16, 1, 3, 3},
+        16,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        false},
+       true},
+  };
+  for (const Case &k : cases) {
+    const ConvCase &c = k.conv;
+    Tensor x = Tensor::random(c.x, 71), w = Tensor::random(c.w, 72);
+    Tensor b = Tensor::random({c.w[0]}, 73);
+    const Shape ys = convOutput(c, false);
+    std::vector<float> expected =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    const bool relu = c.bias;
+    if (relu)
+      for (float &v : expected)
+        v = std::max(v, 0.0f);
+    const int64_t plane = spatialCount(c.x), outPlane = spatialCount(ys);
+    ctx.constantWeights = k.constant ? w.f32() : nullptr;
+    ctx.constantWeightBytes = k.constant ? w.size() * sizeof(float) : 0;
+    for (int64_t block : {8, 16})
+      for (auto [xBlock, yBlock] : {std::pair<int64_t, int64_t>{block, 0},
+                                    {0, block},
+                                    {block, block}}) {
+        SCOPED_TRACE(std::string(k.what) + ", xBlock " +
+                     std::to_string(xBlock) + ", yBlock " +
+                     std::to_string(yBlock));
+        Tensor xk(c.x), y(ys);
+        std::vector<float> xv = x.vec();
+        if (xBlock)
+          xv = reorderBlocks(xv, c.x[0], c.x[1], plane, xBlock, true);
+        std::copy(xv.begin(), xv.end(), xk.f32());
+        std::vector<int64_t> ints = convInts(c, false);
+        epilogueOf(ints) = relu ? CLEAVE_EPILOGUE_RELU : CLEAVE_EPILOGUE_NONE;
+        ints[ints.size() - 2] = xBlock;
+        ints[ints.size() - 1] = yBlock;
+        ASSERT_EQ(run(cleave_cpu_conv,
+                      {xk.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                      {y.desc()}, ints, {0.0, 0.0}),
+                  0)
+            << ctx.error;
+        std::vector<float> got = y.vec();
+        if (yBlock)
+          got = reorderBlocks(got, ys[0], ys[1], outPlane, yBlock, false);
+        expectClose(got, expected, 1e-4f, 1e-4f);
+      }
+  }
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+}
+
+TEST_F(ConvTest, RejectsBadLayouts) {
+  const ConvCase c{{1, 12, 6, 6}, {8, 12, 3, 3}, 1,  {1, 1},
+                   {1, 1, 1, 1},  {1, 1},        {}, false};
+  Tensor x = Tensor::random(c.x, 1), w = Tensor::random(c.w, 2);
+  Tensor y(convOutput(c, false));
+  auto layouts = [&](int64_t xBlock, int64_t yBlock) {
+    std::vector<int64_t> ints = convInts(c, false);
+    ints[ints.size() - 2] = xBlock;
+    ints[ints.size() - 1] = yBlock;
+    return run(cleave_cpu_conv, {x.desc(), w.desc(), absent()}, {y.desc()},
+               ints, {0.0, 0.0});
+  };
+  expectFailure(layouts(0, 4), "conv",
+                "yBlock 4: the layouts are 0 (NCHW), 8 and 16");
+  expectFailure(layouts(8, 0), "conv", "xBlock 8 does not divide 12 channels");
+  EXPECT_EQ(layouts(0, 8), 0) << ctx.error;
+  expectFailure(layouts(0, 16), "conv", "yBlock 16 does not divide 8 channels");
+  // 1-D.
+  const ConvCase d{{1, 8, 6}, {8, 8, 3}, 1, {1}, {1, 1}, {1}, {}, false};
+  Tensor x1 = Tensor::random(d.x, 3), w1 = Tensor::random(d.w, 4);
+  Tensor y1(convOutput(d, false));
+  std::vector<int64_t> ints = convInts(d, false);
+  ints.back() = 8;
+  expectFailure(run(cleave_cpu_conv, {x1.desc(), w1.desc(), absent()},
+                    {y1.desc()}, ints, {0.0, 0.0}),
+                "conv",
+                "yBlock 8: a blocked layout needs 2 spatial dimensions, not 1");
 }

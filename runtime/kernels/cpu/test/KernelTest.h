@@ -127,7 +127,8 @@ protected:
   int32_t run(CleaveKernelFn kernel, std::vector<CleaveTensor> in,
               std::vector<CleaveTensor> out, std::vector<int64_t> ints = {},
               std::vector<double> floats = {}) {
-    ints.push_back(0); // never an empty vector's null data()
+    // Fields past the ones given read 0 (and the data is never null).
+    ints.insert(ints.end(), 8, 0);
     floats.push_back(0.0);
     return kernel(&ctx, in.data(), static_cast<int32_t>(in.size()), out.data(),
                   static_cast<int32_t>(out.size()), ints.data(), floats.data());

@@ -182,8 +182,9 @@ protected:
       out.push_back(b ? b->tensor() : CleaveTensor{});
     std::vector<int64_t> i = ints;
     std::vector<double> f = floats;
-    i.push_back(0);
-    f.push_back(0);
+    // Fields past the ones given read 0.
+    i.insert(i.end(), 8, 0);
+    f.insert(f.end(), 8, 0.0);
     int32_t status =
         kernel(ctx, in.data(), static_cast<int32_t>(in.size()), out.data(),
                static_cast<int32_t>(out.size()), i.data(), f.data());

@@ -1,0 +1,83 @@
+// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --conv-block 8 --split-input-file %s | FileCheck %s
+// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --conv-block 16 --split-input-file %s | FileCheck %s --check-prefix=B16
+// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --split-input-file %s | FileCheck %s --check-prefix=OFF
+// RUN: not cleave-translate --print-device-program --conv-block 4 --split-input-file %s 2>&1 | FileCheck %s --check-prefix=BAD
+// The text form reads back to the same program.
+// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --conv-block 8 --split-input-file --output-split-marker="// =====" %s -o %t.txt
+// RUN: cleave-translate --parse-device-program --split-input-file="// =====" --output-split-marker="// =====" %t.txt | diff %t.txt -
+
+// With --conv-block N (cleave compile sets 8, or 16 on x86-64-v4) the
+// activations between convolutions that run on oneDNN stay in nChw<N>c:
+// the conv signature's last two ints are xBlock and yBlock. A residual add
+// and a ReLU between them read and write the blocked bytes as they are
+// (elementwise, every operand of one shape). The graph's input and output
+// stay NCHW.
+// BAD: error: --conv-block must be 0, 8 or 16
+
+// CHECK-LABEL: program: 1 entries
+// CHECK: step 0 kernel conv (t0, t1, none) -> (t[[R1:[0-9]+]]) ints [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8] floats [0, 0]  // conv + relu "conv1"
+// CHECK-NEXT: step 1 kernel conv (t[[R1]], t{{[0-9]+}}, none) -> (t[[C2:[0-9]+]]) ints [{{.*}}, 0, 8, 8] floats [0, 0]  // conv "conv2"
+// CHECK-NEXT: step 2 loop t[[S:[0-9]+]] = relu(add(t[[C2]], t[[R1]]))  // add + relu "relu2"
+// CHECK-NEXT: step 3 kernel conv (t[[S]], t{{[0-9]+}}, none) -> (t{{[0-9]+}}) ints [{{.*}}, 0, 8, 0] floats [0, 0]  // conv "conv3"
+// B16-LABEL: program: 1 entries
+// B16: ints [{{.*}}, 1, 0, 16] floats [0, 0]  // conv + relu "conv1"
+// B16-NEXT: ints [{{.*}}, 0, 16, 16] floats [0, 0]  // conv "conv2"
+// B16: ints [{{.*}}, 0, 16, 0] floats [0, 0]  // conv "conv3"
+// OFF-LABEL: program: 1 entries
+// OFF-COUNT-3: ints [{{.*}}, 0, 0] floats
+func.func @residual(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
+  %w1 = cleave.weight "w1" {file = "/dev/null", offset = 0 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
+  %w2 = cleave.weight "w2" {file = "/dev/null", offset = 147456 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
+  %w3 = cleave.weight "w3" {file = "/dev/null", offset = 294912 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
+  %c1 = cleave.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv1")
+  %r1 = cleave.relu %c1 : tensor<1x64x8x8xf32> loc("relu1")
+  %c2 = cleave.conv %r1, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv2")
+  %s = cleave.add %c2, %r1 : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> loc("add")
+  %r2 = cleave.relu %s : tensor<1x64x8x8xf32> loc("relu2")
+  %c3 = cleave.conv %r2, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv3")
+  return %c3 : tensor<1x64x8x8xf32>
+}
+
+// -----
+
+// Between two convolutions that run on oneDNN (a and b), NCHW wherever a
+// step in between reads by position or runs on kernels of NCHW: a pool; an
+// add of a per-channel constant (a broadcast); a depthwise convolution,
+// one of fewer than 2^18 multiply-adds and one of weights a program may
+// write (an input here); and 12 channels are no whole number of blocks.
+// The first pair, with nothing in between, is blocked.
+// CHECK-LABEL: program: 1 entries
+// CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_direct"
+// CHECK: ints [{{.*}}, 8, 0] floats [0, 0]  // conv "b_direct"
+// CHECK-NOT: , 8] floats
+// CHECK-NOT: , 8, 0] floats
+func.func @boundaries(%x: tensor<1x64x8x8xf32>, %wi: tensor<64x64x3x3xf32>) -> (tensor<1x64x8x8xf32>, tensor<1x64x4x4xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) {
+  %wa = cleave.weight "wa" {file = "/dev/null", offset = 0 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
+  %wb = cleave.weight "wb" {file = "/dev/null", offset = 147456 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
+  %wd = cleave.weight "wd" {file = "/dev/null", offset = 294912 : i64, length = 2304 : i64} : tensor<64x1x3x3xf32>
+  %ws = cleave.weight "ws" {file = "/dev/null", offset = 297216 : i64, length = 2048 : i64} : tensor<8x64x1x1xf32>
+  %wsb = cleave.weight "wsb" {file = "/dev/null", offset = 299264 : i64, length = 18432 : i64} : tensor<64x8x3x3xf32>
+  %wt = cleave.weight "wt" {file = "/dev/null", offset = 317696 : i64, length = 27648 : i64} : tensor<12x64x3x3xf32>
+  %wu = cleave.weight "wu" {file = "/dev/null", offset = 345344 : i64, length = 27648 : i64} : tensor<64x12x3x3xf32>
+  %k = cleave.weight "k" {file = "/dev/null", offset = 0 : i64, length = 256 : i64} : tensor<1x64x1x1xf32>
+  %a0 = cleave.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("a_direct")
+  %b0 = cleave.conv %a0, %wb {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_direct")
+  %a1 = cleave.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("a_pool")
+  %p = cleave.max_pool %a1 {kernel_shape = array<i64: 1, 1>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>) -> tensor<1x64x4x4xf32> loc("pool")
+  %b1 = cleave.conv %p, %wb {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x4x4xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x4x4xf32> loc("b_pool")
+  %a2 = cleave.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("a_broadcast")
+  %a2k = cleave.add %a2, %k : (tensor<1x64x8x8xf32>, tensor<1x64x1x1xf32>) -> tensor<1x64x8x8xf32> loc("bias")
+  %b2 = cleave.conv %a2k, %wb {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_broadcast")
+  %a3 = cleave.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("a_depthwise")
+  %d = cleave.conv %a3, %wd {dilations = array<i64: 1, 1>, group = 64 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x1x3x3xf32>) -> tensor<1x64x8x8xf32> loc("depthwise")
+  %b3 = cleave.conv %d, %wb {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_depthwise")
+  %a4 = cleave.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("a_small")
+  %s = cleave.conv %a4, %ws {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<8x64x1x1xf32>) -> tensor<1x8x8x8xf32> loc("small")
+  %b4 = cleave.conv %s, %wsb {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<64x8x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_small")
+  %a5 = cleave.conv %x, %wa {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("a_writable")
+  %f = cleave.conv %a5, %wi {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("writable")
+  %b5 = cleave.conv %f, %wb {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_writable")
+  %a6 = cleave.conv %x, %wt {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<12x64x3x3xf32>) -> tensor<1x12x8x8xf32> loc("a_twelve")
+  %b6 = cleave.conv %a6, %wu {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x12x8x8xf32>, tensor<64x12x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_twelve")
+  return %b0, %b1, %b2, %b3, %b4, %b5, %b6 : tensor<1x64x8x8xf32>, tensor<1x64x4x4xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>
+}
