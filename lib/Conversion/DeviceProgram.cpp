@@ -604,13 +604,9 @@ void ProgramBuilder::chooseBlockedLayouts() {
         continue;
       }
       SmallVector<int> members = sharedLayout(*step.loop);
-      if (members.empty()) {
+      if (members.empty() ||
+          !llvm::all_of(members, [&](int t) { return blocked[t]; })) {
         unblock(step.loop->output);
-        for (const FusedLoad &load : step.loop->loads)
-          unblock(load.tensor);
-      } else if (!llvm::all_of(members, [&](int t) { return blocked[t]; })) {
-        for (int t : members)
-          unblock(t);
         for (const FusedLoad &load : step.loop->loads)
           unblock(load.tensor);
       }
