@@ -158,7 +158,9 @@ public:
   Calibrator(const CalibrationOptions &options, CpuCalibration &result)
       : options(options), result(result),
         device(createCpuDevice(options.threads)), ctx(device->context()) {
-    ctx->cpuLevel = kernelCpuLevel("native");
+    result.cpuIsa = options.cpuIsa.empty() ? cpuLevelName(highestCpuLevel())
+                                           : options.cpuIsa;
+    ctx->cpuLevel = kernelCpuLevel(result.cpuIsa);
     result.threads = ctx->numThreads;
     result.cpuLevel = ctx->cpuLevel;
     budget =
@@ -805,6 +807,14 @@ double CpuCalibration::drift() const {
       std::minmax_element(referenceRates.begin(), referenceRates.end());
   return *slowest > 0 ? (*fastest - *slowest) / *slowest : 0;
 }
+
+const char *cpuLevelName(int level) {
+  static const char *const names[] = {"x86-64", "x86-64-v2", "x86-64-v3",
+                                      "x86-64-v4"};
+  return names[std::clamp(level, 1, 4) - 1];
+}
+
+int highestCpuLevel() { return kernelCpuLevel("native"); }
 
 bool calibrateCpu(const CalibrationOptions &options, CpuCalibration &result,
                   std::string &error,

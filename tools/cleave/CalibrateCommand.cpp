@@ -75,10 +75,10 @@ static json::Object describeCalibration(const rt::CpuCalibration &result,
     (table.compute ? compute : memory)[table.name] = std::move(samples);
   }
   std::string description = llvm::formatv(
-      "cleave calibrate{0}: {1} kernel thread{2}, x86-64 level {3} kernels, "
-      "{4:f1} s",
+      "cleave calibrate{0}: {1} kernel thread{2}, {3} (x86-64 level {4} "
+      "kernels), {5:f1} s",
       quick ? " --quick" : "", result.threads, result.threads == 1 ? "" : "s",
-      result.cpuLevel, result.elapsedSeconds);
+      result.cpuIsa, result.cpuLevel, result.elapsedSeconds);
   json::Array rates;
   for (double rate : result.referenceRates)
     rates.push_back(roundFigure(rate));
@@ -102,6 +102,8 @@ static json::Object describeCalibration(const rt::CpuCalibration &result,
 /// efficiency of 1. Other precisions keep their ratio to f32.
 static void replaceDeviceFigures(json::Object &devices,
                                  const rt::CpuCalibration &result) {
+  // Bundles built for the target run the kernels that were measured.
+  devices["isa"] = result.cpuIsa;
   json::Object *peaks = devices.getObject("peak_flops_per_s");
   const rt::ThroughputTable *matmul = findTable(result, "matmul");
   if (peaks && matmul && !matmul->points.empty()) {
@@ -135,10 +137,10 @@ static std::string describeDrift(const rt::CpuCalibration &result) {
 
 static void printSummary(const rt::CpuCalibration &result,
                          llvm::raw_ostream &os) {
-  os << llvm::formatv("calibrated {0} kernel thread(s), x86-64 level {1}, "
-                      "in {2:f1} s; call overhead {3:f2} us\n",
-                      result.threads, result.cpuLevel, result.elapsedSeconds,
-                      result.callOverheadSeconds * 1e6);
+  os << llvm::formatv("calibrated {0} kernel thread(s), {1} (x86-64 level "
+                      "{2} kernels), in {3:f1} s; call overhead {4:f2} us\n",
+                      result.threads, result.cpuIsa, result.cpuLevel,
+                      result.elapsedSeconds, result.callOverheadSeconds * 1e6);
   os << llvm::formatv("{0,-15} {1,-18} {2,12} {3,12}\n", "class", "shape",
                       "size", "rate");
   for (const rt::ThroughputTable &table : result.tables)
@@ -188,6 +190,22 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
     return fail("--threads must be 0 (all cores) or a positive integer, "
                 "got " +
                 llvm::Twine(command.threads.getValue()));
+  rt::CalibrationOptions options;
+  if (command.march.getNumOccurrences()) {
+    int level = 1;
+    while (level <= 4 && command.march != rt::cpuLevelName(level))
+      ++level;
+    if (level > 4)
+      return fail("--march: must be one of x86-64, x86-64-v2, x86-64-v3 or "
+                  "x86-64-v4, got \"" +
+                  command.march + "\"");
+    if (level > rt::highestCpuLevel())
+      return fail("--march " + command.march +
+                  ": this CPU does not have that instruction set (its "
+                  "highest is " +
+                  rt::cpuLevelName(rt::highestCpuLevel()) + ")");
+    options.cpuIsa = command.march;
+  }
   TargetLoadOptions loadOptions;
   loadOptions.targetsDirectory = command.targetsDir.empty()
                                      ? defaultTargetsDirectory()
@@ -228,7 +246,6 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
   // The kernels measured are those `cleave run` runs: the same OpenMP
   // waits and OpenBLAS kernels.
   rt::execWithRuntimeSettings();
-  rt::CalibrationOptions options;
   options.threads = command.threads;
   options.quick = command.quick;
   rt::CpuCalibration result;

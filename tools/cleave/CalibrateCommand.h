@@ -1,10 +1,11 @@
 //===- CalibrateCommand.h - `cleave calibrate` -----------------*- C++ -*-===//
 //
-// `cleave calibrate --target cpu -o my-cpu.json [--threads N] [--quick]`:
-// times cleave's CPU kernels on this machine and writes the preset with its
-// device figures replaced by what they reached, plus a `calibration`
-// object of throughput by kernel class and size (docs/targets.md), which
-// the cost model then prices ops from.
+// `cleave calibrate --target cpu -o my-cpu.json [--threads N] [--march L]
+// [--quick]`: times cleave's CPU kernels on this machine and writes the
+// preset with its device figures replaced by what they reached, its `isa`
+// by the level they ran at, plus a `calibration` object of throughput by
+// kernel class and size (docs/targets.md), which the cost model then
+// prices ops from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,13 @@ struct CalibrateCommand {
                      "during the calibration (default: only warn above 10%)"),
       llvm::cl::init(-1), llvm::cl::value_desc("percent"),
       llvm::cl::sub(command)};
+  llvm::cl::opt<std::string> march{
+      "march",
+      llvm::cl::desc("The instruction set to measure at and to build the "
+                     "calibrated target's bundles for: x86-64, x86-64-v2, "
+                     "x86-64-v3 or x86-64-v4 (default: this CPU's highest; "
+                     "the target file's isa becomes it)"),
+      llvm::cl::value_desc("level"), llvm::cl::sub(command)};
   llvm::cl::opt<bool> quick{
       "quick",
       llvm::cl::desc("Measure fewer, smaller problems for a few seconds "

@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
       "  cleave train BUNDLE --data DIR --steps N [--checkpoint-dir DIR]\n"
       "  cleave export CHECKPOINT -o TRAINED.onnx [--model MODEL.onnx]\n"
       "  cleave calibrate --target cpu -o MY-CPU.json [--threads N] "
-      "[--quick]\n"
+      "[--march L] [--quick]\n"
       "  cleave ops\n");
 
   if (importCmd.command)

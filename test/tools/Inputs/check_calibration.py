@@ -1,9 +1,11 @@
 """Checks a target file written by `cleave calibrate` against its preset.
 
-    check_calibration.py CALIBRATED.json PRESET.json THREADS
+    check_calibration.py CALIBRATED.json PRESET.json THREADS [ISA]
 
 The file must be the preset with the device's rates replaced (compute
-efficiency in (0, 1], a positive memory bandwidth at efficiency 1), nodes
+efficiency in (0, 1], a positive memory bandwidth at efficiency 1), its
+instruction set the level measured at (ISA when given, else an x86-64
+level, and the one the calibration's description names), nodes
 and links unchanged, and a `calibration` of every kernel class the command
 measures, each a table of positive samples by ascending size, and the
 reference problem's rates (one before each pass over the tables and one
@@ -42,8 +44,15 @@ def main():
     for key in ("name", "description", "nodes", "links"):
         assert calibrated[key] == preset[key], key
     devices = calibrated["devices"]
-    for key in ("name", "kind", "isa", "memory_bytes"):
+    for key in ("name", "kind", "memory_bytes"):
         assert devices[key] == preset["devices"][key], key
+    levels = ["x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"]
+    assert devices["isa"] in levels, devices["isa"]
+    if len(sys.argv) > 4:
+        assert devices["isa"] == sys.argv[4], (devices["isa"], sys.argv[4])
+    description = calibrated["calibration"]["description"]
+    assert f"thread{'s' if threads != 1 else ''}, {devices['isa']} (x86-64 level " in description, \
+        description
     assert 0 < devices["compute_efficiency"] <= 1
     assert devices["memory_bandwidth_bytes_per_s"] > 0
     assert devices["memory_efficiency"] == 1

@@ -25,7 +25,17 @@ struct CalibrationOptions {
   /// A few seconds in all (fewer, smaller problems, shorter timings), for
   /// tests; otherwise about a minute at most.
   bool quick = false;
+  /// The instruction set to measure the kernels at ("x86-64", "x86-64-v2",
+  /// "x86-64-v3", "x86-64-v4"), as a bundle of that `cpu_isa` runs them;
+  /// empty: the highest level this CPU has.
+  std::string cpuIsa;
 };
+
+/// The x86-64 levels by number, 1 ("x86-64") to 4 ("x86-64-v4").
+const char *cpuLevelName(int level);
+
+/// The highest x86-64 level this CPU has (1 to 4).
+int highestCpuLevel();
 
 /// The throughput one call of a kernel reached on a problem of `size`
 /// (FLOPs for a compute class, bytes moved for a memory class): `size`
@@ -52,8 +62,12 @@ struct ThroughputTable {
 /// Everything `calibrateCpu` measured.
 struct CpuCalibration {
   int threads = 1;
-  /// The x86-64 level of the kernels that ran (1 to 4).
+  /// The x86-64 level of the kernels that ran (1 to 4): the highest the
+  /// runtime has kernels for at or below the level asked for.
   int cpuLevel = 1;
+  /// The level asked for (CalibrationOptions::cpuIsa, or the CPU's own),
+  /// which bundles compiled for the calibrated target are built for.
+  std::string cpuIsa;
   /// The fixed time of a call of a tiny kernel, in seconds.
   double callOverheadSeconds = 0;
   std::vector<ThroughputTable> tables;
