@@ -241,13 +241,25 @@ private:
   LogicalResult checkTypes();
   LogicalResult classify(Operation *op);
   void chooseFusion();
-  /// The ReLU or clip each convolution's kernel applies
-  /// (DeviceProgramOptions::fuseConvEpilogue).
+  /// The residual add, and the ReLU or clip, each convolution's kernel
+  /// applies (DeviceProgramOptions::fuseConvEpilogue).
   void chooseConvEpilogues();
-  /// The call of convolution `conv` that applies `activation` and writes
-  /// its result.
-  FailureOr<ProgramStep> buildConvWithEpilogue(Operation *conv,
-                                               Operation *activation);
+  /// What a convolution's kernel applies to its outputs.
+  struct ConvEpilogueChoice {
+    /// The add of `residual` that follows the convolution; null without.
+    Operation *add = nullptr;
+    Value residual;
+    /// The ReLU or clip after it (or after the convolution); null
+    /// without.
+    Operation *activation = nullptr;
+
+    /// The op whose result the call writes.
+    Operation *last() const { return activation ? activation : add; }
+  };
+  /// The call of convolution `conv` that applies `epilogue` and writes the
+  /// result of its last op.
+  FailureOr<ProgramStep>
+  buildConvWithEpilogue(Operation *conv, const ConvEpilogueChoice &epilogue);
   /// The tensors kept in the blocked layout of options.convBlock, and the
   /// convolutions' xBlock and yBlock that say so.
   void chooseBlockedLayouts();
@@ -294,9 +306,9 @@ private:
   llvm::DenseMap<Operation *, OpKind> kinds;
   /// Elementwise ops evaluated inside their user's loop.
   llvm::DenseSet<Operation *> inlined;
-  /// Per convolution whose kernel applies the activation that follows it,
-  /// that activation; and those activations, which are no steps.
-  llvm::DenseMap<Operation *, Operation *> epilogueOf;
+  /// Per convolution whose kernel applies the ops that follow it, those
+  /// ops; and the ops so applied, which are no steps.
+  llvm::DenseMap<Operation *, ConvEpilogueChoice> epilogueOf;
   llvm::DenseSet<Operation *> epilogues;
   llvm::DenseMap<Value, int> tensorOf;
   /// For each tensor: the tensor whose bytes it views, or -1.
@@ -495,32 +507,81 @@ void ProgramBuilder::chooseConvEpilogues() {
     Value result = conv.getResult();
     if (!getElementTypeOrSelf(result.getType()).isF32() || !result.hasOneUse())
       continue;
-    Operation *user = *result.getUsers().begin();
-    auto userKind = kinds.find(user);
-    if (userKind == kinds.end() || userKind->second != OpKind::Elementwise ||
-        user->getResult(0).getType() != result.getType() || isStashed(user) ||
-        !getConvEpilogue(user))
+    // An elementwise op of the convolution's type that is the only user of
+    // `value`, in the convolution's model chunk.
+    auto soleUser = [&](Value value) -> Operation * {
+      if (!value.hasOneUse())
+        return nullptr;
+      Operation *user = *value.getUsers().begin();
+      auto userKind = kinds.find(user);
+      if (userKind == kinds.end() || userKind->second != OpKind::Elementwise ||
+          user->getResult(0).getType() != result.getType() || isStashed(user) ||
+          getChunk(user) != getChunk(op))
+        return nullptr;
+      return user;
+    };
+    ConvEpilogueChoice choice;
+    Operation *user = soleUser(result);
+    if (!user)
       continue;
-    epilogueOf[op] = user;
-    epilogues.insert(user);
-    // A loop that would have computed the activation reads what the
-    // convolution wrote instead.
-    inlined.erase(user);
+    // A residual add: its other operand, of the same shape (no broadcast),
+    // must be stored before the convolution runs (a value computed inside
+    // the add's loop, or after the convolution, is not).
+    if (auto add = dyn_cast<AddOp>(user)) {
+      Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
+      Operation *def = other.getDefiningOp();
+      if (other != result && other.getType() == result.getType() &&
+          (!def || (def->isBeforeInBlock(op) && !inlined.contains(def)))) {
+        choice.add = add;
+        choice.residual = other;
+        user = soleUser(add.getResult());
+      }
+    }
+    if (user && user != choice.add && getConvEpilogue(user))
+      choice.activation = user;
+    if (!choice.add && !choice.activation)
+      continue;
+    // A loop that would have computed them reads what the convolution
+    // wrote instead.
+    for (Operation *applied : {choice.add, choice.activation})
+      if (applied) {
+        epilogues.insert(applied);
+        inlined.erase(applied);
+      }
+    epilogueOf[op] = choice;
   }
 }
 
 FailureOr<ProgramStep>
-ProgramBuilder::buildConvWithEpilogue(Operation *conv, Operation *activation) {
-  auto [kind, min, max] = *getConvEpilogue(activation);
+ProgramBuilder::buildConvWithEpilogue(Operation *conv,
+                                      const ConvEpilogueChoice &epilogue) {
+  auto [kind, min, max] =
+      epilogue.activation
+          ? *getConvEpilogue(epilogue.activation)
+          : std::make_tuple(int64_t(CLEAVE_EPILOGUE_NONE), 0.0, 0.0);
   KernelCall call;
   if (failed(buildConvCall(conv, kind, min, max, call)))
     return failure();
   addCallInputs(conv, call);
-  call.outputs.push_back(getTensor(activation->getResult(0)));
+  std::string summary = "conv";
+  if (epilogue.add) {
+    // conv's inputs: X, W, B, R (KernelList.def).
+    call.inputs.resize(4, -1);
+    call.inputs[3] = getTensor(epilogue.residual);
+    summary += " + add";
+  }
+  if (epilogue.activation)
+    summary += " + " + epilogue.activation->getName().stripDialect().str();
+  call.outputs.push_back(getTensor(epilogue.last()->getResult(0)));
   ProgramStep step;
   step.call = std::move(call);
-  step.summary = "conv + " + activation->getName().stripDialect().str();
+  step.summary = summary;
   return step;
+}
+
+/// The residual a convolution's call adds (conv's input R), or -1.
+static int getConvResidual(const KernelCall &call) {
+  return call.kernel == "conv" && call.inputs.size() > 3 ? call.inputs[3] : -1;
 }
 
 /// Whether convolution `call` runs on oneDNN's blocked kernels
@@ -595,12 +656,19 @@ void ProgramBuilder::chooseBlockedLayouts() {
       if (step.call) {
         const KernelCall &call = *step.call;
         bool convolves = runsBlocked(program, call);
+        // X, and the residual R, which lies as Y does.
+        const int residual = getConvResidual(call);
         for (auto [i, t] : llvm::enumerate(call.inputs))
-          if (!convolves || i != 0)
+          if (!convolves || (i != 0 && t != residual))
             unblock(t);
         if (!convolves)
           for (int t : call.outputs)
             unblock(t);
+        if (residual >= 0 &&
+            (!blocked[residual] || !blocked[call.outputs[0]])) {
+          unblock(residual);
+          unblock(call.outputs[0]);
+        }
         continue;
       }
       SmallVector<int> members = sharedLayout(*step.loop);
@@ -618,10 +686,14 @@ void ProgramBuilder::chooseBlockedLayouts() {
   for (size_t t = 0; t < count; ++t)
     if (blocked[t])
       joined.insert(static_cast<int>(t));
-  for (const ProgramStep &step : steps)
+  for (const ProgramStep &step : steps) {
     if (step.loop && blocked[step.loop->output])
       for (int t : sharedLayout(*step.loop))
         joined.unionSets(step.loop->output, t);
+    if (step.call && getConvResidual(*step.call) >= 0 &&
+        blocked[step.call->outputs[0]])
+      joined.unionSets(step.call->outputs[0], getConvResidual(*step.call));
+  }
   llvm::DenseSet<int> written, read;
   for (const ProgramStep &step : steps)
     if (step.call && runsBlocked(program, *step.call)) {
@@ -1227,8 +1299,22 @@ void ProgramBuilder::planArena() {
       }
       program.unplannedArenaBytes += alignTo(out.getBytes(), options.alignment);
       // In place: a loop may overwrite an operand that dies in it, when
-      // every load of that operand reads the element being written.
+      // every load of that operand reads the element being written; a
+      // convolution its residual, where that dies in it and is no other
+      // operand (Y is written while X is read).
       int reuse = -1;
+      if (options.inPlace && step.call && getConvResidual(*step.call) >= 0) {
+        int root = getRoot(getConvResidual(*step.call));
+        const ProgramTensor &residual = program.tensors[root];
+        bool alone = llvm::count_if(step.call->inputs, [&](int input) {
+                       return input >= 0 && getRoot(input) == root;
+                     }) == 1;
+        if (alone && isArena(root) && bufferOf[root] >= 0 &&
+            !stashed.contains(root) && buffers[bufferOf[root]].last == s &&
+            residual.dtype == out.dtype &&
+            residual.getBytes() == out.getBytes())
+          reuse = bufferOf[root];
+      }
       if (options.inPlace && step.loop && !step.loop->reduction) {
         for (const FusedLoad &load : step.loop->loads) {
           int root = getRoot(load.tensor);

@@ -9,22 +9,29 @@
 // With --conv-block N (cleave compile sets 8, or 16 on x86-64-v4) the
 // activations between convolutions that run on oneDNN stay in nChw<N>c:
 // the conv signature's last two ints are xBlock and yBlock. A residual add
-// and a ReLU between them read and write the blocked bytes as they are
+// and a ReLU that a convolution applies read and write its Y's layout (the
+// residual R lies as Y does, and conv3 writes Y where R was); a loop
+// between convolutions reads and writes the blocked bytes as they are
 // (elementwise, every operand of one shape). The graph's input and output
 // stay NCHW.
 // BAD: error: --conv-block must be 0, 8 or 16
 
 // CHECK-LABEL: program: 1 entries
-// CHECK: step 0 kernel conv (t0, t1, none) -> (t[[R1:[0-9]+]]) ints [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8] floats [0, 0]  // conv + relu "conv1"
-// CHECK-NEXT: step 1 kernel conv (t[[R1]], t{{[0-9]+}}, none) -> (t[[C2:[0-9]+]]) ints [{{.*}}, 0, 8, 8] floats [0, 0]  // conv "conv2"
-// CHECK-NEXT: step 2 loop t[[S:[0-9]+]] = relu(add(t[[C2]], t[[R1]]))  // add + relu "relu2"
-// CHECK-NEXT: step 3 kernel conv (t[[S]], t{{[0-9]+}}, none) -> (t{{[0-9]+}}) ints [{{.*}}, 0, 8, 0] floats [0, 0]  // conv "conv3"
+// CHECK: entry forward phase forward: 6 steps, 2 in place
+// CHECK-NEXT: step 0 kernel conv (t0, t1, none, none) -> (t[[R1:[0-9]+]]) ints [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8] floats [0, 0]  // conv + relu "conv1"
+// CHECK-NEXT: step 1 kernel conv (t[[R1]], t{{[0-9]+}}, none, none) -> (t[[R2:[0-9]+]]) ints [{{.*}}, 1, 8, 8] floats [0, 0]  // conv + relu "conv2"
+// CHECK-NEXT: step 2 kernel conv (t[[R2]], t{{[0-9]+}}, none, t[[R1]]) -> (t[[S:[0-9]+]]) ints [{{.*}}, 1, 8, 8] floats [0, 0]  // conv + add + relu "conv3"
+// CHECK-NEXT: step 3 kernel conv (t[[S]], t{{[0-9]+}}, none, none) -> (t[[R4:[0-9]+]]) ints [{{.*}}, 1, 8, 8] floats [0, 0]  // conv + relu "conv4"
+// CHECK-NEXT: step 4 loop t[[T:[0-9]+]] = add(t[[R4]], t[[S]])  // add "add4"
+// CHECK-NEXT: step 5 kernel conv (t[[T]], t{{[0-9]+}}, none, none) -> (t{{[0-9]+}}) ints [{{.*}}, 0, 8, 0] floats [0, 0]  // conv "conv5"
 // B16-LABEL: program: 1 entries
 // B16: ints [{{.*}}, 1, 0, 16] floats [0, 0]  // conv + relu "conv1"
-// B16-NEXT: ints [{{.*}}, 0, 16, 16] floats [0, 0]  // conv "conv2"
-// B16: ints [{{.*}}, 0, 16, 0] floats [0, 0]  // conv "conv3"
+// B16-NEXT: ints [{{.*}}, 1, 16, 16] floats [0, 0]  // conv + relu "conv2"
+// B16-NEXT: ints [{{.*}}, 1, 16, 16] floats [0, 0]  // conv + add + relu "conv3"
+// B16-NEXT: ints [{{.*}}, 1, 16, 16] floats [0, 0]  // conv + relu "conv4"
+// B16: ints [{{.*}}, 0, 16, 0] floats [0, 0]  // conv "conv5"
 // OFF-LABEL: program: 1 entries
-// OFF-COUNT-3: ints [{{.*}}, 0, 0] floats
+// OFF-COUNT-5: ints [{{.*}}, 0, 0] floats
 func.func @residual(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
   %w1 = cleave.weight "w1" {file = "/dev/null", offset = 0 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
   %w2 = cleave.weight "w2" {file = "/dev/null", offset = 147456 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
@@ -32,10 +39,15 @@ func.func @residual(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
   %c1 = cleave.conv %x, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv1")
   %r1 = cleave.relu %c1 : tensor<1x64x8x8xf32> loc("relu1")
   %c2 = cleave.conv %r1, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv2")
-  %s = cleave.add %c2, %r1 : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> loc("add")
-  %r2 = cleave.relu %s : tensor<1x64x8x8xf32> loc("relu2")
+  %r2 = cleave.relu %c2 : tensor<1x64x8x8xf32> loc("relu2")
   %c3 = cleave.conv %r2, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv3")
-  return %c3 : tensor<1x64x8x8xf32>
+  %s = cleave.add %c3, %r1 : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> loc("add")
+  %s2 = cleave.relu %s : tensor<1x64x8x8xf32> loc("relu3")
+  %c4 = cleave.conv %s2, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv4")
+  %r4 = cleave.relu %c4 : tensor<1x64x8x8xf32> loc("relu4")
+  %t = cleave.add %r4, %s2 : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> loc("add4")
+  %c5 = cleave.conv %t, %w3 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32> loc("conv5")
+  return %c5 : tensor<1x64x8x8xf32>
 }
 
 // -----

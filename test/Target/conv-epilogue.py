@@ -4,7 +4,10 @@
 # CUDA program). Dense convolutions large enough for oneDNN (its post-op),
 # small ones and depthwise ones (the kernels' own pass) agree with
 # onnxruntime, fused or not; so does a ReLU feeding a residual add, which
-# reads what the convolution stored.
+# reads what the convolution stored. A residual add after a convolution is
+# the convolution's too, with the ReLU after it: ResNet's block (oneDNN's
+# sum post-op, writing the result where the residual was) and a small
+# projection onto the graph's input (the kernels' own pass).
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave compile %t/model.onnx -o %t/fused.cleave --quiet
@@ -14,6 +17,17 @@
 # CHECK: conv + clip (/depthwise)
 # CHECK: conv + relu (/residual)
 # CHECK: add (/add)
+# CHECK: conv + relu (/res_a)
+# CHECK: conv + relu (/res_b)
+# CHECK: conv + add + relu (/res_c)
+# CHECK-NEXT: cleave_rt_step
+# CHECK-NEXT: {
+# CHECK-NEXT: const CleaveTensor in[] = {{[{][{]}}(arena + [[R6:[0-9]+]]), CLEAVE_F32, 4, {1, 32, 8, 8}},
+# CHECK-NEXT: weights
+# CHECK-NEXT: {nullptr, 0, 0, {0}},
+# CHECK-NEXT: {(arena + [[R5:[0-9]+]]), CLEAVE_F32, 4, {1, 32, 8, 8}}};
+# CHECK-NEXT: CleaveTensor out[] = {{[{][{]}}(arena + [[R5]]), CLEAVE_F32
+# CHECK: conv + add (/proj)
 # CHECK-NOT: // {{[0-9]+}}: relu
 # CHECK-NOT: // {{[0-9]+}}: clip
 # RUN: cleave compile %t/model.onnx -o %t/plain.cleave --no-fuse --quiet
@@ -31,6 +45,8 @@
 # NUMERIC: small: max abs error {{.*}} ok
 # NUMERIC: depthwise: max abs error {{.*}} ok
 # NUMERIC: residual: max abs error {{.*}} ok
+# NUMERIC: block: max abs error {{.*}} ok
+# NUMERIC: projection: max abs error {{.*}} ok
 
 import sys
 
@@ -48,7 +64,8 @@ if sys.argv[1] == "build":
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-               for n in ("dense", "small", "depthwise", "residual")]
+               for n in ("dense", "small", "depthwise", "residual", "block",
+                         "projection")]
     pads = dict(pads=[1, 1, 1, 1])
     nodes = [
         # 32 -> 32 channels, 3x3 on 8x8: oneDNN.
@@ -67,6 +84,18 @@ if sys.argv[1] == "build":
         helper.make_node("Conv", ["x", "w4"], ["c4"], name="/residual", **pads),
         helper.make_node("Relu", ["c4"], ["r4"], name="/residual_relu"),
         helper.make_node("Add", ["r4", "x"], ["residual"], name="/add"),
+        # A residual block: a's output is b's input and c's residual.
+        helper.make_node("Conv", ["x", "w5"], ["c5"], name="/res_a", **pads),
+        helper.make_node("Relu", ["c5"], ["r5"], name="/res_a_relu"),
+        helper.make_node("Conv", ["r5", "w6", "b6"], ["c6"], name="/res_b", **pads),
+        helper.make_node("Relu", ["c6"], ["r6"], name="/res_b_relu"),
+        helper.make_node("Conv", ["r6", "w7"], ["c7"], name="/res_c", **pads),
+        helper.make_node("Add", ["c7", "r5"], ["s7"], name="/res_add"),
+        helper.make_node("Relu", ["s7"], ["r7"], name="/res_relu"),
+        helper.make_node("Conv", ["r7", "w9"], ["block"], name="/res_d", **pads),
+        # 1x1, 32 -> 32 on 8x8 (below oneDNN's size), plus the input.
+        helper.make_node("Conv", ["x", "w8", "b8"], ["c8"], name="/proj"),
+        helper.make_node("Add", ["x", "c8"], ["projection"], name="/proj_add"),
     ]
     scalars = [numpy_helper.from_array(np.array(v, np.float32), n)
                for n, v in (("lo", -0.1), ("hi", 0.2), ("zero", 0.0), ("six", 6.0))]
@@ -75,7 +104,10 @@ if sys.argv[1] == "build":
     inits = [weight("w1", [32, 32, 3, 3]), weight("b1", [32]),
              weight("w2", [2, 32, 1, 1]), weight("b2", [2]),
              weight("w3", [32, 1, 3, 3]), weight("b3", [32]),
-             weight("w4", [32, 32, 3, 3])] + scalars + ints
+             weight("w4", [32, 32, 3, 3]), weight("w5", [32, 32, 3, 3]),
+             weight("w6", [32, 32, 3, 3]), weight("b6", [32]),
+             weight("w7", [32, 32, 3, 3]), weight("w8", [32, 32, 1, 1]),
+             weight("b8", [32]), weight("w9", [32, 32, 3, 3])] + scalars + ints
     graph = helper.make_graph(nodes, "convs", [x], outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

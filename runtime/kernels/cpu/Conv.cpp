@@ -618,6 +618,20 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   if (checkBlock(ctx, "xBlock", layouts.x, shape, g.channels) ||
       checkBlock(ctx, "yBlock", layouts.y, shape, shape.outChannels))
     return 1;
+  const int64_t outputs = numElements(args.y());
+  if (const CleaveTensor *residual = args.residual()) {
+    if (checkF32(ctx, kernel, *residual, "R"))
+      return 1;
+    if (numElements(*residual) != outputs)
+      return fail(ctx, kernel, "R has %lld elements, Y %lld",
+                  static_cast<long long>(numElements(*residual)),
+                  static_cast<long long>(outputs));
+    epilogue.residual = static_cast<const float *>(residual->data);
+  }
+  // Y is written while X is read: the two must not share bytes (the
+  // residual may be Y itself).
+  if (y < x + numElements(args.x()) && x < y + outputs)
+    return fail(ctx, kernel, "Y overlaps X");
   // Writable weights (training's parameters) stay on the kernels here,
   // whose float32 sums are closer to exact: on a 3x3 512 -> 512
   // convolution at 1x1, batch 4, oneDNN's outputs were 9.2e-8 from
@@ -629,29 +643,49 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
       cleave_rt_constant_weights(ctx, w, sizeof(float) * numElements(args.w()));
   // oneDNN reads and writes the program's layouts; the kernels here read
   // and write NCHW, through copies where the program keeps X or Y blocked.
-  if (!isDepthwise(shape)) {
-    if (constant && shape.multiplyAdds() >= kSmallConvMacs)
-      return dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts);
-    return inProgramLayouts(ctx, shape, layouts, x, y, [&](auto *x, float *y) {
-      return gemmConv(ctx, shape, x, w, b, y, epilogue, numThreads(ctx));
-    });
-  }
-  if (constant && g.outSize() < kDirectDepthwisePlane) {
+  const bool depthwise = isDepthwise(shape);
+  if (!depthwise && constant && shape.multiplyAdds() >= kSmallConvMacs)
+    return dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts);
+  if (depthwise && constant && g.outSize() < kDirectDepthwisePlane) {
     int32_t status = dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts,
                               /*declineGeneric=*/true);
     if (status != kDnnlDeclined)
       return status;
   }
-  // The direct depthwise loop applies the epilogue over Y once it is
-  // written, while it is in the caches (im2col + sgemm applies it with the
-  // bias).
-  return inProgramLayouts(ctx, shape, layouts, x, y, [&](auto *x, float *y) {
-    int32_t status = depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
-    if (status == 0)
-      epilogue.apply(y, g.batch * shape.outChannels * g.outSize(),
-                     numThreads(ctx));
-    return status;
-  });
+  // The kernels here write Y whole, so a residual that is Y is kept aside
+  // first; with one, they convolve without the epilogue, and the residual
+  // and the epilogue are applied over Y in the program's layout after.
+  std::vector<float> keptResidual;
+  const float *residual = epilogue.residual;
+  if (residual == y) {
+    try {
+      keptResidual.assign(residual, residual + outputs);
+    } catch (const std::bad_alloc &) {
+      return fail(ctx, kernel, "out of memory for a copy of R");
+    }
+    residual = keptResidual.data();
+  }
+  const ConvEpilogue own = residual ? ConvEpilogue() : epilogue;
+  int32_t status =
+      !depthwise
+          ? inProgramLayouts(ctx, shape, layouts, x, y,
+                             [&](auto *x, float *y) {
+                               return gemmConv(ctx, shape, x, w, b, y, own,
+                                               numThreads(ctx));
+                             })
+          // The direct depthwise loop applies the epilogue over Y once it
+          // is written, while it is in the caches (im2col + sgemm applies
+          // it with the bias).
+          : inProgramLayouts(ctx, shape, layouts, x, y, [&](auto *x, float *y) {
+              int32_t status =
+                  depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
+              if (status == 0)
+                own.apply(y, outputs, numThreads(ctx));
+              return status;
+            });
+  if (status == 0 && residual)
+    epilogue.apply(y, outputs, numThreads(ctx), residual);
+  return status;
 }
 
 int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,

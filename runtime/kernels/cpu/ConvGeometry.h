@@ -53,10 +53,12 @@ struct ConvLayouts {
 };
 
 /// What a convolution applies to its outputs after the bias
-/// (CleaveEpilogue): nothing, ReLU, or a clamp to [min, max].
+/// (CleaveEpilogue): nothing, ReLU, or a clamp to [min, max]; before that,
+/// with a `residual` (Y's shape and layout, possibly Y itself), it adds it.
 struct ConvEpilogue {
   int64_t kind = CLEAVE_EPILOGUE_NONE;
   float min = 0, max = 0;
+  const float *residual = nullptr;
 
   /// y[i] = epilogue(y[i] + bias) over y[0..n), as a program's own loops
   /// compute it (rt/Scalar.h's relu, and min(max(y, min), max), a NaN
@@ -82,13 +84,21 @@ struct ConvEpilogue {
     }
   }
 
-  /// Applies it to y[0..n), on up to `threads` threads where y is large.
-  void apply(float *y, int64_t n, int threads) const {
-    if (kind == CLEAVE_EPILOGUE_NONE)
+  /// Applies it to y[0..n), on up to `threads` threads where y is large:
+  /// y[i] = epilogue(y[i] + residual[i]) with a residual (which the caller
+  /// passes here, any layout: y and it share one), else epilogue(y[i]).
+  void apply(float *y, int64_t n, int threads,
+             const float *added = nullptr) const {
+    if (kind == CLEAVE_EPILOGUE_NONE && !added)
       return;
     constexpr int64_t kRun = 16384;
     parallelFor(threads, n >= 131072, (n + kRun - 1) / kRun, [&](int64_t r) {
-      applyRun<false>(y + r * kRun, std::min(kRun, n - r * kRun), 0.0f);
+      float *run = y + r * kRun;
+      const int64_t length = std::min(kRun, n - r * kRun);
+      if (added)
+        for (int64_t i = 0; i < length; ++i)
+          run[i] += added[r * kRun + i];
+      applyRun<false>(run, length, 0.0f);
     });
   }
 };

@@ -89,12 +89,14 @@ struct ConvPlan {
   /// Whether oneDNN has no kernel of its own for the shape and runs its
   /// generic im2col + gemm or reference implementation.
   bool generic = false;
-  std::optional<dnnl::reorder> xIn, wIn, yOut;
+  /// yIn brings a residual into the primitive's layout of Y (where that
+  /// is not the program's), for the sum post-op to read.
+  std::optional<dnnl::reorder> xIn, wIn, yIn, yOut;
   /// Whether xIn and yOut run on the calling thread alone
   /// (kSerialReorderBytes).
   bool serialXIn = false, serialYOut = false;
   /// In the program's layouts.
-  memory plainX, plainW, plainY;
+  memory plainX, plainW, plainY, plainResidual;
   /// In the primitive's layouts: `x` and `y` are the plain ones where no
   /// reorder is needed.
   memory x, y, bias, scratchpad;
@@ -102,7 +104,7 @@ struct ConvPlan {
 };
 
 /// A convolution's shape, attributes, epilogue, layouts and thread count.
-using ConvKey = std::array<int64_t, 12 + 7 * kMaxSpatial>;
+using ConvKey = std::array<int64_t, 13 + 7 * kMaxSpatial>;
 
 /// A matrix product of constant weights as oneDNN takes it: the primitive,
 /// the reorder of the weights into its layout (absent where that is the
@@ -167,8 +169,9 @@ ConvKey convolutionKey(const ConvShape &s, bool bias,
                  bits(epilogue.min),
                  bits(epilogue.max),
                  layouts.x,
-                 layouts.y};
-  int64_t *at = key.data() + 12;
+                 layouts.y,
+                 epilogue.residual != nullptr};
+  int64_t *at = key.data() + 13;
   for (const int64_t *values :
        {g.in, g.out, g.kernel, g.stride, g.padBegin, g.padEnd, g.dilation})
     at = std::copy(values, values + kMaxSpatial, at);
@@ -298,9 +301,14 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   // Its scratchpad comes from the runtime's scratch memory.
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (epilogue.kind != CLEAVE_EPILOGUE_NONE) {
+  if (epilogue.kind != CLEAVE_EPILOGUE_NONE || epilogue.residual) {
     dnnl::post_ops ops;
-    if (epilogue.kind == CLEAVE_EPILOGUE_RELU)
+    // Y's bytes before the call, added to every output.
+    if (epilogue.residual)
+      ops.append_sum(1.0f);
+    if (epilogue.kind == CLEAVE_EPILOGUE_NONE)
+      ;
+    else if (epilogue.kind == CLEAVE_EPILOGUE_RELU)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     else
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, epilogue.min,
@@ -324,6 +332,8 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   {
     MaybeSerial serial(plan->serialYOut);
     plan->yOut = reorderIfNeeded(engine, plan->pd.dst_desc(), plainY);
+    if (epilogue.residual)
+      plan->yIn = reorderIfNeeded(engine, plainY, plan->pd.dst_desc());
   }
   plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
 
@@ -332,6 +342,7 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   plan->plainX = memory(plainX, engine, none);
   plan->plainW = memory(plainW, engine, none);
   plan->plainY = memory(plainY, engine, none);
+  plan->plainResidual = memory(plainY, engine, none);
   plan->x =
       plan->xIn ? memory(plan->pd.src_desc(), engine, none) : plan->plainX;
   plan->y =
@@ -423,7 +434,8 @@ void place(memory &part, char *scratch, size_t at) {
 }
 
 int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
-                const float *x, const float *w, const float *bias, float *y) {
+                const float *x, const float *w, const float *bias, float *y,
+                const float *residual) {
   ScratchLayout layout;
   const size_t xAt = plan.xIn ? layout.add(plan.pd.src_desc().get_size()) : 0;
   const size_t yAt = plan.yOut ? layout.add(plan.pd.dst_desc().get_size()) : 0;
@@ -447,6 +459,24 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
   if (plan.xIn) {
     MaybeSerial serial(plan.serialXIn);
     plan.xIn->execute(cache.stream, plan.plainX, plan.x);
+  }
+  // The sum post-op adds what the primitive's Y holds: the residual.
+  if (residual && plan.yIn) {
+    MaybeSerial serial(plan.serialYOut);
+    plan.plainResidual.set_data_handle(const_cast<float *>(residual));
+    plan.yIn->execute(cache.stream, plan.plainResidual, plan.y);
+  } else if (residual && residual != y) {
+    // Y is the primitive's own: the residual's bytes as they are.
+    const size_t bytes = plan.pd.dst_desc().get_size();
+    constexpr size_t kChunk = size_t(1) << 16;
+    parallelFor(numThreads(ctx), bytes >= kSerialReorderBytes,
+                static_cast<int64_t>((bytes + kChunk - 1) / kChunk),
+                [&](int64_t c) {
+                  const size_t at = static_cast<size_t>(c) * kChunk;
+                  std::memcpy(reinterpret_cast<char *>(y) + at,
+                              reinterpret_cast<const char *>(residual) + at,
+                              std::min(kChunk, bytes - at));
+                });
   }
   plan.conv.execute(cache.stream, plan.arguments);
   if (plan.yOut) {
@@ -562,7 +592,7 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
       plan = makePlan(cache->engine, shape, bias != nullptr, epilogue, layouts);
     if (declineGeneric && plan->generic)
       return kDnnlDeclined;
-    return runPlan(ctx, *cache, *plan, x, w, bias, y);
+    return runPlan(ctx, *cache, *plan, x, w, bias, y, epilogue.residual);
   } catch (const dnnl::error &e) {
     return fail(ctx, "conv", "oneDNN: %s (status %d)", e.what(),
                 static_cast<int>(e.status));

@@ -19,14 +19,16 @@ namespace cleave::cpu {
 /// set and oneDNN has no kernel of its own for the shape.
 constexpr int32_t kDnnlDeclined = -1;
 
-/// Y = epilogue(conv(X, W) + B) for `shape`, with X and Y dense in the
-/// program's layouts (`layouts`: N, C, spatial... or channel-blocked) and
-/// W as ONNX lays it out (M, C / group, kernel...); `bias` may be null,
-/// and the epilogue runs as oneDNN's post-op, on the outputs while they
-/// are in registers. Other than constant W is refused with an error. Runs
-/// on the context's thread count (one thread for small convolutions). With
-/// `declineGeneric`, returns kDnnlDeclined where oneDNN would run its
-/// generic im2col + gemm or reference implementation.
+/// Y = epilogue(conv(X, W) + B [+ R]) for `shape`, with X and Y dense in
+/// the program's layouts (`layouts`: N, C, spatial... or channel-blocked)
+/// and W as ONNX lays it out (M, C / group, kernel...); `bias` may be
+/// null, and the epilogue runs as oneDNN's post-ops (a sum of the
+/// residual R, then the activation), on the outputs while they are in
+/// registers. R is read from Y where it is Y, else copied there first. Other
+/// than constant W is refused with an error. Runs on the context's thread count
+/// (one thread for small convolutions). With `declineGeneric`, returns
+/// kDnnlDeclined where oneDNN would run its generic im2col + gemm or reference
+/// implementation.
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
                  const ConvEpilogue &epilogue, const ConvLayouts &layouts = {},

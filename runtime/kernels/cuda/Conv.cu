@@ -375,6 +375,9 @@ int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
                 "blocked layouts (xBlock %lld, yBlock %lld): CUDA programs "
                 "keep NCHW",
                 (long long)args.xBlock(), (long long)args.yBlock());
+  if (args.residual())
+    return fail(ctx, "conv",
+                "a residual: CUDA programs add it in a loop of their own");
   if (numElements(y) == 0)
     return 0;
   int32_t status = 0;

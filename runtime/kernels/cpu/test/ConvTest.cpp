@@ -779,20 +779,17 @@ std::vector<float> reorderBlocks(const std::vector<float> &values, int64_t n,
   return result;
 }
 
-} // namespace
+/// A convolution on one of the paths conv takes: oneDNN for dense, grouped
+/// and depthwise ones of constant weights, im2col + sgemm for small ones and
+/// writable weights, the direct depthwise loop on large planes.
+struct LayoutCase {
+  const char *what;
+  ConvCase conv;
+  bool constant;
+};
 
-// X and Y kept in nChw8c or nChw16c (xBlock, yBlock), either or both, on
-// every path a convolution takes: oneDNN for dense, grouped and depthwise
-// ones of constant weights, im2col + sgemm for small ones and writable
-// weights, the direct depthwise loop on large planes; with a bias and the
-// ReLU epilogue on some.
-TEST_F(ConvTest, BlockedLayouts) {
-  struct Case {
-    const char *what;
-    ConvCase conv;
-    bool constant;
-  };
-  const Case cases[] = {
+const std::vector<LayoutCase> &layoutCases() {
+  static const std::vector<LayoutCase> cases = {
       {"dense, oneDNN",
        {{1, 32, 14, 14},
         {32, 32, 3, 3},
@@ -864,7 +861,18 @@ TEST_F(ConvTest, BlockedLayouts) {
         false},
        true},
   };
-  for (const Case &k : cases) {
+  return cases;
+}
+
+} // namespace
+
+// X and Y kept in nChw8c or nChw16c (xBlock, yBlock), either or both, on
+// every path a convolution takes: oneDNN for dense, grouped and depthwise
+// ones of constant weights, im2col + sgemm for small ones and writable
+// weights, the direct depthwise loop on large planes; with a bias and the
+// ReLU epilogue on some.
+TEST_F(ConvTest, BlockedLayouts) {
+  for (const LayoutCase &k : layoutCases()) {
     const ConvCase &c = k.conv;
     Tensor x = Tensor::random(c.x, 71), w = Tensor::random(c.w, 72);
     Tensor b = Tensor::random({c.w[0]}, 73);
@@ -907,6 +915,73 @@ TEST_F(ConvTest, BlockedLayouts) {
   }
   ctx.constantWeights = nullptr;
   ctx.constantWeightBytes = 0;
+}
+
+// A residual R added before the epilogue (Y = epilogue(conv + B + R)), R
+// apart from Y or Y itself (in place), in Y's layout, on every path.
+TEST_F(ConvTest, ResidualBeforeTheEpilogue) {
+  for (const LayoutCase &k : layoutCases()) {
+    const ConvCase &c = k.conv;
+    Tensor x = Tensor::random(c.x, 81), w = Tensor::random(c.w, 82);
+    Tensor b = Tensor::random({c.w[0]}, 83);
+    const Shape ys = convOutput(c, false);
+    Tensor r = Tensor::random(ys, 84);
+    const bool relu = c.bias;
+    std::vector<float> expected =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const float v = expected[i] + r.f32()[i];
+      expected[i] =
+          relu ? std::max(v, 0.0f) : std::min(std::max(v, -0.25f), 0.5f);
+    }
+    const int64_t plane = spatialCount(c.x), outPlane = spatialCount(ys);
+    ctx.constantWeights = k.constant ? w.f32() : nullptr;
+    ctx.constantWeightBytes = k.constant ? w.size() * sizeof(float) : 0;
+    for (int64_t block : {0, 8, 16})
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(std::string(k.what) + ", block " + std::to_string(block) +
+                     (inPlace ? ", in place" : ", apart"));
+        Tensor xk(c.x), y(ys), rk(ys);
+        std::vector<float> xv = x.vec(), rv = r.vec();
+        if (block) {
+          xv = reorderBlocks(xv, c.x[0], c.x[1], plane, block, true);
+          rv = reorderBlocks(rv, ys[0], ys[1], outPlane, block, true);
+        }
+        std::copy(xv.begin(), xv.end(), xk.f32());
+        std::copy(rv.begin(), rv.end(), (inPlace ? y : rk).f32());
+        std::vector<int64_t> ints = convInts(c, false);
+        epilogueOf(ints) = relu ? CLEAVE_EPILOGUE_RELU : CLEAVE_EPILOGUE_CLIP;
+        ints[ints.size() - 2] = block;
+        ints[ints.size() - 1] = block;
+        ASSERT_EQ(run(cleave_cpu_conv,
+                      {xk.desc(), w.desc(), c.bias ? b.desc() : absent(),
+                       inPlace ? y.desc() : rk.desc()},
+                      {y.desc()}, ints, {-0.25, 0.5}),
+                  0)
+            << ctx.error;
+        std::vector<float> got = y.vec();
+        if (block)
+          got = reorderBlocks(got, ys[0], ys[1], outPlane, block, false);
+        expectClose(got, expected, 1e-4f, 1e-4f);
+        // A residual apart from Y is only read.
+        if (!inPlace)
+          EXPECT_EQ(rk.vec(), rv);
+      }
+  }
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+  const ConvCase &c = layoutCases().front().conv;
+  Tensor x = Tensor::random(c.x, 85), w = Tensor::random(c.w, 86);
+  Tensor y(convOutput(c, false)), small({1, 4});
+  std::vector<int64_t> ints = convInts(c, false);
+  expectFailure(run(cleave_cpu_conv,
+                    {x.desc(), w.desc(), absent(), small.desc()}, {y.desc()},
+                    ints, {0.0, 0.0}),
+                "conv", "R has 4 elements, Y 6272");
+  // Y where X is: the convolution would overwrite what it reads.
+  expectFailure(run(cleave_cpu_conv, {x.desc(), w.desc(), absent(), x.desc()},
+                    {x.desc()}, ints, {0.0, 0.0}),
+                "conv", "Y overlaps X");
 }
 
 TEST_F(ConvTest, RejectsBadLayouts) {
