@@ -421,13 +421,14 @@ constexpr int64_t kDirectDepthwisePlane = 56 * 56;
 /// One input channel per group. A depthwise convolution runs on
 /// depthwiseConv() where its output plane is large, or where oneDNN has no
 /// depthwise kernel for it (its jit kernel declines maps smaller than the
-/// window's reach, as MobileNetV3's 5x5 on 1x1 and 2x2 maps: oneDNN's
-/// generic implementation took 0.10 ms on 144 channels at 1x1, the direct
-/// loop 0.035 ms). A dense or grouped convolution runs on oneDNN, whose
-/// blocked kernels with weights packed once beat im2col + OpenBLAS on every
-/// such shape measured (3x3 64 -> 64 at 56 x 56: 6.9 against 14.6 ms;
-/// pointwise 320 -> 1280 at 7 x 7: 1.21 against 3.37 ms), but the smallest
-/// ones (kSmallConvMacs).
+/// window's reach: oneDNN's generic implementation took 0.10 ms on 144
+/// channels at 1x1, the direct loop 0.035 ms; dnnlConv cuts a window to
+/// the taps that read inside the map first, which makes MobileNetV3's 5x5
+/// on a 1x1 map a 1x1 window the jit kernel takes). A dense or grouped
+/// convolution runs on oneDNN, whose blocked kernels with weights packed once
+/// beat im2col + OpenBLAS on every such shape measured (3x3 64 -> 64 at 56 x
+/// 56: 6.9 against 14.6 ms; pointwise 320 -> 1280 at 7 x 7: 1.21 against 3.37
+/// ms), but the smallest ones (kSmallConvMacs).
 bool isDepthwise(const ConvShape &shape) {
   return shape.group > 1 && shape.window.channels == shape.group;
 }

@@ -89,6 +89,13 @@ struct ConvPlan {
   /// Whether oneDNN has no kernel of its own for the shape and runs its
   /// generic im2col + gemm or reference implementation.
   bool generic = false;
+  /// Where the window was cut to the taps that read inside X (cropWindow):
+  /// the convolution's own kernel and the first tap kept, per dimension.
+  /// The window's slots as WindowGeometry holds them (leading ones 1), and
+  /// W's rows (output channels times input channels per group).
+  bool cropped = false;
+  std::array<int64_t, kMaxSpatial> fullKernel{}, keptKernel{}, firstTap{};
+  int64_t weightRows = 0;
   /// yIn brings a residual into the primitive's layout of Y (where that
   /// is not the program's), for the sum post-op to read.
   std::optional<dnnl::reorder> xIn, wIn, yIn, yOut;
@@ -135,6 +142,10 @@ struct KernelCache {
   /// Constant weights in the layout of a plan (a ConvPlan or a
   /// MatmulPlan), by their address and plan.
   std::map<std::pair<const void *, const void *>, memory> packed;
+  /// Constant weights cut to a cropped plan's taps, by their address and
+  /// plan.
+  std::map<std::pair<const void *, const void *>, std::vector<float>>
+      croppedWeights;
 };
 
 void *createKernelCache() {
@@ -245,6 +256,51 @@ int64_t nativeBlock() {
     return (isa & avx512) == avx512 ? 16 : 8;
   }();
   return block;
+}
+
+/// Cuts `s`'s window to the taps that some output reads from inside X,
+/// dropping those that read only the padding (a 3x3 window on a 1x1 map
+/// with padding 1 is its centre: a 1x1 convolution of a ninth of the
+/// weights), into `cut`, and sets `first` to the first tap kept per slot.
+/// False, with `cut` unset, where no tap is dropped, where none is left,
+/// or where the cut window would need negative padding.
+bool cropWindow(const ConvShape &s, ConvShape &cut,
+                std::array<int64_t, kMaxSpatial> &first) {
+  const WindowGeometry &g = s.window;
+  ConvShape result = s;
+  bool dropped = false;
+  for (int i = 0; i < kMaxSpatial; ++i) {
+    // Tap t reads X at o * stride - padBegin + t * dilation for outputs o:
+    // from the first output that lands at or after 0, is it inside?
+    auto inside = [&](int64_t t) {
+      const int64_t offset = t * g.dilation[i] - g.padBegin[i];
+      const int64_t o =
+          offset >= 0 ? 0 : (-offset + g.stride[i] - 1) / g.stride[i];
+      return o < g.out[i] && o * g.stride[i] + offset < g.in[i];
+    };
+    int64_t lo = 0, hi = g.kernel[i] - 1;
+    while (lo <= hi && !inside(lo))
+      ++lo;
+    while (hi >= lo && !inside(hi))
+      --hi;
+    if (lo > hi)
+      return false;
+    first[i] = lo;
+    if (lo == 0 && hi == g.kernel[i] - 1)
+      continue;
+    WindowGeometry &c = result.window;
+    c.kernel[i] = hi - lo + 1;
+    c.padBegin[i] = g.padBegin[i] - lo * g.dilation[i];
+    c.padEnd[i] = (g.out[i] - 1) * g.stride[i] +
+                  (c.kernel[i] - 1) * g.dilation[i] + 1 - g.in[i] -
+                  c.padBegin[i];
+    if (c.padBegin[i] < 0 || c.padEnd[i] < 0)
+      return false;
+    dropped = true;
+  }
+  if (dropped)
+    cut = result;
+  return dropped;
 }
 
 /// The plan of a convolution. Where the program keeps X or Y in the block
@@ -397,12 +453,48 @@ std::vector<int64_t> describeLayout(const memory::desc &desc) {
 /// ONNX's; else the bundle's packed copy, where it stores one in this
 /// layout (`cleave compile` packs them); else a copy repacked on the first
 /// call, which the runtime is told of.
+/// The weights as `plan` reads them: `w`, or for a cropped plan a copy of
+/// the taps it kept (made once, kept in the cache).
+const float *planWeights(KernelCache &, MatmulPlan &, const float *w) {
+  return w;
+}
+
+const float *planWeights(KernelCache &cache, ConvPlan &plan, const float *w) {
+  if (!plan.cropped)
+    return w;
+  std::vector<float> &copy = cache.croppedWeights[{w, &plan}];
+  if (!copy.empty())
+    return copy.data();
+  const int64_t *full = plan.fullKernel.data(), *kept = plan.keptKernel.data(),
+                *first = plan.firstTap.data();
+  const int64_t fullSize = full[0] * full[1] * full[2];
+  copy.resize(plan.weightRows * kept[0] * kept[1] * kept[2]);
+  float *to = copy.data();
+  for (int64_t r = 0; r < plan.weightRows; ++r)
+    for (int64_t a = 0; a < kept[0]; ++a)
+      for (int64_t b = 0; b < kept[1]; ++b)
+        for (int64_t c = 0; c < kept[2]; ++c)
+          *to++ = w[r * fullSize +
+                    ((a + first[0]) * full[1] + (b + first[1])) * full[2] + c +
+                    first[2]];
+  return copy.data();
+}
+
+/// Frees what planWeights made for `plan`, once packed.
+void dropPlanWeights(KernelCache &, MatmulPlan &, const float *) {}
+
+void dropPlanWeights(KernelCache &cache, ConvPlan &plan, const float *w) {
+  cache.croppedWeights.erase({w, &plan});
+}
+
 template <typename Plan>
 memory packedWeights(CleaveContext *ctx, KernelCache &cache, Plan &plan,
                      const float *w) {
-  plan.plainW.set_data_handle(const_cast<float *>(w));
-  if (!plan.wIn)
+  if (!plan.wIn) {
+    plan.plainW.set_data_handle(
+        const_cast<float *>(planWeights(cache, plan, w)));
     return plan.plainW;
+  }
   auto key = std::make_pair(static_cast<const void *>(w),
                             static_cast<const void *>(&plan));
   auto found = cache.packed.find(key);
@@ -419,8 +511,11 @@ memory packedWeights(CleaveContext *ctx, KernelCache &cache, Plan &plan,
       return packed;
     }
   memory packed(desc, cache.engine);
+  plan.plainW.set_data_handle(const_cast<float *>(planWeights(cache, plan, w)));
   plan.wIn->execute(cache.stream, plan.plainW, packed);
   cache.stream.wait();
+  // The packed copy is what the plan reads from now on.
+  dropPlanWeights(cache, plan, w);
   if (!layout.empty())
     cleave_rt_packed_weights(ctx, w, layout.data(), layoutBytes,
                              packed.get_data_handle(), desc.get_size());
@@ -582,14 +677,29 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
   KernelCache *cache = kernelCache(ctx);
   if (!cache)
     return 1;
-  const int threads =
-      shape.multiplyAdds() < kParallelMacs ? 1 : numThreads(ctx);
+  // The plan convolves with the taps that read inside X only.
+  ConvShape cut;
+  std::array<int64_t, kMaxSpatial> first{};
+  const bool cropped = cropWindow(shape, cut, first);
+  const int threads = (cropped ? cut : shape).multiplyAdds() < kParallelMacs
+                          ? 1
+                          : numThreads(ctx);
   TeamSize team(threads);
   try {
     std::unique_ptr<ConvPlan> &plan = cache->plans[convolutionKey(
         shape, bias != nullptr, epilogue, layouts, threads)];
-    if (!plan)
-      plan = makePlan(cache->engine, shape, bias != nullptr, epilogue, layouts);
+    if (!plan) {
+      plan = makePlan(cache->engine, cropped ? cut : shape, bias != nullptr,
+                      epilogue, layouts);
+      if (cropped) {
+        plan->cropped = true;
+        plan->firstTap = first;
+        std::copy(g.kernel, g.kernel + kMaxSpatial, plan->fullKernel.begin());
+        std::copy(cut.window.kernel, cut.window.kernel + kMaxSpatial,
+                  plan->keptKernel.begin());
+        plan->weightRows = shape.outChannels * (g.channels / shape.group);
+      }
+    }
     if (declineGeneric && plan->generic)
       return kDnnlDeclined;
     return runPlan(ctx, *cache, *plan, x, w, bias, y, epilogue.residual);

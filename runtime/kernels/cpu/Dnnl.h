@@ -24,7 +24,10 @@ constexpr int32_t kDnnlDeclined = -1;
 /// and W as ONNX lays it out (M, C / group, kernel...); `bias` may be
 /// null, and the epilogue runs as oneDNN's post-ops (a sum of the
 /// residual R, then the activation), on the outputs while they are in
-/// registers. R is read from Y where it is Y, else copied there first. Other
+/// registers. R is read from Y where it is Y, else copied there first.
+/// A window whose outer taps read only the padding for every output is cut
+/// to the taps that read inside X first (its weights cut and packed once),
+/// so that a 3x3 convolution of a 1x1 map reads a ninth of its weights. Other
 /// than constant W is refused with an error. Runs on the context's thread count
 /// (one thread for small convolutions). With `declineGeneric`, returns
 /// kDnnlDeclined where oneDNN would run its generic im2col + gemm or reference

@@ -984,6 +984,98 @@ TEST_F(ConvTest, ResidualBeforeTheEpilogue) {
                 "conv", "Y overlaps X");
 }
 
+// Windows whose outer taps read only the padding on every output are cut
+// to the taps that read inside X before oneDNN sees them (3x3 on a 1x1
+// map is its centre; stride 2 on 2x2 its lower-right 2x2; a depthwise
+// 5x5 on 1x1 and 2x2 maps; 1-D; dilated), and agree with the direct
+// loop, on a first call and on later ones (weights cut and packed once).
+TEST_F(ConvTest, TapsInThePaddingAreDropped) {
+  const ConvCase cases[] = {
+      {{1, 256, 1, 1},
+       {256, 256, 3, 3},
+       1,
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       true},
+      {{2, 128, 2, 2},
+       {256, 128, 3, 3},
+       1,
+       {2, 2},
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       true},
+      {{1, 64, 2, 2},
+       {64, 64, 3, 3},
+       1,
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       false},
+      {{1, 144, 1, 1},
+       {144, 1, 5, 5},
+       144,
+       {1, 1},
+       {2, 2, 2, 2},
+       {1, 1},
+       {},
+       true},
+      {{1, 96, 2, 2},
+       {96, 1, 5, 5},
+       96,
+       {2, 2},
+       {2, 2, 2, 2},
+       {1, 1},
+       {},
+       true},
+      {{1, 256, 1}, {256, 256, 5}, 1, {1}, {2, 2}, {1}, {}, true},
+      {{1, 64, 3, 3},
+       {64, 64, 3, 3},
+       1,
+       {1, 1},
+       {2, 2, 2, 2},
+       {2, 2},
+       {},
+       true},
+      // Asymmetric padding: only the end's taps fall outside.
+      {{1, 64, 4, 4},
+       {64, 64, 3, 3},
+       1,
+       {1, 1},
+       {0, 0, 4, 4},
+       {1, 1},
+       {},
+       false},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE("X " + std::to_string(c.x[1]) + " channels, " +
+                 std::to_string(c.x.back()) + " wide, kernel " +
+                 std::to_string(c.w.back()) + ", group " +
+                 std::to_string(c.group));
+    Tensor x = Tensor::random(c.x, 91), w = Tensor::random(c.w, 92);
+    Tensor b = Tensor::random({c.w[0]}, 93);
+    const Shape ys = convOutput(c, false);
+    const std::vector<float> expected =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    ctx.constantWeights = w.f32();
+    ctx.constantWeightBytes = w.size() * sizeof(float);
+    for (int call = 0; call < 2; ++call) {
+      Tensor y(ys);
+      ASSERT_EQ(run(cleave_cpu_conv,
+                    {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                    {y.desc()}, convInts(c, false), {0.0, 0.0}),
+                0)
+          << ctx.error;
+      expectClose(y.vec(), expected, 1e-4f, 1e-4f);
+    }
+  }
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+}
+
 TEST_F(ConvTest, RejectsBadLayouts) {
   const ConvCase c{{1, 12, 6, 6}, {8, 12, 3, 3}, 1,  {1, 1},
                    {1, 1, 1, 1},  {1, 1},        {}, false};
