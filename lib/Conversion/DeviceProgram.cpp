@@ -500,9 +500,13 @@ getConvEpilogue(Operation *op) {
 void ProgramBuilder::chooseConvEpilogues() {
   if (!options.fuseConvEpilogue)
     return;
-  for (auto &[op, kind] : kinds) {
+  // In block order: a residual is computed before its convolution, so
+  // whether an earlier convolution stores it (as its activation's result)
+  // is decided by then.
+  for (Operation &block : func.getBody().front().without_terminator()) {
+    Operation *op = &block;
     auto conv = dyn_cast<ConvOp>(op);
-    if (!conv || kind != OpKind::Kernel || isStashed(op))
+    if (!conv || kinds.lookup(op) != OpKind::Kernel || isStashed(op))
       continue;
     Value result = conv.getResult();
     if (!getElementTypeOrSelf(result.getType()).isF32() || !result.hasOneUse())
