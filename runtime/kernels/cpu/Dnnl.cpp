@@ -89,10 +89,10 @@ struct ConvPlan {
   /// Whether oneDNN has no kernel of its own for the shape and runs its
   /// generic im2col + gemm or reference implementation.
   bool generic = false;
-  /// Where the window was cut to the taps that read inside X (cropWindow):
-  /// the convolution's own kernel and the first tap kept, per dimension.
-  /// The window's slots as WindowGeometry holds them (leading ones 1), and
-  /// W's rows (output channels times input channels per group).
+  /// Whether the window was cut to the taps that read inside X
+  /// (cropWindow); then the convolution's own kernel, the kernel kept and
+  /// its first tap, per slot as WindowGeometry holds them (leading ones 1),
+  /// and W's rows (output channels times input channels per group).
   bool cropped = false;
   std::array<int64_t, kMaxSpatial> fullKernel{}, keptKernel{}, firstTap{};
   int64_t weightRows = 0;
@@ -362,11 +362,9 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
     // Y's bytes before the call, added to every output.
     if (epilogue.residual)
       ops.append_sum(1.0f);
-    if (epilogue.kind == CLEAVE_EPILOGUE_NONE)
-      ;
-    else if (epilogue.kind == CLEAVE_EPILOGUE_RELU)
+    if (epilogue.kind == CLEAVE_EPILOGUE_RELU)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    else
+    else if (epilogue.kind == CLEAVE_EPILOGUE_CLIP)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, epilogue.min,
                          epilogue.max);
     attr.set_post_ops(ops);
@@ -449,10 +447,6 @@ std::vector<int64_t> describeLayout(const memory::desc &desc) {
   return words;
 }
 
-/// The constant weights in the plan's layout: `w` itself where that is
-/// ONNX's; else the bundle's packed copy, where it stores one in this
-/// layout (`cleave compile` packs them); else a copy repacked on the first
-/// call, which the runtime is told of.
 /// The weights as `plan` reads them: `w`, or for a cropped plan a copy of
 /// the taps it kept (made once, kept in the cache).
 const float *planWeights(KernelCache &, MatmulPlan &, const float *w) {
@@ -487,6 +481,10 @@ void dropPlanWeights(KernelCache &cache, ConvPlan &plan, const float *w) {
   cache.croppedWeights.erase({w, &plan});
 }
 
+/// The constant weights in the plan's layout: `w` itself where that is
+/// ONNX's; else the bundle's packed copy, where it stores one in this
+/// layout (`cleave compile` packs them); else a copy repacked on the first
+/// call, which the runtime is told of.
 template <typename Plan>
 memory packedWeights(CleaveContext *ctx, KernelCache &cache, Plan &plan,
                      const float *w) {

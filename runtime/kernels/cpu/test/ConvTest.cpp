@@ -1007,6 +1007,7 @@ TEST_F(ConvTest, TapsInThePaddingAreDropped) {
        {1, 1},
        {},
        true},
+      // Stride 1 on 2x2: every tap is read somewhere, nothing is cut.
       {{1, 64, 2, 2},
        {64, 64, 3, 3},
        1,
