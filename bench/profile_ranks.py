@@ -19,6 +19,16 @@ and 4 ranks with the speed-up of 2 and 4 ranks over 1.
 calibration's reference product drifted while it was measured), and ``--configs`` runs only the
 configurations of those labels (``--configs 1``: the single-rank step).
 
+A machine shared with other work runs slower at some minutes than at
+others, and a calibration taken at one speed predicts every later run as
+if at that speed. Against a calibrated target, the script therefore also
+times the calibration's reference product (a 128x512x512 matrix product
+over constant weights, compiled as a bundle) right before each model, and
+prints its speed then against its median while calibrating (``speed``:
+above 1, the machine is faster than it was) and the error with the
+prediction scaled by it (``at speed``): what the cost model gets wrong
+once the machine's own speed is taken out.
+
 With ``--batch N`` the models are exported with N samples and run on 1
 rank and on 2 ranks three ways instead: 2 pipeline stages fed the batch as
 1 microbatch, the same fed 4 microbatches (each stage computes a microbatch
@@ -82,6 +92,72 @@ def calibration_stability(target: str) -> str:
     rates = ", ".join(f"{rate / 1e9:.1f}" for rate in stability["flops_per_s"])
     return (f"{target}: while it was calibrated, {stability['reference']} ran at {rates} "
             f"GFLOP/s (drift {100 * stability['drift']:.1f}%)")
+
+
+def reference_rate(target: str) -> float | None:
+    """The median rate of the calibration's reference product, FLOP/s."""
+    path = Path(target)
+    if not path.is_file():
+        return None
+    stability = json.loads(path.read_text()).get("calibration", {}).get("stability")
+    if not stability or stability.get("reference") != "matmul 128x512x512":
+        return None
+    rates = sorted(stability["flops_per_s"])
+    return rates[len(rates) // 2]
+
+
+class MachineSpeed:
+    """Times the reference product as a bundle: its rate now over the
+    calibration's. The product's step alone is timed (the profile's trace),
+    and its result is summed to a short output, so that no run pays for
+    faulting in a fresh output buffer."""
+
+    M, K, N = 128, 512, 512
+
+    def __init__(self, args, workdir: Path, calibrated: float):
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+
+        self.args, self.calibrated = args, calibrated
+        rng = np.random.default_rng(0)
+        weight = numpy_helper.from_array(
+            (rng.standard_normal((self.K, self.N)) * 0.05).astype(np.float32), "w")
+        axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["product"], name="reference_product"),
+             helper.make_node("ReduceSum", ["product", "axes"], ["y"], keepdims=0)],
+            "reference",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [self.M, self.K])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [self.M])], [weight, axes])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.save(model, str(workdir / "reference.onnx"))
+        np.save(workdir / "reference.x.npy",
+                rng.standard_normal((self.M, self.K)).astype(np.float32))
+        self.workdir = workdir
+        self.bundle = workdir / "reference.cleave"
+        subprocess.run([str(args.cleave), "compile", str(workdir / "reference.onnx"), "-o",
+                        str(self.bundle), "--target", args.target, "--devices", "1",
+                        "--quiet"], check=True)
+
+    def measure(self) -> float | None:
+        """The reference's rate now over the calibration's; None if it failed."""
+        directory = self.workdir / "reference.profile"
+        command = [str(self.args.worker), "run", str(self.bundle), "--profile-dir",
+                   str(directory), "--repeat", "30", "--timeout", "60",
+                   "--input", f"x={self.workdir / 'reference.x.npy'}"]
+        if self.args.threads:
+            command.append(f"--threads={self.args.threads}")
+        if subprocess.run(command, capture_output=True, text=True).returncode != 0:
+            return None
+        trace = json.loads((directory / "trace_rank_0.json").read_text())
+        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        durations = sorted(event["dur"] for event in events
+                           if event.get("ph") == "X" and event.get("name") == "reference_product")
+        if not durations:
+            return None
+        seconds = durations[len(durations) // 2] * 1e-6
+        return 2.0 * self.M * self.K * self.N / seconds / self.calibrated
 
 
 def export(name: str, workdir: Path, batch: int | None) -> tuple[Path, list[str]]:
@@ -179,26 +255,40 @@ def main() -> int:
           + (f": ranks above {cores} oversubscribe the cores" if cores < 4 else ""))
     print(f"step = median of {args.repeat} runs after 1 warm-up; "
           "error = (predicted - measured) / measured")
-    print(calibration_stability(args.target) + "\n")
+    print(calibration_stability(args.target))
+    calibrated = reference_rate(args.target)
+    speed = MachineSpeed(args, workdir, calibrated) if calibrated else None
+    if speed:
+        print("speed = the reference product's rate before the model over its median "
+              "while calibrating; at speed = the error with the prediction divided by it")
+    print()
 
     results: dict[str, dict[str, dict]] = {}
     print(f"{'model':<14}{'ranks':<12}{'measured ms':>12}{'predicted ms':>14}{'error %':>9}"
-          "  per stage: measured / predicted ms")
+          + (f"{'speed':>7}{'at speed %':>11}" if speed else "")
+          + "  per stage: measured / predicted ms")
     for name in args.models:
         model, inputs = export(name, workdir, args.batch)
         results[name] = {}
         for label, devices, options in configs:
+            factor = speed.measure() if speed else None
             result = profile(args, name, model, inputs, label, devices, options, workdir)
             results[name][label] = result
             if result["status"] != "ok":
                 print(f"{name:<14}{label:<12}  {result['status']}")
                 continue
             step = result["summary"]["step"]
+            if factor:
+                step["machine_speed"] = factor
+                step["error_at_speed_percent"] = 100.0 * (
+                    step["predicted_s"] / factor - step["measured_s"]) / step["measured_s"]
             stages = " ".join(f"{ms(s['measured_s'])}/{ms(s['predicted_s'])}"
                               for s in result["summary"]["stages"])
+            adjusted = (f"{factor:>7.2f}{percent(step['error_at_speed_percent']):>11}"
+                        if factor else (f"{'-':>7}{'-':>11}" if speed else ""))
             print(f"{name:<14}{label:<12}{ms(step['measured_s']):>12}"
-                  f"{ms(step['predicted_s']):>14}{percent(step['error_percent']):>9}  {stages}",
-                  flush=True)
+                  f"{ms(step['predicted_s']):>14}{percent(step['error_percent']):>9}"
+                  f"{adjusted}  {stages}", flush=True)
 
     def step(name: str, label: str):
         result = results[name].get(label)
@@ -216,14 +306,16 @@ def main() -> int:
 def summarise_ranks(models, step) -> None:
     print("\nsummary (4 ranks: pp2 x tp2)")
     print(f"{'model':<14}{'1 rank ms':>11}{'2 ranks ms':>12}{'4 ranks ms':>12}"
-          f"{'x 2 ranks':>11}{'x 4 ranks':>11}{'error 1/2/4 %':>18}")
+          f"{'x 2 ranks':>11}{'x 4 ranks':>11}{'error 1/2/4 %':>18}{'at speed %':>16}")
     for name in models:
         steps = [step(name, label) for label in ("1", "2 pp2", "4 pp2 tp2")]
         times = [s["measured_s"] if s else None for s in steps]
         speedups = [f"{times[0] / t:.2f}" if times[0] and t else "-" for t in times[1:]]
         errors = "/".join(percent(s["error_percent"]) if s else "-" for s in steps)
+        at_speed = "/".join(percent(s.get("error_at_speed_percent")) if s else "-"
+                            for s in steps)
         print(f"{name:<14}{ms(times[0]):>11}{ms(times[1]):>12}{ms(times[2]):>12}"
-              f"{speedups[0]:>11}{speedups[1]:>11}{errors:>18}")
+              f"{speedups[0]:>11}{speedups[1]:>11}{errors:>18}{at_speed:>16}")
 
 
 def summarise_batch(models, step, batch: int) -> None:

@@ -380,8 +380,13 @@ ShardingContext AutoParallelPlanner::makeContext(int64_t tp,
 
 /// What the stage split reads of a sharding.
 static SegmentCandidate summarize(const SegmentSharding &sharding) {
-  return {sharding.cost.time(), sharding.cost.weightBytes,
-          sharding.cost.peakActivationBytes, sharding.cost.largestMessageBytes};
+  SegmentCandidate candidate;
+  candidate.time = sharding.cost.time();
+  candidate.missTime = sharding.cost.missTime;
+  candidate.weightBytes = sharding.cost.weightBytes;
+  candidate.peakActivationBytes = sharding.cost.peakActivationBytes;
+  candidate.largestMessageBytes = sharding.cost.largestMessageBytes;
+  return candidate;
 }
 
 const ClassSharding &
@@ -520,6 +525,8 @@ AutoParallelPlanner::getTrainingCandidates(int64_t segmentClass, int64_t tp,
       step.recomputeTime = recompute ? cost.time() : 0.0;
       step.backwardTime = cost.backwardTime();
       summary.time = cost.time() + step.recomputeTime + step.backwardTime;
+      summary.missTime =
+          cost.missTime * (recompute ? 2 : 1) + cost.backwardMissTime;
       summary.weightBytes = cost.weightBytes;
       // The backward of a recomputing segment holds what it recomputed; a
       // joined one's is held through the next segment's backward too.
@@ -574,6 +581,9 @@ StageSplitProblem
 AutoParallelPlanner::buildProblem(int64_t tp, int64_t microbatchSize,
                                   const TrainingStepCost *training) {
   StageSplitProblem problem;
+  if (const std::optional<DeviceCalibration> &calibration =
+          target.device.calibration)
+    problem.cacheBytes = calibration->cacheBytes;
   for (const ModelSegment &segment : model.segments) {
     problem.segmentClass.push_back(segment.segmentClass);
     if (training)
@@ -1423,13 +1433,19 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
                    .choices[level];
     const SegmentSharding &sharding = classSharding.candidates[choice.sharding];
     const SegmentShardingModel &classModel = classModels[segment.segmentClass];
-    stage.computeTime += sharding.cost.computeTime;
+    // The share of the ops' data that the stage's footprint keeps out of
+    // the caches takes the streamed rates.
+    double missTime = range.missFraction * sharding.cost.missTime;
+    stage.computeTime += sharding.cost.computeTime + missTime;
     stage.collectiveTime += sharding.cost.collectiveTime;
     plan.shardingExact &= sharding.exact;
     if (training) {
       stage.leanSegments += choice.sharding > 0;
-      stage.recomputeTime += choice.recompute ? sharding.cost.time() : 0.0;
-      stage.backwardComputeTime += sharding.cost.backwardComputeTime;
+      stage.recomputeTime +=
+          choice.recompute ? sharding.cost.time() + missTime : 0.0;
+      stage.backwardComputeTime +=
+          sharding.cost.backwardComputeTime +
+          range.missFraction * sharding.cost.backwardMissTime;
       stage.backwardCollectiveTime += sharding.cost.backwardCollectiveTime;
     }
 
@@ -1442,14 +1458,16 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
     summary.firstOpName = opNames[segment.firstOp];
     summary.lastOpName = opNames[segment.lastOp];
     summary.lean = choice.sharding > 0;
-    summary.computeTime = sharding.cost.computeTime;
+    summary.computeTime = sharding.cost.computeTime + missTime;
     summary.collectiveTime = sharding.cost.collectiveTime;
     summary.recompute = choice.recompute;
     // The stage's last segment keeps what it sends: the next stage's
     // backward reads it there.
     summary.recomputeJoined =
         choice.joined && segmentIndex != range.lastSegment;
-    summary.backwardComputeTime = sharding.cost.backwardComputeTime;
+    summary.backwardComputeTime =
+        sharding.cost.backwardComputeTime +
+        range.missFraction * sharding.cost.backwardMissTime;
     summary.backwardCollectiveTime = sharding.cost.backwardCollectiveTime;
 
     // Per op: stage, loop and weights.
@@ -1533,7 +1551,8 @@ void AutoParallelPlanner::addStage(Plan &plan, const Evaluation &best,
         break;
       if (compute.duration == 0 && compute.name.empty())
         compute.name = opNames[segment.firstOp + step];
-      compute.duration += sharding.cost.opTimes[step];
+      compute.duration += sharding.cost.opTimes[step] +
+                          range.missFraction * sharding.cost.opMissTimes[step];
     }
     flushCompute();
     // The gradients of whole parameters that split ops read.

@@ -361,25 +361,34 @@ public:
         dying[std::max<int64_t>(value.lastUse, 0)].push_back(
             static_cast<int64_t>(index));
     opTimes.resize(model.numOps());
-    if (context.training)
+    opMissTimes.resize(model.numOps());
+    if (context.training) {
       backwardOpTimes.resize(model.numOps());
+      backwardOpMissTimes.resize(model.numOps());
+    }
     for (int64_t op = 0; op < model.numOps(); ++op)
       for (int64_t strategy = 0,
                    e = static_cast<int64_t>(model.ops[op].strategies.size());
            strategy < e; ++strategy) {
         if (!isStrategyValid(model, op, strategy, context)) {
           opTimes[op].push_back(std::numeric_limits<double>::infinity());
-          if (context.training)
+          opMissTimes[op].push_back(0);
+          if (context.training) {
             backwardOpTimes[op].push_back(0);
+            backwardOpMissTimes[op].push_back(0);
+          }
           continue;
         }
         OpWork work = getOpWork(op, strategy);
-        opTimes[op].push_back(work.time(1, 1));
+        Roofline forward = work.roofline(1, 1);
+        opTimes[op].push_back(forward.time());
+        opMissTimes[op].push_back(forward.missTime);
         if (context.training) {
           BackwardFactors factors =
               getBackwardFactors(model.ops[op].usesMatrixUnits);
-          backwardOpTimes[op].push_back(
-              work.time(factors.flops, factors.bytes));
+          Roofline backward = work.roofline(factors.flops, factors.bytes);
+          backwardOpTimes[op].push_back(backward.time());
+          backwardOpMissTimes[op].push_back(backward.missTime);
         }
       }
   }
@@ -454,6 +463,15 @@ public:
 
   double opTime(int64_t op, int64_t strategy) const {
     return opTimes[op][strategy];
+  }
+
+  double opMissTime(int64_t op, int64_t strategy) const {
+    return opMissTimes[op][strategy];
+  }
+
+  /// The op's backward's `missTime`, in a training context (0 otherwise).
+  double backwardOpMissTime(int64_t op, int64_t strategy) const {
+    return context.training ? backwardOpMissTimes[op][strategy] : 0.0;
   }
 
   /// The op's backward, in a training context (0 otherwise).
@@ -566,12 +584,11 @@ private:
     /// A convolution's output positions per image (0 for other ops).
     double pixels = 0;
 
-    /// The roofline time of the work with its FLOPs and bytes scaled.
-    double time(double flopsFactor, double bytesFactor) const {
+    /// The roofline of the work with its FLOPs and bytes scaled.
+    Roofline roofline(double flopsFactor, double bytesFactor) const {
       return getRoofline(flops * flopsFactor / tileEfficiency,
                          bytes * bytesFactor, precision, *device, kernelClass,
-                         pixels)
-          .time();
+                         pixels);
     }
   };
 
@@ -654,10 +671,12 @@ private:
   const ShardingContext &context;
   /// Activations whose last read is each step.
   std::vector<llvm::SmallVector<int64_t, 2>> dying;
-  /// Per op and strategy: the forward's time, and in a training context the
-  /// backward's.
+  /// Per op and strategy: the forward's time and `missTime`, and in a
+  /// training context the backward's.
   std::vector<llvm::SmallVector<double, 4>> opTimes;
+  std::vector<llvm::SmallVector<double, 4>> opMissTimes;
   std::vector<llvm::SmallVector<double, 4>> backwardOpTimes;
+  std::vector<llvm::SmallVector<double, 4>> backwardOpMissTimes;
 };
 
 } // namespace
@@ -789,6 +808,9 @@ cleave::evaluateSegmentSharding(const SegmentShardingModel &model,
     simulator.applyOp(state, op, assignment[op], objective, &record);
     cost.computeTime += simulator.opTime(op, assignment[op]);
     cost.backwardComputeTime += simulator.backwardOpTime(op, assignment[op]);
+    cost.opMissTimes.push_back(simulator.opMissTime(op, assignment[op]));
+    cost.missTime += cost.opMissTimes.back();
+    cost.backwardMissTime += simulator.backwardOpMissTime(op, assignment[op]);
   }
   simulator.finish(state, objective, &record);
   for (const SegmentCollective &collective : record.collectives) {

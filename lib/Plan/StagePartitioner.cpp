@@ -11,6 +11,8 @@
 
 #include "cleave/Plan/StagePartitioner.h"
 
+#include "cleave/Analysis/Cost/Target.h"
+
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -69,8 +71,10 @@ namespace {
 /// What the segments of a range add up to under one choice of candidates.
 struct CandidateSums {
   /// Seconds per microbatch (with the sends when the caller starts from
-  /// them).
+  /// them), with the data in the caches.
   double time = 0;
+  /// What `time` grows by with all of the data out of the caches.
+  double missTime = 0;
   double recomputeTime = 0;
   double backwardTime = 0;
   int64_t weights = 0;
@@ -88,6 +92,7 @@ struct CandidateSums {
   void add(const SegmentCandidate &candidate, int64_t n, bool training) {
     auto count = static_cast<double>(n);
     time += count * candidate.time;
+    missTime += count * candidate.missTime;
     weights += n * candidate.weightBytes;
     peak = std::max(peak, candidate.peakActivationBytes);
     message = std::max(message, candidate.largestMessageBytes);
@@ -112,6 +117,7 @@ struct CandidateSums {
   CandidateSums since(const CandidateSums &before) const {
     CandidateSums result;
     result.time = time - before.time;
+    result.missTime = missTime - before.missTime;
     result.recomputeTime = recomputeTime - before.recomputeTime;
     result.backwardTime = backwardTime - before.backwardTime;
     result.weights = weights - before.weights;
@@ -129,7 +135,10 @@ struct CandidateSums {
 /// A range as the dynamic program sees it.
 struct RangeCost {
   bool fits = false;
+  /// Seconds per microbatch, with the share of the miss times that the
+  /// range's memory keeps out of the caches (`missFraction`).
   double time = 0;
+  double missFraction = 0;
   DeviceMemory memory;
   /// The choice's sums (`sums.time` without the sends).
   CandidateSums sums;
@@ -490,7 +499,8 @@ public:
     if (memory > options.memoryLimitBytes)
       return false;
     double fast = fastTime(options.numStages, first, last);
-    summary = {true, fast, memory, fast, memoryLowerBound(first, last, held)};
+    summary = {true, fast + missFraction(memory) * sums.missTime, memory, fast,
+               memoryLowerBound(first, last, held)};
     return true;
   }
 
@@ -529,6 +539,7 @@ public:
       };
       auto dominates = [&](const Combination &a, const Combination &b) {
         return a.sums.time <= b.sums.time &&
+               a.sums.missTime <= b.sums.missTime &&
                a.sums.weights + a.sums.gradients + a.sums.optimizerState +
                        held * a.sums.saved <=
                    b.sums.weights + b.sums.gradients + b.sums.optimizerState +
@@ -558,10 +569,12 @@ public:
       std::vector<RangeCost> costs;
       for (const Combination &combination : combinations) {
         RangeCost cost;
-        cost.time = combination.sums.time;
         cost.sums = combination.sums;
         cost.memory = rangeMemory(first, last, combination.sums, held);
         cost.fits = cost.memory.total() <= options.memoryLimitBytes;
+        cost.missFraction = missFraction(cost.memory.total());
+        cost.time =
+            combination.sums.time + cost.missFraction * cost.sums.missTime;
         cost.segmentLevels = combination.levels;
         costs.push_back(std::move(cost));
       }
@@ -580,6 +593,13 @@ public:
     RangeCost cost = cached->second;
     cost.time += stageSendTime(stage, first, last);
     return cost;
+  }
+
+  /// The share of a range's data out of the caches when it holds `memory`
+  /// bytes.
+  double missFraction(int64_t memory) const {
+    return getCacheMissFraction(problem.cacheBytes,
+                                static_cast<double>(memory));
   }
 
   DeviceMemory rangeMemory(int64_t first, int64_t last,
@@ -620,11 +640,12 @@ public:
           if (int64_t n = cost.levelCounts[c][level])
             sums.add(list[level], n, options.training);
       }
-      cost.time = sums.time;
       sums.time -= send;
       cost.sums = sums;
       cost.memory = rangeMemory(first, last, sums, held);
       cost.fits = cost.memory.total() <= options.memoryLimitBytes;
+      cost.missFraction = missFraction(cost.memory.total());
+      cost.time = send + sums.time + cost.missFraction * sums.missTime;
     };
     compute(cost);
     const std::vector<CandidateStep> &steps = getSteps(held);
@@ -660,6 +681,7 @@ public:
     range.sendTime = stageSendTime(stage, first, last);
     range.backwardSendTime = backwardSendTime(stage, first);
     range.segmentTime = cost.time - range.sendTime;
+    range.missFraction = cost.missFraction;
     range.memory = cost.memory;
     range.recomputeTime = cost.sums.recomputeTime;
     range.backwardTime = cost.sums.backwardTime;

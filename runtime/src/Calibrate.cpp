@@ -9,11 +9,19 @@
 // again) runs up to several times faster than in a program. So every call
 // of a library kernel is timed alone, after an interlude of tiny calls of
 // five other kernels: the code caches and branch predictors are as a
-// program's neighbouring steps leave them, while the problem's data, like
-// a program's activations, stays where its last call left it. The fused
-// loops and copies, too short for a clock read per call, are timed in
-// batches of calls of one problem. Every table is measured in several
-// passes, whose median rate each point keeps.
+// program's neighbouring steps leave them.
+//
+// Where the problem's data is then depends on the program. One whose
+// weights and activations fit in the cores' private caches finds them
+// there, as its last run left them; one larger than the caches reads its
+// weights from beyond them at every step. So every problem is timed both
+// ways: resident (its data where its last call left it) and streamed
+// (after the threads read a buffer twice the size of their private
+// caches), and the cost model prices a stage by how much of it the caches
+// hold. The fused loops and copies, too short for a clock read per call,
+// are timed resident only, in batches of calls of one problem. Every
+// table is measured in several passes, whose median rates each point
+// keeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +37,11 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <omp.h>
+#include <unistd.h>
 
 namespace cleave::rt {
 namespace {
@@ -153,6 +163,34 @@ void parallelLoop(int threads, int64_t n, Range range) {
   }
 }
 
+/// The level 2 cache of one core, in bytes: sysfs's description of CPU 0,
+/// else the C library's; 1 MiB where neither says.
+int64_t coreCacheBytes() {
+  for (int index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream levelFile(dir + "/level"), typeFile(dir + "/type"),
+        sizeFile(dir + "/size");
+    int level = 0;
+    std::string type, size;
+    if (!(levelFile >> level) || !(typeFile >> type) || !(sizeFile >> size))
+      break;
+    if (level != 2 || type == "Instruction" || size.empty())
+      continue;
+    int64_t scale = 1;
+    if (size.back() == 'K')
+      scale = 1024;
+    else if (size.back() == 'M')
+      scale = 1024 * 1024;
+    int64_t value = std::atoll(size.c_str());
+    if (value > 0)
+      return value * scale;
+  }
+  if (long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE); bytes > 0)
+    return bytes;
+  return 1 << 20;
+}
+
 class Calibrator {
 public:
   Calibrator(const CalibrationOptions &options, CpuCalibration &result)
@@ -163,8 +201,12 @@ public:
     ctx->cpuLevel = kernelCpuLevel(result.cpuIsa);
     result.threads = ctx->numThreads;
     result.cpuLevel = ctx->cpuLevel;
+    result.cacheBytes = coreCacheBytes() * ctx->numThreads;
+    // Twice the caches, so that reading it leaves none of a problem's data
+    // in them.
+    flushBuffer = std::make_unique<Buffer>(*device, result.cacheBytes / 2);
     budget =
-        options.quick ? Budget{1, 0.002, 0.015, 15} : Budget{3, 0.03, 0.15, 30};
+        options.quick ? Budget{1, 0.002, 0.01, 15} : Budget{3, 0.03, 0.1, 30};
   }
 
   /// Measures every table `budget.passes` times, a pass over all of them
@@ -185,12 +227,17 @@ public:
     for (size_t index = 0; index < passes[0].size(); ++index) {
       ThroughputTable merged = passes[0][index];
       for (size_t point = 0; point < merged.points.size(); ++point) {
-        std::vector<double> rates;
-        for (const std::vector<ThroughputTable> &tables : passes)
-          rates.push_back(tables[index].points[point].perSecond);
-        std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
-                         rates.end());
-        merged.points[point].perSecond = rates[rates.size() / 2];
+        auto median = [&](double ThroughputPoint::*rate) {
+          std::vector<double> rates;
+          for (const std::vector<ThroughputTable> &tables : passes)
+            rates.push_back(tables[index].points[point].*rate);
+          std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
+                           rates.end());
+          return rates[rates.size() / 2];
+        };
+        merged.points[point].perSecond = median(&ThroughputPoint::perSecond);
+        merged.points[point].streamedPerSecond =
+            median(&ThroughputPoint::streamedPerSecond);
       }
       result.tables.push_back(std::move(merged));
     }
@@ -211,18 +258,23 @@ private:
 
   /// Median seconds of one call of `call`, which returns a kernel status.
   template <typename Fn> double time(Fn call);
-  /// Median seconds of one call of each problem, every call timed alone
-  /// after `interlude`'s calls, or, without `interlude`, after the other
-  /// problems' calls (the problems in turn).
-  std::vector<double> timeInTurn(const std::vector<Problem> &problems,
-                                 const std::vector<Problem> *interlude);
-  /// Adds the points of `problems`, each timed after the interlude, to a
+  /// Median seconds of one call of each problem, the problems called in
+  /// turn, each call timed alone.
+  std::vector<double> timeInTurn(const std::vector<Problem> &problems);
+  /// Median seconds of a call of `problem`, every call timed alone after
+  /// the interlude, and, when `streamed`, after the flush.
+  double timeAlone(const Problem &problem, bool streamed);
+  /// Reads the flush buffer on every thread of the team.
+  void flush();
+  /// Adds the points of `problems`, each timed resident and streamed, to a
   /// new table.
-  void addInTurn(const std::string &name, bool compute,
-                 const std::vector<Problem> &problems);
-  /// Adds a point of `size` (FLOPs or bytes) that a call of `seconds` did.
+  void addTimed(const std::string &name, bool compute,
+                const std::vector<Problem> &problems);
+  /// Adds a point of `size` (FLOPs or bytes) that a call of `seconds` did
+  /// with its data resident, and of `streamedSeconds` (0: not measured)
+  /// with its data out of the caches.
   void add(ThroughputTable &table, double size, double seconds,
-           std::string shape, double pixels = 0);
+           double streamedSeconds, std::string shape, double pixels = 0);
   ThroughputTable &table(const std::string &name, bool compute);
 
   void check(int32_t status, const char *kernel) {
@@ -252,6 +304,10 @@ private:
   /// The tiny calls of other kernels run before every timed call
   /// (`measureOverhead` makes them).
   std::vector<Problem> interlude;
+  /// Read before every streamed call: CpuCalibration::cacheBytes * 2.
+  std::unique_ptr<Buffer> flushBuffer;
+  /// What the flush reads, kept so that the reads are not optimised away.
+  volatile float flushSink = 0;
 };
 
 template <typename Fn> double Calibrator::time(Fn call) {
@@ -283,31 +339,32 @@ template <typename Fn> double Calibrator::time(Fn call) {
   return samples[samples.size() / 2];
 }
 
-std::vector<double>
-Calibrator::timeInTurn(const std::vector<Problem> &problems,
-                       const std::vector<Problem> *interlude) {
-  // What reading the clock twice costs, taken off every sample.
+/// What reading the clock twice costs, to be taken off every sample.
+static double clockCost() {
   std::vector<double> reads;
   for (int i = 0; i < 101; ++i) {
     Clock::time_point before = Clock::now();
     reads.push_back(secondsSince(before));
   }
   std::nth_element(reads.begin(), reads.begin() + 50, reads.end());
-  const double clockCost = reads[50];
+  return reads[50];
+}
 
-  auto between = [&] {
-    if (interlude)
-      for (const Problem &other : *interlude)
-        other.call();
-  };
+static double median(std::vector<double> &values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2,
+                   values.end());
+  return values[values.size() / 2];
+}
+
+std::vector<double>
+Calibrator::timeInTurn(const std::vector<Problem> &problems) {
+  const double clock = clockCost();
   const double count = static_cast<double>(problems.size());
   Clock::time_point start = Clock::now();
   int rounds = 0;
   do {
-    for (const Problem &problem : problems) {
-      between();
+    for (const Problem &problem : problems)
       problem.call();
-    }
     ++rounds;
   } while (secondsSince(start) < budget.warmupSeconds * count && rounds < 200);
 
@@ -320,27 +377,81 @@ Calibrator::timeInTurn(const std::vector<Problem> &problems,
                      round < 40 * budget.maxSamples);
        ++round)
     for (size_t i = 0; i < problems.size(); ++i) {
-      between();
       Clock::time_point call = Clock::now();
       problems[i].call();
-      samples[i].push_back(std::max(secondsSince(call) - clockCost, 1e-9));
+      samples[i].push_back(std::max(secondsSince(call) - clock, 1e-9));
     }
   std::vector<double> medians;
-  for (std::vector<double> &times : samples) {
-    std::nth_element(times.begin(), times.begin() + times.size() / 2,
-                     times.end());
-    medians.push_back(times[times.size() / 2]);
-  }
+  for (std::vector<double> &times : samples)
+    medians.push_back(median(times));
   return medians;
 }
 
-void Calibrator::addInTurn(const std::string &name, bool compute,
-                           const std::vector<Problem> &problems) {
+void Calibrator::flush() {
+  const float *data = flushBuffer->get();
+  const int64_t n = result.cacheBytes / 2;
+  float sums[64] = {};
+  auto read = [&](int64_t begin, int64_t end, float &sum) {
+    // One float of every cache line is enough to bring the line in.
+    for (int64_t i = begin; i < end; i += 16)
+      sum += data[i];
+  };
+  int threads = std::clamp(ctx->numThreads, 1, 64);
+  if (threads == 1) {
+    read(0, n, sums[0]);
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
+      read(n * me / team / 16 * 16, n * (me + 1) / team, sums[me]);
+    }
+  }
+  float total = 0;
+  for (float sum : sums)
+    total += sum;
+  flushSink = total;
+}
+
+double Calibrator::timeAlone(const Problem &problem, bool streamed) {
+  const double clock = clockCost();
+  auto before = [&] {
+    for (const Problem &other : interlude)
+      other.call();
+    if (streamed)
+      flush();
+  };
+  Clock::time_point start = Clock::now();
+  int rounds = 0;
+  do {
+    before();
+    problem.call();
+    ++rounds;
+  } while (secondsSince(start) < budget.warmupSeconds && rounds < 200);
+
+  // Until the point's time is spent, at least three samples; tiny problems
+  // get many more than large ones would in that time.
+  std::vector<double> samples;
+  start = Clock::now();
+  while (samples.size() < 3 ||
+         (secondsSince(start) < budget.pointSeconds &&
+          static_cast<int>(samples.size()) < 40 * budget.maxSamples)) {
+    before();
+    Clock::time_point call = Clock::now();
+    problem.call();
+    samples.push_back(std::max(secondsSince(call) - clock, 1e-9));
+  }
+  return median(samples);
+}
+
+void Calibrator::addTimed(const std::string &name, bool compute,
+                          const std::vector<Problem> &problems) {
   ThroughputTable &measured = table(name, compute);
-  std::vector<double> seconds = timeInTurn(problems, &interlude);
-  for (size_t i = 0; i < problems.size(); ++i)
-    add(measured, problems[i].size, seconds[i], problems[i].shape,
-        problems[i].pixels);
+  for (const Problem &problem : problems) {
+    double resident = timeAlone(problem, false);
+    double streamed = timeAlone(problem, true);
+    add(measured, problem.size, resident, streamed, problem.shape,
+        problem.pixels);
+  }
 }
 
 ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
@@ -354,18 +465,23 @@ ThroughputTable &Calibrator::table(const std::string &name, bool compute) {
 }
 
 void Calibrator::add(ThroughputTable &table, double size, double seconds,
-                     std::string shape, double pixels) {
+                     double streamedSeconds, std::string shape, double pixels) {
   // The table holds the rate of the work itself: the cost model adds the
   // call overhead back to a kernel call, not to the fused loops (the
   // elementwise and activation tables), which call nothing. A call barely
   // longer than the overhead keeps at least half its time, so that noise
   // cannot make the rate unbounded.
   bool loop = table.name == "elementwise" || table.name == "activation";
-  double work =
-      loop ? seconds
-           : std::max(seconds - result.callOverheadSeconds, 0.5 * seconds);
-  table.points.push_back(
-      ThroughputPoint{size, size / work, std::move(shape), pixels});
+  auto work = [&](double time) {
+    return loop ? time
+                : std::max(time - result.callOverheadSeconds, 0.5 * time);
+  };
+  // Reading data from beyond the caches cannot make a call faster: a
+  // streamed time below the resident one is noise.
+  double streamedRate =
+      streamedSeconds > 0 ? size / work(std::max(streamedSeconds, seconds)) : 0;
+  table.points.push_back(ThroughputPoint{
+      size, size / work(seconds), streamedRate, std::move(shape), pixels});
 }
 
 void Calibrator::measureOverhead() {
@@ -408,7 +524,7 @@ void Calibrator::measureOverhead() {
     check(cleave_cpu_layer_norm(ctx, args, 3, &out, 1, ints, floats),
           "layer_norm");
   });
-  std::vector<double> seconds = timeInTurn(calls, nullptr);
+  std::vector<double> seconds = timeInTurn(calls);
   std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2,
                    seconds.end());
   result.callOverheadSeconds = seconds[seconds.size() / 2];
@@ -487,8 +603,8 @@ void Calibrator::measureMatmul() {
         i + wide.size() < products.size() ? regular : skinny;
     table.push_back(matmul(m, n, k, weights.get() + offsets[i]));
   }
-  addInTurn("matmul", true, regular);
-  addInTurn("matmul_skinny", true, skinny);
+  addTimed("matmul", true, regular);
+  addTimed("matmul_skinny", true, skinny);
 }
 
 Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
@@ -561,7 +677,7 @@ void Calibrator::measureConvolutionTable(
   for (size_t i = 0; i < sizes.size(); ++i)
     problems.push_back(conv(spatialRank, sizes[i].first, sizes[i].second,
                             kernel, depthwise, weights.get() + offsets[i]));
-  addInTurn(name, true, problems);
+  addTimed(name, true, problems);
 }
 
 void Calibrator::measureConvolutions() {
@@ -650,7 +766,7 @@ void Calibrator::measureRecurrent() {
   std::vector<Problem> problems;
   for (int64_t h : hidden)
     problems.push_back(lstm(h, 16));
-  addInTurn("recurrent", true, problems);
+  addTimed("recurrent", true, problems);
 }
 
 Problem Calibrator::attention(int64_t sequence, int64_t headSize) {
@@ -694,7 +810,7 @@ void Calibrator::measureAttention() {
   std::vector<Problem> problems;
   for (auto [sequence, headSize] : shapes)
     problems.push_back(attention(sequence, headSize));
-  addInTurn("attention", true, problems);
+  addTimed("attention", true, problems);
 }
 
 void Calibrator::measureMemory() {
@@ -716,7 +832,7 @@ void Calibrator::measureMemory() {
           check(cleave_cpu_copy(ctx, &in, 1, &out, 1, nullptr, nullptr),
                 "copy");
         }),
-        shape(n));
+        0, shape(n));
   }
   ThroughputTable &elementwise = table("elementwise", false);
   for (int64_t n : sizes) {
@@ -726,7 +842,7 @@ void Calibrator::measureMemory() {
             addRange(begin, end, a.get(), b.get(), y.get());
           });
         }),
-        shape(n));
+        0, shape(n));
   }
   ThroughputTable &activation = table("activation", false);
   for (int64_t n : sizes) {
@@ -736,7 +852,7 @@ void Calibrator::measureMemory() {
             geluRange(begin, end, x.get(), y.get());
           });
         }),
-        shape(n));
+        0, shape(n));
   }
   // A transpose as attention's: (1, S, 4, 16) to (1, 4, S, 16).
   std::vector<Problem> transposes;
@@ -756,7 +872,7 @@ void Calibrator::measureMemory() {
     problem.shape = "1x" + std::to_string(rows) + "x4x16";
     transposes.push_back(std::move(problem));
   }
-  addInTurn("transpose", false, transposes);
+  addTimed("transpose", false, transposes);
 
   std::vector<Problem> softmaxes;
   for (int64_t n : sizes) {
@@ -773,7 +889,7 @@ void Calibrator::measureMemory() {
     problem.shape = std::to_string(n / row) + "x" + std::to_string(row);
     softmaxes.push_back(std::move(problem));
   }
-  addInTurn("softmax", false, softmaxes);
+  addTimed("softmax", false, softmaxes);
 
   std::vector<Problem> norms;
   for (int64_t n : sizes) {
@@ -795,7 +911,7 @@ void Calibrator::measureMemory() {
     problem.shape = std::to_string(n / row) + "x" + std::to_string(row);
     norms.push_back(std::move(problem));
   }
-  addInTurn("normalization", false, norms);
+  addTimed("normalization", false, norms);
 }
 
 } // namespace

@@ -422,6 +422,64 @@ TEST(PlanPlanner, GlobalBatchScalesTheWork) {
   EXPECT_EQ(b->microbatchSize, 8);
 }
 
+/// `target` with a calibration whose matrix products run at 1e10 to 1e11
+/// FLOP/s with their data in caches of `cacheBytes`, and at half that with
+/// it out of them.
+TargetDescription withCaches(TargetDescription target, int64_t cacheBytes) {
+  DeviceCalibration calibration;
+  calibration.cacheBytes = cacheBytes;
+  calibration.tables[static_cast<unsigned>(KernelClass::Matmul)] = {
+      {1.0e6, 1.0e10, 5.0e9, 0}, {1.0e12, 1.0e11, 5.0e10, 0}};
+  target.device.calibration = std::move(calibration);
+  return target;
+}
+
+TEST(PlanPlanner, StagesPayForWhatTheCachesDoNotHold) {
+  // One stage of an MLP whose 32 MB of weights no cache of these holds
+  // whole: the share 1 - cacheBytes / footprint of its products' data comes
+  // from beyond the caches, at the streamed rate.
+  TestModel model = parse(test::writeMLPStack(transformerShape(1)));
+  TargetDescription base = test::loadTestTarget(1);
+  PlanOptions options;
+  options.microbatches = 1;
+  auto plan = [&](int64_t cacheBytes) {
+    std::string errors;
+    FailureOr<Plan> result =
+        planCollecting(model, withCaches(base, cacheBytes), options, errors);
+    EXPECT_TRUE(succeeded(result)) << errors;
+    return succeeded(result) ? *result : Plan();
+  };
+  Plan resident = plan(int64_t{1} << 50);
+  ASSERT_EQ(resident.stages.size(), 1u);
+  int64_t footprint = resident.stages[0].memory.total();
+  Plan none = plan(1);
+  Plan half = plan(footprint / 2);
+  ASSERT_EQ(none.stages.size(), 1u);
+  ASSERT_EQ(half.stages.size(), 1u);
+  // Nothing held: the miss time (the streamed time less the resident one)
+  // counts whole, 1 - 1 / footprint of it.
+  double missTime =
+      (none.stages[0].computeTime - resident.stages[0].computeTime) /
+      (1 - 1.0 / static_cast<double>(footprint));
+  // Half the rate: the streamed time is twice the resident one, less the
+  // call overhead (none here) and the work of other kernel classes.
+  EXPECT_GT(missTime, 0);
+  EXPECT_LT(missTime, resident.stages[0].computeTime);
+  double halfShare =
+      1 - static_cast<double>(footprint / 2) / static_cast<double>(footprint);
+  EXPECT_NEAR(half.stages[0].computeTime,
+              resident.stages[0].computeTime + halfShare * missTime,
+              1e-9 * none.stages[0].computeTime);
+  EXPECT_GT(half.stepTime, resident.stepTime);
+  // The predicted timeline adds up to the stage.
+  double scheduled = 0;
+  for (const PlanStageEvent &event : half.stages[0].schedule)
+    if (event.kind == PlanStageEvent::Kind::Compute)
+      scheduled += event.duration;
+  EXPECT_NEAR(scheduled, half.stages[0].computeTime,
+              1e-9 * half.stages[0].computeTime);
+}
+
 //===----------------------------------------------------------------------===//
 // The IR contract
 //===----------------------------------------------------------------------===//

@@ -176,6 +176,42 @@ TEST(PlanStagePartitioner, ReportsWhatDoesNotFit) {
       splitStages(problem, makeOptions(4, 1000, PlanObjective::Throughput)));
 }
 
+TEST(PlanStagePartitioner, StagesThatFitTheCachesMissNothing) {
+  // Four segments of 1 s, 100 weight bytes and 1 s more with their data
+  // out of caches of 250 bytes. One stage holds 400 + 10 + 2 * 4 = 418
+  // bytes: 1 - 250 / 418 of the miss time counts.
+  StageSplitProblem problem =
+      makeProblem({1, 1, 1, 1}, {100, 100, 100, 100}, 0, /*withLean=*/false);
+  for (std::vector<SegmentCandidate> &candidates : problem.candidates)
+    candidates[0].missTime = 1;
+  problem.cacheBytes = 250;
+  StageSplitOptions one = makeOptions(1, 1000, PlanObjective::Throughput);
+  bool fits = false;
+  StageRange whole = evaluateStageRange(problem, one, 0, 0, 3, fits);
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(whole.memory.total(), 418);
+  EXPECT_DOUBLE_EQ(whole.missFraction, 1 - 250.0 / 418);
+  EXPECT_DOUBLE_EQ(whole.segmentTime, 4 + 4 * (1 - 250.0 / 418));
+
+  // Two stages hold 200 + 10 + 8 bytes, the first 4 more to send: they fit
+  // the caches, and each takes 2 s, less than half of the one stage.
+  std::optional<StageSplit> two =
+      splitStages(problem, makeOptions(2, 1000, PlanObjective::Throughput));
+  ASSERT_TRUE(two);
+  ASSERT_EQ(two->stages.size(), 2u);
+  EXPECT_EQ(two->stages[0].memory.total(), 222);
+  EXPECT_EQ(two->stages[1].memory.total(), 218);
+  for (const StageRange &stage : two->stages)
+    EXPECT_EQ(stage.missFraction, 0);
+  EXPECT_DOUBLE_EQ(two->maxStageTime(), 2);
+
+  // Without caches described, the miss times do not count.
+  problem.cacheBytes = 0;
+  whole = evaluateStageRange(problem, one, 0, 0, 3, fits);
+  EXPECT_EQ(whole.missFraction, 0);
+  EXPECT_DOUBLE_EQ(whole.segmentTime, 4);
+}
+
 TEST(PlanStagePartitioner, UniformSplitIgnoresTime) {
   StageSplitProblem problem = makeProblem({5, 1, 1, 1}, {1, 1, 1, 1});
   StageSplitOptions options = makeOptions(2, 1000, PlanObjective::Throughput);
@@ -288,6 +324,14 @@ TEST_P(StageSplitOptimalityTest, MatchesBruteForce) {
     StageSplitProblem problem = makeProblem(times, weights, 0.05);
     // A limit that sometimes binds and sometimes needs the lean sharding.
     int64_t limit = 30 + total / param.stages;
+    // Every other trial, caches that some stages fit and some do not, and
+    // segments that take up to twice as long with their data out of them.
+    if (trial % 2 == 1) {
+      problem.cacheBytes = limit / 2;
+      for (std::vector<SegmentCandidate> &candidates : problem.candidates)
+        for (SegmentCandidate &candidate : candidates)
+          candidate.missTime = candidate.time * time(random) / 3.0;
+    }
     StageSplitOptions options =
         makeOptions(param.stages, limit, param.objective, param.microbatches);
     std::optional<double> expected = bruteForce(problem, options);

@@ -463,10 +463,48 @@ TEST(TargetTest, Calibration) {
   EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Copy, 1.0e9), 2.0e9);
   EXPECT_EQ(calibration.throughput(KernelClass::Conv, 1.0e9), 0);
 
+  // Without `cache_bytes` no stage's data counts as out of the caches,
+  // and a sample without a streamed rate stands for both.
+  EXPECT_EQ(calibration.cacheBytes, 0);
+  EXPECT_EQ(calibration.missFraction(1.0e9), 0);
+  EXPECT_DOUBLE_EQ(
+      calibration.throughput(KernelClass::Copy, 1.0e9, 0, /*streamed=*/true),
+      2.0e9);
+
   // Without one, there is none.
   llvm::Expected<TargetDescription> plain = parseTarget(kValidTarget, "t.json");
   ASSERT_TRUE(static_cast<bool>(plain));
   EXPECT_FALSE(plain->device.calibration.has_value());
+}
+
+/// A calibration with the rates measured with the data out of the caches
+/// too: the streamed rate interpolates as the resident one does, and a
+/// stage's data misses the caches in the share its footprint exceeds them.
+TEST(TargetTest, CalibrationStreamed) {
+  const char *streamed = R"json({
+    "threads": 1, "call_overhead_s": 0, "cache_bytes": 1000,
+    "compute": {"matmul": [
+      {"flops": 1.0e3, "flops_per_s": 1.0e10, "streamed_flops_per_s": 1.0e9},
+      {"flops": 1.0e7, "flops_per_s": 1.0e11}]}
+  })json";
+  llvm::Expected<TargetDescription> target =
+      parseTarget(withCalibration(streamed), "t.json");
+  ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
+  const DeviceCalibration &calibration = *target->device.calibration;
+  EXPECT_EQ(calibration.cacheBytes, 1000);
+  EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Matmul, 10), 1.0e10);
+  EXPECT_DOUBLE_EQ(
+      calibration.throughput(KernelClass::Matmul, 10, 0, /*streamed=*/true),
+      1.0e9);
+  // Halfway in log(size) between 1e9 (streamed) and 1e11 (the resident
+  // rate, where the sample has no streamed one): 1e10.
+  EXPECT_NEAR(
+      calibration.throughput(KernelClass::Matmul, 1.0e5, 0, /*streamed=*/true),
+      1.0e10, 1.0);
+  EXPECT_EQ(calibration.missFraction(500), 0);
+  EXPECT_EQ(calibration.missFraction(1000), 0);
+  EXPECT_DOUBLE_EQ(calibration.missFraction(4000), 0.75);
+  EXPECT_EQ(getCacheMissFraction(0, 4000), 0);
 }
 
 /// A table whose samples give `pixels` is rows of one map size each: the
@@ -539,7 +577,22 @@ TEST(TargetTest, CalibrationErrors) {
             "number, got -1");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "gpu": {}})"),
             "bad.json: calibration.gpu: unknown field (expected description, "
-            "threads, call_overhead_s, compute, memory, stability)");
+            "threads, call_overhead_s, cache_bytes, compute, memory, "
+            "stability)");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "cache_bytes": 0})"),
+            "bad.json: calibration.cache_bytes: expected a positive number, "
+            "got 0");
+  EXPECT_EQ(
+      error(R"({"threads": 1, "call_overhead_s": 0, "compute": {"matmul": )"
+            R"([{"flops": 1, "flops_per_s": 1, "streamed_flops_per_s": 0}]}})"),
+      "bad.json: calibration.compute.matmul[0].streamed_flops_per_s: "
+      "expected a positive number, got 0");
+  EXPECT_EQ(
+      error(R"({"threads": 1, "call_overhead_s": 0, "memory": {"copy": )"
+            R"([{"bytes": 1, "bytes_per_s": 1, "streamed_flops_per_s": 1}]}})"),
+      "bad.json: calibration.memory.copy[0].streamed_flops_per_s: unknown "
+      "field (expected bytes, bytes_per_s, streamed_bytes_per_s, shape, "
+      "pixels)");
   // The reference product's rates through the calibration.
   auto stability = [&](const std::string &fields) {
     return error(R"({"threads": 1, "call_overhead_s": 0, "stability": {)" +
@@ -580,7 +633,8 @@ TEST(TargetTest, CalibrationErrors) {
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "compute": {"conv": [{"flops": 1, "bytes_per_s": 1}]}})"),
             "bad.json: calibration.compute.conv[0].bytes_per_s: unknown field "
-            "(expected flops, flops_per_s, shape, pixels)");
+            "(expected flops, flops_per_s, streamed_flops_per_s, shape, "
+            "pixels)");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "memory": {"copy": [{"bytes": 8, "bytes_per_s": 0}]}})"),
             "bad.json: calibration.memory.copy[0].bytes_per_s: expected a "

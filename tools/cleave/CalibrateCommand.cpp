@@ -68,6 +68,8 @@ static json::Object describeCalibration(const rt::CpuCalibration &result,
       json::Object sample{{unit, roundFigure(point.size)},
                           {rateKey, roundFigure(point.perSecond)},
                           {"shape", point.shape}};
+      if (point.streamedPerSecond > 0)
+        sample["streamed_" + rateKey] = roundFigure(point.streamedPerSecond);
       if (point.pixels > 0)
         sample["pixels"] = point.pixels;
       samples.push_back(std::move(sample));
@@ -86,6 +88,7 @@ static json::Object describeCalibration(const rt::CpuCalibration &result,
       {"description", description},
       {"threads", result.threads},
       {"call_overhead_s", roundFigure(result.callOverheadSeconds)},
+      {"cache_bytes", result.cacheBytes},
       {"compute", std::move(compute)},
       {"memory", std::move(memory)},
       {"stability", json::Object{{"reference", result.referenceShape},
@@ -138,20 +141,27 @@ static std::string describeDrift(const rt::CpuCalibration &result) {
 static void printSummary(const rt::CpuCalibration &result,
                          llvm::raw_ostream &os) {
   os << llvm::formatv("calibrated {0} kernel thread(s), {1} (x86-64 level "
-                      "{2} kernels), in {3:f1} s; call overhead {4:f2} us\n",
+                      "{2} kernels), in {3:f1} s; call overhead {4:f2} us; "
+                      "private caches {5} KiB\n",
                       result.threads, result.cpuIsa, result.cpuLevel,
-                      result.elapsedSeconds, result.callOverheadSeconds * 1e6);
-  os << llvm::formatv("{0,-15} {1,-18} {2,12} {3,12}\n", "class", "shape",
-                      "size", "rate");
+                      result.elapsedSeconds, result.callOverheadSeconds * 1e6,
+                      result.cacheBytes / 1024);
+  os << llvm::formatv("{0,-15} {1,-18} {2,12} {3,14} {4,14}\n", "class",
+                      "shape", "size", "rate resident", "streamed");
+  auto rate = [](double perSecond, bool compute) -> std::string {
+    if (perSecond <= 0)
+      return "-";
+    return llvm::formatv("{0:f2} {1}", perSecond * 1e-9,
+                         compute ? "GFLOP/s" : "GB/s");
+  };
   for (const rt::ThroughputTable &table : result.tables)
     for (const rt::ThroughputPoint &point : table.points)
       os << llvm::formatv(
-          "{0,-15} {1,-18} {2,12} {3,12}\n", table.name, point.shape,
+          "{0,-15} {1,-18} {2,12} {3,14} {4,14}\n", table.name, point.shape,
           llvm::formatv("{0:e2} {1}", point.size, table.compute ? "FLOP" : "B")
               .str(),
-          llvm::formatv("{0:f2} {1}", point.perSecond * 1e-9,
-                        table.compute ? "GFLOP/s" : "GB/s")
-              .str());
+          rate(point.perSecond, table.compute),
+          rate(point.streamedPerSecond, table.compute));
 }
 
 /// Fails unless `path` can be written: an existing file that is writable,

@@ -237,6 +237,11 @@ struct SegmentCost {
   /// The backward pass, in a training context (0 otherwise).
   double backwardComputeTime = 0;
   double backwardCollectiveTime = 0;
+  /// What the forward's and the backward's ops take longer with their data
+  /// out of the caches (`Roofline::missTime`); not in the times above. The
+  /// stage that runs the segment adds the share its footprint makes miss.
+  double missTime = 0;
+  double backwardMissTime = 0;
   /// Weight bytes each device holds (a parameter read in two layouts is held
   /// twice).
   int64_t weightBytes = 0;
@@ -255,6 +260,8 @@ struct SegmentCost {
   /// collectives.size()`.
   double objective = 0;
   llvm::SmallVector<double> opTimes;
+  /// Per op, its forward's `missTime`.
+  llvm::SmallVector<double> opMissTimes;
   llvm::SmallVector<SegmentCollective> collectives;
   /// In a training context, the all-reduces of the backward that no
   /// forward collective answers: a trainable parameter held whole and read

@@ -45,12 +45,16 @@ struct SegmentTrainingCost {
 /// One segment under one sharding, per microbatch and device.
 struct SegmentCandidate {
   /// Seconds per microbatch: the forward, and in a training step the
-  /// recompute and backward too.
+  /// recompute and backward too, with the data in the caches.
   double time = 0;
   int64_t weightBytes = 0;
   int64_t peakActivationBytes = 0;
   int64_t largestMessageBytes = 0;
   SegmentTrainingCost training;
+  /// What `time` grows by with all of the data out of the caches
+  /// (`SegmentCost::missTime`); the stage adds the share its footprint
+  /// makes miss.
+  double missTime = 0;
 
   /// Bytes it holds through a step when `held` microbatches wait for their
   /// backward: what a leaner candidate saves.
@@ -77,6 +81,9 @@ struct StageSplitProblem {
   std::vector<int64_t> outputBytes;
   /// Per-device bytes of the model's inputs (what stage 0 receives).
   int64_t inputBytes = 0;
+  /// The caches a device keeps its data in from step to step
+  /// (`DeviceCalibration::cacheBytes`; 0: the miss times do not count).
+  int64_t cacheBytes = 0;
   /// Per segment: seconds to send its outputs to the next stage inside a
   /// node and across nodes (in a training step, also the seconds the next
   /// stage takes to send their gradients back).
@@ -123,6 +130,10 @@ struct StageRange {
   /// training step, the gradients' too).
   double segmentTime = 0;
   double sendTime = 0;
+  /// The share of its data out of the caches at each step
+  /// (`getCacheMissFraction` of its memory): `segmentTime` includes that
+  /// share of its segments' miss times.
+  double missFraction = 0;
   DeviceMemory memory;
   /// In a training step: per microbatch, the part of `segmentTime` that
   /// recomputes and the part that runs the backward, and the part of

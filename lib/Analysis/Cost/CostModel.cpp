@@ -37,7 +37,11 @@ Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
     if (kernelClass != KernelClass::Other && size > 0 &&
         !calibration->table(kernelClass).empty()) {
       double time = size / calibration->throughput(kernelClass, size, pixels);
+      double streamed =
+          size / calibration->throughput(kernelClass, size, pixels,
+                                         /*streamed=*/true);
       (compute ? roofline.computeTime : roofline.memoryTime) = time;
+      roofline.missTime = std::max(0.0, streamed - time);
       return roofline;
     }
   }

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <optional>
 
@@ -53,7 +54,7 @@ private:
     CostOptions options;
     options.allowTF32 = allowTF32;
     int64_t flops = 0, bytesRead = 0, bytesWritten = 0;
-    double time = 0;
+    double time = 0, missTime = 0;
     WalkResult walk = func.walk([&](CostInterface op) {
       FailureOr<OpCost> cost = getOpCost(op, *targetDescription, options);
       if (failed(cost))
@@ -62,6 +63,7 @@ private:
       bytesRead += cost->bytesRead;
       bytesWritten += cost->bytesWritten;
       time += cost->time();
+      missTime += cost->roofline.missTime;
       // Parameters and views cost nothing to run; a remark on each would
       // only bury the ones that do.
       if (op.isParameter() || op.isView())
@@ -75,8 +77,12 @@ private:
              << (cost->roofline.isComputeBound() ? "compute-bound"
                                                  : "memory-bound");
       // On a calibrated target, the table the time came from.
+      // On a calibrated target, the table the time came from, and what
+      // the call takes longer with its data out of the caches.
       if (targetDescription->device.calibration)
         remark << " class=" << stringifyKernelClass(cost->kernelClass);
+      if (cost->roofline.missTime > 0)
+        remark << " miss=" << formatSeconds(cost->roofline.missTime);
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -85,12 +91,21 @@ private:
     FailureOr<DeviceMemory> memory = estimateDeviceMemory(func);
     if (failed(memory))
       return failure();
-    func.emitRemark() << "total on " << targetDescription->name
-                      << ": flops=" << flops << " read=" << bytesRead
-                      << " written=" << bytesWritten
-                      << " time=" << formatSeconds(time)
-                      << " params=" << memory->weights
-                      << " peak-activations=" << memory->activations;
+    // The function runs as one stage: the share of its data that its
+    // footprint keeps out of the caches takes the streamed rates.
+    double missFraction = 0;
+    if (const std::optional<DeviceCalibration> &calibration =
+            targetDescription->device.calibration)
+      missFraction = calibration->missFraction(
+          static_cast<double>(memory->weights + memory->activations));
+    InFlightDiagnostic total = func.emitRemark();
+    total << "total on " << targetDescription->name << ": flops=" << flops
+          << " read=" << bytesRead << " written=" << bytesWritten
+          << " time=" << formatSeconds(time + missFraction * missTime)
+          << " params=" << memory->weights
+          << " peak-activations=" << memory->activations;
+    if (missTime > 0)
+      total << " miss-fraction=" << llvm::formatv("{0:f3}", missFraction).str();
     return success();
   }
 

@@ -65,28 +65,43 @@ bool cleave::isFusedLoopKernelClass(KernelClass kernelClass) {
          kernelClass == KernelClass::Activation;
 }
 
-/// The rate of `samples` (sizes ascending) at `size`, in log-log space.
-static double interpolateSize(ArrayRef<ThroughputSample> samples, double size) {
+/// The rate of `samples` (sizes ascending) at `size`, in log-log space:
+/// their streamed rates when `streamed`.
+static double interpolateSize(ArrayRef<ThroughputSample> samples, double size,
+                              bool streamed) {
+  auto rate = [&](const ThroughputSample &sample) {
+    return streamed && sample.streamedPerSecond > 0 ? sample.streamedPerSecond
+                                                    : sample.perSecond;
+  };
   if (size <= samples.front().size)
-    return samples.front().perSecond;
+    return rate(samples.front());
   if (size >= samples.back().size)
-    return samples.back().perSecond;
+    return rate(samples.back());
   auto above = llvm::upper_bound(
       samples, size,
       [](double value, const ThroughputSample &s) { return value < s.size; });
   const ThroughputSample &high = *above, &low = *(above - 1);
   double t = std::log(size / low.size) / std::log(high.size / low.size);
-  return std::exp(std::log(low.perSecond) +
-                  t * std::log(high.perSecond / low.perSecond));
+  return std::exp(std::log(rate(low)) + t * std::log(rate(high) / rate(low)));
+}
+
+double cleave::getCacheMissFraction(int64_t cacheBytes, double footprintBytes) {
+  if (cacheBytes <= 0 || footprintBytes <= static_cast<double>(cacheBytes))
+    return 0;
+  return 1.0 - static_cast<double>(cacheBytes) / footprintBytes;
+}
+
+double DeviceCalibration::missFraction(double footprintBytes) const {
+  return getCacheMissFraction(cacheBytes, footprintBytes);
 }
 
 double DeviceCalibration::throughput(KernelClass kernelClass, double size,
-                                     double pixels) const {
+                                     double pixels, bool streamed) const {
   ArrayRef<ThroughputSample> samples = table(kernelClass);
   if (samples.empty())
     return 0;
   if (samples.front().pixels <= 0)
-    return interpolateSize(samples, size);
+    return interpolateSize(samples, size, streamed);
   // The rows of one map size each, in ascending map size (as the file
   // must give them).
   SmallVector<ArrayRef<ThroughputSample>> rows;
@@ -97,15 +112,15 @@ double DeviceCalibration::throughput(KernelClass kernelClass, double size,
     rows.push_back(samples.slice(begin, end - begin));
   }
   if (pixels <= 0 || pixels >= rows.back().front().pixels)
-    return interpolateSize(rows.back(), size);
+    return interpolateSize(rows.back(), size, streamed);
   if (pixels <= rows.front().front().pixels)
-    return interpolateSize(rows.front(), size);
+    return interpolateSize(rows.front(), size, streamed);
   auto above = llvm::find_if(rows, [&](ArrayRef<ThroughputSample> row) {
     return row.front().pixels >= pixels;
   });
   ArrayRef<ThroughputSample> high = *above, low = *(above - 1);
-  double lowRate = interpolateSize(low, size);
-  double highRate = interpolateSize(high, size);
+  double lowRate = interpolateSize(low, size, streamed);
+  double highRate = interpolateSize(high, size, streamed);
   double t = std::log(pixels / low.front().pixels) /
              std::log(high.front().pixels / low.front().pixels);
   return std::exp(std::log(lowRate) + t * std::log(highRate / lowRate));
@@ -351,7 +366,9 @@ static Error readMatmulTiles(const ObjectReader &device,
 
 /// One table of `calibration.compute` or `calibration.memory`: a non-empty
 /// array of `{"<unit>": size, "<unit>_per_s": rate, "shape": "..."}`
-/// samples, sizes strictly ascending; or, where every sample gives
+/// samples (with `"streamed_<unit>_per_s"` where the rate with the data out
+/// of the caches was measured too), sizes strictly ascending; or, where
+/// every sample gives
 /// `"pixels"` (a convolution's output positions per image), rows of one
 /// map size each, map sizes ascending, sizes strictly ascending in a row.
 static Error readThroughputTable(const ObjectReader &group, StringRef key,
@@ -363,6 +380,7 @@ static Error readThroughputTable(const ObjectReader &group, StringRef key,
     return group.error(key, "expected a non-empty array of samples, got " +
                                 describeValue(*value));
   std::string rateKey = (unit + "_per_s").str();
+  std::string streamedKey = "streamed_" + rateKey;
   for (auto [index, entry] : llvm::enumerate(*list)) {
     std::string path = key.str() + "[" + std::to_string(index) + "]";
     const json::Object *object = entry.getAsObject();
@@ -370,8 +388,8 @@ static Error readThroughputTable(const ObjectReader &group, StringRef key,
       return group.error(path,
                          "expected an object, got " + describeValue(entry));
     ObjectReader sample = group.nested(*object, path);
-    if (Error error =
-            sample.checkKnownFields({unit, rateKey, "shape", "pixels"}))
+    if (Error error = sample.checkKnownFields(
+            {unit, rateKey, streamedKey, "shape", "pixels"}))
       return error;
     Expected<double> size = sample.getPositiveNumber(unit);
     if (!size)
@@ -379,6 +397,13 @@ static Error readThroughputTable(const ObjectReader &group, StringRef key,
     Expected<double> rate = sample.getPositiveNumber(rateKey);
     if (!rate)
       return rate.takeError();
+    double streamed = 0;
+    if (object->get(streamedKey)) {
+      Expected<double> given = sample.getPositiveNumber(streamedKey);
+      if (!given)
+        return given.takeError();
+      streamed = *given;
+    }
     Expected<std::optional<std::string>> shape =
         sample.getString("shape", /*required=*/false);
     if (!shape)
@@ -406,7 +431,7 @@ static Error readThroughputTable(const ObjectReader &group, StringRef key,
                             : "sizes must be strictly ascending, got ") +
                     describeValue(*object->get(unit)) + " after " +
                     describeValue(json::Value(samples.back().size)));
-    samples.push_back(ThroughputSample{*size, *rate, pixels});
+    samples.push_back(ThroughputSample{*size, *rate, streamed, pixels});
   }
   return Error::success();
 }
@@ -477,9 +502,9 @@ static Error readCalibration(const ObjectReader &root,
   Expected<ObjectReader> reader = root.getObject("calibration");
   if (!reader)
     return reader.takeError();
-  if (Error error =
-          reader->checkKnownFields({"description", "threads", "call_overhead_s",
-                                    "compute", "memory", "stability"}))
+  if (Error error = reader->checkKnownFields(
+          {"description", "threads", "call_overhead_s", "cache_bytes",
+           "compute", "memory", "stability"}))
     return error;
   if (Error error = readStability(*reader))
     return error;
@@ -496,6 +521,12 @@ static Error readCalibration(const ObjectReader &root,
   if (!overhead)
     return overhead.takeError();
   calibration.callOverhead = *overhead;
+  if (reader->object.get("cache_bytes")) {
+    Expected<int64_t> cache = reader->getPositiveInteger("cache_bytes");
+    if (!cache)
+      return cache.takeError();
+    calibration.cacheBytes = *cache;
+  }
   if (Error error = readThroughputTables(*reader, "compute", true, calibration))
     return error;
   if (Error error = readThroughputTables(*reader, "memory", false, calibration))

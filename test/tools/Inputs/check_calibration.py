@@ -7,8 +7,10 @@ efficiency in (0, 1], a positive memory bandwidth at efficiency 1), its
 instruction set the level measured at (ISA when given, else an x86-64
 level, and the one the calibration's description names), nodes
 and links unchanged, and a `calibration` of every kernel class the command
-measures, each a table of positive samples by ascending size, and the
-reference problem's rates (one before each pass over the tables and one
+measures, each a table of positive samples by ascending size, the
+library kernels' samples with a rate for their data streamed from beyond
+the caches too (no higher than the resident one), the private caches'
+size, and the reference problem's rates (one before each pass over the tables and one
 after the last: two in a --quick calibration) with their drift.
 """
 
@@ -23,13 +25,21 @@ MEMORY = ["copy", "transpose", "elementwise", "activation", "softmax", "normaliz
 #: The tables by map size as well: every sample gives its output positions.
 BY_MAP = ["conv", "conv_pointwise", "conv_depthwise"]
 
+#: The fused loops and copies, timed with their data resident only.
+RESIDENT_ONLY = ["copy", "elementwise", "activation"]
+
 
 def check_table(name, samples, unit):
     assert isinstance(samples, list) and samples, f"{name}: no samples"
-    keys = {unit, unit + "_per_s", "shape"} | ({"pixels"} if name in BY_MAP else set())
+    rate, streamed = unit + "_per_s", "streamed_" + unit + "_per_s"
+    keys = {unit, rate, "shape"} | ({"pixels"} if name in BY_MAP else set()) | \
+        (set() if name in RESIDENT_ONLY else {streamed})
     for sample in samples:
         assert set(sample) == keys, f"{name}: {sample}"
-        assert sample[unit] > 0 and sample[unit + "_per_s"] > 0, f"{name}: {sample}"
+        assert sample[unit] > 0 and sample[rate] > 0, f"{name}: {sample}"
+        if streamed in sample:
+            # Rounded to four figures each.
+            assert 0 < sample[streamed] <= sample[rate] * (1 + 1e-3), f"{name}: {sample}"
     # Ascending by map size, then strictly by size on each map.
     order = [(sample.get("pixels", 0), sample[unit]) for sample in samples]
     assert order == sorted(set(order)), f"{name}: not ascending: {order}"
@@ -57,8 +67,10 @@ def main():
     assert devices["memory_bandwidth_bytes_per_s"] > 0
     assert devices["memory_efficiency"] == 1
     calibration = calibrated["calibration"]
-    assert set(calibration) == {"description", "threads", "call_overhead_s", "compute", "memory",
-                                "stability"}
+    assert set(calibration) == {"description", "threads", "call_overhead_s", "cache_bytes",
+                                "compute", "memory", "stability"}
+    # A level 2 cache of at least 64 KiB per thread.
+    assert calibration["cache_bytes"] >= 65536 * threads, calibration["cache_bytes"]
     stability = calibration["stability"]
     assert set(stability) == {"reference", "flops", "flops_per_s", "drift"}, stability
     assert stability["reference"] == "matmul 128x512x512", stability

@@ -70,9 +70,19 @@ struct Roofline {
   /// activation classes, which programs fuse into loops of their own
   /// rather than call a kernel for).
   double overheadTime = 0;
+  /// What the work takes longer when its data is out of the caches (a
+  /// calibration's streamed rates against its resident ones), in seconds;
+  /// `time()` is with the data resident. The stage that runs the work adds
+  /// the share of it that its footprint makes miss
+  /// (`DeviceCalibration::missFraction`).
+  double missTime = 0;
 
   double time() const {
     return std::max(computeTime, memoryTime) + overheadTime;
+  }
+  /// The time with `missFraction` of the data out of the caches.
+  double time(double missFraction) const {
+    return time() + missFraction * missTime;
   }
   bool isComputeBound() const { return computeTime > memoryTime; }
 };
@@ -108,7 +118,8 @@ double getMatmulTileEfficiency(const MatmulOutputShape &shape,
 /// size: `flops / rate(flops)` for a compute class, `bytes / rate(bytes)`
 /// for a memory class (`DeviceCalibration::throughput`), on a map of
 /// `pixels` output positions for a convolution (0: not a convolution, or
-/// not known). A class the calibration has no table for (and `Other`)
+/// not known); at the resident rate, with `missTime` the difference to the
+/// streamed one. A class the calibration has no table for (and `Other`)
 /// keeps the roofline, plus the call overhead. Work of no FLOPs and no
 /// bytes (a view) costs nothing.
 Roofline getRoofline(double flops, double bytes, Precision precision,

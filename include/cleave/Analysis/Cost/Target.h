@@ -101,7 +101,11 @@ bool isFusedLoopKernelClass(KernelClass kernelClass);
 /// (compute classes) or bytes (memory classes) ran at `perSecond`.
 struct ThroughputSample {
   double size = 0;
+  /// With the call's data in the cache, as its last call left it.
   double perSecond = 0;
+  /// With its data out of the private caches; 0 where not measured (the
+  /// resident rate stands for both).
+  double streamedPerSecond = 0;
   /// The output positions per image of the convolution measured (its
   /// output's spatial dimensions multiplied); 0 in a table that does not
   /// give them.
@@ -115,6 +119,10 @@ struct DeviceCalibration {
   int64_t threads = 1;
   /// Seconds every kernel call costs besides its work.
   double callOverhead = 0;
+  /// The private caches of the measured threads, in bytes: how much of a
+  /// stage's weights and activations stays in them from one step to the
+  /// next. 0 where the file does not say (every call priced resident).
+  int64_t cacheBytes = 0;
   /// Per `KernelClass`, samples by ascending size; empty where the file
   /// gives none (the class is priced by the roofline).
   std::array<std::vector<ThroughputSample>, kNumKernelClasses> tables;
@@ -130,9 +138,20 @@ struct DeviceCalibration {
   /// the rate is interpolated so in the rows of the map sizes around
   /// `pixels` (the nearest row outside them), then between the two,
   /// linearly in log(pixels); without `pixels` (0), in the largest map's.
-  double throughput(KernelClass kernelClass, double size,
-                    double pixels = 0) const;
+  /// `streamed` reads the rates measured with the data out of the caches
+  /// (the resident ones where a sample has none).
+  double throughput(KernelClass kernelClass, double size, double pixels = 0,
+                    bool streamed = false) const;
+
+  /// `getCacheMissFraction` of these caches.
+  double missFraction(double footprintBytes) const;
 };
+
+/// The share of a stage's data that is not in caches of `cacheBytes` when
+/// its next step reads it, the stage holding `footprintBytes` of weights
+/// and activations: 0 while they fit (or without caches, 0 bytes), then
+/// 1 - cacheBytes / footprintBytes.
+double getCacheMissFraction(int64_t cacheBytes, double footprintBytes);
 
 /// One device (a GPU, or a CPU core running one rank).
 struct DeviceDescription {

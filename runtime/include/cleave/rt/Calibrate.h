@@ -12,6 +12,7 @@
 #ifndef CLEAVE_RT_CALIBRATE_H
 #define CLEAVE_RT_CALIBRATE_H
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -42,7 +43,11 @@ int highestCpuLevel();
 /// divided by the median time of a call less the call overhead.
 struct ThroughputPoint {
   double size = 0;
+  /// With the problem's data in the cache, as its last call left it.
   double perSecond = 0;
+  /// With its data out of the threads' private caches (CpuCalibration::
+  /// cacheBytes); 0 where only the first was measured.
+  double streamedPerSecond = 0;
   /// What was run, for people ("512x512x512").
   std::string shape;
   /// For a convolution, its output positions per image; 0 otherwise.
@@ -70,6 +75,9 @@ struct CpuCalibration {
   std::string cpuIsa;
   /// The fixed time of a call of a tiny kernel, in seconds.
   double callOverheadSeconds = 0;
+  /// The private cache (level 2) of the cores the threads run on, all
+  /// together: what a program keeps of its data from one call to the next.
+  int64_t cacheBytes = 0;
   std::vector<ThroughputTable> tables;
   /// Wall time the measurement took, in seconds.
   double elapsedSeconds = 0;
