@@ -54,6 +54,21 @@ def build_convnext_tiny(batch: int) -> ReferenceModel:
     return _classifier(models.convnext_tiny(), batch)
 
 
+def build_mobilenet_v2(batch: int) -> ReferenceModel:
+    """torchvision's MobileNetV2 (inverted residuals, widths 16-320, 1280
+    features) at 224x224: 3x3 depthwise convolutions between pointwise
+    ones, ReLU6."""
+    torch.manual_seed(0)
+    return _classifier(models.mobilenet_v2(), batch)
+
+
+def build_efficientnet_b0(batch: int) -> ReferenceModel:
+    """torchvision's EfficientNet-B0 (MBConv blocks with squeeze-and-
+    excitation, 3x3 and 5x5 depthwise convolutions, SiLU) at 224x224."""
+    torch.manual_seed(0)
+    return _classifier(models.efficientnet_b0(), batch)
+
+
 def build_wav2vec2_base(batch: int) -> ReferenceModel:
     """torchaudio's wav2vec 2.0 base (12 layers, hidden 768) on one second
     of 16 kHz audio, with a 32-symbol output layer as a CTC model has."""
@@ -107,6 +122,8 @@ def build_whisper_tiny_encoder(batch: int) -> ReferenceModel:
 BUILDERS = {
     "resnet50-224": build_resnet50,
     "convnext_tiny-224": build_convnext_tiny,
+    "mobilenet_v2-224": build_mobilenet_v2,
+    "efficientnet_b0-224": build_efficientnet_b0,
     "wav2vec2_base-1s": build_wav2vec2_base,
     "whisper_tiny_encoder": build_whisper_tiny_encoder,
 }

@@ -24,9 +24,10 @@ geometric mean of the ratios.
 ``--large`` adds GPT and BERT at a size where the matrix products, not the
 per-step overhead, take the time (their builders take a configuration; the
 registry's other models have one fixed size). ``--realistic`` adds the
-families at the sizes people deploy (bench/realistic_models.py: ResNet-50
-and ConvNeXt-Tiny at 224x224, wav2vec 2.0 base on one second of audio,
-Whisper-tiny's encoder on 30 seconds), all of them or those named.
+families at the sizes people deploy (bench/realistic_models.py: ResNet-50,
+ConvNeXt-Tiny, MobileNetV2 and EfficientNet-B0 at 224x224, wav2vec 2.0 base
+on one second of audio, Whisper-tiny's encoder on 30 seconds), all of them
+or those named.
 ``--batch`` times every model at each batch size listed (samples beyond a
 model's own are its own, shuffled: see ``batch_inputs``; the checked-in
 exports only at their own batch). ``--profile`` prints, per
@@ -182,8 +183,8 @@ def read_data_set(folder: Path) -> dict[str, np.ndarray]:
 
 #: bench/realistic_models.py's models (its BUILDERS), named here so that
 #: the timing process never imports torch (see export_apart).
-REALISTIC = ("resnet50-224", "convnext_tiny-224", "wav2vec2_base-1s",
-             "whisper_tiny_encoder")
+REALISTIC = ("resnet50-224", "convnext_tiny-224", "mobilenet_v2-224",
+             "efficientnet_b0-224", "wav2vec2_base-1s", "whisper_tiny_encoder")
 
 
 def export_apart(case: Case, path: Path) -> dict[str, np.ndarray]:

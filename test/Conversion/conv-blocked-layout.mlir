@@ -54,9 +54,10 @@ func.func @residual(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
 
 // Between two convolutions that run on oneDNN (a and b), NCHW wherever a
 // step in between reads by position or runs on kernels of NCHW: a pool; an
-// add of a per-channel constant (a broadcast); a depthwise convolution,
-// one of fewer than 2^18 multiply-adds and one of weights a program may
-// write (an input here); and 12 channels are no whole number of blocks.
+// add of a per-channel constant (a broadcast); convolutions of fewer than
+// 2^18 multiply-adds (a depthwise one and a dense one) and one of weights a
+// program may write (an input here); and 12 channels are no whole number
+// of blocks.
 // The first pair, with nothing in between, is blocked.
 // CHECK-LABEL: program: 1 entries
 // CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_direct"
@@ -92,4 +93,30 @@ func.func @boundaries(%x: tensor<1x64x8x8xf32>, %wi: tensor<64x64x3x3xf32>) -> (
   %a6 = cleave.conv %x, %wt {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<12x64x3x3xf32>) -> tensor<1x12x8x8xf32> loc("a_twelve")
   %b6 = cleave.conv %a6, %wu {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x12x8x8xf32>, tensor<64x12x3x3xf32>) -> tensor<1x64x8x8xf32> loc("b_twelve")
   return %b0, %b1, %b2, %b3, %b4, %b5, %b6 : tensor<1x64x8x8xf32>, tensor<1x64x4x4xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>
+}
+
+// -----
+
+// A depthwise convolution runs on oneDNN's blocked kernels too: MobileNet's
+// block (a pointwise expansion, a depthwise 3x3 and a pointwise
+// projection, the first two clipped to [0, 6]) keeps its activations in
+// blocks from the first convolution's output to the last one's input.
+// CHECK-LABEL: program: 1 entries
+// CHECK: ints [2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 8] floats [0, 6]  // conv + clip "expand"
+// CHECK-NEXT: ints [2, 32, 1, 1, 1, 1, 1, 1, 1, 1, 2, 8, 8] floats [0, 6]  // conv + clip "depthwise"
+// CHECK-NEXT: ints [2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 8, 0] floats [0, 0]  // conv "project"
+// B16-LABEL: program: 1 entries
+// B16: ints [{{.*}}, 0, 16] floats [0, 6]  // conv + clip "expand"
+// B16-NEXT: ints [{{.*}}, 16, 16] floats [0, 6]  // conv + clip "depthwise"
+// B16-NEXT: ints [{{.*}}, 16, 0] floats [0, 0]  // conv "project"
+func.func @mobilenet_block(%x: tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32> {
+  %we = cleave.weight "we" {file = "/dev/null", offset = 0 : i64, length = 4096 : i64} : tensor<32x32x1x1xf32>
+  %wd = cleave.weight "wd" {file = "/dev/null", offset = 4096 : i64, length = 1152 : i64} : tensor<32x1x3x3xf32>
+  %wp = cleave.weight "wp" {file = "/dev/null", offset = 5248 : i64, length = 4096 : i64} : tensor<32x32x1x1xf32>
+  %e = cleave.conv %x, %we {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x32x32xf32> loc("expand")
+  %ec = cleave.clip %e {min = 0.000000e+00 : f64, max = 6.000000e+00 : f64} : tensor<1x32x32x32xf32> loc("clip1")
+  %d = cleave.conv %ec, %wd {dilations = array<i64: 1, 1>, group = 32 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x32x32xf32> loc("depthwise")
+  %dc = cleave.clip %d {min = 0.000000e+00 : f64, max = 6.000000e+00 : f64} : tensor<1x32x32x32xf32> loc("clip2")
+  %p = cleave.conv %dc, %wp {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x32x32xf32> loc("project")
+  return %p : tensor<1x32x32x32xf32>
 }

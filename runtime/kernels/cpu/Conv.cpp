@@ -407,10 +407,12 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
   return 0;
 }
 
-/// Output planes at least this large run a depthwise convolution on
-/// depthwiseConv(), smaller ones on oneDNN. oneDNN's depthwise kernel is
-/// faster per output, but the program's plain layout costs it a reorder in
-/// and out, which the large planes do not win back. Measured with
+/// Output planes at least this large run a depthwise convolution in plain
+/// layouts on depthwiseConv(), smaller ones on oneDNN. oneDNN's depthwise
+/// kernel is faster per output, but the program's plain layout costs it a
+/// reorder in and out, which the large planes do not win back; where the
+/// program keeps X or Y blocked, oneDNN runs every plane (the direct loop
+/// would reorder too). Measured with
 /// bench/ops_vs_onnxruntime.py, 1 thread, AVX2 (docs/PERFORMANCE.md),
 /// oneDNN / depthwiseConv() in ms: 3x3 stride 1 on 32 x 112 x 112 1.69 /
 /// 1.14, on 144 x 56 x 56 1.87 / 1.68, on 384 x 14 x 14 0.21 / 0.31; 3x3
@@ -419,7 +421,8 @@ int32_t depthwiseConv(CleaveContext *ctx, const ConvShape &shape,
 constexpr int64_t kDirectDepthwisePlane = 56 * 56;
 
 /// One input channel per group. A depthwise convolution runs on
-/// depthwiseConv() where its output plane is large, or where oneDNN has no
+/// depthwiseConv() where its output plane is large and its layouts plain
+/// (kDirectDepthwisePlane), or where oneDNN has no
 /// depthwise kernel for it (its jit kernel declines maps smaller than the
 /// window's reach: oneDNN's generic implementation took 0.10 ms on 144
 /// channels at 1x1, the direct loop 0.035 ms; dnnlConv cuts a window to
@@ -647,7 +650,8 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   const bool depthwise = isDepthwise(shape);
   if (!depthwise && constant && shape.multiplyAdds() >= kSmallConvMacs)
     return dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts);
-  if (depthwise && constant && g.outSize() < kDirectDepthwisePlane) {
+  if (depthwise && constant &&
+      (g.outSize() < kDirectDepthwisePlane || !layouts.plain())) {
     int32_t status = dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts,
                               /*declineGeneric=*/true);
     if (status != kDnnlDeclined)

@@ -781,7 +781,8 @@ std::vector<float> reorderBlocks(const std::vector<float> &values, int64_t n,
 
 /// A convolution on one of the paths conv takes: oneDNN for dense, grouped
 /// and depthwise ones of constant weights, im2col + sgemm for small ones and
-/// writable weights, the direct depthwise loop on large planes.
+/// writable weights, the direct depthwise loop on large planes in NCHW and
+/// over writable weights.
 struct LayoutCase {
   const char *what;
   ConvCase conv;
@@ -850,7 +851,9 @@ const std::vector<LayoutCase> &layoutCases() {
         {},
         true},
        true},
-      {"depthwise, direct",
+      // A large plane: oneDNN in blocked layouts, the direct loop in
+      // NCHW, and over writable weights in either.
+      {"depthwise, large plane",
        {{1, 16, 56, 56},
         {16, 1, 3, 3},
         16,
@@ -860,6 +863,16 @@ const std::vector<LayoutCase> &layoutCases() {
         {},
         false},
        true},
+      {"depthwise, large plane, writable weights",
+       {{1, 16, 56, 56},
+        {16, 1, 3, 3},
+        16,
+        {1, 1},
+        {1, 1, 1, 1},
+        {1, 1},
+        {},
+        true},
+       false},
   };
   return cases;
 }
@@ -868,9 +881,10 @@ const std::vector<LayoutCase> &layoutCases() {
 
 // X and Y kept in nChw8c or nChw16c (xBlock, yBlock), either or both, on
 // every path a convolution takes: oneDNN for dense, grouped and depthwise
-// ones of constant weights, im2col + sgemm for small ones and writable
-// weights, the direct depthwise loop on large planes; with a bias and the
-// ReLU epilogue on some.
+// ones of constant weights (a depthwise one on a large plane too, which
+// runs on the direct loop only in NCHW), im2col + sgemm for small ones and
+// writable weights, the direct depthwise loop over writable weights; with
+// a bias and the ReLU epilogue on some.
 TEST_F(ConvTest, BlockedLayouts) {
   for (const LayoutCase &k : layoutCases()) {
     const ConvCase &c = k.conv;
