@@ -210,16 +210,38 @@ int32_t globalPool(CleaveContext *ctx, const char *kernel,
   const float *src = static_cast<const float *>(x.data);
   float *dst = static_cast<float *>(y.data);
   const int threads = numThreads(ctx);
+  // Each plane is folded into kLanes partial results, which the compiler
+  // keeps in vector registers (one float chain would be a dependent add per
+  // element), then the lanes and the tail into one.
+  constexpr int64_t kLanes = 16;
   parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
     const float *plane = src + p * size;
+    const int64_t whole = size / kLanes * kLanes;
     if (kind == PoolKind::Max) {
+      // A NaN, once met, stays: a number is never above it.
+      auto fold = [](float max, float v) {
+        return v > max || v != v ? v : max;
+      };
+      float lanes[kLanes];
+      std::fill(lanes, lanes + kLanes, -std::numeric_limits<float>::infinity());
+      for (int64_t i = 0; i < whole; i += kLanes)
+        for (int64_t j = 0; j < kLanes; ++j)
+          lanes[j] = fold(lanes[j], plane[i + j]);
       float max = -std::numeric_limits<float>::infinity();
-      for (int64_t i = 0; i < size; ++i)
-        max = plane[i] > max || std::isnan(plane[i]) ? plane[i] : max;
+      for (float lane : lanes)
+        max = fold(max, lane);
+      for (int64_t i = whole; i < size; ++i)
+        max = fold(max, plane[i]);
       dst[p] = max;
     } else {
+      float lanes[kLanes] = {};
+      for (int64_t i = 0; i < whole; i += kLanes)
+        for (int64_t j = 0; j < kLanes; ++j)
+          lanes[j] += plane[i + j];
       float sum = 0.0f;
-      for (int64_t i = 0; i < size; ++i)
+      for (float lane : lanes)
+        sum += lane;
+      for (int64_t i = whole; i < size; ++i)
         sum += plane[i];
       dst[p] = size > 0 ? sum / static_cast<float>(size) : 0.0f;
     }

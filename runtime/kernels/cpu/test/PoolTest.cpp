@@ -187,6 +187,42 @@ TEST_F(PoolTest, GlobalPools) {
   expectClose(max.vec(), expectMax, 0.0f, 0.0f);
 }
 
+// Planes folded in 16 lanes and a tail: 7 x 7 (3 whole rounds and 1) and
+// 56 x 56 (196 rounds); the global max keeps a NaN met in a lane or in the
+// tail.
+TEST_F(PoolTest, GlobalPoolsOverLanesAndTail) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t side : {7, 56}) {
+    SCOPED_TRACE("plane " + std::to_string(side) + " x " +
+                 std::to_string(side));
+    const int64_t size = side * side;
+    Tensor x = Tensor::random({2, 3, side, side}, 34);
+    x.f32()[1 * size + 5] = nan;        // plane 1, a lane
+    x.f32()[4 * size + size - 1] = nan; // plane 4, the tail
+    Tensor avg({2, 3, 1, 1}), max({2, 3, 1, 1});
+    ASSERT_EQ(run(cleave_cpu_global_average_pool, {x.desc()}, {avg.desc()}), 0);
+    ASSERT_EQ(run(cleave_cpu_global_max_pool, {x.desc()}, {max.desc()}), 0);
+    for (int64_t p = 0; p < 6; ++p) {
+      double sum = 0;
+      float m = -std::numeric_limits<float>::infinity();
+      bool hasNan = false;
+      for (int64_t i = 0; i < size; ++i) {
+        float v = x.f32()[p * size + i];
+        hasNan |= std::isnan(v);
+        sum += v;
+        m = std::max(m, v);
+      }
+      if (hasNan) {
+        EXPECT_TRUE(std::isnan(avg.vec()[p])) << "plane " << p;
+        EXPECT_TRUE(std::isnan(max.vec()[p])) << "plane " << p;
+        continue;
+      }
+      EXPECT_NEAR(avg.vec()[p], sum / double(size), 1e-6) << "plane " << p;
+      EXPECT_EQ(max.vec()[p], m) << "plane " << p;
+    }
+  }
+}
+
 TEST_F(PoolTest, RejectsBadArguments) {
   Tensor x = Tensor::random({1, 1, 4, 4}, 1), y({1, 1, 3, 3});
   expectFailure(run(cleave_cpu_max_pool, {x.desc()}, {y.desc()},
