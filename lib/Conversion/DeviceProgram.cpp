@@ -241,17 +241,19 @@ private:
   LogicalResult checkTypes();
   LogicalResult classify(Operation *op);
   void chooseFusion();
-  /// The residual add, and the ReLU or clip, each convolution's kernel
-  /// applies (DeviceProgramOptions::fuseConvEpilogue).
+  /// The residual add, and the ReLU, clip or SiLU, each convolution's
+  /// kernel applies (DeviceProgramOptions::fuseConvEpilogue).
   void chooseConvEpilogues();
   /// What a convolution's kernel applies to its outputs.
   struct ConvEpilogueChoice {
     /// The add of `residual` that follows the convolution; null without.
     Operation *add = nullptr;
     Value residual;
-    /// The ReLU or clip after it (or after the convolution); null
-    /// without.
+    /// The ReLU or clip after it (or after the convolution), or the mul of
+    /// a SiLU; null without.
     Operation *activation = nullptr;
+    /// A SiLU's sigmoid, whose result `activation` multiplies by its input.
+    Operation *gate = nullptr;
 
     /// The op whose result the call writes.
     Operation *last() const { return activation ? activation : add; }
@@ -497,6 +499,33 @@ getConvEpilogue(Operation *op) {
                          clip.getMax()->convertToDouble());
 }
 
+/// The sigmoid and the mul of a SiLU of `value`, `value * sigmoid(value)`
+/// (as exporters write torch's SiLU), when they are `value`'s only users,
+/// the sigmoid's result is only the mul's operand, and `applicable` (an op
+/// a convolution's epilogue may take) holds for both.
+template <typename Applicable>
+static std::optional<std::pair<Operation *, Operation *>>
+matchSilu(Value value, Applicable applicable) {
+  if (!llvm::hasNItems(value.getUses(), 2))
+    return std::nullopt;
+  SigmoidOp sigmoid;
+  MulOp mul;
+  for (Operation *user : value.getUsers()) {
+    if (auto s = dyn_cast<SigmoidOp>(user))
+      sigmoid = s;
+    else if (auto m = dyn_cast<MulOp>(user))
+      mul = m;
+  }
+  if (!sigmoid || !mul || !sigmoid.getResult().hasOneUse() ||
+      !applicable(sigmoid) || !applicable(mul))
+    return std::nullopt;
+  Value gate = sigmoid.getResult();
+  if (!((mul.getLhs() == value && mul.getRhs() == gate) ||
+        (mul.getLhs() == gate && mul.getRhs() == value)))
+    return std::nullopt;
+  return std::make_pair(sigmoid.getOperation(), mul.getOperation());
+}
+
 void ProgramBuilder::chooseConvEpilogues() {
   if (!options.fuseConvEpilogue)
     return;
@@ -509,29 +538,29 @@ void ProgramBuilder::chooseConvEpilogues() {
     if (!conv || kinds.lookup(op) != OpKind::Kernel || isStashed(op))
       continue;
     Value result = conv.getResult();
-    if (!getElementTypeOrSelf(result.getType()).isF32() || !result.hasOneUse())
+    if (!getElementTypeOrSelf(result.getType()).isF32())
       continue;
-    // An elementwise op of the convolution's type that is the only user of
-    // `value`, in the convolution's model chunk.
+    // An elementwise op of the convolution's type, in its model chunk.
+    auto applicable = [&](Operation *user) {
+      auto userKind = kinds.find(user);
+      return userKind != kinds.end() &&
+             userKind->second == OpKind::Elementwise &&
+             user->getResult(0).getType() == result.getType() &&
+             !isStashed(user) && getChunk(user) == getChunk(op);
+    };
+    // Such an op that is the only user of `value`.
     auto soleUser = [&](Value value) -> Operation * {
       if (!value.hasOneUse())
         return nullptr;
       Operation *user = *value.getUsers().begin();
-      auto userKind = kinds.find(user);
-      if (userKind == kinds.end() || userKind->second != OpKind::Elementwise ||
-          user->getResult(0).getType() != result.getType() || isStashed(user) ||
-          getChunk(user) != getChunk(op))
-        return nullptr;
-      return user;
+      return applicable(user) ? user : nullptr;
     };
     ConvEpilogueChoice choice;
     Operation *user = soleUser(result);
-    if (!user)
-      continue;
     // A residual add: its other operand, of the same shape (no broadcast),
     // must be stored before the convolution runs (a value computed inside
     // the add's loop, or after the convolution, is not).
-    if (auto add = dyn_cast<AddOp>(user)) {
+    if (auto add = dyn_cast_or_null<AddOp>(user)) {
       Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
       Operation *def = other.getDefiningOp();
       if (other != result && other.getType() == result.getType() &&
@@ -543,11 +572,14 @@ void ProgramBuilder::chooseConvEpilogues() {
     }
     if (user && user != choice.add && getConvEpilogue(user))
       choice.activation = user;
+    else if (auto silu = matchSilu(
+                 choice.add ? choice.add->getResult(0) : result, applicable))
+      std::tie(choice.gate, choice.activation) = *silu;
     if (!choice.add && !choice.activation)
       continue;
     // A loop that would have computed them reads what the convolution
     // wrote instead.
-    for (Operation *applied : {choice.add, choice.activation})
+    for (Operation *applied : {choice.add, choice.gate, choice.activation})
       if (applied) {
         epilogues.insert(applied);
         inlined.erase(applied);
@@ -560,7 +592,8 @@ FailureOr<ProgramStep>
 ProgramBuilder::buildConvWithEpilogue(Operation *conv,
                                       const ConvEpilogueChoice &epilogue) {
   auto [kind, min, max] =
-      epilogue.activation
+      epilogue.gate ? std::make_tuple(int64_t(CLEAVE_EPILOGUE_SILU), 0.0, 0.0)
+      : epilogue.activation
           ? *getConvEpilogue(epilogue.activation)
           : std::make_tuple(int64_t(CLEAVE_EPILOGUE_NONE), 0.0, 0.0);
   KernelCall call;
@@ -574,7 +607,9 @@ ProgramBuilder::buildConvWithEpilogue(Operation *conv,
     call.inputs[3] = getTensor(epilogue.residual);
     summary += " + add";
   }
-  if (epilogue.activation)
+  if (epilogue.gate)
+    summary += " + silu";
+  else if (epilogue.activation)
     summary += " + " + epilogue.activation->getName().stripDialect().str();
   call.outputs.push_back(getTensor(epilogue.last()->getResult(0)));
   ProgramStep step;

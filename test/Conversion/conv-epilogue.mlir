@@ -6,8 +6,8 @@
 
 // A convolution whose result's only use is a ReLU or a clip with both
 // bounds applies it in its kernel (the conv signature's int before the
-// two layouts is the CleaveEpilogue: 1 ReLU, 2 clip; its floats the
-// clamp's bounds), and so does one whose only use is a residual add (its
+// two layouts is the CleaveEpilogue: 1 ReLU, 2 clip, 3 SiLU; its floats
+// the clamp's bounds), and so does one whose only use is a residual add (its
 // fourth input, R): one
 // step writes the activation's result, and the convolution's own result
 // is never stored. CPU programs do it (cleave compile, unless --no-fuse);
@@ -128,4 +128,49 @@ func.func @kept_residual(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>, %k: t
   %e = cleave.exp %y : tensor<1x4x6x6xf32> loc("exp")
   %s2 = cleave.add %c2, %e : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("add_exp")
   return %s0, %s1, %s2 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// A SiLU as exporters write torch's, x * sigmoid(x) with the mul's
+// operands either way round, after a convolution or after its residual
+// add: the convolution applies it (epilogue 3), and neither the sigmoid
+// nor the mul is a loop.
+// CHECK-LABEL: program: 1 entries
+// CHECK: entry forward phase forward: 3 steps
+// CHECK-NEXT: step 0 kernel conv (t0, t1, t2, none) -> (t[[Y:[0-9]+]]) ints [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 0, 0] floats [0, 0]  // conv + silu "conv"
+// CHECK-NEXT: step 1 kernel conv (t[[Y]], t1, none, none) -> (t[[Z:[0-9]+]]) ints [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 0, 0] floats [0, 0]  // conv + silu "swapped"
+// CHECK-NEXT: step 2 kernel conv (t[[Z]], t1, none, t0) -> (t{{[0-9]+}}) ints [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 0, 0] floats [0, 0]  // conv + add + silu "residual"
+// CHECK-NOT: step
+// OFF: loop t{{[0-9]+}} = mul(t{{[0-9]+}}, sigmoid(t{{[0-9]+}}))  // sigmoid + mul "mul"
+func.func @silu(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %c = cleave.conv %x, %w, %b {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32> loc("conv")
+  %s = cleave.sigmoid %c : tensor<1x4x6x6xf32> loc("sigmoid")
+  %y = cleave.mul %c, %s : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("mul")
+  %d = cleave.conv %y, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> loc("swapped")
+  %t = cleave.sigmoid %d : tensor<1x4x6x6xf32> loc("sigmoid2")
+  %z = cleave.mul %t, %d : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("mul2")
+  %e = cleave.conv %z, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> loc("residual")
+  %a = cleave.add %e, %x : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("add")
+  %u = cleave.sigmoid %a : tensor<1x4x6x6xf32> loc("sigmoid3")
+  %v = cleave.mul %a, %u : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("mul3")
+  return %y, %z, %v : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// No SiLU where the sigmoid's result is read elsewhere too, or where the
+// mul's gate is the sigmoid of another value.
+// CHECK-LABEL: program: 1 entries
+// CHECK: step 0 kernel conv {{.*}} ints [{{.*}}, 0, 0, 0] floats [0, 0]  // conv "gate_read"
+// CHECK: step 3 kernel conv {{.*}} ints [{{.*}}, 0, 0, 0] floats [0, 0]  // conv "other_gate"
+func.func @silu_kept(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x3x3xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %c = cleave.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> loc("gate_read")
+  %s = cleave.sigmoid %c : tensor<1x4x6x6xf32> loc("sigmoid")
+  %y = cleave.mul %c, %s : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("mul")
+  %d = cleave.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> loc("other_gate")
+  %t = cleave.sigmoid %x : tensor<1x4x6x6xf32> loc("sigmoid2")
+  %z = cleave.mul %d, %t : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("mul2")
+  %q = cleave.add %z, %s : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> loc("add")
+  return %y, %q, %d : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
 }

@@ -7,7 +7,10 @@
 # reads what the convolution stored. A residual add after a convolution is
 # the convolution's too, with the ReLU after it: ResNet's block (oneDNN's
 # sum post-op, writing the result where the residual was) and a small
-# projection onto the graph's input (the kernels' own pass).
+# projection onto the graph's input (the kernels' own pass). A SiLU as
+# torch exports it (Sigmoid, then Mul) is the convolution's too: oneDNN's
+# swish post-op, and the kernels' own pass for a depthwise one on a large
+# plane.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave compile %t/model.onnx -o %t/fused.cleave --quiet
@@ -28,12 +31,16 @@
 # CHECK-NEXT: {(arena + [[R5:[0-9]+]]), CLEAVE_F32, 4, {1, 32, 8, 8}}};
 # CHECK-NEXT: CleaveTensor out[] = {{[{][{]}}(arena + [[R5]]), CLEAVE_F32
 # CHECK: conv + add (/proj)
+# CHECK: conv + silu (/silu)
+# CHECK: conv + silu (/silu_depthwise)
 # CHECK-NOT: // {{[0-9]+}}: relu
 # CHECK-NOT: // {{[0-9]+}}: clip
+# CHECK-NOT: // {{[0-9]+}}: sigmoid
 # RUN: cleave compile %t/model.onnx -o %t/plain.cleave --no-fuse --quiet
 # RUN: FileCheck %s --check-prefix=PLAIN < %t/plain.cleave/programs/stage_0.cpp
 # PLAIN: : relu (/dense_relu)
 # PLAIN: : clip (/small_clip)
+# PLAIN: : sigmoid (/silu_sigmoid)
 # PLAIN-NOT: conv + 
 # RUN: cleave compile %t/model.onnx -o %t/cuda.cleave --target h100-sxm --emit-only --quiet
 # RUN: FileCheck %s --check-prefix=CUDA < %t/cuda.cleave/programs/stage_0.cu
@@ -47,6 +54,8 @@
 # NUMERIC: residual: max abs error {{.*}} ok
 # NUMERIC: block: max abs error {{.*}} ok
 # NUMERIC: projection: max abs error {{.*}} ok
+# NUMERIC: silu: max abs error {{.*}} ok
+# NUMERIC: silu_depthwise: max abs error {{.*}} ok
 
 import sys
 
@@ -65,7 +74,7 @@ if sys.argv[1] == "build":
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
                for n in ("dense", "small", "depthwise", "residual", "block",
-                         "projection")]
+                         "projection", "silu", "silu_depthwise")]
     pads = dict(pads=[1, 1, 1, 1])
     nodes = [
         # 32 -> 32 channels, 3x3 on 8x8: oneDNN.
@@ -96,6 +105,18 @@ if sys.argv[1] == "build":
         # 1x1, 32 -> 32 on 8x8 (below oneDNN's size), plus the input.
         helper.make_node("Conv", ["x", "w8", "b8"], ["c8"], name="/proj"),
         helper.make_node("Add", ["x", "c8"], ["projection"], name="/proj_add"),
+        # SiLU after a dense convolution (oneDNN's swish post-op).
+        helper.make_node("Conv", ["x", "w10", "b10"], ["c10"], name="/silu", **pads),
+        helper.make_node("Sigmoid", ["c10"], ["g10"], name="/silu_sigmoid"),
+        helper.make_node("Mul", ["c10", "g10"], ["silu"], name="/silu_mul"),
+        # SiLU after a depthwise convolution on a 64x64 plane (the direct
+        # loop), the mul's operands the other way round.
+        helper.make_node("Resize", ["x", "", "scales"], ["big"], mode="nearest"),
+        helper.make_node("Conv", ["big", "w11"], ["c11"], name="/silu_depthwise",
+                         group=32, **pads),
+        helper.make_node("Sigmoid", ["c11"], ["g11"], name="/silu_depthwise_sigmoid"),
+        helper.make_node("Mul", ["g11", "c11"], ["silu_depthwise"],
+                         name="/silu_depthwise_mul"),
     ]
     scalars = [numpy_helper.from_array(np.array(v, np.float32), n)
                for n, v in (("lo", -0.1), ("hi", 0.2), ("zero", 0.0), ("six", 6.0))]
@@ -107,7 +128,11 @@ if sys.argv[1] == "build":
              weight("w4", [32, 32, 3, 3]), weight("w5", [32, 32, 3, 3]),
              weight("w6", [32, 32, 3, 3]), weight("b6", [32]),
              weight("w7", [32, 32, 3, 3]), weight("w8", [32, 32, 1, 1]),
-             weight("b8", [32]), weight("w9", [32, 32, 3, 3])] + scalars + ints
+             weight("b8", [32]), weight("w9", [32, 32, 3, 3]),
+             weight("w10", [32, 32, 3, 3]), weight("b10", [32]),
+             weight("w11", [32, 1, 3, 3]),
+             numpy_helper.from_array(np.array([1, 1, 8, 8], np.float32), "scales")
+             ] + scalars + ints
     graph = helper.make_graph(nodes, "convs", [x], outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

@@ -608,7 +608,7 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
   ConvEpilogue epilogue;
   epilogue.kind = args.epilogue();
   if (epilogue.kind < CLEAVE_EPILOGUE_NONE ||
-      epilogue.kind > CLEAVE_EPILOGUE_CLIP)
+      epilogue.kind > CLEAVE_EPILOGUE_SILU)
     return fail(ctx, kernel, "unknown epilogue %lld",
                 static_cast<long long>(epilogue.kind));
   epilogue.min = static_cast<float>(args.epilogueMin());

@@ -11,6 +11,7 @@
 #define CLEAVE_KERNELS_CPU_CONVGEOMETRY_H
 
 #include "KernelSupport.h"
+#include "cleave/rt/VectorMath.h"
 
 #include <algorithm>
 
@@ -61,9 +62,9 @@ struct ConvEpilogue {
   const float *residual = nullptr;
 
   /// y[i] = epilogue(y[i] + bias) over y[0..n), as a program's own loops
-  /// compute it (rt/Scalar.h's relu, and min(max(y, min), max), a NaN
-  /// kept); without a bias where !WithBias (no + 0, which would turn -0
-  /// into +0).
+  /// compute it (rt/Scalar.h's relu, min(max(y, min), max) with a NaN
+  /// kept, and y * sigmoid(y) in the vector forms of VectorMath.h);
+  /// without a bias where !WithBias (no + 0, which would turn -0 into +0).
   template <bool WithBias>
   void applyRun(float *y, int64_t n, float bias) const {
     if (kind == CLEAVE_EPILOGUE_RELU) {
@@ -77,6 +78,11 @@ struct ConvEpilogue {
         float v = WithBias ? y[i] + bias : y[i];
         v = v != v ? v : (lo > v ? lo : v);
         y[i] = v != v ? v : (hi < v ? hi : v);
+      }
+    } else if (kind == CLEAVE_EPILOGUE_SILU) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = WithBias ? y[i] + bias : y[i];
+        y[i] = v * (1.0f / (1.0f + expf(-v)));
       }
     } else if (WithBias) {
       for (int64_t i = 0; i < n; ++i)

@@ -367,6 +367,9 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
     else if (epilogue.kind == CLEAVE_EPILOGUE_CLIP)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, epilogue.min,
                          epilogue.max);
+    else if (epilogue.kind == CLEAVE_EPILOGUE_SILU)
+      // x * sigmoid(alpha x), alpha 1.
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
     attr.set_post_ops(ops);
   }
   plan->pd = Conv::primitive_desc(desc, attr, engine);

@@ -666,8 +666,8 @@ TEST_F(ConvTest, ConstantWeightsArePackedOnce) {
               1e-4f);
 }
 
-/// The epilogue (ReLU, or a clamp) applies to every output after the bias,
-/// on each path: oneDNN's post-op over constant weights (dense and small
+/// The epilogue (ReLU, a clamp, or SiLU) applies to every output after the
+/// bias, on each path: oneDNN's post-op over constant weights (dense and small
 /// depthwise), the kernels here over writable weights and for small
 /// convolutions, and the direct depthwise kernel on large planes. Bounds
 /// out of order, and an unknown epilogue, are refused.
@@ -698,11 +698,13 @@ TEST_F(ConvTest, EpilogueAfterTheBias) {
     const Shape ys = convOutput(c, false);
     const std::vector<float> plain = naiveConv(c, x, w, &b, ys, false);
     for (Epilogue e : {Epilogue{CLEAVE_EPILOGUE_RELU, 0, 0},
-                       Epilogue{CLEAVE_EPILOGUE_CLIP, -0.25, 0.5}}) {
+                       Epilogue{CLEAVE_EPILOGUE_CLIP, -0.25, 0.5},
+                       Epilogue{CLEAVE_EPILOGUE_SILU, 0, 0}}) {
       std::vector<float> expected = plain;
       for (float &v : expected)
-        v = e.kind == CLEAVE_EPILOGUE_RELU
-                ? std::max(v, 0.0f)
+        v = e.kind == CLEAVE_EPILOGUE_RELU ? std::max(v, 0.0f)
+            : e.kind == CLEAVE_EPILOGUE_SILU
+                ? v / (1.0f + std::exp(-v))
                 : std::min(std::max(v, float(e.min)), float(e.max));
       for (bool constant : {false, true}) {
         SCOPED_TRACE(std::string(constant ? "constant" : "writable") +
