@@ -4,13 +4,70 @@
 #include "cleave/rt/Checked.h"
 #include "cleave/rt/Runtime.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 namespace cleave::rt {
 
 namespace {
+/// Owned blocks of at least kCachedBlockBytes that tensors freed, kept for
+/// the next tensor of the same size. A session allocates its outputs anew
+/// at every run and the program writes them in place; without the cache,
+/// the C library returns a large freed block to the system (or alternates
+/// between blocks), and every other run of a model with a large output
+/// paid its page faults inside the kernel that wrote it (a 256 KB output:
+/// 0.9 against 0.73 ms). At most kCachedBytes are kept; a block past that
+/// is freed.
+class BlockCache {
+public:
+  static constexpr std::size_t kCachedBlockBytes = 64 * 1024;
+  static constexpr std::size_t kCachedBytes = 256 * 1024 * 1024;
+
+  /// The process's cache, never destroyed: tensors may be freed by other
+  /// static objects' destructors.
+  static BlockCache &get() {
+    static BlockCache *cache = new BlockCache();
+    return *cache;
+  }
+
+  /// A kept block of `bytes`, or null.
+  void *take(std::size_t bytes) {
+    if (bytes < kCachedBlockBytes)
+      return nullptr;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = blocks.find(bytes);
+    if (it == blocks.end() || it->second.empty())
+      return nullptr;
+    void *block = it->second.back();
+    it->second.pop_back();
+    kept -= bytes;
+    return block;
+  }
+
+  /// Keeps `block` of `bytes`; false when it is too small or there is no
+  /// room (the caller frees it).
+  bool give(void *block, std::size_t bytes) {
+    if (bytes < kCachedBlockBytes)
+      return false;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (kept + bytes > kCachedBytes)
+      return false;
+    blocks[bytes].push_back(block);
+    kept += bytes;
+    return true;
+  }
+
+private:
+  std::mutex mutex;
+  std::unordered_map<std::size_t, std::vector<void *>> blocks;
+  std::size_t kept = 0;
+};
+
 struct DTypeName {
   CleaveDType dtype;
   const char *name;
@@ -101,8 +158,9 @@ Tensor blockOf(const Tensor &whole, int dim, int index, int parts) {
 }
 
 void Tensor::Free::operator()(void *pointer) const {
-  if (!borrowed)
-    std::free(pointer);
+  if (borrowed || BlockCache::get().give(pointer, bytes))
+    return;
+  std::free(pointer);
 }
 
 void Tensor::describe(CleaveDType dtype, std::vector<int64_t> shape) {
@@ -122,11 +180,14 @@ void Tensor::describe(CleaveDType dtype, std::vector<int64_t> shape) {
 
 Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape, Uninitialized) {
   describe(dtype, std::move(shape));
-  std::size_t size = (byteSize() + 63) / 64 * 64;
-  bytes_.reset(
-      static_cast<uint8_t *>(std::aligned_alloc(64, size ? size : 64)));
-  if (!bytes_)
+  std::size_t size = std::max<std::size_t>((byteSize() + 63) / 64 * 64, 64);
+  void *block = BlockCache::get().take(size);
+  if (!block)
+    block = std::aligned_alloc(64, size);
+  if (!block)
     throw Error("cannot allocate " + typeString(dtype_, shape_));
+  bytes_ = std::unique_ptr<uint8_t, Free>(static_cast<uint8_t *>(block),
+                                          Free{/*borrowed=*/false, size});
 }
 
 Tensor::Tensor(CleaveDType dtype, std::vector<int64_t> shape)

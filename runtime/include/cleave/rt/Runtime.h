@@ -86,6 +86,9 @@ private:
   struct Free {
     /// Set for borrowed bytes (value-initialised false: owned).
     bool borrowed;
+    /// The bytes allocated, for owned ones (Tensor.cpp's block cache;
+    /// value-initialised 0).
+    std::size_t bytes;
     void operator()(void *pointer) const;
   };
   CleaveDType dtype_ = CLEAVE_DTYPE_INVALID;
