@@ -30,12 +30,14 @@ using namespace cleave;
 #include "cleave/Conversion/KernelInterface.cpp.inc"
 
 /// The code of an enumerated kernel attribute from its ONNX spelling
-/// (KernelEnums.def), or none for a spelling no kernel implements.
+/// (KernelEnums.def), or none for a spelling no kernel implements. (Some
+/// enums, CleaveEpilogue's, have no ONNX spelling to parse.)
 template <typename Enum>
 static std::optional<Enum> parseKernelEnum(StringRef name);
 
 #define CLEAVE_ENUM_BEGIN(type)                                                \
-  template <> std::optional<type> parseKernelEnum<type>(StringRef name) {      \
+  template <>                                                                  \
+  [[maybe_unused]] std::optional<type> parseKernelEnum<type>(StringRef name) { \
     return llvm::StringSwitch<std::optional<type>>(name)
 #define CLEAVE_ENUM_VALUE(type, enumerator, code, spelling)                    \
   .Case(spelling, enumerator)
