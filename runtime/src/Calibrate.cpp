@@ -52,6 +52,13 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// The median of `values` (reordered), the upper one of an even count.
+double median(std::vector<double> &values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2,
+                   values.end());
+  return values[values.size() / 2];
+}
+
 /// How long each point is timed, per mode: `passes` passes over every
 /// table, each point warmed up for `warmupSeconds` and timed for
 /// `pointSeconds` (at most `maxSamples` samples) in each pass.
@@ -227,17 +234,16 @@ public:
     for (size_t index = 0; index < passes[0].size(); ++index) {
       ThroughputTable merged = passes[0][index];
       for (size_t point = 0; point < merged.points.size(); ++point) {
-        auto median = [&](double ThroughputPoint::*rate) {
+        auto overPasses = [&](double ThroughputPoint::*rate) {
           std::vector<double> rates;
           for (const std::vector<ThroughputTable> &tables : passes)
             rates.push_back(tables[index].points[point].*rate);
-          std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
-                           rates.end());
-          return rates[rates.size() / 2];
+          return median(rates);
         };
-        merged.points[point].perSecond = median(&ThroughputPoint::perSecond);
+        merged.points[point].perSecond =
+            overPasses(&ThroughputPoint::perSecond);
         merged.points[point].streamedPerSecond =
-            median(&ThroughputPoint::streamedPerSecond);
+            overPasses(&ThroughputPoint::streamedPerSecond);
       }
       result.tables.push_back(std::move(merged));
     }
@@ -334,9 +340,7 @@ template <typename Fn> double Calibrator::time(Fn call) {
       call();
     samples.push_back(secondsSince(sample) / static_cast<double>(batch));
   }
-  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2,
-                   samples.end());
-  return samples[samples.size() / 2];
+  return median(samples);
 }
 
 /// What reading the clock twice costs, to be taken off every sample.
@@ -346,14 +350,7 @@ static double clockCost() {
     Clock::time_point before = Clock::now();
     reads.push_back(secondsSince(before));
   }
-  std::nth_element(reads.begin(), reads.begin() + 50, reads.end());
-  return reads[50];
-}
-
-static double median(std::vector<double> &values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2,
-                   values.end());
-  return values[values.size() / 2];
+  return median(reads);
 }
 
 std::vector<double>
@@ -525,9 +522,7 @@ void Calibrator::measureOverhead() {
           "layer_norm");
   });
   std::vector<double> seconds = timeInTurn(calls);
-  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2,
-                   seconds.end());
-  result.callOverheadSeconds = seconds[seconds.size() / 2];
+  result.callOverheadSeconds = median(seconds);
 }
 
 Problem Calibrator::matmul(int64_t m, int64_t n, int64_t k,
