@@ -663,9 +663,10 @@ void ProgramBuilder::chooseBlockedLayouts() {
                  tensor.shape.size() == 4 && tensor.shape[1] % block == 0;
   }
   // The tensors of a loop that must share one layout: its output and the
-  // loads of its shape, when every load is of that shape or of one element
-  // (the same element whatever the layout); empty when the loop indexes by
-  // position (a broadcast, a reduction), which reads NCHW.
+  // loads of its shape. A load of another shape that broadcasts to it (a
+  // per-channel scale, a scalar) is read by position in its own order, so
+  // a blocked loop indexes it by channel (FusedLoop::block). Empty when the
+  // loop reduces or iterates over another shape, which reads NCHW.
   auto sharedLayout = [&](const FusedLoop &loop) {
     SmallVector<int> members;
     const ProgramTensor &out = program.tensors[loop.output];
@@ -673,14 +674,18 @@ void ProgramBuilder::chooseBlockedLayouts() {
         ArrayRef<int64_t>(loop.iterationShape) != ArrayRef<int64_t>(out.shape))
       return members;
     members.push_back(loop.output);
-    for (const FusedLoad &load : loop.loads) {
-      const ProgramTensor &in = program.tensors[load.tensor];
-      if (ArrayRef<int64_t>(in.shape) == ArrayRef<int64_t>(out.shape))
+    for (const FusedLoad &load : loop.loads)
+      if (ArrayRef<int64_t>(program.tensors[load.tensor].shape) ==
+          ArrayRef<int64_t>(out.shape))
         members.push_back(load.tensor);
-      else if (in.getNumElements() != 1)
-        return SmallVector<int>();
-    }
     return members;
+  };
+  // A global pool reads X blocked as it lies; Y, N x C, is the same bytes
+  // in either layout and is taken as NCHW.
+  auto poolsBlocked = [&](const KernelCall &call) {
+    return (call.kernel == "global_average_pool" ||
+            call.kernel == "global_max_pool") &&
+           program.tensors[call.inputs[0]].shape.size() == 4;
   };
   // Every tensor a step reads or writes in NCHW order is NCHW, and the
   // members of a loop share a layout: repeat until nothing changes.
@@ -696,10 +701,11 @@ void ProgramBuilder::chooseBlockedLayouts() {
       if (step.call) {
         const KernelCall &call = *step.call;
         bool convolves = runsBlocked(program, call);
+        bool pools = poolsBlocked(call);
         // X, and the residual R, which lies as Y does.
         const int residual = getConvResidual(call);
         for (auto [i, t] : llvm::enumerate(call.inputs))
-          if (!convolves || (i != 0 && t != residual))
+          if (!(convolves || pools) || (i != 0 && t != residual))
             unblock(t);
         if (!convolves)
           for (int t : call.outputs)
@@ -712,12 +718,13 @@ void ProgramBuilder::chooseBlockedLayouts() {
         continue;
       }
       SmallVector<int> members = sharedLayout(*step.loop);
-      if (members.empty() ||
-          !llvm::all_of(members, [&](int t) { return blocked[t]; })) {
+      bool together = !members.empty() &&
+                      llvm::all_of(members, [&](int t) { return blocked[t]; });
+      if (!together)
         unblock(step.loop->output);
-        for (const FusedLoad &load : step.loop->loads)
+      for (const FusedLoad &load : step.loop->loads)
+        if (!together || !llvm::is_contained(members, load.tensor))
           unblock(load.tensor);
-      }
     }
   }
   // A set of blocked tensors joined by loops pays off only between two
@@ -747,14 +754,22 @@ void ProgramBuilder::chooseBlockedLayouts() {
       int leader = joined.getLeaderValue(static_cast<int>(t));
       blocked[t] = written.contains(leader) && read.contains(leader);
     }
-  // conv's last two ints are xBlock and yBlock (KernelList.def).
-  for (ProgramStep &step : steps)
-    if (step.call && step.call->kernel == "conv") {
-      KernelCall &call = *step.call;
+  // conv's last two ints are xBlock and yBlock, a global pool's one int
+  // its xBlock (KernelList.def).
+  for (ProgramStep &step : steps) {
+    if (step.loop && !step.loop->reduction)
+      step.loop->block = blocked[step.loop->output] ? block : 0;
+    if (!step.call)
+      continue;
+    KernelCall &call = *step.call;
+    if (call.kernel == "conv") {
       size_t at = call.ints.size() - 2;
       call.ints[at] = blocked[call.inputs[0]] ? block : 0;
       call.ints[at + 1] = blocked[call.outputs[0]] ? block : 0;
+    } else if (poolsBlocked(call)) {
+      call.ints.back() = blocked[call.inputs[0]] ? block : 0;
     }
+  }
 }
 
 void ProgramBuilder::limitFusedLoops() {

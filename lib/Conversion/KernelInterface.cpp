@@ -205,6 +205,19 @@ struct UnaryKernelModel
   }
 };
 
+/// A global pool of an NCHW X; the device program may block X once it sees
+/// what writes it (DeviceProgramOptions::convBlock).
+template <typename Op, const kernels::Kernel<kernels::GlobalPool> &Kernel>
+struct GlobalPoolModel
+    : KernelInterface::ExternalModel<GlobalPoolModel<Op, Kernel>, Op> {
+  LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
+    kernels::GlobalPool args;
+    args.x = op->getOperand(0);
+    args.xBlock = 0;
+    return kernels::buildCall(op, Kernel, args, call);
+  }
+};
+
 struct MatMulModel : KernelInterface::ExternalModel<MatMulModel, MatMulOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
     auto matmul = cast<MatMulOp>(op);
@@ -1048,10 +1061,10 @@ void cleave::registerKernelInterfaceExternalModels(DialectRegistry &registry) {
     MaxPoolOp::attachInterface<PoolModel<MaxPoolOp>>(*context);
     AveragePoolOp::attachInterface<PoolModel<AveragePoolOp>>(*context);
     GlobalAveragePoolOp::attachInterface<
-        UnaryKernelModel<GlobalAveragePoolOp, kernels::global_average_pool>>(
+        GlobalPoolModel<GlobalAveragePoolOp, kernels::global_average_pool>>(
         *context);
     GlobalMaxPoolOp::attachInterface<
-        UnaryKernelModel<GlobalMaxPoolOp, kernels::global_max_pool>>(*context);
+        GlobalPoolModel<GlobalMaxPoolOp, kernels::global_max_pool>>(*context);
     BatchNormOp::attachInterface<BatchNormModel>(*context);
     InstanceNormOp::attachInterface<InstanceNormModel>(*context);
     LayerNormOp::attachInterface<LayerNormModel>(*context);

@@ -308,6 +308,16 @@ static llvm::Error verifyLoop(const DeviceProgram &program,
              ArrayRef<int64_t>(output.shape)) {
     return fail(where + " iterates over a shape other than its output's");
   }
+  if (loop.block != 0) {
+    if (loop.block != 8 && loop.block != 16)
+      return fail(where + " is blocked by " + Twine(loop.block) +
+                  " channels; the blocks are 8 and 16");
+    if (loop.reduction || output.shape.size() != 4 ||
+        output.shape[1] % loop.block != 0)
+      return fail(where + " is blocked by " + Twine(loop.block) +
+                  " channels, which needs an output of rank 4 whose "
+                  "channels the block divides, and no reduction");
+  }
   return llvm::Error::success();
 }
 
@@ -940,6 +950,8 @@ LogicalResult ProgramParser::parseLoop(LineParser &line, FusedLoop &loop) {
       return failure();
     loop.root = *root;
     loop.iterationShape = output.shape;
+    if (line.consumeIf("blocked") && failed(line.parseInteger(loop.block)))
+      return failure();
   }
   resolveTypes(loop, output.dtype);
   return success();

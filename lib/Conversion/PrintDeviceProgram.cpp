@@ -172,6 +172,8 @@ static void printStep(const DeviceProgram &program, int index,
       os << "]";
     } else {
       printExpression(loop, loop.root, outputType, os);
+      if (loop.block)
+        os << " blocked " << loop.block;
     }
   } else {
     const KernelCall &call = *step.call;

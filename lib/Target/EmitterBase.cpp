@@ -198,12 +198,35 @@ static SmallVector<int64_t> getLoadStrides(ArrayRef<int64_t> space,
   return strides;
 }
 
+SmallVector<int64_t> EmitterBase::getLoopSpace(const FusedLoop &loop) const {
+  SmallVector<int64_t> space(loop.iterationShape.begin(),
+                             loop.iterationShape.end());
+  if (loop.block == 0)
+    return space;
+  // (N, C, H, W) in nChw<b>c: (N, C/b, H, W, b).
+  space[1] /= loop.block;
+  space.push_back(loop.block);
+  return space;
+}
+
+SmallVector<int64_t> EmitterBase::getLoadStrides(const FusedLoop &loop,
+                                                 const FusedLoad &load) const {
+  ArrayRef<int64_t> shape = program.tensors[load.tensor].shape;
+  SmallVector<int64_t> strides = ::getLoadStrides(loop.iterationShape, shape);
+  if (loop.block == 0)
+    return strides;
+  if (shape == ArrayRef<int64_t>(loop.iterationShape))
+    // Blocked as the output is: its bytes in the output's order.
+    return ::getLoadStrides(getLoopSpace(loop), getLoopSpace(loop));
+  // A tensor in its own order, whose channel c = C/b index * b + lane.
+  int64_t block = loop.block;
+  return {strides[0], strides[1] * block, strides[2], strides[3], strides[1]};
+}
+
 std::string EmitterBase::getLoadIndex(const FusedLoop &loop,
                                       const FusedLoad &load,
                                       StringRef i) const {
-  return getLinearIndex(
-      i, loop.iterationShape,
-      getLoadStrides(loop.iterationShape, program.tensors[load.tensor].shape));
+  return getLinearIndex(i, getLoopSpace(loop), getLoadStrides(loop, load));
 }
 
 void EmitterBase::emitReductionBody(const FusedLoop &loop, StringRef o,
@@ -269,12 +292,12 @@ void EmitterBase::emitLoopBody(const FusedLoop &loop, StringRef indent) {
 }
 
 EmitterBase::RowNest EmitterBase::getRowNest(const FusedLoop &loop) const {
-  ArrayRef<int64_t> space = loop.iterationShape;
+  SmallVector<int64_t> spaceSizes = getLoopSpace(loop);
+  ArrayRef<int64_t> space = spaceSizes;
   int64_t rank = space.size();
   std::vector<SmallVector<int64_t>> strides;
   for (const FusedLoad &load : loop.loads)
-    strides.push_back(
-        getLoadStrides(space, program.tensors[load.tensor].shape));
+    strides.push_back(getLoadStrides(loop, load));
   // The longest run of trailing dimensions that every load walks
   // row-major (contiguously) or not at all.
   auto fits = [&](ArrayRef<int64_t> s, int64_t d) {
@@ -306,19 +329,38 @@ EmitterBase::RowNest EmitterBase::getRowNest(const FusedLoop &loop) const {
   return nest;
 }
 
+/// Rows of at most this many elements are computed into a local array.
+static constexpr int64_t kStagedRow = 64;
+
 void EmitterBase::emitRowBody(const FusedLoop &loop, const RowNest &nest,
                               StringRef indent) {
   for (auto [k, start] : llvm::enumerate(nest.rowStart))
     os << indent << "const int64_t b" << k << " = " << start << ";\n";
   std::string inner = (indent + "  ").str();
+  DType outType = program.tensors[loop.output].dtype;
+  StringRef storage = getStorageType(outType);
+  // A short row (a blocked loop's channel block) is computed into a local
+  // array first: with no store in the loop that might alias its loads, the
+  // compiler vectorises it, where it would otherwise unroll it to scalars.
+  bool staged = nest.inner <= kStagedRow;
+  if (staged)
+    os << indent << getComputeType(loop.nodes[loop.root].dtype) << " row["
+       << nest.inner << "];\n";
   os << indent << "for (int64_t j = 0; j < " << nest.inner << "; ++j) {\n";
   emitNodes(loop, inner, [&](int k) {
     return "b" + std::to_string(k) + (nest.walksRow[k] ? " + j" : "");
   });
-  DType outType = program.tensors[loop.output].dtype;
-  os << inner << "y[o * " << nest.inner << " + j] = static_cast<"
-     << getStorageType(outType) << ">(v" << loop.root << ");\n";
-  os << indent << "}\n";
+  std::string value = "v" + std::to_string(loop.root);
+  if (staged) {
+    os << inner << "row[j] = " << value << ";\n";
+    os << indent << "}\n";
+    os << indent << "for (int64_t j = 0; j < " << nest.inner << "; ++j)\n";
+    value = "row[j]";
+  }
+  os << inner << "y[o * " << nest.inner << " + j] = static_cast<" << storage
+     << ">(" << value << ");\n";
+  if (!staged)
+    os << indent << "}\n";
 }
 
 void EmitterBase::emitNodes(const FusedLoop &loop, StringRef indent,

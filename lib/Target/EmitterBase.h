@@ -47,6 +47,13 @@ protected:
   /// The C type a tensor's elements are stored as, and computed in.
   llvm::StringRef getStorageType(DType type) const;
   static llvm::StringRef getComputeType(DType type);
+  /// The space an elementwise loop walks, in its output's memory order:
+  /// the iteration shape, or (N, C/b, H, W, b) for a loop blocked by b.
+  llvm::SmallVector<int64_t> getLoopSpace(const FusedLoop &loop) const;
+  /// The strides of `load`'s tensor along each dimension of
+  /// getLoopSpace(loop) (0 where it broadcasts).
+  llvm::SmallVector<int64_t> getLoadStrides(const FusedLoop &loop,
+                                            const FusedLoad &load) const;
   /// The index of the element of load `load`'s tensor that element `i` of
   /// the loop's output reads (broadcasting), as a C expression.
   std::string getLoadIndex(const FusedLoop &loop, const FusedLoad &load,

@@ -22,7 +22,7 @@
 // CHECK-NEXT: step 1 kernel conv (t[[R1]], t{{[0-9]+}}, none, none) -> (t[[R2:[0-9]+]]) ints [{{.*}}, 1, 8, 8] floats [0, 0]  // conv + relu "conv2"
 // CHECK-NEXT: step 2 kernel conv (t[[R2]], t{{[0-9]+}}, none, t[[R1]]) -> (t[[S:[0-9]+]]) ints [{{.*}}, 1, 8, 8] floats [0, 0]  // conv + add + relu "conv3"
 // CHECK-NEXT: step 3 kernel conv (t[[S]], t{{[0-9]+}}, none, none) -> (t[[R4:[0-9]+]]) ints [{{.*}}, 1, 8, 8] floats [0, 0]  // conv + relu "conv4"
-// CHECK-NEXT: step 4 loop t[[T:[0-9]+]] = add(t[[R4]], t[[S]])  // add "add4"
+// CHECK-NEXT: step 4 loop t[[T:[0-9]+]] = add(t[[R4]], t[[S]]) blocked 8  // add "add4"
 // CHECK-NEXT: step 5 kernel conv (t[[T]], t{{[0-9]+}}, none, none) -> (t{{[0-9]+}}) ints [{{.*}}, 0, 8, 0] floats [0, 0]  // conv "conv5"
 // B16-LABEL: program: 1 entries
 // B16: ints [{{.*}}, 1, 0, 16] floats [0, 0]  // conv + relu "conv1"
@@ -53,17 +53,26 @@ func.func @residual(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
 // -----
 
 // Between two convolutions that run on oneDNN (a and b), NCHW wherever a
-// step in between reads by position or runs on kernels of NCHW: a pool; an
-// add of a per-channel constant (a broadcast); convolutions of fewer than
-// 2^18 multiply-adds (a depthwise one and a dense one) and one of weights a
-// program may write (an input here); and 12 channels are no whole number
-// of blocks.
-// The first pair, with nothing in between, is blocked.
+// step in between reads by position or runs on kernels of NCHW: a windowed
+// pool; convolutions of fewer than 2^18 multiply-adds (a depthwise one and
+// a dense one) and one of weights a program may write (an input here); and
+// 12 channels are no whole number of blocks.
+// The first pair, with nothing in between, is blocked, and so is the pair
+// joined by an add of a per-channel constant: the loop reads the constant
+// by channel (`blocked 8`).
 // CHECK-LABEL: program: 1 entries
 // CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_direct"
 // CHECK: ints [{{.*}}, 8, 0] floats [0, 0]  // conv "b_direct"
 // CHECK-NOT: , 8] floats
 // CHECK-NOT: , 8, 0] floats
+// CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_broadcast"
+// CHECK-NEXT: loop t{{[0-9]+}} = add(t{{[0-9]+}}, t{{[0-9]+}}) blocked 8  // add "bias"
+// CHECK-NEXT: ints [{{.*}}, 8, 0] floats [0, 0]  // conv "b_broadcast"
+// CHECK-NOT: , 8] floats
+// CHECK-NOT: , 8, 0] floats
+// CHECK-NOT: blocked
+// B16-LABEL: program: 1 entries
+// OFF-LABEL: program: 1 entries
 func.func @boundaries(%x: tensor<1x64x8x8xf32>, %wi: tensor<64x64x3x3xf32>) -> (tensor<1x64x8x8xf32>, tensor<1x64x4x4xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) {
   %wa = cleave.weight "wa" {file = "/dev/null", offset = 0 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
   %wb = cleave.weight "wb" {file = "/dev/null", offset = 147456 : i64, length = 147456 : i64} : tensor<64x64x3x3xf32>
@@ -109,6 +118,7 @@ func.func @boundaries(%x: tensor<1x64x8x8xf32>, %wi: tensor<64x64x3x3xf32>) -> (
 // B16: ints [{{.*}}, 0, 16] floats [0, 6]  // conv + clip "expand"
 // B16-NEXT: ints [{{.*}}, 16, 16] floats [0, 6]  // conv + clip "depthwise"
 // B16-NEXT: ints [{{.*}}, 16, 0] floats [0, 0]  // conv "project"
+// OFF-LABEL: program: 1 entries
 func.func @mobilenet_block(%x: tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32> {
   %we = cleave.weight "we" {file = "/dev/null", offset = 0 : i64, length = 4096 : i64} : tensor<32x32x1x1xf32>
   %wd = cleave.weight "wd" {file = "/dev/null", offset = 4096 : i64, length = 1152 : i64} : tensor<32x1x3x3xf32>
@@ -118,5 +128,53 @@ func.func @mobilenet_block(%x: tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32>
   %d = cleave.conv %ec, %wd {dilations = array<i64: 1, 1>, group = 32 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x32x32xf32> loc("depthwise")
   %dc = cleave.clip %d {min = 0.000000e+00 : f64, max = 6.000000e+00 : f64} : tensor<1x32x32x32xf32> loc("clip2")
   %p = cleave.conv %dc, %wp {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x32x32xf32> loc("project")
+  return %p : tensor<1x32x32x32xf32>
+}
+
+// -----
+
+// EfficientNet's block: squeeze-and-excitation between the depthwise
+// convolution and the projection. The global pool reads the depthwise
+// output where it lies (its one int, xBlock), the small convolutions of the
+// squeezed channels and the sigmoid stay NCHW (N x C x 1 x 1, the same bytes
+// in either layout), and the product that scales each channel is a blocked
+// loop that reads the scales by channel: blocked from the expansion's output
+// to the projection's input.
+// CHECK-LABEL: program: 1 entries
+// CHECK: ints [{{.*}}, 3, 0, 8] floats [0, 0]  // conv + silu "expand"
+// CHECK-NEXT: kernel conv (t{{[0-9]+}}, t{{[0-9]+}}, none, none) -> (t[[D:[0-9]+]]) ints [{{.*}}, 3, 8, 8] floats [0, 0]  // conv + silu "depthwise"
+// CHECK-NEXT: kernel global_average_pool (t[[D]]) -> (t{{[0-9]+}}) ints [8]  // global_average_pool "squeeze"
+// CHECK-NEXT: ints [{{.*}}, 3, 0, 0] floats [0, 0]  // conv + silu "fc1"
+// CHECK-NEXT: ints [{{.*}}, 0, 0, 0] floats [0, 0]  // conv "fc2"
+// CHECK-NEXT: loop t[[G:[0-9]+]] = sigmoid(t{{[0-9]+}})  // sigmoid "gate"
+// CHECK-NEXT: loop t[[S:[0-9]+]] = mul(t[[D]], t[[G]]) blocked 8  // mul "excite"
+// CHECK-NEXT: kernel conv (t[[S]], t{{[0-9]+}}, none, none) -> (t{{[0-9]+}}) ints [{{.*}}, 0, 8, 0] floats [0, 0]  // conv "project"
+// B16-LABEL: program: 1 entries
+// B16: ints [16]  // global_average_pool "squeeze"
+// B16: mul(t{{[0-9]+}}, t{{[0-9]+}}) blocked 16  // mul "excite"
+// B16-NEXT: ints [{{.*}}, 0, 16, 0] floats [0, 0]  // conv "project"
+// OFF-LABEL: program: 1 entries
+// OFF: ints [0]  // global_average_pool "squeeze"
+// OFF-NOT: blocked
+func.func @squeeze_excite_block(%x: tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32> {
+  %we = cleave.weight "we" {file = "/dev/null", offset = 0 : i64, length = 4096 : i64} : tensor<32x32x1x1xf32>
+  %wd = cleave.weight "wd" {file = "/dev/null", offset = 4096 : i64, length = 1152 : i64} : tensor<32x1x3x3xf32>
+  %w1 = cleave.weight "w1" {file = "/dev/null", offset = 5248 : i64, length = 1024 : i64} : tensor<8x32x1x1xf32>
+  %w2 = cleave.weight "w2" {file = "/dev/null", offset = 6272 : i64, length = 1024 : i64} : tensor<32x8x1x1xf32>
+  %wp = cleave.weight "wp" {file = "/dev/null", offset = 7296 : i64, length = 4096 : i64} : tensor<32x32x1x1xf32>
+  %e = cleave.conv %x, %we {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x32x32xf32> loc("expand")
+  %es = cleave.sigmoid %e : tensor<1x32x32x32xf32> loc("sigmoid1")
+  %ea = cleave.mul %e, %es : (tensor<1x32x32x32xf32>, tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32> loc("silu1")
+  %d = cleave.conv %ea, %wd {dilations = array<i64: 1, 1>, group = 32 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x32x32xf32> loc("depthwise")
+  %ds = cleave.sigmoid %d : tensor<1x32x32x32xf32> loc("sigmoid2")
+  %da = cleave.mul %d, %ds : (tensor<1x32x32x32xf32>, tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32> loc("silu2")
+  %q = cleave.global_average_pool %da : (tensor<1x32x32x32xf32>) -> tensor<1x32x1x1xf32> loc("squeeze")
+  %f1 = cleave.conv %q, %w1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x1x1xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x1x1xf32> loc("fc1")
+  %f1s = cleave.sigmoid %f1 : tensor<1x8x1x1xf32> loc("sigmoid3")
+  %f1a = cleave.mul %f1, %f1s : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc("silu3")
+  %f2 = cleave.conv %f1a, %w2 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x1x1xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x1x1xf32> loc("fc2")
+  %g = cleave.sigmoid %f2 : tensor<1x32x1x1xf32> loc("gate")
+  %s = cleave.mul %da, %g : (tensor<1x32x32x32xf32>, tensor<1x32x1x1xf32>) -> tensor<1x32x32x32xf32> loc("excite")
+  %p = cleave.conv %s, %wp {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x32x32x32xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x32x32xf32> loc("project")
   return %p : tensor<1x32x32x32xf32>
 }

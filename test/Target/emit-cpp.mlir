@@ -23,13 +23,17 @@
 // CHECK: for (int64_t o = 0; o < 2; ++o) {
 // CHECK-NEXT: const int64_t b0 = o * 4;
 // CHECK-NEXT: const int64_t b1 = 0;
+// CHECK-NEXT: float row[4];
 // CHECK-NEXT: for (int64_t j = 0; j < 4; ++j) {
 // CHECK-NEXT: const float v0 = static_cast<float>(x0[b0 + j]);
 // CHECK-NEXT: const float v1 = static_cast<float>(x1[b1 + j]);
 // CHECK-NEXT: const float v2 = v0 + v1;
 // CHECK-NEXT: const float v3 = 0.0f;
 // CHECK-NEXT: const float v4 = cl::max(v2, v3);
-// CHECK-NEXT: y[o * 4 + j] = static_cast<float>(v4);
+// CHECK-NEXT: row[j] = v4;
+// CHECK-NEXT: }
+// CHECK-NEXT: for (int64_t j = 0; j < 4; ++j)
+// CHECK-NEXT: y[o * 4 + j] = static_cast<float>(row[j]);
 func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   %w = cleave.weight "w" {file = "/dev/null", offset = 0 : i64, length = 128 : i64} : tensor<8x4xf32>
   %b = cleave.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>

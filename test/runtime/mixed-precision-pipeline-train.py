@@ -99,7 +99,7 @@
 # sends it; stage 1 receives and loads it.
 # CPP0-LABEL: static int32_t cleave_entry_forward(
 # CPP0: cl::bfloat16 *y = (cl::bfloat16 *)
-# CPP0: y[{{.*}}] = static_cast<cl::bfloat16>(v{{[0-9]+}});
+# CPP0: y[{{.*}}] = static_cast<cl::bfloat16>({{v[0-9]+|row\[j\]}});
 # CPP0: cleave_cpu_send(
 # CPP1-LABEL: static int32_t cleave_entry_forward(
 # CPP1: cleave_cpu_recv(

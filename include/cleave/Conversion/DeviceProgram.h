@@ -136,6 +136,11 @@ struct FusedLoop {
   int root = -1;
   llvm::SmallVector<int64_t, 4> iterationShape;
   std::optional<ScalarReduction> reduction;
+  /// 0, or the channel block (8, 16) of a loop over a rank-4 output in
+  /// nChw<block>c: the output and the loads of its shape lie blocked, and
+  /// the other loads lie in their own row-major order, broadcast by
+  /// position (a per-channel scale, a scalar).
+  int64_t block = 0;
 
   /// The node that loads `tensor`, added with its load on first use;
   /// `loadOfTensor` maps each tensor loaded so far to its node.

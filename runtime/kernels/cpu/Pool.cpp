@@ -196,8 +196,76 @@ void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
       });
 }
 
+/// Folds values into kLanes partial results, which the compiler keeps in
+/// vector registers (one float chain would be a dependent add per element).
+/// A NaN, once met, stays in a max: a number is never above it.
+template <PoolKind kind> struct PlaneFold {
+  static constexpr int64_t kLanes = 16;
+  static float identity() {
+    return kind == PoolKind::Max ? -std::numeric_limits<float>::infinity()
+                                 : 0.0f;
+  }
+  static float fold(float acc, float v) {
+    if constexpr (kind == PoolKind::Max)
+      return v > acc || v != v ? v : acc;
+    else
+      return acc + v;
+  }
+  static float finish(float acc, int64_t size) {
+    if constexpr (kind == PoolKind::Max)
+      return acc;
+    else
+      return size > 0 ? acc / static_cast<float>(size) : 0.0f;
+  }
+};
+
+/// Pools NCHW planes of `size` elements: each plane in kLanes lanes, then
+/// the lanes and the tail into one.
+template <PoolKind kind>
+void poolPlanes(const float *src, float *dst, int64_t planes, int64_t size,
+                int threads) {
+  using F = PlaneFold<kind>;
+  constexpr int64_t kLanes = F::kLanes;
+  parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
+    const float *plane = src + p * size;
+    const int64_t whole = size / kLanes * kLanes;
+    float lanes[kLanes];
+    std::fill(lanes, lanes + kLanes, F::identity());
+    for (int64_t i = 0; i < whole; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j)
+        lanes[j] = F::fold(lanes[j], plane[i + j]);
+    float acc = F::identity();
+    for (float lane : lanes)
+      acc = F::fold(acc, lane);
+    for (int64_t i = whole; i < size; ++i)
+      acc = F::fold(acc, plane[i]);
+    dst[p] = F::finish(acc, size);
+  });
+}
+
+/// Pools nChw<block>c planes: the `block` channels of a group lie side by
+/// side at each position, so each channel is one lane, and a group's
+/// results are `block` consecutive outputs (N x C in either layout).
+template <PoolKind kind, int64_t block>
+void poolBlockedPlanes(const float *src, float *dst, int64_t groups,
+                       int64_t size, int threads) {
+  using F = PlaneFold<kind>;
+  parallelFor(threads, groups * size * block > kParallelGrain, groups,
+              [&](int64_t g) {
+                const float *group = src + g * size * block;
+                float lanes[block];
+                std::fill(lanes, lanes + block, F::identity());
+                for (int64_t i = 0; i < size; ++i)
+                  for (int64_t j = 0; j < block; ++j)
+                    lanes[j] = F::fold(lanes[j], group[i * block + j]);
+                for (int64_t j = 0; j < block; ++j)
+                  dst[g * block + j] = F::finish(lanes[j], size);
+              });
+}
+
+template <PoolKind kind>
 int32_t globalPool(CleaveContext *ctx, const char *kernel,
-                   const args::Unary &args, PoolKind kind) {
+                   const args::GlobalPool &args) {
   const CleaveTensor &x = args.x(), &y = args.y();
   if (checkF32(ctx, kernel, x, "X") || checkF32(ctx, kernel, y, "Y"))
     return 1;
@@ -207,45 +275,23 @@ int32_t globalPool(CleaveContext *ctx, const char *kernel,
   const int64_t size = product(x.shape, 2, x.rank);
   if (numElements(y) != planes)
     return fail(ctx, kernel, "Y must have N x C elements");
+  const int64_t block = args.xBlock();
+  if (block != 0 && block != 8 && block != 16)
+    return fail(ctx, kernel, "xBlock %lld: the layouts are 0 (NCHW), 8 and 16",
+                static_cast<long long>(block));
+  if (block != 0 && (x.rank != 4 || x.shape[1] % block != 0))
+    return fail(ctx, kernel,
+                "xBlock %lld needs X of rank 4 whose channels it divides",
+                static_cast<long long>(block));
   const float *src = static_cast<const float *>(x.data);
   float *dst = static_cast<float *>(y.data);
   const int threads = numThreads(ctx);
-  // Each plane is folded into kLanes partial results, which the compiler
-  // keeps in vector registers (one float chain would be a dependent add per
-  // element), then the lanes and the tail into one.
-  constexpr int64_t kLanes = 16;
-  parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
-    const float *plane = src + p * size;
-    const int64_t whole = size / kLanes * kLanes;
-    if (kind == PoolKind::Max) {
-      // A NaN, once met, stays: a number is never above it.
-      auto fold = [](float max, float v) {
-        return v > max || v != v ? v : max;
-      };
-      float lanes[kLanes];
-      std::fill(lanes, lanes + kLanes, -std::numeric_limits<float>::infinity());
-      for (int64_t i = 0; i < whole; i += kLanes)
-        for (int64_t j = 0; j < kLanes; ++j)
-          lanes[j] = fold(lanes[j], plane[i + j]);
-      float max = -std::numeric_limits<float>::infinity();
-      for (float lane : lanes)
-        max = fold(max, lane);
-      for (int64_t i = whole; i < size; ++i)
-        max = fold(max, plane[i]);
-      dst[p] = max;
-    } else {
-      float lanes[kLanes] = {};
-      for (int64_t i = 0; i < whole; i += kLanes)
-        for (int64_t j = 0; j < kLanes; ++j)
-          lanes[j] += plane[i + j];
-      float sum = 0.0f;
-      for (float lane : lanes)
-        sum += lane;
-      for (int64_t i = whole; i < size; ++i)
-        sum += plane[i];
-      dst[p] = size > 0 ? sum / static_cast<float>(size) : 0.0f;
-    }
-  });
+  if (block == 16)
+    poolBlockedPlanes<kind, 16>(src, dst, planes / 16, size, threads);
+  else if (block == 8)
+    poolBlockedPlanes<kind, 8>(src, dst, planes / 8, size, threads);
+  else
+    poolPlanes<kind>(src, dst, planes, size, threads);
   return 0;
 }
 
@@ -272,12 +318,13 @@ int32_t cleave::cpu::kernels::average_pool(CleaveContext *ctx,
   return 0;
 }
 
-int32_t cleave::cpu::kernels::global_average_pool(CleaveContext *ctx,
-                                                  const args::Unary &args) {
-  return globalPool(ctx, "global_average_pool", args, PoolKind::Average);
+int32_t
+cleave::cpu::kernels::global_average_pool(CleaveContext *ctx,
+                                          const args::GlobalPool &args) {
+  return globalPool<PoolKind::Average>(ctx, "global_average_pool", args);
 }
 
 int32_t cleave::cpu::kernels::global_max_pool(CleaveContext *ctx,
-                                              const args::Unary &args) {
-  return globalPool(ctx, "global_max_pool", args, PoolKind::Max);
+                                              const args::GlobalPool &args) {
+  return globalPool<PoolKind::Max>(ctx, "global_max_pool", args);
 }

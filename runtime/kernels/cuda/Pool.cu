@@ -127,10 +127,14 @@ int32_t pool(CleaveContext *ctx, const char *kernel, const Args &args) {
 }
 
 int32_t globalPool(CleaveContext *ctx, const char *kernel,
-                   const args::Unary &args, ReduceOp op) {
+                   const args::GlobalPool &args, ReduceOp op) {
   const CleaveTensor &x = args.x();
   if (x.rank < 2)
     return fail(ctx, kernel, "input must be N x C x ...");
+  // GPU programs keep NCHW.
+  if (args.xBlock() != 0)
+    return fail(ctx, kernel, "xBlock %lld: only NCHW (0) on the GPU",
+                (long long)args.xBlock());
   uint32_t axes = 0;
   for (int d = 2; d < x.rank; ++d)
     axes |= 1u << d;
@@ -149,12 +153,13 @@ int32_t cleave::cuda::kernels::average_pool(CleaveContext *ctx,
   return pool(ctx, "average_pool", args);
 }
 
-int32_t cleave::cuda::kernels::global_average_pool(CleaveContext *ctx,
-                                                   const args::Unary &args) {
+int32_t
+cleave::cuda::kernels::global_average_pool(CleaveContext *ctx,
+                                           const args::GlobalPool &args) {
   return globalPool(ctx, "global_average_pool", args, ReduceOp::Mean);
 }
 
 int32_t cleave::cuda::kernels::global_max_pool(CleaveContext *ctx,
-                                               const args::Unary &args) {
+                                               const args::GlobalPool &args) {
   return globalPool(ctx, "global_max_pool", args, ReduceOp::Max);
 }

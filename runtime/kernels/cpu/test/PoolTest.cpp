@@ -223,6 +223,44 @@ TEST_F(PoolTest, GlobalPoolsOverLanesAndTail) {
   }
 }
 
+// X in nChw8c and nChw16c: each channel a lane of its group's block. Y is
+// N x C in either layout and matches the pools of X in NCHW; a NaN in one
+// channel stays in that channel's max.
+TEST_F(PoolTest, GlobalPoolsOfBlockedX) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 2, c = 32, h = 5, w = 7, size = h * w;
+  Tensor x = Tensor::random({n, c, h, w}, 35);
+  x.f32()[(1 * c + 19) * size + 11] = nan;
+  Tensor avg({n, c, 1, 1}), max({n, c, 1, 1});
+  ASSERT_EQ(run(cleave_cpu_global_average_pool, {x.desc()}, {avg.desc()}), 0);
+  ASSERT_EQ(run(cleave_cpu_global_max_pool, {x.desc()}, {max.desc()}), 0);
+  for (int64_t block : {8, 16}) {
+    SCOPED_TRACE("block " + std::to_string(block));
+    Tensor blocked({n, c, h, w});
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < size; ++p)
+          blocked.f32()[((b * c + ch / block * block) * size + p * block) +
+                        ch % block] = x.f32()[(b * c + ch) * size + p];
+    Tensor bavg({n, c, 1, 1}), bmax({n, c, 1, 1});
+    ASSERT_EQ(run(cleave_cpu_global_average_pool, {blocked.desc()},
+                  {bavg.desc()}, {block}),
+              0);
+    ASSERT_EQ(run(cleave_cpu_global_max_pool, {blocked.desc()}, {bmax.desc()},
+                  {block}),
+              0);
+    for (int64_t i = 0; i < n * c; ++i) {
+      if (i == 1 * c + 19) {
+        EXPECT_TRUE(std::isnan(bavg.vec()[i]));
+        EXPECT_TRUE(std::isnan(bmax.vec()[i]));
+        continue;
+      }
+      EXPECT_NEAR(bavg.vec()[i], avg.vec()[i], 1e-6) << "channel " << i;
+      EXPECT_EQ(bmax.vec()[i], max.vec()[i]) << "channel " << i;
+    }
+  }
+}
+
 TEST_F(PoolTest, RejectsBadArguments) {
   Tensor x = Tensor::random({1, 1, 4, 4}, 1), y({1, 1, 3, 3});
   expectFailure(run(cleave_cpu_max_pool, {x.desc()}, {y.desc()},
@@ -241,6 +279,17 @@ TEST_F(PoolTest, RejectsBadArguments) {
   Tensor x1({4});
   expectFailure(run(cleave_cpu_global_average_pool, {x1.desc()}, {g.desc()}),
                 "global_average_pool", "at least 2-D");
+  Tensor x24({1, 24, 2, 2}), g24({1, 24, 1, 1});
+  expectFailure(
+      run(cleave_cpu_global_max_pool, {x24.desc()}, {g24.desc()}, {4}),
+      "global_max_pool", "xBlock 4: the layouts are 0 (NCHW), 8 and 16");
+  expectFailure(
+      run(cleave_cpu_global_average_pool, {x24.desc()}, {g24.desc()}, {16}),
+      "global_average_pool", "xBlock 16 needs X of rank 4 whose channels");
+  Tensor x3({1, 16, 4}), g3({1, 16, 1});
+  expectFailure(
+      run(cleave_cpu_global_average_pool, {x3.desc()}, {g3.desc()}, {16}),
+      "global_average_pool", "xBlock 16 needs X of rank 4");
 }
 
 } // namespace
