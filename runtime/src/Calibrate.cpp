@@ -228,6 +228,7 @@ public:
       measureConvolutions();
       measureRecurrent();
       measureAttention();
+      measurePools();
       measureMemory();
     }
     measureReference();
@@ -260,6 +261,7 @@ private:
   void measureConvolutions();
   void measureRecurrent();
   void measureAttention();
+  void measurePools();
   void measureMemory();
 
   /// Median seconds of one call of `call`, which returns a kernel status.
@@ -810,6 +812,37 @@ void Calibrator::measureAttention() {
   for (auto [sequence, headSize] : shapes)
     problems.push_back(attention(sequence, headSize));
   addTimed("attention", true, problems);
+}
+
+void Calibrator::measurePools() {
+  // A CNN's stem pool: 3x3, stride 2, padded by 1, over C channels of an
+  // E x E map (one image), by window comparisons (ascending).
+  std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {16, 8}, {64, 16}, {64, 32}, {64, 56}, {128, 56}, {64, 112}};
+  if (options.quick)
+    shapes = {{16, 8}, {64, 32}};
+  std::vector<Problem> problems;
+  for (auto [channels, extent] : shapes) {
+    const int64_t out = (extent + 2 - 3) / 2 + 1;
+    Problem problem;
+    const Buffer &x = problem.own(*device, channels * extent * extent);
+    const Buffer &y = problem.own(*device, channels * out * out);
+    CleaveTensor in = x.tensor({1, channels, extent, extent});
+    CleaveTensor result = y.tensor({1, channels, out, out});
+    problem.call = [this, in, result]() mutable {
+      // Two spatial dimensions: kernel, strides, pads, dilations, no ceil.
+      static const int64_t ints[] = {2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0};
+      check(cleave_cpu_max_pool(ctx, &in, 1, &result, 1, ints, nullptr),
+            "max_pool");
+    };
+    // As MaxPoolCostModel counts: a comparison per window element.
+    problem.size = 9.0 * static_cast<double>(channels * out * out);
+    problem.shape = "C" + std::to_string(channels) + " " +
+                    std::to_string(extent) + "x" + std::to_string(extent) +
+                    " k3 s2";
+    problems.push_back(std::move(problem));
+  }
+  addTimed("pool", true, problems);
 }
 
 void Calibrator::measureMemory() {

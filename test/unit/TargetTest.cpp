@@ -620,7 +620,7 @@ TEST(TargetTest, CalibrationErrors) {
                       "compute": {"copy": []}})"),
             "bad.json: calibration.compute.copy: unknown field (expected "
             "matmul, matmul_skinny, conv, conv_pointwise, conv_depthwise, "
-            "conv_1d, recurrent, attention)");
+            "conv_1d, recurrent, attention, pool)");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0,
                       "memory": {"matmul": []}})"),
             "bad.json: calibration.memory.matmul: unknown field (expected "
@@ -657,6 +657,8 @@ TEST(TargetTest, KernelClassNames) {
   EXPECT_TRUE(isComputeKernelClass(KernelClass::Recurrent));
   EXPECT_EQ(stringifyKernelClass(KernelClass::Attention), "attention");
   EXPECT_TRUE(isComputeKernelClass(KernelClass::Attention));
+  EXPECT_EQ(stringifyKernelClass(KernelClass::Pool), "pool");
+  EXPECT_TRUE(isComputeKernelClass(KernelClass::Pool));
   EXPECT_EQ(stringifyKernelClass(KernelClass::Transpose), "transpose");
   EXPECT_FALSE(isComputeKernelClass(KernelClass::Transpose));
 }

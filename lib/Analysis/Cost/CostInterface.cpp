@@ -337,6 +337,7 @@ struct MaxPoolCostModel
     auto pool = cast<MaxPoolOp>(op);
     return elementsOf(pool.getOutput()) * product(pool.getKernelShape());
   }
+  KernelClass getKernelClass(Operation *) const { return KernelClass::Pool; }
 };
 
 struct AveragePoolCostModel
@@ -347,6 +348,7 @@ struct AveragePoolCostModel
     int64_t outputs = elementsOf(pool.getOutput());
     return outputs * product(pool.getKernelShape()) + outputs;
   }
+  KernelClass getKernelClass(Operation *) const { return KernelClass::Pool; }
 };
 
 //===----------------------------------------------------------------------===//

@@ -47,17 +47,17 @@ double DeviceDescription::peakFlops(Precision precision) const {
 }
 
 static constexpr StringLiteral kKernelClassNames[kNumKernelClasses] = {
-    "matmul",         "matmul_skinny", "conv",        "conv_pointwise",
-    "conv_depthwise", "conv_1d",       "recurrent",   "attention",
-    "copy",           "transpose",     "elementwise", "activation",
-    "softmax",        "normalization", "other"};
+    "matmul",         "matmul_skinny", "conv",          "conv_pointwise",
+    "conv_depthwise", "conv_1d",       "recurrent",     "attention",
+    "pool",           "copy",          "transpose",     "elementwise",
+    "activation",     "softmax",       "normalization", "other"};
 
 StringRef cleave::stringifyKernelClass(KernelClass kernelClass) {
   return kKernelClassNames[static_cast<unsigned>(kernelClass)];
 }
 
 bool cleave::isComputeKernelClass(KernelClass kernelClass) {
-  return kernelClass <= KernelClass::Attention;
+  return kernelClass <= KernelClass::Pool;
 }
 
 bool cleave::isFusedLoopKernelClass(KernelClass kernelClass) {

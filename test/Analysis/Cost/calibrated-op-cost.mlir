@@ -16,7 +16,7 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
              %cx: tensor<1x4x2x2xf32>, %cw: tensor<4x4x3x3xf32>,
              %aq: tensor<1x4x3x8xf32>, %ak: tensor<1x2x5x8xf32>, %av: tensor<1x2x5x6xf32>)
     -> (tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>,
-        tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x3x6xf32>) {
+        tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x3x6xf32>, tensor<1x8x5x5xf32>) {
   // 2*64^3 = 524288 FLOPs, below the first sample (1e6): 1e9 FLOP/s.
   // 524288 / 1e9 + 1e-6 = 5.25288e-4. Uncalibrated: 32768 bytes (a is
   // read once) at 1 GB/s.
@@ -61,7 +61,11 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
   // 1.98e-5 + 1e-6.
   // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1980 {{.*}} time=2.080e-05s compute-bound class=attention
   %9 = cleave.attention %aq, %ak, %av {kv_num_heads = 2 : i64, q_num_heads = 4 : i64, scale = 0.5 : f32} : (tensor<1x4x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x6xf32>) -> tensor<1x4x3x6xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %y, %8, %9 : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>, tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x3x6xf32>
+  // A windowed pool is `pool`: 8 x 5 x 5 outputs x 9 comparisons = 1800
+  // FLOPs at the one sample's 1e8 FLOP/s: 1.8e-5 + 1e-6.
+  // CHECK: ops.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: flops=1800 {{.*}} time=1.900e-05s compute-bound class=pool
+  %10 = cleave.max_pool %i {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x10x10xf32>) -> tensor<1x8x5x5xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %y, %8, %9, %10 : tensor<64x64xf32>, tensor<100x100xf32>, tensor<4x256xf32>, tensor<250xf32>, tensor<250xf32>, tensor<1x8x10x10xf32>, tensor<100x100xf32>, tensor<2x2x1x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x3x6xf32>, tensor<1x8x5x5xf32>
 }
 
 //--- calibrated.json
@@ -82,7 +86,8 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<100x100xf32>, %s: tensor<4x64xf32
       "conv": [{"flops": 1e3, "flops_per_s": 1e8, "pixels": 1},
                {"flops": 1e3, "flops_per_s": 1e10, "pixels": 16}],
       "recurrent": [{"flops": 1e3, "flops_per_s": 1e8}],
-      "attention": [{"flops": 1e3, "flops_per_s": 1e8}]
+      "attention": [{"flops": 1e3, "flops_per_s": 1e8}],
+      "pool": [{"flops": 1e3, "flops_per_s": 1e8}]
     },
     "memory": {
       "elementwise": [{"bytes": 1e3, "bytes_per_s": 1e9}, {"bytes": 1e7, "bytes_per_s": 1e11}],

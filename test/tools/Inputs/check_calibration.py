@@ -18,7 +18,7 @@ import json
 import sys
 
 COMPUTE = ["matmul", "matmul_skinny", "conv", "conv_pointwise", "conv_depthwise", "conv_1d",
-           "recurrent", "attention"]
+           "recurrent", "attention", "pool"]
 MEMORY = ["copy", "transpose", "elementwise", "activation", "softmax", "normalization"]
 
 

@@ -65,6 +65,9 @@ enum class KernelClass {
   /// Fused attention: scores, softmax and the weighted values, by blocks
   /// of query rows.
   Attention,
+  /// Windowed pools (max, average): one comparison or add per window
+  /// element of each output.
+  Pool,
   /// Byte copies: concatenation, slices, gathers.
   Copy,
   /// Copies that permute dimensions (transpose).
@@ -82,7 +85,7 @@ enum class KernelClass {
 };
 
 /// Number of `KernelClass` values.
-inline constexpr unsigned kNumKernelClasses = 15;
+inline constexpr unsigned kNumKernelClasses = 16;
 
 /// The name of `kernelClass` in target files ("matmul", "conv_1d", ...;
 /// "other" for `Other`, which no table names).
