@@ -687,6 +687,12 @@ void ProgramBuilder::chooseBlockedLayouts() {
             call.kernel == "global_max_pool") &&
            program.tensors[call.inputs[0]].shape.size() == 4;
   };
+  // A 2-D windowed pool reads and writes one layout: X and Y are blocked
+  // together or not at all.
+  auto windowsBlocked = [&](const KernelCall &call) {
+    return (call.kernel == "max_pool" || call.kernel == "average_pool") &&
+           program.tensors[call.inputs[0]].shape.size() == 4;
+  };
   // Every tensor a step reads or writes in NCHW order is NCHW, and the
   // members of a loop share a layout: repeat until nothing changes.
   for (bool changed = true; changed;) {
@@ -702,14 +708,20 @@ void ProgramBuilder::chooseBlockedLayouts() {
         const KernelCall &call = *step.call;
         bool convolves = runsBlocked(program, call);
         bool pools = poolsBlocked(call);
+        bool windows = windowsBlocked(call);
         // X, and the residual R, which lies as Y does.
         const int residual = getConvResidual(call);
         for (auto [i, t] : llvm::enumerate(call.inputs))
-          if (!(convolves || pools) || (i != 0 && t != residual))
+          if (!(convolves || pools || windows) || (i != 0 && t != residual))
             unblock(t);
-        if (!convolves)
+        if (!convolves && !windows)
           for (int t : call.outputs)
             unblock(t);
+        if (windows &&
+            (!blocked[call.inputs[0]] || !blocked[call.outputs[0]])) {
+          unblock(call.inputs[0]);
+          unblock(call.outputs[0]);
+        }
         if (residual >= 0 &&
             (!blocked[residual] || !blocked[call.outputs[0]])) {
           unblock(residual);
@@ -740,6 +752,9 @@ void ProgramBuilder::chooseBlockedLayouts() {
     if (step.call && getConvResidual(*step.call) >= 0 &&
         blocked[step.call->outputs[0]])
       joined.unionSets(step.call->outputs[0], getConvResidual(*step.call));
+    if (step.call && windowsBlocked(*step.call) &&
+        blocked[step.call->outputs[0]])
+      joined.unionSets(step.call->outputs[0], step.call->inputs[0]);
   }
   llvm::DenseSet<int> written, read;
   for (const ProgramStep &step : steps)
@@ -754,8 +769,8 @@ void ProgramBuilder::chooseBlockedLayouts() {
       int leader = joined.getLeaderValue(static_cast<int>(t));
       blocked[t] = written.contains(leader) && read.contains(leader);
     }
-  // conv's last two ints are xBlock and yBlock, a global pool's one int
-  // its xBlock (KernelList.def).
+  // conv's last two ints are xBlock and yBlock, a pool's last int its
+  // block (KernelList.def).
   for (ProgramStep &step : steps) {
     if (step.loop && !step.loop->reduction)
       step.loop->block = blocked[step.loop->output] ? block : 0;
@@ -766,7 +781,7 @@ void ProgramBuilder::chooseBlockedLayouts() {
       size_t at = call.ints.size() - 2;
       call.ints[at] = blocked[call.inputs[0]] ? block : 0;
       call.ints[at + 1] = blocked[call.outputs[0]] ? block : 0;
-    } else if (poolsBlocked(call)) {
+    } else if (poolsBlocked(call) || windowsBlocked(call)) {
       call.ints.back() = blocked[call.inputs[0]] ? block : 0;
     }
   }

@@ -284,6 +284,9 @@ struct PoolModel : KernelInterface::ExternalModel<PoolModel<Op>, Op> {
     args.pads = toInts(pool.getPads());
     args.dilations = toInts(pool.getDilations());
     args.ceilMode = pool.getCeilMode();
+    // NCHW; the device program may block X and Y together
+    // (DeviceProgramOptions::convBlock).
+    args.block = 0;
   }
 
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {

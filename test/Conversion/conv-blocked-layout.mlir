@@ -53,18 +53,20 @@ func.func @residual(%x: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
 // -----
 
 // Between two convolutions that run on oneDNN (a and b), NCHW wherever a
-// step in between reads by position or runs on kernels of NCHW: a windowed
-// pool; convolutions of fewer than 2^18 multiply-adds (a depthwise one and
-// a dense one) and one of weights a program may write (an input here); and
-// 12 channels are no whole number of blocks.
-// The first pair, with nothing in between, is blocked, and so is the pair
-// joined by an add of a per-channel constant: the loop reads the constant
-// by channel (`blocked 8`).
+// step in between runs on kernels of NCHW: convolutions of fewer than 2^18
+// multiply-adds (a depthwise one and a dense one) and one of weights a
+// program may write (an input here); and 12 channels are no whole number
+// of blocks.
+// The first pair, with nothing in between, is blocked; so is the pair
+// joined by a windowed pool, which reads and writes blocks (its last int),
+// and the pair joined by an add of a per-channel constant: the loop reads
+// the constant by channel (`blocked 8`).
 // CHECK-LABEL: program: 1 entries
 // CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_direct"
 // CHECK: ints [{{.*}}, 8, 0] floats [0, 0]  // conv "b_direct"
-// CHECK-NOT: , 8] floats
-// CHECK-NOT: , 8, 0] floats
+// CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_pool"
+// CHECK-NEXT: kernel max_pool (t{{[0-9]+}}) -> (t{{[0-9]+}}) ints [2, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 0, 8]  // max_pool "pool"
+// CHECK-NEXT: ints [{{.*}}, 8, 0] floats [0, 0]  // conv "b_pool"
 // CHECK: ints [{{.*}}, 0, 8] floats [0, 0]  // conv "a_broadcast"
 // CHECK-NEXT: loop t{{[0-9]+}} = add(t{{[0-9]+}}, t{{[0-9]+}}) blocked 8  // add "bias"
 // CHECK-NEXT: ints [{{.*}}, 8, 0] floats [0, 0]  // conv "b_broadcast"

@@ -101,6 +101,10 @@ template <typename Args>
 int32_t pool(CleaveContext *ctx, const char *kernel, const Args &args) {
   constexpr bool IsMax = std::is_same_v<Args, args::MaxPool>;
   const CleaveTensor &x = args.x(), &y = args.y();
+  // GPU programs keep NCHW.
+  if (args.block() != 0)
+    return fail(ctx, kernel, "block %lld: only NCHW (0) on the GPU",
+                (long long)args.block());
   PoolGeometry g;
   if (!readGeometry(args, x, y, g))
     return fail(ctx, kernel, "bad geometry for %lld spatial dimensions",

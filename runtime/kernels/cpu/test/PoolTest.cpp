@@ -131,6 +131,70 @@ INSTANTIATE_TEST_SUITE_P(
                  false,
                  true}));
 
+/// `nchw` (N x C x H x W) in nChw<block>c.
+std::vector<float> toBlocked(const std::vector<float> &nchw, const Shape &s,
+                             int64_t block) {
+  std::vector<float> blocked(nchw.size());
+  const int64_t c = s[1], plane = s[2] * s[3];
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p)
+        blocked[(n * c + ch / block * block) * plane + p * block + ch % block] =
+            nchw[(n * c + ch) * plane + p];
+  return blocked;
+}
+
+/// The 2-D windows above over 32 channels of 2 images in nChw8c and
+/// nChw16c (X and Y blocked alike) match the pools of X in NCHW (which the
+/// tests above check against direct windows); a NaN in one channel stays
+/// in that channel's windows only.
+TEST_F(PoolTest, BlockedPoolsMatchWindows) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<PoolCase> cases = {
+      {{2, 32, 8, 8}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false, false},
+      {{2, 32, 16, 16}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, false},
+      {{2, 32, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, true},
+      {{2, 32, 6, 7}, {3, 2}, {2, 2}, {0, 1, 1, 0}, {1, 1}, true, true},
+      {{2, 32, 6, 7}, {3, 2}, {2, 2}, {0, 1, 1, 0}, {1, 1}, true, false},
+      {{2, 32, 9, 9}, {2, 3}, {1, 2}, {1, 2, 1, 2}, {2, 2}, false, true}};
+  for (const PoolCase &c : cases)
+    for (bool average : {false, true})
+      for (int64_t block : {8, 16}) {
+        SCOPED_TRACE(
+            "x " + std::to_string(c.x[2]) + "x" + std::to_string(c.x[3]) +
+            ", kernel " + std::to_string(c.kernel[0]) + "x" +
+            std::to_string(c.kernel[1]) + (average ? ", average" : ", max") +
+            ", block " + std::to_string(block));
+        Tensor x = Tensor::random(c.x, 36);
+        // Channel 21 of the second image, at the centre of its plane.
+        x.f32()[(1 * 32 + 21) * c.x[2] * c.x[3] + c.x[2] / 2 * c.x[3] +
+                c.x[3] / 2] = nan;
+        Shape ys = poolOutput(c);
+        auto kernel = average ? cleave_cpu_average_pool : cleave_cpu_max_pool;
+        std::vector<int64_t> ints = poolInts(c, average);
+        Tensor plain(ys);
+        ASSERT_EQ(run(kernel, {x.desc()}, {plain.desc()}, ints), 0)
+            << ctx.error;
+        std::vector<float> want = toBlocked(plain.vec(), ys, block);
+        Tensor bx = Tensor::f32(c.x, toBlocked(x.vec(), c.x, block));
+        Tensor y(ys);
+        ints.push_back(block);
+        ASSERT_EQ(run(kernel, {bx.desc()}, {y.desc()}, ints), 0) << ctx.error;
+        std::vector<float> got = y.vec();
+        EXPECT_GT(std::count_if(want.begin(), want.end(),
+                                [](float v) { return std::isnan(v); }),
+                  0);
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (std::isnan(want[i])) {
+            EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+            continue;
+          }
+          EXPECT_NEAR(got[i], want[i], 1e-6 + 1e-5 * std::fabs(want[i]))
+              << "element " << i;
+        }
+      }
+}
+
 TEST_F(PoolTest, HandComputed) {
   Tensor x = Tensor::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
   Tensor y({1, 1, 1, 2});
@@ -279,6 +343,14 @@ TEST_F(PoolTest, RejectsBadArguments) {
   Tensor x1({4});
   expectFailure(run(cleave_cpu_global_average_pool, {x1.desc()}, {g.desc()}),
                 "global_average_pool", "at least 2-D");
+  Tensor p24({1, 24, 4, 4}), q24({1, 24, 2, 2});
+  expectFailure(run(cleave_cpu_max_pool, {p24.desc()}, {q24.desc()},
+                    {2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0, 4}),
+                "max_pool", "block 4: the layouts are 0 (NCHW), 8 and 16");
+  expectFailure(run(cleave_cpu_average_pool, {p24.desc()}, {q24.desc()},
+                    {2, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 0, 0, 16}),
+                "average_pool",
+                "block 16 needs 2 spatial dimensions and channels it divides");
   Tensor x24({1, 24, 2, 2}), g24({1, 24, 1, 1});
   expectFailure(
       run(cleave_cpu_global_max_pool, {x24.desc()}, {g24.desc()}, {4}),

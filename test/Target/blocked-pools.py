@@ -1,12 +1,15 @@
-# Squeeze-and-excitation between convolutions keeps the channel-blocked
-# layout (nChw8c in a default x86-64-v3 bundle): EfficientNet's block
-# (expansion, depthwise, global average pool, two small convolutions, a
-# sigmoid gate that scales each channel, projection) on a batch of 2, so
-# that the gate differs per sample; a global max pool in its place; and a
-# per-channel constant added between two convolutions, broadcast over the
-# batch. The pools read the blocked X (their int, xBlock, is 8), and the
-# loops that scale or shift each channel index the per-channel operand by
-# channel block and lane. Every output agrees with onnxruntime.
+# Pools and squeeze-and-excitation between convolutions keep the
+# channel-blocked layout (nChw8c in a default x86-64-v3 bundle):
+# EfficientNet's block (expansion, depthwise, global average pool, two small
+# convolutions, a sigmoid gate that scales each channel, projection) on a
+# batch of 2, so that the gate differs per sample; a global max pool in its
+# place; a per-channel constant added between two convolutions, broadcast
+# over the batch; and windowed pools between convolutions (ResNet's stem
+# max pool, an average pool with ceil_mode and padding it does not count).
+# The global pools read the blocked X (their int, xBlock, is 8), the
+# windowed ones read and write blocks (their last int), and the loops that
+# scale or shift each channel index the per-channel operand by channel
+# block and lane. Every output agrees with onnxruntime.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave compile %t/model.onnx -o %t/model.cleave --quiet
@@ -31,10 +34,20 @@
 # CHECK: const int64_t b1 = ((o / 1024) % 8) * 8;
 # CHECK: conv (/shift/b)
 # CHECK: static const int64_t ints[] = {{[{]}}2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8, 0};
+# CHECK: conv + relu (/stem/conv)
+# CHECK: static const int64_t ints[] = {{[{]}}2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8};
+# CHECK: max_pool (/stem/pool)
+# CHECK: static const int64_t ints[] = {{[{]}}2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 8};
+# CHECK: conv (/stem/next)
+# CHECK: static const int64_t ints[] = {{[{]}}2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 8, 0};
+# CHECK: average_pool (/avg/pool)
+# CHECK: static const int64_t ints[] = {{[{]}}2, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 1, 0, 8};
 # RUN: %python %s check %t | FileCheck %s --check-prefix=NUMERIC
 # NUMERIC: se: max abs error {{.*}} ok
 # NUMERIC: max: max abs error {{.*}} ok
 # NUMERIC: shift: max abs error {{.*}} ok
+# NUMERIC: stem: max abs error {{.*}} ok
+# NUMERIC: avg: max abs error {{.*}} ok
 
 import sys
 
@@ -94,7 +107,7 @@ if sys.argv[1] == "build":
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 32, 32])
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-               for n in ("se", "max", "shift")]
+               for n in ("se", "max", "shift", "stem", "avg")]
     nodes = block("/se", "GlobalAveragePool") + block("/max", "GlobalMaxPool")
     nodes += [
         helper.make_node("Conv", ["x", weight("wa", [64, 32, 3, 3])], ["a"],
@@ -103,6 +116,26 @@ if sys.argv[1] == "build":
                          ["ak"], name="/shift/add"),
         helper.make_node("Conv", ["ak", weight("wb", [32, 64, 3, 3])],
                          ["shift"], name="/shift/b", pads=[1, 1, 1, 1]),
+        # ResNet's stem: a convolution and its ReLU, a 3x3 max pool of
+        # stride 2 padded by 1 (32x32 to 16x16), a convolution after it.
+        helper.make_node("Conv", ["x", weight("ws", [64, 32, 3, 3])], ["s"],
+                         name="/stem/conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["s"], ["sr"], name="/stem/relu"),
+        helper.make_node("MaxPool", ["sr"], ["sp"], name="/stem/pool",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["sp", weight("wn", [32, 64, 3, 3])],
+                         ["stem"], name="/stem/next", pads=[1, 1, 1, 1]),
+        # A 3x3 average pool of stride 2 whose last window, by ceil_mode,
+        # hangs over the end padding (32x32 to 16x16), the padding not
+        # counted.
+        helper.make_node("Conv", ["x", weight("wv", [64, 32, 3, 3])], ["v"],
+                         name="/avg/conv", pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["v"], ["vp"], name="/avg/pool",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[0, 0, 1, 1], ceil_mode=1),
+        helper.make_node("Conv", ["vp", weight("wm", [32, 64, 3, 3])],
+                         ["avg"], name="/avg/next", pads=[1, 1, 1, 1]),
     ]
     graph = helper.make_graph(nodes, "squeeze_excite", [x], outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
