@@ -331,12 +331,28 @@ void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
 }
 
 /// Pools NCHW planes of `size` elements: each plane in kLanes lanes, then
-/// the lanes and the tail into one.
+/// the lanes and the tail into one. Planes shorter than the lanes (a CNN's
+/// last map, often 1x1) are folded element by element: the lanes' set-up
+/// and combination cost more than such a plane's elements.
 template <PoolKind kind>
 void poolPlanes(const float *src, float *dst, int64_t planes, int64_t size,
                 int threads) {
   using F = PlaneFold<kind>;
   constexpr int64_t kLanes = F::kLanes;
+  if (size == 1) {
+    // The mean or the max of one element is that element.
+    std::copy(src, src + planes, dst);
+    return;
+  }
+  if (size < kLanes) {
+    for (int64_t p = 0; p < planes; ++p) {
+      float acc = F::identity();
+      for (int64_t i = 0; i < size; ++i)
+        acc = F::fold(acc, src[p * size + i]);
+      dst[p] = F::finish(acc, size);
+    }
+    return;
+  }
   parallelFor(threads, planes * size > kParallelGrain, planes, [&](int64_t p) {
     const float *plane = src + p * size;
     const int64_t whole = size / kLanes * kLanes;

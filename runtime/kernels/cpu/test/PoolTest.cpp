@@ -252,16 +252,17 @@ TEST_F(PoolTest, GlobalPools) {
 }
 
 // Planes folded in 16 lanes and a tail: 7 x 7 (3 whole rounds and 1) and
-// 56 x 56 (196 rounds); the global max keeps a NaN met in a lane or in the
+// 56 x 56 (196 rounds), and planes shorter than the lanes, 1 x 1 and 3 x 3,
+// element by element; the global max keeps a NaN met in a lane or in the
 // tail.
 TEST_F(PoolTest, GlobalPoolsOverLanesAndTail) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (int64_t side : {7, 56}) {
+  for (int64_t side : {1, 3, 7, 56}) {
     SCOPED_TRACE("plane " + std::to_string(side) + " x " +
                  std::to_string(side));
     const int64_t size = side * side;
     Tensor x = Tensor::random({2, 3, side, side}, 34);
-    x.f32()[1 * size + 5] = nan;        // plane 1, a lane
+    x.f32()[1 * size + 5 % size] = nan; // plane 1, a lane
     x.f32()[4 * size + size - 1] = nan; // plane 4, the tail
     Tensor avg({2, 3, 1, 1}), max({2, 3, 1, 1});
     ASSERT_EQ(run(cleave_cpu_global_average_pool, {x.desc()}, {avg.desc()}), 0);
