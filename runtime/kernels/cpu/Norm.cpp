@@ -3,8 +3,9 @@
 // Inference-mode batch normalisation folds its four parameters into one
 // scale and shift per channel. The others normalise contiguous runs of
 // elements by their own mean and (biased) variance, accumulated in double
-// over two passes so that large runs with a large mean stay accurate;
-// RMS normalisation needs only the mean of squares, also in double.
+// over two passes so that large runs with a large mean stay accurate (in
+// 16 partial sums each, which vectorise); RMS normalisation needs only the
+// mean of squares, also in double.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,18 +19,34 @@ using namespace cleave::cpu;
 
 namespace {
 
+/// The sum of `term(x[i])` over `x[0..length)` in double, in kSumLanes
+/// partial sums that the compiler keeps in vector registers (one double
+/// chain is a dependent add per element, 2.5 ns each on a layer's rows).
+constexpr int64_t kSumLanes = 16;
+template <typename Term>
+double sumInLanes(const float *x, int64_t length, Term term) {
+  double lanes[kSumLanes] = {};
+  const int64_t whole = length / kSumLanes * kSumLanes;
+  for (int64_t i = 0; i < whole; i += kSumLanes)
+    for (int64_t j = 0; j < kSumLanes; ++j)
+      lanes[j] += term(static_cast<double>(x[i + j]));
+  double sum = 0.0;
+  for (double lane : lanes)
+    sum += lane;
+  for (int64_t i = whole; i < length; ++i)
+    sum += term(static_cast<double>(x[i]));
+  return sum;
+}
+
 /// Mean and 1 / sqrt(variance + epsilon) of `x[0..length)`.
 void moments(const float *x, int64_t length, double epsilon, float &mean,
              float &invStd) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < length; ++i)
-    sum += x[i];
+  double sum = sumInLanes(x, length, [](double v) { return v; });
   double m = length > 0 ? sum / static_cast<double>(length) : 0.0;
-  double squares = 0.0;
-  for (int64_t i = 0; i < length; ++i) {
-    double d = x[i] - m;
-    squares += d * d;
-  }
+  double squares = sumInLanes(x, length, [m](double v) {
+    double d = v - m;
+    return d * d;
+  });
   double variance = length > 0 ? squares / static_cast<double>(length) : 0.0;
   mean = static_cast<float>(m);
   invStd = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
@@ -265,9 +282,7 @@ int32_t cleave::cpu::kernels::rms_norm(CleaveContext *ctx,
   parallelFor(threads, rows * cols > kParallelGrain, rows, [&](int64_t r) {
     const float *a = src + r * cols;
     float *b = dst + r * cols;
-    double squares = 0.0;
-    for (int64_t i = 0; i < cols; ++i)
-      squares += static_cast<double>(a[i]) * a[i];
+    double squares = sumInLanes(a, cols, [](double v) { return v * v; });
     double meanSquare = cols > 0 ? squares / static_cast<double>(cols) : 0.0;
     const float invRms =
         static_cast<float>(1.0 / std::sqrt(meanSquare + epsilon));
