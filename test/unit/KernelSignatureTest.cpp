@@ -580,14 +580,15 @@ TEST(KernelSignatureTest, BuildersPackCountsBeforeTheirLists) {
   pool.dilations = {1, 1};
   pool.ceilMode = 0;
   pool.countIncludePad = 1;
+  pool.block = 8;
   KernelCall call;
   ASSERT_TRUE(
       succeeded(kernels::buildCall(op, kernels::average_pool, pool, call)));
   op->destroy();
   EXPECT_EQ(call.kernel, "average_pool");
   EXPECT_EQ(call.operands, (SmallVector<int, 7>{0}));
-  EXPECT_EQ(call.ints,
-            (SmallVector<int64_t, 8>{2, 3, 3, 1, 2, 0, 1, 0, 1, 1, 1, 0, 1}));
+  EXPECT_EQ(call.ints, (SmallVector<int64_t, 8>{2, 3, 3, 1, 2, 0, 1, 0, 1, 1, 1,
+                                                0, 1, 8}));
   EXPECT_TRUE(call.floats.empty());
 }
 
