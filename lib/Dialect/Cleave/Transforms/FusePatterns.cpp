@@ -886,6 +886,40 @@ static Value getTransposedKeys(PatternRewriter &rewriter, Location loc,
   return ReshapeOp::create(rewriter, loc, keysType, keys);
 }
 
+/// The keys `batch*heads x kv_sequence x head_size` whose last two
+/// dimensions `keysT` swaps, for the batched 3-D form (torch's
+/// nn.MultiheadAttention): a transpose, of them or of the projection
+/// `kv_sequence x batch*heads x head_size`; null otherwise.
+static Value getTransposedKeys3D(PatternRewriter &rewriter, Location loc,
+                                 Value keysT) {
+  auto transpose = keysT.getDefiningOp<TransposeOp>();
+  if (!transpose)
+    return {};
+  auto type = cast<RankedTensorType>(keysT.getType());
+  SmallVector<int64_t> perm(transpose.getPerm());
+  std::swap(perm[1], perm[2]);
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, 3)))
+    return transpose.getInput();
+  auto keysType = RankedTensorType::get(
+      {type.getDimSize(0), type.getDimSize(2), type.getDimSize(1)},
+      type.getElementType());
+  return TransposeOp::create(rewriter, loc, keysType, transpose.getInput(),
+                             rewriter.getDenseI64ArrayAttr(perm));
+}
+
+/// `value` (of static shape) with leading dimensions of 1 added up to
+/// rank 4.
+static Value viewAsRank4(PatternRewriter &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() >= 4)
+    return value;
+  SmallVector<int64_t> shape(4 - type.getRank(), 1);
+  llvm::append_range(shape, type.getShape());
+  return ReshapeOp::create(rewriter, loc,
+                           RankedTensorType::get(shape, type.getElementType()),
+                           value);
+}
+
 /// Whether `mask` broadcasts to `scores` (numpy rules, from the right).
 static bool broadcastsTo(Value mask, RankedTensorType scores) {
   auto type = dyn_cast<RankedTensorType>(mask.getType());
@@ -918,13 +952,17 @@ struct FuseAttention : public OpRewritePattern<MatMulOp> {
   LogicalResult matchAndRewrite(MatMulOp root,
                                 PatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(root.getType());
-    if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
-        !type.getElementType().isF32())
-      return rewriter.notifyMatchFailure(root, "not a 4-D float32 product");
+    if (!type || (type.getRank() != 4 && type.getRank() != 3) ||
+        !type.hasStaticShape() || !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(root,
+                                         "not a 3-D or 4-D float32 product");
+    // Rank 3: `batch*heads x sequence x head_size`, as torch's
+    // nn.MultiheadAttention exports it.
+    const int64_t rank = type.getRank();
     Decomposition chain;
     chain.add(root);
     auto softmax = getSingleUseDef<SoftmaxOp>(root.getLhs());
-    if (!softmax || softmax.getAxis() != 3)
+    if (!softmax || static_cast<int64_t>(softmax.getAxis()) != rank - 1)
       return rewriter.notifyMatchFailure(root, "not softmax(...) @ v");
     chain.add(softmax);
     auto scoresType = cast<RankedTensorType>(softmax.getType());
@@ -957,30 +995,45 @@ struct FuseAttention : public OpRewritePattern<MatMulOp> {
     Value value = root.getRhs();
     auto queryType = dyn_cast<RankedTensorType>(query.getType());
     auto valueType = cast<RankedTensorType>(value.getType());
-    if (!queryType || queryType.getRank() != 4 ||
+    if (!queryType || queryType.getRank() != rank ||
         queryType.getElementType() != type.getElementType() ||
-        valueType.getRank() != 4 ||
+        valueType.getRank() != rank ||
         valueType.getDimSize(0) != queryType.getDimSize(0) ||
-        valueType.getDimSize(1) != queryType.getDimSize(1))
+        (rank == 4 && valueType.getDimSize(1) != queryType.getDimSize(1)))
       return rewriter.notifyMatchFailure(root, "not batch x heads operands");
     if (!chain.isSelfContained(root))
       return rewriter.notifyMatchFailure(root, "intermediates used elsewhere");
-    Value keys = getTransposedKeys(rewriter, root.getLoc(), keysT);
+    Location loc = root.getLoc();
+    Value keys = rank == 4 ? getTransposedKeys(rewriter, loc, keysT)
+                           : getTransposedKeys3D(rewriter, loc, keysT);
     if (!keys)
       return rewriter.notifyMatchFailure(root, "k^T is not a transpose");
     Value mask;
     for (Value bias : biases)
-      mask =
-          mask ? AddOp::create(rewriter, root.getLoc(), mask, bias).getResult()
-               : bias;
-    int64_t heads = queryType.getDimSize(1);
+      mask = mask ? AddOp::create(rewriter, loc, mask, bias).getResult() : bias;
+    // A 3-D product is one batch of batch*heads heads, viewed as rank 4.
+    RankedTensorType resultType = type;
+    if (rank == 3) {
+      query = viewAsRank4(rewriter, loc, query);
+      keys = viewAsRank4(rewriter, loc, keys);
+      value = viewAsRank4(rewriter, loc, value);
+      if (mask)
+        mask = viewAsRank4(rewriter, loc, mask);
+      SmallVector<int64_t> shape = {1};
+      llvm::append_range(shape, type.getShape());
+      resultType = RankedTensorType::get(shape, type.getElementType());
+    }
+    int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
     auto attention = AttentionOp::create(
-        rewriter, root.getLoc(), type, query, keys, value, mask,
+        rewriter, loc, resultType, query, keys, value, mask,
         rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(heads),
         rewriter.getF32FloatAttr(static_cast<float>(scale)),
         /*is_causal=*/nullptr, rewriter.getF32FloatAttr(0.0f),
         softmax.getNanToZero() ? rewriter.getUnitAttr() : nullptr);
-    rewriter.replaceOp(root, attention.getResult());
+    Value result = attention.getResult();
+    if (rank == 3)
+      result = ReshapeOp::create(rewriter, loc, type, result);
+    rewriter.replaceOp(root, result);
     return success();
   }
 };

@@ -832,6 +832,54 @@ func.func @sdpa_two_biases(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v:
 
 // -----
 
+// torch's nn.MultiheadAttention: batch*heads x sequence x head_size
+// products (rank 3), q divided by the square root of the head size, k^T
+// transposed straight from the key projection (sequence x batch*heads x
+// head_size), as Whisper's and wav2vec 2.0's encoders export it. The fused
+// op views them as one batch of 6 heads; a mask of the scores' last two
+// dimensions is viewed as rank 4 too.
+// CHECK-LABEL: func.func @mha_batched
+// CHECK-SAME: (%[[Q:.+]]: tensor<6x10x8xf32>, %[[P:.+]]: tensor<10x6x8xf32>, %[[V:.+]]: tensor<6x10x8xf32>, %[[M:.+]]: tensor<10x10xf32>)
+// CHECK: %[[K:.+]] = cleave.transpose %[[P]] {perm = array<i64: 1, 0, 2>} : (tensor<10x6x8xf32>) -> tensor<6x10x8xf32>
+// CHECK-NEXT: %[[Q4:.+]] = cleave.reshape %[[Q]] : tensor<6x10x8xf32> -> tensor<1x6x10x8xf32>
+// CHECK-NEXT: %[[K4:.+]] = cleave.reshape %[[K]] : tensor<6x10x8xf32> -> tensor<1x6x10x8xf32>
+// CHECK-NEXT: %[[V4:.+]] = cleave.reshape %[[V]] : tensor<6x10x8xf32> -> tensor<1x6x10x8xf32>
+// CHECK-NEXT: %[[M4:.+]] = cleave.reshape %[[M]] : tensor<10x10xf32> -> tensor<1x1x10x10xf32>
+// CHECK-NEXT: %[[A:.+]] = cleave.attention %[[Q4]], %[[K4]], %[[V4]], %[[M4]] {kv_num_heads = 6 : i64, q_num_heads = 6 : i64, scale = 0.353553385 : f32} : (tensor<1x6x10x8xf32>, tensor<1x6x10x8xf32>, tensor<1x6x10x8xf32>, tensor<1x1x10x10xf32>) -> tensor<1x6x10x8xf32>
+// CHECK-NEXT: %[[Y:.+]] = cleave.reshape %[[A]] : tensor<1x6x10x8xf32> -> tensor<6x10x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @mha_batched(%q: tensor<6x10x8xf32>, %proj: tensor<10x6x8xf32>, %v: tensor<6x10x8xf32>, %mask: tensor<10x10xf32>) -> tensor<6x10x8xf32> {
+  %c = cleave.constant dense<2.82842708> : tensor<f32>
+  %qs = cleave.div %q, %c : (tensor<6x10x8xf32>, tensor<f32>) -> tensor<6x10x8xf32>
+  %kt = cleave.transpose %proj {perm = array<i64: 1, 2, 0>} : (tensor<10x6x8xf32>) -> tensor<6x8x10xf32>
+  %s = cleave.matmul %qs, %kt : (tensor<6x10x8xf32>, tensor<6x8x10xf32>) -> tensor<6x10x10xf32>
+  %b = cleave.add %s, %mask : (tensor<6x10x10xf32>, tensor<10x10xf32>) -> tensor<6x10x10xf32>
+  %p = cleave.softmax %b {axis = 2 : i64} : tensor<6x10x10xf32>
+  %y = cleave.matmul %p, %v : (tensor<6x10x10xf32>, tensor<6x10x8xf32>) -> tensor<6x10x8xf32>
+  return %y : tensor<6x10x8xf32>
+}
+
+// -----
+
+// Rank 3, left alone: a softmax over the queries, and k^T that is no
+// transpose.
+// CHECK-LABEL: func.func @mha_batched_not_fused
+// CHECK-NOT: cleave.attention
+// CHECK-COUNT-2: cleave.softmax
+// CHECK-NOT: cleave.attention
+func.func @mha_batched_not_fused(%q: tensor<6x10x8xf32>, %k: tensor<6x10x8xf32>, %kt: tensor<6x8x10xf32>, %v: tensor<6x10x8xf32>) -> (tensor<6x10x8xf32>, tensor<6x10x8xf32>) {
+  %t = cleave.transpose %k {perm = array<i64: 0, 2, 1>} : (tensor<6x10x8xf32>) -> tensor<6x8x10xf32>
+  %s1 = cleave.matmul %q, %t : (tensor<6x10x8xf32>, tensor<6x8x10xf32>) -> tensor<6x10x10xf32>
+  %p1 = cleave.softmax %s1 {axis = 1 : i64} : tensor<6x10x10xf32>
+  %y1 = cleave.matmul %p1, %v : (tensor<6x10x10xf32>, tensor<6x10x8xf32>) -> tensor<6x10x8xf32>
+  %s2 = cleave.matmul %q, %kt : (tensor<6x10x8xf32>, tensor<6x8x10xf32>) -> tensor<6x10x10xf32>
+  %p2 = cleave.softmax %s2 {axis = 2 : i64} : tensor<6x10x10xf32>
+  %y2 = cleave.matmul %p2, %v : (tensor<6x10x10xf32>, tensor<6x10x8xf32>) -> tensor<6x10x8xf32>
+  return %y1, %y2 : tensor<6x10x8xf32>, tensor<6x10x8xf32>
+}
+
+// -----
+
 // Left alone: the probabilities are also returned (fusing would compute
 // them twice), a softmax over another axis, keys that are not transposed,
 // and float16.

@@ -54,7 +54,10 @@ def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
       when there is none), and the softmax's `nan_to_zero` carries over.
       Grouped-query keys and values stay expanded to the query's heads, as
       the model computes them, so that the fused op splits by heads as the
-      matrix products did.
+      matrix products did. Products of rank 3, `batch*heads x sequence x
+      head_size` (torch's nn.MultiheadAttention, `k^T` a transpose), are
+      fused as one batch of `batch*heads` heads, reshaped to rank 4 and
+      back.
 
     The constants must be `cleave.constant` splats (within float rounding of
     the element type); a chain whose intermediate values are used outside it
