@@ -907,14 +907,19 @@ static Value getTransposedKeys3D(PatternRewriter &rewriter, Location loc,
                              rewriter.getDenseI64ArrayAttr(perm));
 }
 
-/// `value` (of static shape) with leading dimensions of 1 added up to
-/// rank 4.
+/// `value` of rank 3, `batch*heads x sequence x d`, viewed as `batch*heads
+/// x 1 x sequence x d`: one head each, so that its first dimension stays
+/// the one a batch or microbatch split cuts. A value of lower rank (a mask
+/// that broadcasts) gets leading dimensions of 1 up to rank 4.
 static Value viewAsRank4(PatternRewriter &rewriter, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() >= 4)
     return value;
-  SmallVector<int64_t> shape(4 - type.getRank(), 1);
-  llvm::append_range(shape, type.getShape());
+  SmallVector<int64_t> shape(type.getShape());
+  if (type.getRank() == 3)
+    shape.insert(shape.begin() + 1, 1);
+  else
+    shape.insert(shape.begin(), 4 - type.getRank(), 1);
   return ReshapeOp::create(rewriter, loc,
                            RankedTensorType::get(shape, type.getElementType()),
                            value);
@@ -1011,7 +1016,7 @@ struct FuseAttention : public OpRewritePattern<MatMulOp> {
     Value mask;
     for (Value bias : biases)
       mask = mask ? AddOp::create(rewriter, loc, mask, bias).getResult() : bias;
-    // A 3-D product is one batch of batch*heads heads, viewed as rank 4.
+    // A 3-D product is batch*heads batches of one head, viewed as rank 4.
     RankedTensorType resultType = type;
     if (rank == 3) {
       query = viewAsRank4(rewriter, loc, query);
@@ -1019,8 +1024,8 @@ struct FuseAttention : public OpRewritePattern<MatMulOp> {
       value = viewAsRank4(rewriter, loc, value);
       if (mask)
         mask = viewAsRank4(rewriter, loc, mask);
-      SmallVector<int64_t> shape = {1};
-      llvm::append_range(shape, type.getShape());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.insert(shape.begin() + 1, 1);
       resultType = RankedTensorType::get(shape, type.getElementType());
     }
     int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);

@@ -836,17 +836,18 @@ func.func @sdpa_two_biases(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v:
 // products (rank 3), q divided by the square root of the head size, k^T
 // transposed straight from the key projection (sequence x batch*heads x
 // head_size), as Whisper's and wav2vec 2.0's encoders export it. The fused
-// op views them as one batch of 6 heads; a mask of the scores' last two
-// dimensions is viewed as rank 4 too.
+// op views them as 6 batches of one head, so that the first dimension stays
+// the one a batch split cuts; a mask of the scores' last two dimensions is
+// viewed as rank 4 too.
 // CHECK-LABEL: func.func @mha_batched
 // CHECK-SAME: (%[[Q:.+]]: tensor<6x10x8xf32>, %[[P:.+]]: tensor<10x6x8xf32>, %[[V:.+]]: tensor<6x10x8xf32>, %[[M:.+]]: tensor<10x10xf32>)
 // CHECK: %[[K:.+]] = cleave.transpose %[[P]] {perm = array<i64: 1, 0, 2>} : (tensor<10x6x8xf32>) -> tensor<6x10x8xf32>
-// CHECK-NEXT: %[[Q4:.+]] = cleave.reshape %[[Q]] : tensor<6x10x8xf32> -> tensor<1x6x10x8xf32>
-// CHECK-NEXT: %[[K4:.+]] = cleave.reshape %[[K]] : tensor<6x10x8xf32> -> tensor<1x6x10x8xf32>
-// CHECK-NEXT: %[[V4:.+]] = cleave.reshape %[[V]] : tensor<6x10x8xf32> -> tensor<1x6x10x8xf32>
+// CHECK-NEXT: %[[Q4:.+]] = cleave.reshape %[[Q]] : tensor<6x10x8xf32> -> tensor<6x1x10x8xf32>
+// CHECK-NEXT: %[[K4:.+]] = cleave.reshape %[[K]] : tensor<6x10x8xf32> -> tensor<6x1x10x8xf32>
+// CHECK-NEXT: %[[V4:.+]] = cleave.reshape %[[V]] : tensor<6x10x8xf32> -> tensor<6x1x10x8xf32>
 // CHECK-NEXT: %[[M4:.+]] = cleave.reshape %[[M]] : tensor<10x10xf32> -> tensor<1x1x10x10xf32>
-// CHECK-NEXT: %[[A:.+]] = cleave.attention %[[Q4]], %[[K4]], %[[V4]], %[[M4]] {kv_num_heads = 6 : i64, q_num_heads = 6 : i64, scale = 0.353553385 : f32} : (tensor<1x6x10x8xf32>, tensor<1x6x10x8xf32>, tensor<1x6x10x8xf32>, tensor<1x1x10x10xf32>) -> tensor<1x6x10x8xf32>
-// CHECK-NEXT: %[[Y:.+]] = cleave.reshape %[[A]] : tensor<1x6x10x8xf32> -> tensor<6x10x8xf32>
+// CHECK-NEXT: %[[A:.+]] = cleave.attention %[[Q4]], %[[K4]], %[[V4]], %[[M4]] {kv_num_heads = 1 : i64, q_num_heads = 1 : i64, scale = 0.353553385 : f32} : (tensor<6x1x10x8xf32>, tensor<6x1x10x8xf32>, tensor<6x1x10x8xf32>, tensor<1x1x10x10xf32>) -> tensor<6x1x10x8xf32>
+// CHECK-NEXT: %[[Y:.+]] = cleave.reshape %[[A]] : tensor<6x1x10x8xf32> -> tensor<6x10x8xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @mha_batched(%q: tensor<6x10x8xf32>, %proj: tensor<10x6x8xf32>, %v: tensor<6x10x8xf32>, %mask: tensor<10x10xf32>) -> tensor<6x10x8xf32> {
   %c = cleave.constant dense<2.82842708> : tensor<f32>

@@ -56,8 +56,9 @@ def FusePatternsPass : Pass<"cleave-fuse-patterns"> {
       the model computes them, so that the fused op splits by heads as the
       matrix products did. Products of rank 3, `batch*heads x sequence x
       head_size` (torch's nn.MultiheadAttention, `k^T` a transpose), are
-      fused as one batch of `batch*heads` heads, reshaped to rank 4 and
-      back.
+      fused as `batch*heads` batches of one head, reshaped to rank 4 and
+      back, so that their first dimension stays the one a batch split
+      cuts.
 
     The constants must be `cleave.constant` splats (within float rounding of
     the element type); a chain whose intermediate values are used outside it
