@@ -215,9 +215,11 @@ SmallVector<int64_t> EmitterBase::getLoadStrides(const FusedLoop &loop,
   SmallVector<int64_t> strides = ::getLoadStrides(loop.iterationShape, shape);
   if (loop.block == 0)
     return strides;
-  if (shape == ArrayRef<int64_t>(loop.iterationShape))
+  if (shape == ArrayRef<int64_t>(loop.iterationShape)) {
     // Blocked as the output is: its bytes in the output's order.
-    return ::getLoadStrides(getLoopSpace(loop), getLoopSpace(loop));
+    SmallVector<int64_t> space = getLoopSpace(loop);
+    return ::getLoadStrides(space, space);
+  }
   // A tensor in its own order, whose channel c = C/b index * b + lane.
   int64_t block = loop.block;
   return {strides[0], strides[1] * block, strides[2], strides[3], strides[1]};

@@ -252,10 +252,9 @@ int32_t cleave::cpu::kernels::attention(CleaveContext *ctx,
       // Scores with no softcap, mask or causal bound go straight to the
       // softmax, whose passes vectorise (the loop below is scalar, a
       // branch per key: 1-2 ns an element on 1500 keys).
-      if (!adjustsScores)
-        for (int64_t r = 0; r < count; ++r)
-          softmaxLine(block + r * kvSequence, block + r * kvSequence,
-                      kvSequence, /*log=*/false);
+      for (int64_t r = 0; !adjustsScores && r < count; ++r)
+        softmaxLine(block + r * kvSequence, block + r * kvSequence, kvSequence,
+                    /*log=*/false);
       for (int64_t r = 0; adjustsScores && r < count; ++r) {
         const int64_t i = first + r;
         float *line = block + r * kvSequence;

@@ -106,12 +106,20 @@ WindowTaps windowTaps(const WindowGeometry &g, int dim, int64_t o) {
   return taps;
 }
 
+/// The taps of `t` an average divides by: those inside the input, or with
+/// count_include_pad those inside the declared pads too.
+inline int64_t countedTaps(const WindowTaps &t, bool countIncludePad) {
+  return countIncludePad ? t.counted : t.last - t.first;
+}
+
 /// The max of m and v where a NaN wins and then stays, as in onnxruntime.
 inline float maxKeepingNaN(float m, float v) { return v > m || v != v ? v : m; }
 
-/// Folds values into kLanes partial results, which the compiler keeps in
-/// vector registers (one float chain would be a dependent add per element).
-/// A NaN, once met, stays in a max: a number is never above it.
+/// A pool's fold of one value at a time: its starting value, the fold, and
+/// the result of `size` folded values. A NaN, once met, stays in a max: a
+/// number is never above it. kLanes is how many partial results a plane is
+/// folded into (BlockFold), one float chain being a dependent add per
+/// element.
 template <PoolKind kind> struct PlaneFold {
   static constexpr int64_t kLanes = 16;
   static float identity() {
@@ -120,7 +128,7 @@ template <PoolKind kind> struct PlaneFold {
   }
   static float fold(float acc, float v) {
     if constexpr (kind == PoolKind::Max)
-      return v > acc || v != v ? v : acc;
+      return maxKeepingNaN(acc, v);
     else
       return acc + v;
   }
@@ -251,9 +259,6 @@ void poolBlocked(const WindowGeometry &g, const std::vector<WindowTaps> *taps,
   const int64_t groups = g.batch * g.channels / B;
   const int64_t inH = g.in[1], inW = g.in[2], outH = g.out[1], outW = g.out[2];
   const int64_t dilH = g.dilation[1], dilW = g.dilation[2];
-  auto counted = [&](const WindowTaps &t) {
-    return countIncludePad ? t.counted : t.last - t.first;
-  };
   parallelFor(threads,
               groups * outH * outW * g.kernelSize() * B > kParallelGrain,
               groups * outH, [&](int64_t job) {
@@ -269,8 +274,10 @@ void poolBlocked(const WindowGeometry &g, const std::vector<WindowTaps> *taps,
                     for (int64_t kw = tw.first; kw < tw.last; ++kw)
                       acc.fold(row + (tw.start + kw * dilW) * B);
                   }
-                  acc.store(line + ow * B,
-                            static_cast<float>(counted(th) * counted(tw)));
+                  acc.store(
+                      line + ow * B,
+                      static_cast<float>(countedTaps(th, countIncludePad) *
+                                         countedTaps(tw, countIncludePad)));
                 }
               });
 }
@@ -299,16 +306,15 @@ void pool(const WindowGeometry &g, PoolKind kind, bool countIncludePad,
     validRange(kw * g.dilation[2] - g.padBegin[2], g.stride[2], g.in[2],
                g.out[2], tapLo[kw], tapHi[kw]);
   // Divisors: one per (depth, row) output, then one factor per column.
-  auto counted = [&](const WindowTaps &t) {
-    return countIncludePad ? t.counted : t.last - t.first;
-  };
   std::vector<float> divisors;
   for (int64_t od = 0; od < g.out[0]; ++od)
     for (int64_t oh = 0; oh < g.out[1]; ++oh)
       divisors.push_back(
-          static_cast<float>(counted(taps[0][od]) * counted(taps[1][oh])));
+          static_cast<float>(countedTaps(taps[0][od], countIncludePad) *
+                             countedTaps(taps[1][oh], countIncludePad)));
   for (int64_t ow = 0; ow < g.out[2]; ++ow)
-    divisors.push_back(static_cast<float>(counted(taps[2][ow])));
+    divisors.push_back(
+        static_cast<float>(countedTaps(taps[2][ow], countIncludePad)));
 
   const int64_t planes = g.batch * g.channels;
   parallelFor(

@@ -907,22 +907,25 @@ static Value getTransposedKeys3D(PatternRewriter &rewriter, Location loc,
                              rewriter.getDenseI64ArrayAttr(perm));
 }
 
-/// `value` of rank 3, `batch*heads x sequence x d`, viewed as `batch*heads
-/// x 1 x sequence x d`: one head each, so that its first dimension stays
-/// the one a batch or microbatch split cuts. A value of lower rank (a mask
-/// that broadcasts) gets leading dimensions of 1 up to rank 4.
-static Value viewAsRank4(PatternRewriter &rewriter, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getRank() >= 4)
-    return value;
+/// The rank-4 view of `type`: rank 3, `batch*heads x sequence x d`, as
+/// `batch*heads x 1 x sequence x d` (one head each, so that its first
+/// dimension stays the one a batch or microbatch split cuts); a lower rank
+/// (a mask that broadcasts) with leading dimensions of 1.
+static RankedTensorType getRank4View(RankedTensorType type) {
   SmallVector<int64_t> shape(type.getShape());
   if (type.getRank() == 3)
     shape.insert(shape.begin() + 1, 1);
   else
     shape.insert(shape.begin(), 4 - type.getRank(), 1);
-  return ReshapeOp::create(rewriter, loc,
-                           RankedTensorType::get(shape, type.getElementType()),
-                           value);
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// `value` reshaped to its rank-4 view; a value of rank 4 as it is.
+static Value viewAsRank4(PatternRewriter &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() >= 4)
+    return value;
+  return ReshapeOp::create(rewriter, loc, getRank4View(type), value);
 }
 
 /// Whether `mask` broadcasts to `scores` (numpy rules, from the right).
@@ -1024,9 +1027,7 @@ struct FuseAttention : public OpRewritePattern<MatMulOp> {
       value = viewAsRank4(rewriter, loc, value);
       if (mask)
         mask = viewAsRank4(rewriter, loc, mask);
-      SmallVector<int64_t> shape(type.getShape());
-      shape.insert(shape.begin() + 1, 1);
-      resultType = RankedTensorType::get(shape, type.getElementType());
+      resultType = getRank4View(type);
     }
     int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
     auto attention = AttentionOp::create(
