@@ -4,7 +4,9 @@
 Each case is a small ONNX graph written here with onnx.helper: the fused
 elementwise activations whose loops call the math library (SiLU, GELU in
 its erf and tanh forms, sigmoid, tanh, exp, log), softmax over attention
-scores (BERT-base's and Whisper-tiny's), depthwise convolutions
+scores (BERT-base's and Whisper-tiny's), BERT-base's two linear layers
+with what follows them (bias and GELU; bias and residual add), depthwise
+convolutions
 at EfficientNet-B0's shapes (3x3 and 5x5, strides 1 and 2), dense and
 grouped convolutions (3x3 on ResNet's small maps and on larger ones,
 pointwise, grouped, a strided 1-D one), ResNet's 3x3 stride-2 max pool
@@ -209,6 +211,37 @@ def dense(channels, out_channels, size, kernel, stride=1, group=1, spatial=2):
     return build
 
 
+def linear(tokens, n_in, n_out, after):
+    """A transformer's linear layer over `tokens` tokens as exporters write
+    it: MatMul by a weight, Add of its bias, then `after`: "gelu" (the erf
+    decomposition) or "residual" (an Add of an input of the result's shape)."""
+
+    def build():
+        from onnx import helper
+
+        nodes = [helper.make_node("MatMul", ["x", "weight"], ["product"]),
+                 helper.make_node("Add", ["product", "bias"],
+                                  ["h" if after == "gelu" else "q"])]
+        initializers = [_constant("weight", _random([n_in, n_out], 2, 0.05)),
+                        _constant("bias", _random([n_out], 3, 0.1))]
+        inputs = [_value("x", [1, tokens, n_in])]
+        feeds = {"x": _random([1, tokens, n_in], 1)}
+        if after == "gelu":
+            gelu, constants = gelu_erf_nodes()
+            for node in gelu:
+                node.input[:] = ["h" if name == "x" else name for name in node.input]
+            nodes += gelu
+            initializers += constants
+        else:
+            nodes.append(helper.make_node("Add", ["q", "r"], ["y"]))
+            inputs.append(_value("r", [1, tokens, n_out]))
+            feeds["r"] = _random([1, tokens, n_out], 4)
+        model = _model(nodes, inputs, [_value("y", [1, tokens, n_out])], initializers)
+        return model, feeds
+
+    return build
+
+
 def mbconv(channels=40, size=28, expand=6, kernel=5, squeeze=10):
     """EfficientNet-B0's MBConv block of stage 3 (40 channels at 28 x 28,
     expansion 6, 5x5 depthwise, squeeze to 10), batch norms folded into the
@@ -272,6 +305,10 @@ CASES = [
          unary(single_nodes("Softmax"), [12, 128, 128])),
     Case("softmax_1500", "Softmax, last axis, 1 x 1500 x 1500 (a head of Whisper-tiny)",
          unary(single_nodes("Softmax"), [1, 1500, 1500])),
+    Case("linear_gelu", "MatMul 768 -> 3072, bias, GELU (erf), 128 tokens (BERT-base's)",
+         linear(128, 768, 3072, "gelu")),
+    Case("linear_res", "MatMul 3072 -> 768, bias, residual add, 128 tokens (BERT-base's)",
+         linear(128, 3072, 768, "residual")),
     Case("dw3x3_s1", "depthwise 3x3 stride 1, 32 x 112 x 112", depthwise(32, 112, 3, 1)),
     Case("dw3x3_s2", "depthwise 3x3 stride 2, 96 x 112 x 112", depthwise(96, 112, 3, 2)),
     Case("dw3x3_s1_56", "depthwise 3x3 stride 1, 144 x 56 x 56", depthwise(144, 56, 3, 1)),

@@ -241,27 +241,36 @@ private:
   LogicalResult checkTypes();
   LogicalResult classify(Operation *op);
   void chooseFusion();
-  /// The residual add, and the ReLU, clip or SiLU, each convolution's
-  /// kernel applies (DeviceProgramOptions::fuseConvEpilogue).
-  void chooseConvEpilogues();
-  /// What a convolution's kernel applies to its outputs.
-  struct ConvEpilogueChoice {
-    /// The add of `residual` that follows the convolution; null without.
+  /// The bias add (matrix products), the residual add, and the ReLU, clip,
+  /// SiLU or GELU each convolution's or matrix product's kernel applies
+  /// (DeviceProgramOptions::fuseKernelEpilogues).
+  void chooseKernelEpilogues();
+  /// What a convolution's or a matrix product's kernel applies to its
+  /// outputs, in this order.
+  struct EpilogueChoice {
+    /// The add of `bias`, one value per column, that follows a matrix
+    /// product; null without.
+    Operation *biasAdd = nullptr;
+    Value bias;
+    /// The add of `residual` that follows the kernel (or the bias add);
+    /// null without.
     Operation *add = nullptr;
     Value residual;
-    /// The ReLU or clip after it (or after the convolution), or the mul of
-    /// a SiLU; null without.
+    /// The activation after them (or after the kernel), or the mul of a
+    /// SiLU; null without.
     Operation *activation = nullptr;
     /// A SiLU's sigmoid, whose result `activation` multiplies by its input.
     Operation *gate = nullptr;
 
     /// The op whose result the call writes.
-    Operation *last() const { return activation ? activation : add; }
+    Operation *last() const {
+      return activation ? activation : add ? add : biasAdd;
+    }
   };
-  /// The call of convolution `conv` that applies `epilogue` and writes the
-  /// result of its last op.
+  /// The call of convolution or matrix product `op` that applies
+  /// `epilogue` and writes the result of its last op.
   FailureOr<ProgramStep>
-  buildConvWithEpilogue(Operation *conv, const ConvEpilogueChoice &epilogue);
+  buildKernelWithEpilogue(Operation *op, const EpilogueChoice &epilogue);
   /// The tensors kept in the blocked layout of options.convBlock, and the
   /// convolutions' xBlock and yBlock that say so.
   void chooseBlockedLayouts();
@@ -308,9 +317,9 @@ private:
   llvm::DenseMap<Operation *, OpKind> kinds;
   /// Elementwise ops evaluated inside their user's loop.
   llvm::DenseSet<Operation *> inlined;
-  /// Per convolution whose kernel applies the ops that follow it, those
-  /// ops; and the ops so applied, which are no steps.
-  llvm::DenseMap<Operation *, ConvEpilogueChoice> epilogueOf;
+  /// Per convolution or matrix product whose kernel applies the ops that
+  /// follow it, those ops; and the ops so applied, which are no steps.
+  llvm::DenseMap<Operation *, EpilogueChoice> epilogueOf;
   llvm::DenseSet<Operation *> epilogues;
   llvm::DenseMap<Value, int> tensorOf;
   /// For each tensor: the tensor whose bytes it views, or -1.
@@ -484,12 +493,17 @@ void ProgramBuilder::chooseFusion() {
   limitFusedLoops();
 }
 
-/// The epilogue (CleaveEpilogue and the clamp's bounds) a convolution's
-/// kernel applies for `op`, if it is a ReLU or a clip with both bounds.
+/// The epilogue (CleaveEpilogue and the clamp's bounds) a kernel applies
+/// for `op`, if it is a ReLU, a clip with both bounds or a GELU.
 static std::optional<std::tuple<int64_t, double, double>>
-getConvEpilogue(Operation *op) {
+getKernelEpilogue(Operation *op) {
   if (isa<ReluOp>(op))
     return std::make_tuple(int64_t(CLEAVE_EPILOGUE_RELU), 0.0, 0.0);
+  if (auto gelu = dyn_cast<GeluOp>(op))
+    return std::make_tuple(int64_t(gelu.getApproximate() == "tanh"
+                                       ? CLEAVE_EPILOGUE_GELU_TANH
+                                       : CLEAVE_EPILOGUE_GELU),
+                           0.0, 0.0);
   auto clip = dyn_cast<ClipOp>(op);
   if (!clip || !clip.getMin() || !clip.getMax() ||
       clip.getMin()->convertToDouble() > clip.getMax()->convertToDouble())
@@ -497,6 +511,19 @@ getConvEpilogue(Operation *op) {
   return std::make_tuple(int64_t(CLEAVE_EPILOGUE_CLIP),
                          clip.getMin()->convertToDouble(),
                          clip.getMax()->convertToDouble());
+}
+
+/// Whether `bias`, added to matrix product `matmul`'s result, is one value
+/// per column: its shape is 1s and then the result's last dimension.
+static bool isColumnBias(MatMulOp matmul, Value bias) {
+  auto resultType = cast<RankedTensorType>(matmul.getResult().getType());
+  auto biasType = dyn_cast<RankedTensorType>(bias.getType());
+  if (!biasType || biasType.getElementType() != resultType.getElementType() ||
+      biasType.getRank() < 1 || biasType.getRank() > resultType.getRank())
+    return false;
+  ArrayRef<int64_t> shape = biasType.getShape();
+  return shape.back() == resultType.getShape().back() &&
+         llvm::all_of(shape.drop_back(), [](int64_t d) { return d == 1; });
 }
 
 /// The sigmoid and the mul of a SiLU of `value`, `value * sigmoid(value)`
@@ -526,18 +553,32 @@ matchSilu(Value value, Applicable applicable) {
   return std::make_pair(sigmoid.getOperation(), mul.getOperation());
 }
 
-void ProgramBuilder::chooseConvEpilogues() {
-  if (!options.fuseConvEpilogue)
+void ProgramBuilder::chooseKernelEpilogues() {
+  if (!options.fuseKernelEpilogues)
     return;
-  // In block order: a residual is computed before its convolution, so
-  // whether an earlier convolution stores it (as its activation's result)
-  // is decided by then.
+  // In block order: a residual is computed before its kernel, so whether
+  // an earlier kernel stores it (as its activation's result) is decided by
+  // then.
   for (Operation &block : func.getBody().front().without_terminator()) {
     Operation *op = &block;
-    auto conv = dyn_cast<ConvOp>(op);
-    if (!conv || kinds.lookup(op) != OpKind::Kernel || isStashed(op))
+    auto matmul = dyn_cast<MatMulOp>(op);
+    // Products of matrices: with 1-D operands, Y's last dimension is not
+    // B's columns.
+    if (matmul && (cast<ShapedType>(matmul.getLhs().getType()).getRank() < 2 ||
+                   cast<ShapedType>(matmul.getRhs().getType()).getRank() < 2))
       continue;
-    Value result = conv.getResult();
+    // A training step's products keep the ops after them as loops. Their
+    // weights are writable, so they run on OpenBLAS and the epilogue would
+    // be one more pass anyway; and a loop rounds as it does in every
+    // partitioning of the step (a product's bias may fall in another
+    // pipeline chunk), which the bitwise agreement of replicas, stages
+    // and schedules rests on.
+    if (matmul && training)
+      continue;
+    if (!(isa<ConvOp>(op) || matmul) || kinds.lookup(op) != OpKind::Kernel ||
+        isStashed(op))
+      continue;
+    Value result = op->getResult(0);
     if (!getElementTypeOrSelf(result.getType()).isF32())
       continue;
     // An elementwise op of the convolution's type, in its model chunk.
@@ -555,31 +596,54 @@ void ProgramBuilder::chooseConvEpilogues() {
       Operation *user = *value.getUsers().begin();
       return applicable(user) ? user : nullptr;
     };
-    ConvEpilogueChoice choice;
+    // An operand the kernel reads must be stored before it runs (a value
+    // computed inside the add's loop, or after the kernel, is not; a
+    // weight, or a view of one, is wherever its op stands).
+    auto storedBefore = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      while (def && kinds.lookup(def) == OpKind::View &&
+             def->getNumOperands() > 0)
+        def = def->getOperand(0).getDefiningOp();
+      return !def || kinds.lookup(def) == OpKind::Parameter ||
+             (def->isBeforeInBlock(op) && !inlined.contains(def));
+    };
+    // The other operand of `add`, one of whose operands is `value`.
+    auto otherOperand = [](AddOp add, Value value) {
+      return add.getLhs() == value ? add.getRhs() : add.getLhs();
+    };
+    EpilogueChoice choice;
+    Value last = result;
     Operation *user = soleUser(result);
-    // A residual add: its other operand, of the same shape (no broadcast),
-    // must be stored before the convolution runs (a value computed inside
-    // the add's loop, or after the convolution, is not).
-    if (auto add = dyn_cast_or_null<AddOp>(user)) {
-      Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
-      Operation *def = other.getDefiningOp();
-      if (other != result && other.getType() == result.getType() &&
-          (!def || (def->isBeforeInBlock(op) && !inlined.contains(def)))) {
-        choice.add = add;
-        choice.residual = other;
-        user = soleUser(add.getResult());
+    if (auto add = dyn_cast_or_null<AddOp>(user); add && matmul) {
+      Value bias = otherOperand(add, result);
+      if (bias != result && isColumnBias(matmul, bias) && storedBefore(bias)) {
+        choice.biasAdd = add;
+        choice.bias = bias;
+        last = add.getResult();
+        user = soleUser(last);
       }
     }
-    if (user && user != choice.add && getConvEpilogue(user))
+    // A residual add: its other operand has the same shape (no broadcast).
+    if (auto add = dyn_cast_or_null<AddOp>(user)) {
+      Value other = otherOperand(add, last);
+      if (other != last && other.getType() == result.getType() &&
+          storedBefore(other)) {
+        choice.add = add;
+        choice.residual = other;
+        last = add.getResult();
+        user = soleUser(last);
+      }
+    }
+    if (user && getKernelEpilogue(user))
       choice.activation = user;
-    else if (auto silu = matchSilu(
-                 choice.add ? choice.add->getResult(0) : result, applicable))
+    else if (auto silu = matchSilu(last, applicable))
       std::tie(choice.gate, choice.activation) = *silu;
-    if (!choice.add && !choice.activation)
+    if (!choice.last())
       continue;
-    // A loop that would have computed them reads what the convolution
-    // wrote instead.
-    for (Operation *applied : {choice.add, choice.gate, choice.activation})
+    // A loop that would have computed them reads what the kernel wrote
+    // instead.
+    for (Operation *applied :
+         {choice.biasAdd, choice.add, choice.gate, choice.activation})
       if (applied) {
         epilogues.insert(applied);
         inlined.erase(applied);
@@ -589,21 +653,28 @@ void ProgramBuilder::chooseConvEpilogues() {
 }
 
 FailureOr<ProgramStep>
-ProgramBuilder::buildConvWithEpilogue(Operation *conv,
-                                      const ConvEpilogueChoice &epilogue) {
+ProgramBuilder::buildKernelWithEpilogue(Operation *op,
+                                        const EpilogueChoice &epilogue) {
   auto [kind, min, max] =
       epilogue.gate ? std::make_tuple(int64_t(CLEAVE_EPILOGUE_SILU), 0.0, 0.0)
       : epilogue.activation
-          ? *getConvEpilogue(epilogue.activation)
+          ? *getKernelEpilogue(epilogue.activation)
           : std::make_tuple(int64_t(CLEAVE_EPILOGUE_NONE), 0.0, 0.0);
   KernelCall call;
-  if (failed(buildConvCall(conv, kind, min, max, call)))
+  if (failed(isa<ConvOp>(op) ? buildConvCall(op, kind, min, max, call)
+                             : buildMatMulCall(op, kind, min, max, call)))
     return failure();
-  addCallInputs(conv, call);
-  std::string summary = "conv";
-  if (epilogue.add) {
-    // conv's inputs: X, W, B, R (KernelList.def).
+  addCallInputs(op, call);
+  std::string summary = op->getName().stripDialect().str();
+  // The inputs of conv (X, W, B, R) and matmul (A, B, bias, R): the bias
+  // and the residual are inputs 2 and 3 (KernelList.def).
+  if (epilogue.biasAdd || epilogue.add)
     call.inputs.resize(4, -1);
+  if (epilogue.biasAdd) {
+    call.inputs[2] = getTensor(epilogue.bias);
+    summary += " + bias";
+  }
+  if (epilogue.add) {
     call.inputs[3] = getTensor(epilogue.residual);
     summary += " + add";
   }
@@ -618,9 +689,13 @@ ProgramBuilder::buildConvWithEpilogue(Operation *conv,
   return step;
 }
 
-/// The residual a convolution's call adds (conv's input R), or -1.
-static int getConvResidual(const KernelCall &call) {
-  return call.kernel == "conv" && call.inputs.size() > 3 ? call.inputs[3] : -1;
+/// The residual a convolution's or a product's call adds (conv's and
+/// matmul's input R), or -1.
+static int getKernelResidual(const KernelCall &call) {
+  return (call.kernel == "conv" || call.kernel == "matmul") &&
+                 call.inputs.size() > 3
+             ? call.inputs[3]
+             : -1;
 }
 
 /// Whether convolution `call` runs on oneDNN's blocked kernels
@@ -710,7 +785,7 @@ void ProgramBuilder::chooseBlockedLayouts() {
         bool pools = poolsBlocked(call);
         bool windows = windowsBlocked(call);
         // X, and the residual R, which lies as Y does.
-        const int residual = getConvResidual(call);
+        const int residual = getKernelResidual(call);
         for (auto [i, t] : llvm::enumerate(call.inputs))
           if (!(convolves || pools || windows) || (i != 0 && t != residual))
             unblock(t);
@@ -749,9 +824,9 @@ void ProgramBuilder::chooseBlockedLayouts() {
     if (step.loop && blocked[step.loop->output])
       for (int t : sharedLayout(*step.loop))
         joined.unionSets(step.loop->output, t);
-    if (step.call && getConvResidual(*step.call) >= 0 &&
+    if (step.call && getKernelResidual(*step.call) >= 0 &&
         blocked[step.call->outputs[0]])
-      joined.unionSets(step.call->outputs[0], getConvResidual(*step.call));
+      joined.unionSets(step.call->outputs[0], getKernelResidual(*step.call));
     if (step.call && windowsBlocked(*step.call) &&
         blocked[step.call->outputs[0]])
       joined.unionSets(step.call->outputs[0], step.call->inputs[0]);
@@ -1373,8 +1448,8 @@ void ProgramBuilder::planArena() {
       // convolution its residual, where that dies in it and is no other
       // operand (Y is written while X is read).
       int reuse = -1;
-      if (options.inPlace && step.call && getConvResidual(*step.call) >= 0) {
-        int root = getRoot(getConvResidual(*step.call));
+      if (options.inPlace && step.call && getKernelResidual(*step.call) >= 0) {
+        int root = getRoot(getKernelResidual(*step.call));
         const ProgramTensor &residual = program.tensors[root];
         bool alone = llvm::count_if(step.call->inputs, [&](int input) {
                        return input >= 0 && getRoot(input) == root;
@@ -1478,9 +1553,6 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
   for (Operation &op : block.without_terminator())
     if (failed(classify(&op)))
       return failure();
-  chooseFusion();
-  chooseConvEpilogues();
-
   // A function that accumulates its gradients is a training step of
   // three entries (a forward and a backward per model chunk, and the
   // update); any other runs as one forward per chunk.
@@ -1492,6 +1564,8 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
                  : llvm::any_of(block.without_terminator(), [](Operation &op) {
                      return isa<AccumulateOp>(op);
                    });
+  chooseFusion();
+  chooseKernelEpilogues();
   for (Operation &op : block.without_terminator())
     numChunks = std::max(numChunks, getChunk(&op).value_or(0) + 1);
   if (training || numChunks > 1)
@@ -1534,7 +1608,7 @@ FailureOr<DeviceProgram> ProgramBuilder::build() {
     auto epilogue = epilogueOf.find(&op);
     FailureOr<ProgramStep> step =
         epilogue != epilogueOf.end()
-            ? buildConvWithEpilogue(&op, epilogue->second)
+            ? buildKernelWithEpilogue(&op, epilogue->second)
         : kind == OpKind::Elementwise || fusedReduction ? buildLoop(&op)
                                                         : buildCall(&op);
     if (failed(step))

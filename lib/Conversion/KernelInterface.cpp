@@ -220,11 +220,7 @@ struct GlobalPoolModel
 
 struct MatMulModel : KernelInterface::ExternalModel<MatMulModel, MatMulOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    auto matmul = cast<MatMulOp>(op);
-    kernels::MatMul args;
-    args.a = matmul.getLhs();
-    args.b = matmul.getRhs();
-    return kernels::buildCall(op, kernels::matmul, args, call);
+    return buildMatMulCall(op, CLEAVE_EPILOGUE_NONE, 0.0, 0.0, call);
   }
 };
 
@@ -953,6 +949,20 @@ LogicalResult cleave::buildConvCall(Operation *conv, int64_t epilogue,
   args.xBlock = 0;
   args.yBlock = 0;
   return kernels::buildCall(conv, kernels::conv, args, call);
+}
+
+LogicalResult cleave::buildMatMulCall(Operation *matmul, int64_t epilogue,
+                                      double epilogueMin, double epilogueMax,
+                                      KernelCall &call) {
+  auto op = cast<MatMulOp>(matmul);
+  kernels::MatMul args;
+  args.a = op.getLhs();
+  args.b = op.getRhs();
+  // The bias and the residual are the device program's to join.
+  args.epilogue = epilogue;
+  args.epilogueMin = epilogueMin;
+  args.epilogueMax = epilogueMax;
+  return kernels::buildCall(matmul, kernels::matmul, args, call);
 }
 
 //===----------------------------------------------------------------------===//

@@ -289,10 +289,11 @@ void cleave::registerDeviceProgramTranslation() {
       "program-function",
       llvm::cl::desc("The function to lower (default: the public one)"),
       llvm::cl::init(""));
-  static llvm::cl::opt<bool> fuseConvEpilogue(
-      "fuse-conv-epilogue",
-      llvm::cl::desc("Let convolutions apply the ReLU or clip that follows "
-                     "them, as CPU programs do"),
+  static llvm::cl::opt<bool> fuseKernelEpilogues(
+      "fuse-kernel-epilogues",
+      llvm::cl::desc("Let convolutions and matrix products apply the bias, "
+                     "residual add and activation that follow them, as CPU "
+                     "programs do"),
       llvm::cl::init(false));
   static llvm::cl::opt<int64_t> convBlock(
       "conv-block",
@@ -317,7 +318,7 @@ void cleave::registerDeviceProgramTranslation() {
           return module.emitError("--conv-block must be 0, 8 or 16"), failure();
         DeviceProgramOptions options;
         options.stashSlots = stashSlots;
-        options.fuseConvEpilogue = fuseConvEpilogue;
+        options.fuseKernelEpilogues = fuseKernelEpilogues;
         options.convBlock = convBlock;
         FailureOr<DeviceProgram> program = buildDeviceProgram(*func, options);
         if (failed(program))

@@ -46,6 +46,10 @@
 namespace cleave::rt {
 namespace {
 
+/// matmul's ints and floats for a plain product: no epilogue.
+constexpr int64_t kPlainProduct[] = {CLEAVE_EPILOGUE_NONE};
+constexpr double kPlainProductBounds[] = {0.0, 0.0};
+
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
@@ -503,7 +507,9 @@ void Calibrator::measureOverhead() {
   });
   tiny([this](CleaveTensor in, CleaveTensor out) {
     CleaveTensor both[2] = {in, in};
-    check(cleave_cpu_matmul(ctx, both, 2, &out, 1, nullptr, nullptr), "matmul");
+    check(cleave_cpu_matmul(ctx, both, 2, &out, 1, kPlainProduct,
+                            kPlainProductBounds),
+          "matmul");
   });
   tiny([this](CleaveTensor in, CleaveTensor out) {
     static const int64_t perm[2] = {1, 0};
@@ -541,7 +547,8 @@ Problem Calibrator::matmul(int64_t m, int64_t n, int64_t k,
   std::array<CleaveTensor, 2> in = {a.tensor({m, k}), b};
   CleaveTensor out = y.tensor({m, n});
   problem.call = [this, in, out]() mutable {
-    check(cleave_cpu_matmul(ctx, in.data(), 2, &out, 1, nullptr, nullptr),
+    check(cleave_cpu_matmul(ctx, in.data(), 2, &out, 1, kPlainProduct,
+                            kPlainProductBounds),
           "matmul");
   };
   problem.size = 2.0 * static_cast<double>(m * n * k);

@@ -14,10 +14,10 @@
 // CHECK: tensor t[[A:[0-9]+]] float32[16, 16] arena [[OFF_A:[0-9]+]]
 // CHECK-NEXT: tensor t[[B:[0-9]+]] float32[16, 16] arena [[OFF_B:[0-9]+]]
 // CHECK-NEXT: tensor t[[C:[0-9]+]] float32[16, 16] arena [[OFF_A]]
-// CHECK: step 0 kernel matmul (t0, t1) -> (t[[A]])
-// CHECK-NEXT: step 1 kernel matmul (t[[A]], t1) -> (t[[B]])
-// CHECK-NEXT: step 2 kernel matmul (t[[B]], t1) -> (t[[C]])
-// CHECK-NEXT: step 3 kernel matmul (t[[C]], t1) -> (t{{[0-9]+}})
+// CHECK: step 0 kernel matmul (t0, t1, none, none) -> (t[[A]]) ints [0] floats [0, 0]
+// CHECK-NEXT: step 1 kernel matmul (t[[A]], t1, none, none) -> (t[[B]]) ints [0] floats [0, 0]
+// CHECK-NEXT: step 2 kernel matmul (t[[B]], t1, none, none) -> (t[[C]]) ints [0] floats [0, 0]
+// CHECK-NEXT: step 3 kernel matmul (t[[C]], t1, none, none) -> (t{{[0-9]+}}) ints [0] floats [0, 0]
 func.func @reuse(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
   %w = cleave.weight "w" {file = "/dev/null", offset = 0 : i64, length = 1024 : i64} : tensor<16x16xf32>
   %a = cleave.matmul %x, %w : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("a")
@@ -34,8 +34,8 @@ func.func @reuse(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
 // CHECK-LABEL: program: 1 entries, arena 320 bytes (unplanned 320)
 // CHECK: tensor t[[SMALL:[0-9]+]] float32[2, 3] arena 256
 // CHECK: tensor t[[BIG:[0-9]+]] float32[8, 8] arena 0
-// CHECK: step 0 kernel matmul (t1, t{{[0-9]+}}) -> (t[[SMALL]])  // matmul "small"
-// CHECK-NEXT: step 1 kernel matmul (t0, t{{[0-9]+}}) -> (t[[BIG]])  // matmul "big"
+// CHECK: step 0 kernel matmul (t1, t{{[0-9]+}}, none, none) -> (t[[SMALL]]) ints [0] floats [0, 0]  // matmul "small"
+// CHECK-NEXT: step 1 kernel matmul (t0, t{{[0-9]+}}, none, none) -> (t[[BIG]]) ints [0] floats [0, 0]  // matmul "big"
 func.func @overlap(%x: tensor<8x8xf32>, %y: tensor<2x3xf32>) -> (tensor<8x8xf32>, tensor<2x3xf32>) {
   %w = cleave.weight "w" {file = "/dev/null", offset = 0 : i64, length = 256 : i64} : tensor<8x8xf32>
   %v = cleave.weight "v" {file = "/dev/null", offset = 256 : i64, length = 36 : i64} : tensor<3x3xf32>

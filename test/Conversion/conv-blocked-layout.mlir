@@ -1,9 +1,9 @@
-// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --conv-block 8 --split-input-file %s | FileCheck %s
-// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --conv-block 16 --split-input-file %s | FileCheck %s --check-prefix=B16
-// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --split-input-file %s | FileCheck %s --check-prefix=OFF
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --conv-block 8 --split-input-file %s | FileCheck %s
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --conv-block 16 --split-input-file %s | FileCheck %s --check-prefix=B16
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --split-input-file %s | FileCheck %s --check-prefix=OFF
 // RUN: not cleave-translate --print-device-program --conv-block 4 --split-input-file %s 2>&1 | FileCheck %s --check-prefix=BAD
 // The text form reads back to the same program.
-// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --conv-block 8 --split-input-file --output-split-marker="// =====" %s -o %t.txt
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --conv-block 8 --split-input-file --output-split-marker="// =====" %s -o %t.txt
 // RUN: cleave-translate --parse-device-program --split-input-file="// =====" --output-split-marker="// =====" %t.txt | diff %t.txt -
 
 // With --conv-block N (cleave compile sets 8, or 16 on x86-64-v4) the

@@ -1,17 +1,18 @@
-// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --split-input-file %s | FileCheck %s
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --split-input-file %s | FileCheck %s
 // RUN: cleave-translate --print-device-program --split-input-file %s | FileCheck %s --check-prefix=OFF
 // The text form reads back to the same program (printed identically).
-// RUN: cleave-translate --print-device-program --fuse-conv-epilogue --split-input-file --output-split-marker="// =====" %s -o %t.txt
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --split-input-file --output-split-marker="// =====" %s -o %t.txt
 // RUN: cleave-translate --parse-device-program --split-input-file="// =====" --output-split-marker="// =====" %t.txt | diff %t.txt -
 
 // A convolution whose result's only use is a ReLU or a clip with both
 // bounds applies it in its kernel (the conv signature's int before the
-// two layouts is the CleaveEpilogue: 1 ReLU, 2 clip, 3 SiLU; its floats
+// two layouts is the CleaveEpilogue: 1 ReLU, 2 clip, 3 SiLU, 4 GELU, 5
+// GELU's tanh form; its floats
 // the clamp's bounds), and so does one whose only use is a residual add (its
 // fourth input, R): one
 // step writes the activation's result, and the convolution's own result
 // is never stored. CPU programs do it (cleave compile, unless --no-fuse);
-// without --fuse-conv-epilogue the activation is a loop of its own.
+// without --fuse-kernel-epilogues the activation is a loop of its own.
 
 // CHECK-LABEL: program: 1 entries, arena 0 bytes
 // CHECK: entry forward phase forward: 1 steps

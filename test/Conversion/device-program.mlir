@@ -16,7 +16,7 @@
 // CHECK: tensor t6 float32[16] output 0
 // CHECK-NOT: stash
 // CHECK: entry forward phase forward: 3 steps, 1 in place, inputs (t0) outputs (t6)
-// CHECK: step 0 kernel matmul (t0, t1) -> (t2)  // matmul "mm"
+// CHECK: step 0 kernel matmul (t0, t1, none, none) -> (t2) ints [0] floats [0, 0]  // matmul "mm"
 // CHECK: step 1 loop t4 = add(gelu_erf(add(t2, t3)), t0)  // add + gelu + add "res"
 // CHECK: step 2 kernel copy (t5) -> (t6)  // copy to graph output
 func.func @main(%x: tensor<2x8xf32> {cleave.name = "x"}) -> (tensor<16xf32> {cleave.name = "y"}) {

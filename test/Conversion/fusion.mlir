@@ -63,7 +63,7 @@ func.func @broadcast(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> tensor<4x8xf32> 
 // CHECK: entry forward phase forward: 3 steps
 // CHECK-NEXT: step 0 loop t[[SUM]] = reduce add over [1] of exp(t0) in [4, 8]  // exp + reduce_sum "s"
 // CHECK-NEXT: step 1 loop t[[B]] = tanh(t0)  // tanh "b"
-// CHECK-NEXT: step 2 kernel matmul (t[[B]], t1) -> (t{{[0-9]+}})  // matmul "m"
+// CHECK-NEXT: step 2 kernel matmul (t[[B]], t1, none, none) -> (t{{[0-9]+}}) ints [0] floats [0, 0]  // matmul "m"
 func.func @reduction(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
   %a = cleave.exp %x : tensor<4x8xf32> loc("a")
   %s = cleave.reduce_sum %a {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32> loc("s")

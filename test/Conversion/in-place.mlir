@@ -13,7 +13,7 @@
 // CHECK: tensor t[[M:[0-9]+]] float32[4, 8] arena [[OFF:[0-9]+]]
 // CHECK-NEXT: tensor t[[R:[0-9]+]] float32[4, 8] arena [[OFF]]
 // CHECK: entry forward phase forward: 3 steps, 1 in place
-// CHECK-NEXT: step 0 kernel matmul (t0, t1) -> (t[[M]])
+// CHECK-NEXT: step 0 kernel matmul (t0, t1, none, none) -> (t[[M]]) ints [0] floats [0, 0]
 // CHECK-NEXT: step 1 loop t[[R]] = relu(t[[M]])
 func.func @dies(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %m = cleave.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("m")

@@ -26,7 +26,7 @@
 // CHECK: entry forward phase forward: 3 steps, 0 in place, inputs (t0) outputs (t{{[0-9]+}})
 // CHECK-NEXT: step 0 loop t[[STASHED]] = mul(t0, t1)  // mul "stashed"
 // CHECK-NEXT: step 1 loop t[[RELU]] = relu(t[[STASHED]])  // relu "relu"
-// CHECK-NEXT: step 2 kernel matmul (t[[RELU]], t{{[0-9]+}}) -> (t{{[0-9]+}})  // matmul "mm"
+// CHECK-NEXT: step 2 kernel matmul (t[[RELU]], t{{[0-9]+}}, none, none) -> (t{{[0-9]+}}) ints [0] floats [0, 0]  // matmul "mm"
 
 // Without the markers the weight is read-only and the mul fuses into the
 // relu.

@@ -11,9 +11,12 @@
 // CHECK: // 0: matmul (mm)
 // CHECK-NEXT: cleave_rt_step(ctx, 0, "mm");
 // CHECK: const CleaveTensor in[] = {{[{][{]}}((uint8_t *)inputs[0]), CLEAVE_F32, 2, {2, 8}},
-// CHECK-NEXT: {((uint8_t *)weights + 0), CLEAVE_F32, 2, {8, 4}}};
+// CHECK-NEXT: {((uint8_t *)weights + 0), CLEAVE_F32, 2, {8, 4}},
+// An optional input not given (the bias, the residual) has no data.
+// CHECK-NEXT: {nullptr, 0, 0, {0}},
+// CHECK-NEXT: {nullptr, 0, 0, {0}}};
 // CHECK-NEXT: CleaveTensor out[] = {{[{][{]}}(arena + 0), CLEAVE_F32, 2, {2, 4}}};
-// CHECK: if (int32_t status = cleave_cpu_matmul(ctx, in, 2, out, 1, ints, floats))
+// CHECK: if (int32_t status = cleave_cpu_matmul(ctx, in, 4, out, 1, ints, floats))
 // CHECK: // 1: add + max (relu6)
 // CHECK: const float *x0 = (const float *)(arena + 0);
 // CHECK: const float *x1 = (const float *)((uint8_t *)weights + 128);

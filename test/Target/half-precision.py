@@ -11,7 +11,7 @@
 # F16: __global__ void cleave_forward_loop_{{[0-9]+}}(const __half *__restrict__ x0, const __half *__restrict__ x1, __half *__restrict__ y)
 # F16: const float v0 = static_cast<float>(x0[i]);
 # F16: y[i] = static_cast<__half>(v{{[0-9]+}});
-# F16: cleave_cuda_matmul(ctx, in, 2, out, 1, ints, floats)
+# F16: cleave_cuda_matmul(ctx, in, 4, out, 1, ints, floats)
 # F16: {{.*}}CLEAVE_F16, 2, {8, 16}}
 # F16: cleave_cuda_softmax(
 # RUN: cleave compile %t/bf16.onnx -o %t/bf16.cleave --target a100-80gb --emit-only --quiet

@@ -276,10 +276,11 @@ struct DeviceProgramOptions {
   bool fuseElementwise = true;
   /// Let an elementwise loop write over an operand that dies there.
   bool inPlace = true;
-  /// Let a convolution's kernel apply the ReLU or clip that is its result's
-  /// only use, on the outputs as it writes them, instead of a loop reading
-  /// them again (the CPU kernels can; CUDA programs keep the loop).
-  bool fuseConvEpilogue = false;
+  /// Let a convolution's or a float32 matrix product's kernel apply the
+  /// bias add (products), residual add and activation that are its
+  /// result's only uses, on the outputs as it writes them, instead of a loop
+  /// reading them again (the CPU kernels can; CUDA programs keep the loop).
+  bool fuseKernelEpilogues = false;
   /// Channels per block (8 or 16) of the layout nChw<block>c in which an
   /// inference program keeps the activations between the convolutions
   /// that run on oneDNN (CLEAVE_CONV_BLOCKED_MACS), and between them and

@@ -24,6 +24,13 @@ mlir::LogicalResult buildConvCall(mlir::Operation *conv, int64_t epilogue,
                                   double epilogueMin, double epilogueMax,
                                   KernelCall &call);
 
+/// The `matmul` call of matrix product `matmul` with `epilogue` (as
+/// buildConvCall's); the device program adds the bias and the residual
+/// that it joins to the product.
+mlir::LogicalResult buildMatMulCall(mlir::Operation *matmul, int64_t epilogue,
+                                    double epilogueMin, double epilogueMax,
+                                    KernelCall &call);
+
 } // namespace cleave
 
 #endif // CLEAVE_CONVERSION_KERNELINTERFACE_H

@@ -438,7 +438,7 @@ bool isDepthwise(const ConvShape &shape) {
 
 /// Adds the bias (where there is one) and applies the epilogue to the
 /// batch x channels planes of y, in one pass over each plane.
-void finishPlanes(const float *bias, const ConvEpilogue &epilogue, float *y,
+void finishPlanes(const float *bias, const Epilogue &epilogue, float *y,
                   int64_t batch, int64_t channels, int64_t planeSize,
                   int threads) {
   if (!bias && epilogue.kind == CLEAVE_EPILOGUE_NONE)
@@ -446,10 +446,8 @@ void finishPlanes(const float *bias, const ConvEpilogue &epilogue, float *y,
   parallelFor(threads, batch * channels * planeSize > kParallelGrain,
               batch * channels, [&](int64_t p) {
                 float *plane = y + p * planeSize;
-                if (bias)
-                  epilogue.applyRun<true>(plane, planeSize, bias[p % channels]);
-                else
-                  epilogue.applyRun<false>(plane, planeSize, 0.0f);
+                applyEpilogueRun(epilogue, plane, planeSize,
+                                 bias ? bias + p % channels : nullptr);
               });
 }
 
@@ -464,7 +462,7 @@ constexpr int64_t kSmallConvMacs = CLEAVE_CONV_BLOCKED_MACS;
 /// im2col + sgemm, 1x1 stride-1 windows straight from the input.
 int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
-                 const ConvEpilogue &epilogue, int threads) {
+                 const Epilogue &epilogue, int threads) {
   const WindowGeometry &g = shape.window;
   const int64_t cg = g.channels / shape.group;
   const int64_t mg = shape.outChannels / shape.group;
@@ -605,17 +603,10 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     return 0;
   const CleaveTensor *bias = args.bias();
   const float *b = bias ? static_cast<const float *>(bias->data) : nullptr;
-  ConvEpilogue epilogue;
-  epilogue.kind = args.epilogue();
-  if (epilogue.kind < CLEAVE_EPILOGUE_NONE ||
-      epilogue.kind > CLEAVE_EPILOGUE_SILU)
-    return fail(ctx, kernel, "unknown epilogue %lld",
-                static_cast<long long>(epilogue.kind));
-  epilogue.min = static_cast<float>(args.epilogueMin());
-  epilogue.max = static_cast<float>(args.epilogueMax());
-  if (epilogue.kind == CLEAVE_EPILOGUE_CLIP && !(epilogue.min <= epilogue.max))
-    return fail(ctx, kernel, "the clamp's bounds [%g, %g] are not ordered",
-                args.epilogueMin(), args.epilogueMax());
+  Epilogue epilogue;
+  if (epilogue.read(ctx, kernel, args.epilogue(), args.epilogueMin(),
+                    args.epilogueMax()))
+    return 1;
   ConvLayouts layouts;
   layouts.x = args.xBlock();
   layouts.y = args.yBlock();
@@ -670,7 +661,7 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     }
     residual = keptResidual.data();
   }
-  const ConvEpilogue own = residual ? ConvEpilogue() : epilogue;
+  const Epilogue own = residual ? Epilogue() : epilogue;
   int32_t status =
       !depthwise
           ? inProgramLayouts(ctx, shape, layouts, x, y,
@@ -685,11 +676,11 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
               int32_t status =
                   depthwiseConv(ctx, shape, x, w, b, y, numThreads(ctx));
               if (status == 0)
-                own.apply(y, outputs, numThreads(ctx));
+                applyEpilogue(own, y, outputs, numThreads(ctx));
               return status;
             });
   if (status == 0 && residual)
-    epilogue.apply(y, outputs, numThreads(ctx), residual);
+    applyEpilogue(epilogue, y, outputs, numThreads(ctx), residual);
   return status;
 }
 
@@ -733,7 +724,7 @@ int32_t cleave::cpu::kernels::conv_transpose(CleaveContext *ctx,
     }
   }
   if (const CleaveTensor *bias = args.bias())
-    finishPlanes(static_cast<const float *>(bias->data), ConvEpilogue(), y,
-                 g.batch, shape.outChannels, g.outSize(), threads);
+    finishPlanes(static_cast<const float *>(bias->data), Epilogue(), y, g.batch,
+                 shape.outChannels, g.outSize(), threads);
   return 0;
 }

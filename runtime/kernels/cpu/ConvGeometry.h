@@ -10,6 +10,7 @@
 #ifndef CLEAVE_KERNELS_CPU_CONVGEOMETRY_H
 #define CLEAVE_KERNELS_CPU_CONVGEOMETRY_H
 
+#include "Epilogue.h"
 #include "KernelSupport.h"
 #include "cleave/rt/VectorMath.h"
 
@@ -51,62 +52,6 @@ struct ConvLayouts {
   int64_t x = 0, y = 0;
 
   bool plain() const { return x == 0 && y == 0; }
-};
-
-/// What a convolution applies to its outputs after the bias
-/// (CleaveEpilogue): nothing, ReLU, or a clamp to [min, max]; before that,
-/// with a `residual` (Y's shape and layout, possibly Y itself), it adds it.
-struct ConvEpilogue {
-  int64_t kind = CLEAVE_EPILOGUE_NONE;
-  float min = 0, max = 0;
-  const float *residual = nullptr;
-
-  /// y[i] = epilogue(y[i] + bias) over y[0..n), as a program's own loops
-  /// compute it (rt/Scalar.h's relu, min(max(y, min), max) with a NaN
-  /// kept, and y * sigmoid(y) in the vector forms of VectorMath.h);
-  /// without a bias where !WithBias (no + 0, which would turn -0 into +0).
-  template <bool WithBias>
-  void applyRun(float *y, int64_t n, float bias) const {
-    if (kind == CLEAVE_EPILOGUE_RELU) {
-      for (int64_t i = 0; i < n; ++i) {
-        const float v = WithBias ? y[i] + bias : y[i];
-        y[i] = v > 0.0f ? v : 0.0f;
-      }
-    } else if (kind == CLEAVE_EPILOGUE_CLIP) {
-      const float lo = min, hi = max;
-      for (int64_t i = 0; i < n; ++i) {
-        float v = WithBias ? y[i] + bias : y[i];
-        v = v != v ? v : (lo > v ? lo : v);
-        y[i] = v != v ? v : (hi < v ? hi : v);
-      }
-    } else if (kind == CLEAVE_EPILOGUE_SILU) {
-      for (int64_t i = 0; i < n; ++i) {
-        const float v = WithBias ? y[i] + bias : y[i];
-        y[i] = v * (1.0f / (1.0f + expf(-v)));
-      }
-    } else if (WithBias) {
-      for (int64_t i = 0; i < n; ++i)
-        y[i] += bias;
-    }
-  }
-
-  /// Applies it to y[0..n), on up to `threads` threads where y is large:
-  /// y[i] = epilogue(y[i] + residual[i]) with a residual (which the caller
-  /// passes here, any layout: y and it share one), else epilogue(y[i]).
-  void apply(float *y, int64_t n, int threads,
-             const float *added = nullptr) const {
-    if (kind == CLEAVE_EPILOGUE_NONE && !added)
-      return;
-    constexpr int64_t kRun = 16384;
-    parallelFor(threads, n >= 131072, (n + kRun - 1) / kRun, [&](int64_t r) {
-      float *run = y + r * kRun;
-      const int64_t length = std::min(kRun, n - r * kRun);
-      if (added)
-        for (int64_t i = 0; i < length; ++i)
-          run[i] += added[r * kRun + i];
-      applyRun<false>(run, length, 0.0f);
-    });
-  }
 };
 
 /// Reads `n` spatial values of `values` into `target`, right-aligned in

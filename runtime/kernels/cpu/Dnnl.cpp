@@ -129,8 +129,9 @@ struct MatmulPlan {
   std::unordered_map<int, memory> arguments;
 };
 
-/// A product's M, K, N, weight layout, bias and thread count.
-using MatmulKey = std::array<int64_t, 6>;
+/// A product's M, K, N, weight layout, bias, thread count and epilogue
+/// (its kind, the clamp's bounds' bits, whether it adds a residual).
+using MatmulKey = std::array<int64_t, 10>;
 
 /// The kernel cache of a context (cleave_rt_kernel_cache).
 struct KernelCache {
@@ -160,15 +161,16 @@ void destroyKernelCache(void *cache) {
   delete static_cast<KernelCache *>(cache);
 }
 
-ConvKey convolutionKey(const ConvShape &s, bool bias,
-                       const ConvEpilogue &epilogue, const ConvLayouts &layouts,
-                       int threads) {
+/// A float's bits, for a key.
+int64_t floatBits(float value) {
+  int32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  return static_cast<int64_t>(word);
+}
+
+ConvKey convolutionKey(const ConvShape &s, bool bias, const Epilogue &epilogue,
+                       const ConvLayouts &layouts, int threads) {
   const WindowGeometry &g = s.window;
-  auto bits = [](float value) {
-    int32_t word;
-    std::memcpy(&word, &value, sizeof(word));
-    return static_cast<int64_t>(word);
-  };
   ConvKey key = {s.spatial,
                  g.batch,
                  g.channels,
@@ -177,8 +179,8 @@ ConvKey convolutionKey(const ConvShape &s, bool bias,
                  bias,
                  threads,
                  epilogue.kind,
-                 bits(epilogue.min),
-                 bits(epilogue.max),
+                 floatBits(epilogue.min),
+                 floatBits(epilogue.max),
                  layouts.x,
                  layouts.y,
                  epilogue.residual != nullptr};
@@ -210,6 +212,44 @@ std::optional<dnnl::reorder> reorderIfNeeded(const dnnl::engine &engine,
   return dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
 }
 
+/// oneDNN's post-ops for `epilogue`: the sum of what Y holds before the
+/// call (the residual), then the activation.
+dnnl::primitive_attr epilogueAttributes(const Epilogue &epilogue) {
+  dnnl::primitive_attr attr;
+  // Its scratchpad comes from the runtime's scratch memory.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (epilogue.none())
+    return attr;
+  dnnl::post_ops ops;
+  if (epilogue.residual)
+    ops.append_sum(1.0f);
+  auto eltwise = [&](dnnl::algorithm algorithm, float alpha, float beta) {
+    ops.append_eltwise(1.0f, algorithm, alpha, beta);
+  };
+  switch (epilogue.kind) {
+  case CLEAVE_EPILOGUE_RELU:
+    eltwise(dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    break;
+  case CLEAVE_EPILOGUE_CLIP:
+    eltwise(dnnl::algorithm::eltwise_clip, epilogue.min, epilogue.max);
+    break;
+  case CLEAVE_EPILOGUE_SILU:
+    // x * sigmoid(alpha x), alpha 1.
+    eltwise(dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+    break;
+  case CLEAVE_EPILOGUE_GELU:
+    eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    break;
+  case CLEAVE_EPILOGUE_GELU_TANH:
+    eltwise(dnnl::algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+    break;
+  default:
+    break;
+  }
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 /// Below this many bytes a reorder of activations runs on the calling
 /// thread alone. Each oneDNN primitive is an OpenMP parallel region, and
 /// with idle threads asleep (OMP_WAIT_POLICY=PASSIVE, which cleave sets)
@@ -218,6 +258,21 @@ std::optional<dnnl::reorder> reorderIfNeeded(const dnnl::engine &engine,
 /// onnxruntime's time with parallel reorders and 1.55 and 1.73 with
 /// these serial, efficientnet_b0 1.31-1.33 and 1.20-1.29.
 constexpr size_t kSerialReorderBytes = size_t(1) << 20;
+
+/// Copies `bytes` of `from` to `to`, split over the context's threads where
+/// they are many (the residual a sum post-op reads from Y).
+void copyResidual(CleaveContext *ctx, void *to, const void *from,
+                  size_t bytes) {
+  constexpr size_t kChunk = size_t(1) << 16;
+  parallelFor(numThreads(ctx), bytes >= kSerialReorderBytes,
+              static_cast<int64_t>((bytes + kChunk - 1) / kChunk),
+              [&](int64_t c) {
+                const size_t at = static_cast<size_t>(c) * kChunk;
+                std::memcpy(static_cast<char *>(to) + at,
+                            static_cast<const char *>(from) + at,
+                            std::min(kChunk, bytes - at));
+              });
+}
 
 /// Sets the calling thread's team to one thread for the life of the
 /// object where `serial`, else leaves it.
@@ -311,7 +366,7 @@ bool cropWindow(const ConvShape &s, ConvShape &cut,
 /// AVX2 kernels, and ResNet-50 took 109 ms against 69 with reorders.
 std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
                                    const ConvShape &s, bool bias,
-                                   const ConvEpilogue &epilogue,
+                                   const Epilogue &epilogue,
                                    const ConvLayouts &layouts,
                                    bool keepBlocked = true) {
   const WindowGeometry &g = s.window;
@@ -354,24 +409,7 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
            : Conv::desc(dnnl::prop_kind::forward_inference,
                         dnnl::algorithm::convolution_direct, anyX, anyW, anyY,
                         strides, dilations, padBegin, padEnd);
-  // Its scratchpad comes from the runtime's scratch memory.
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (epilogue.kind != CLEAVE_EPILOGUE_NONE || epilogue.residual) {
-    dnnl::post_ops ops;
-    // Y's bytes before the call, added to every output.
-    if (epilogue.residual)
-      ops.append_sum(1.0f);
-    if (epilogue.kind == CLEAVE_EPILOGUE_RELU)
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    else if (epilogue.kind == CLEAVE_EPILOGUE_CLIP)
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, epilogue.min,
-                         epilogue.max);
-    else if (epilogue.kind == CLEAVE_EPILOGUE_SILU)
-      // x * sigmoid(alpha x), alpha 1.
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
-    attr.set_post_ops(ops);
-  }
+  const dnnl::primitive_attr attr = epilogueAttributes(epilogue);
   plan->pd = Conv::primitive_desc(desc, attr, engine);
   plan->conv = Conv(plan->pd);
   const std::string impl = plan->pd.impl_info_str();
@@ -563,16 +601,7 @@ int32_t runPlan(CleaveContext *ctx, KernelCache &cache, ConvPlan &plan,
     plan.yIn->execute(cache.stream, plan.plainResidual, plan.y);
   } else if (residual && residual != y) {
     // Y is the primitive's own: the residual's bytes as they are.
-    const size_t bytes = plan.pd.dst_desc().get_size();
-    constexpr size_t kChunk = size_t(1) << 16;
-    parallelFor(numThreads(ctx), bytes >= kSerialReorderBytes,
-                static_cast<int64_t>((bytes + kChunk - 1) / kChunk),
-                [&](int64_t c) {
-                  const size_t at = static_cast<size_t>(c) * kChunk;
-                  std::memcpy(reinterpret_cast<char *>(y) + at,
-                              reinterpret_cast<const char *>(residual) + at,
-                              std::min(kChunk, bytes - at));
-                });
+    copyResidual(ctx, y, residual, plan.pd.dst_desc().get_size());
   }
   plan.conv.execute(cache.stream, plan.arguments);
   if (plan.yOut) {
@@ -594,8 +623,7 @@ std::unique_ptr<MatmulPlan> makeMatmulPlan(const dnnl::engine &engine,
   const memory::desc bias({1, p.n}, kF32, Tag::ab);
   const auto desc = p.bias ? dnnl::matmul::desc(a, anyW, bias, y)
                            : dnnl::matmul::desc(a, anyW, y);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::primitive_attr attr = epilogueAttributes(p.epilogue);
   plan->pd = dnnl::matmul::primitive_desc(desc, attr, engine);
   plan->product = dnnl::matmul(plan->pd);
   plan->wIn = reorderIfNeeded(engine, plainW, plan->pd.weights_desc());
@@ -627,6 +655,9 @@ int32_t runMatmulPlan(CleaveContext *ctx, KernelCache &cache, MatmulPlan &plan,
   }
   plan.a.set_data_handle(const_cast<float *>(p.a));
   plan.y.set_data_handle(p.y);
+  // The sum post-op adds what Y holds: the residual.
+  if (p.epilogue.residual && p.epilogue.residual != p.y)
+    copyResidual(ctx, p.y, p.epilogue.residual, sizeof(float) * p.m * p.n);
   if (p.bias)
     plan.bias.set_data_handle(const_cast<float *>(p.bias));
   plan.arguments[DNNL_ARG_WEIGHTS] = packedWeights(ctx, cache, plan, p.w);
@@ -667,7 +698,7 @@ KernelCache *kernelCache(CleaveContext *ctx) {
 
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
-                 const ConvEpilogue &epilogue, const ConvLayouts &layouts,
+                 const Epilogue &epilogue, const ConvLayouts &layouts,
                  bool declineGeneric) {
   const WindowGeometry &g = shape.window;
   const size_t weightBytes = sizeof(float) * shape.outChannels *
@@ -724,7 +755,9 @@ int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
   TeamSize team(threads);
   try {
     std::unique_ptr<MatmulPlan> &plan = cache->products[{
-        p.m, p.k, p.n, p.transposeW, p.bias != nullptr, threads}];
+        p.m, p.k, p.n, p.transposeW, p.bias != nullptr, threads,
+        p.epilogue.kind, floatBits(p.epilogue.min), floatBits(p.epilogue.max),
+        p.epilogue.residual != nullptr}];
     if (!plan)
       plan = makeMatmulPlan(cache->engine, p);
     if (!plan->packs)

@@ -34,18 +34,21 @@ constexpr int32_t kDnnlDeclined = -1;
 /// implementation.
 int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const float *w, const float *bias, float *y,
-                 const ConvEpilogue &epilogue, const ConvLayouts &layouts = {},
+                 const Epilogue &epilogue, const ConvLayouts &layouts = {},
                  bool declineGeneric = false);
 
-/// A matrix product of constant weights: Y (M x N) = A (M x K) W + bias,
-/// all float32 and row-major, with W stored K x N, or N x K when
-/// `transposeW` (Gemm's transB). `bias` (N values, one per column) may be
-/// null.
+/// A matrix product of constant weights: Y (M x N) = epilogue(A (M x K) W
+/// + bias [+ R]), all float32 and row-major, with W stored K x N, or N x K
+/// when `transposeW` (Gemm's transB). `bias` (N values, one per column) may
+/// be null; the epilogue's residual R (M x N) is read from Y where it is Y,
+/// else copied there first, and runs, with the activation, as oneDNN's
+/// post-ops.
 struct WeightProduct {
   int64_t m = 0, k = 0, n = 0;
   bool transposeW = false;
   const float *a = nullptr, *w = nullptr, *bias = nullptr;
   float *y = nullptr;
+  Epilogue epilogue;
 
   int64_t multiplyAdds() const { return m * k * n; }
 };

@@ -9,7 +9,8 @@
 // also multiplies float64 through dgemm. A batched matmul whose rhs has no
 // batch folds the batch into the rows of one product; other batches run
 // one product per batch, one batch per thread when there are enough of
-// them.
+// them. A float32 matmul may apply a bias, a residual and an activation
+// (Epilogue.h): as oneDNN's post-ops, or in one pass over Y after OpenBLAS.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,14 +63,17 @@ void describe(const CleaveTensor &t, bool isLhs, int32_t batchRank,
   }
 }
 
-/// The row-major product of OpenBLAS's gemm for `T`.
+/// The row-major product of OpenBLAS's gemm for `T`, added to what Y
+/// holds where `accumulate`.
 void gemm(int threads, int64_t m, int64_t n, int64_t k, const float *a,
-          const float *b, float *y) {
-  sgemm(threads, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, y, n);
+          const float *b, float *y, bool accumulate) {
+  sgemm(threads, false, false, m, n, k, 1.0f, a, k, b, n,
+        accumulate ? 1.0f : 0.0f, y, n);
 }
 void gemm(int threads, int64_t m, int64_t n, int64_t k, const double *a,
-          const double *b, double *y) {
-  dgemm(threads, false, false, m, n, k, 1.0, a, k, b, n, 0.0, y, n);
+          const double *b, double *y, bool accumulate) {
+  dgemm(threads, false, false, m, n, k, 1.0, a, k, b, n, accumulate ? 1.0 : 0.0,
+        y, n);
 }
 
 /// Whether the batches of A are consecutive rows of one matrix and B has
@@ -83,19 +87,22 @@ bool foldsIntoRows(const MatrixBatch &ma, const MatrixBatch &mb,
 }
 
 /// The product of a checked batch of matrices (`batch` products of
-/// `m x k` and `k x n`, batch dimensions broadcast as `ma` and `mb` say).
+/// `m x k` and `k x n`, batch dimensions broadcast as `ma` and `mb` say),
+/// added to what Y holds where `accumulate`.
 template <typename T>
 void multiplyBatches(int threads, const MatrixBatch &ma, const MatrixBatch &mb,
                      const int64_t *batchShape, int32_t batchRank,
-                     int64_t batch, const T *pa, const T *pb, T *py) {
+                     int64_t batch, const T *pa, const T *pb, T *py,
+                     bool accumulate) {
   const int64_t m = ma.rows, k = ma.cols, n = mb.cols;
   if (k == 0) {
-    std::memset(py, 0, sizeof(T) * batch * m * n);
+    if (!accumulate)
+      std::memset(py, 0, sizeof(T) * batch * m * n);
     return;
   }
   if (foldsIntoRows(ma, mb, batchShape, batchRank)) {
     // The batches of A are consecutive rows of one matrix.
-    gemm(threads, batch * m, n, k, pa, pb, py);
+    gemm(threads, batch * m, n, k, pa, pb, py, accumulate);
     return;
   }
 
@@ -107,7 +114,8 @@ void multiplyBatches(int threads, const MatrixBatch &ma, const MatrixBatch &mb,
       offsetA += coord * ma.batchStride[i];
       offsetB += coord * mb.batchStride[i];
     }
-    gemm(gemmThreads, m, n, k, pa + offsetA, pb + offsetB, py + index * m * n);
+    gemm(gemmThreads, m, n, k, pa + offsetA, pb + offsetB, py + index * m * n,
+         accumulate);
   };
   if (threads > 1 && batch >= threads) {
     // One matrix per thread: no split products, no synchronisation.
@@ -158,8 +166,37 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
   if (numElements(y) != batch * m * n)
     return fail(ctx, kernel, "Y has %lld elements, expected %lld",
                 (long long)numElements(y), (long long)(batch * m * n));
+  Epilogue epilogue;
+  if (epilogue.read(ctx, kernel, args.epilogue(), args.epilogueMin(),
+                    args.epilogueMax()))
+    return 1;
+  const CleaveTensor *bias = args.bias();
+  if (const CleaveTensor *residual = args.residual()) {
+    if (checkF32(ctx, kernel, *residual, "R"))
+      return 1;
+    if (numElements(*residual) != numElements(y))
+      return fail(ctx, kernel, "R has %lld elements, Y %lld",
+                  static_cast<long long>(numElements(*residual)),
+                  static_cast<long long>(numElements(y)));
+    epilogue.residual = static_cast<const float *>(residual->data);
+  }
+  if (bias) {
+    if (checkF32(ctx, kernel, *bias, "the bias"))
+      return 1;
+    if (numElements(*bias) != n)
+      return fail(ctx, kernel,
+                  "the bias has %lld elements, Y's last dimension %lld",
+                  static_cast<long long>(numElements(*bias)),
+                  static_cast<long long>(n));
+  }
+  if (a.dtype != CLEAVE_F32 && (bias || !epilogue.none()))
+    return fail(ctx, kernel,
+                "a bias, residual or epilogue applies to float32 "
+                "products only");
   if (batch * m * n == 0)
     return 0;
+  const float *biasData =
+      bias ? static_cast<const float *>(bias->data) : nullptr;
   if (a.dtype == CLEAVE_F32 && foldsIntoRows(ma, mb, batchShape, batchRank)) {
     WeightProduct product;
     product.m = batch * m;
@@ -168,6 +205,8 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
     product.a = static_cast<const float *>(a.data);
     product.w = static_cast<const float *>(b.data);
     product.y = static_cast<float *>(y.data);
+    product.bias = biasData;
+    product.epilogue = epilogue;
     if (product.multiplyAdds() >= kWeightProductMacs &&
         cleave_rt_constant_weights(ctx, b.data,
                                    sizeof(float) * product.k * product.n)) {
@@ -177,16 +216,24 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
     }
   }
   const int threads = numThreads(ctx);
-  if (a.dtype == CLEAVE_F64)
+  if (a.dtype == CLEAVE_F64) {
     multiplyBatches(threads, ma, mb, batchShape, batchRank, batch,
                     static_cast<const double *>(a.data),
                     static_cast<const double *>(b.data),
-                    static_cast<double *>(y.data));
-  else
-    multiplyBatches(threads, ma, mb, batchShape, batchRank, batch,
-                    static_cast<const float *>(a.data),
-                    static_cast<const float *>(b.data),
-                    static_cast<float *>(y.data));
+                    static_cast<double *>(y.data), /*accumulate=*/false);
+    return 0;
+  }
+  // A residual that is Y is added by the product itself; another one, and
+  // the bias, in the pass that applies the activation. (Where R is Y, R is
+  // added before the bias: the sums may differ from the unfused ones in the
+  // last place.)
+  float *py = static_cast<float *>(y.data);
+  const bool inPlace = epilogue.residual == py;
+  multiplyBatches(threads, ma, mb, batchShape, batchRank, batch,
+                  static_cast<const float *>(a.data),
+                  static_cast<const float *>(b.data), py, inPlace);
+  applyEpilogueRows(epilogue, py, batch * m, n, biasData,
+                    inPlace ? nullptr : epilogue.residual, threads);
   return 0;
 }
 

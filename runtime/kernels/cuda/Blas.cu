@@ -94,6 +94,12 @@ int32_t cleave::cuda::kernels::matmul(CleaveContext *ctx,
                 a.dtype, b.dtype, y.dtype);
   if (a.rank < 1 || b.rank < 1)
     return fail(ctx, "matmul", "operands must have rank >= 1");
+  // The compiler joins the ops after a product to it for CPU programs only
+  // (DeviceProgramOptions::fuseKernelEpilogues).
+  if (args.bias() || args.residual() || args.epilogue() != CLEAVE_EPILOGUE_NONE)
+    return fail(ctx, "matmul",
+                "a bias, residual or epilogue: CUDA programs apply them as "
+                "a loop of their own");
   // Promote 1-D operands: A (K) is 1 x K, B (K) is K x 1.
   int64_t m = a.rank == 1 ? 1 : a.shape[a.rank - 2];
   int64_t k = a.shape[a.rank - 1];

@@ -362,7 +362,7 @@ int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
     return fail(ctx, "conv", "channels do not match group %lld",
                 (long long)group);
   // The compiler fuses an activation into a convolution for CPU programs
-  // only (DeviceProgramOptions::fuseConvEpilogue).
+  // only (DeviceProgramOptions::fuseKernelEpilogues).
   if (args.epilogue() != CLEAVE_EPILOGUE_NONE)
     return fail(ctx, "conv",
                 "epilogue %lld: CUDA programs apply it as a "

@@ -699,13 +699,22 @@ TEST_F(ConvTest, EpilogueAfterTheBias) {
     const std::vector<float> plain = naiveConv(c, x, w, &b, ys, false);
     for (Epilogue e : {Epilogue{CLEAVE_EPILOGUE_RELU, 0, 0},
                        Epilogue{CLEAVE_EPILOGUE_CLIP, -0.25, 0.5},
-                       Epilogue{CLEAVE_EPILOGUE_SILU, 0, 0}}) {
+                       Epilogue{CLEAVE_EPILOGUE_SILU, 0, 0},
+                       Epilogue{CLEAVE_EPILOGUE_GELU, 0, 0},
+                       Epilogue{CLEAVE_EPILOGUE_GELU_TANH, 0, 0}}) {
       std::vector<float> expected = plain;
-      for (float &v : expected)
-        v = e.kind == CLEAVE_EPILOGUE_RELU ? std::max(v, 0.0f)
-            : e.kind == CLEAVE_EPILOGUE_SILU
-                ? v / (1.0f + std::exp(-v))
+      for (float &v : expected) {
+        const double d = v;
+        v = e.kind == CLEAVE_EPILOGUE_RELU   ? std::max(v, 0.0f)
+            : e.kind == CLEAVE_EPILOGUE_SILU ? v / (1.0f + std::exp(-v))
+            : e.kind == CLEAVE_EPILOGUE_GELU
+                ? float(0.5 * d * (1 + std::erf(d / std::sqrt(2.0))))
+            : e.kind == CLEAVE_EPILOGUE_GELU_TANH
+                ? float(0.5 * d *
+                        (1 + std::tanh(std::sqrt(2 / M_PI) *
+                                       (d + 0.044715 * d * d * d))))
                 : std::min(std::max(v, float(e.min)), float(e.max));
+      }
       for (bool constant : {false, true}) {
         SCOPED_TRACE(std::string(constant ? "constant" : "writable") +
                      " weights, epilogue " + std::to_string(e.kind) +

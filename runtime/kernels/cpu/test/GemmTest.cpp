@@ -320,8 +320,10 @@ TEST_F(GemmTest, ConstantWeightsPackedWhereOneDnnPacks) {
     fresh.constantWeightBytes = w.size() * sizeof(float);
     std::vector<CleaveTensor> in = {a.desc(), w.desc()};
     std::vector<CleaveTensor> out = {y.desc()};
-    int32_t status = cleave_cpu_matmul(&fresh, in.data(), 2, out.data(), 1,
-                                       nullptr, nullptr);
+    const int64_t ints[] = {CLEAVE_EPILOGUE_NONE};
+    const double floats[] = {0.0, 0.0};
+    int32_t status =
+        cleave_cpu_matmul(&fresh, in.data(), 2, out.data(), 1, ints, floats);
     EXPECT_EQ(status, 0) << fresh.error;
     std::free(fresh.scratch);
     return status;
@@ -336,6 +338,99 @@ TEST_F(GemmTest, ConstantWeightsPackedWhereOneDnnPacks) {
   ASSERT_EQ(runFresh(stored, b), 0);
   EXPECT_EQ(stored.reports, 0);
   expectClose(y.vec(), naiveMatmul(a, other), 1e-4f, 1e-4f);
+}
+
+/// `v` after a CleaveEpilogue, in double precision.
+double activate(int64_t kind, double v, double lo, double hi) {
+  switch (kind) {
+  case CLEAVE_EPILOGUE_RELU:
+    return v > 0 ? v : 0;
+  case CLEAVE_EPILOGUE_CLIP:
+    return std::min(std::max(v, lo), hi);
+  case CLEAVE_EPILOGUE_SILU:
+    return v / (1 + std::exp(-v));
+  case CLEAVE_EPILOGUE_GELU:
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  case CLEAVE_EPILOGUE_GELU_TANH:
+    return 0.5 * v *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  default:
+    return v;
+  }
+}
+
+/// A matmul that applies the ops after it: Y = epilogue(A B + bias + R),
+/// for every activation, with and without a bias, with no residual, one of
+/// its own and one that is Y itself (the add in place); over constant
+/// weights (oneDNN's post-ops on x86-64-v4) and writable ones (OpenBLAS
+/// and one pass after), with the batch folded into rows, and a batch of
+/// products of their own.
+TEST_F(GemmTest, MatmulEpilogue) {
+  struct Case {
+    Shape a, b;
+  };
+  const int64_t n = 128;
+  for (Case c : {Case{{2, 32, 96}, {96, n}}, Case{{2, 4, 8}, {2, 8, n}}})
+    for (bool constant : {false, true})
+      for (int64_t kind = CLEAVE_EPILOGUE_NONE;
+           kind <= CLEAVE_EPILOGUE_GELU_TANH; ++kind)
+        for (bool withBias : {false, true})
+          for (int residualMode : {0, 1, 2}) {
+            SCOPED_TRACE(testing::Message()
+                         << "A rank " << c.a.size() << " constant " << constant
+                         << " epilogue " << kind << " bias " << withBias
+                         << " residual " << residualMode);
+            Tensor a = Tensor::random(c.a, 41, -2.0f, 2.0f);
+            Tensor b = Tensor::random(c.b, 42, -0.3f, 0.3f);
+            Tensor bias = Tensor::random({1, n}, 43);
+            Shape yShape = {2, c.a[1], n};
+            Tensor r = Tensor::random(yShape, 44), y(yShape);
+            ctx.constantWeights = constant ? b.f32() : nullptr;
+            ctx.constantWeightBytes = constant ? b.size() * sizeof(float) : 0;
+            const double lo = -0.25, hi = 0.5;
+            std::vector<float> expected = naiveMatmul(a, b);
+            for (size_t i = 0; i < expected.size(); ++i) {
+              double v = expected[i];
+              if (withBias)
+                v += bias.f32()[i % n];
+              if (residualMode)
+                v += r.f32()[i];
+              expected[i] = float(activate(kind, v, lo, hi));
+            }
+            std::vector<CleaveTensor> in = {
+                a.desc(), b.desc(), withBias ? bias.desc() : CleaveTensor{}};
+            if (residualMode == 1)
+              in.push_back(r.desc());
+            if (residualMode == 2) {
+              std::copy(r.values().begin(), r.values().end(), y.f32());
+              in.push_back(y.desc());
+            }
+            ASSERT_EQ(run(cleave_cpu_matmul, in, {y.desc()}, {kind}, {lo, hi}),
+                      0)
+                << ctx.error;
+            expectClose(y.vec(), expected, 2e-4f, 2e-4f);
+          }
+}
+
+TEST_F(GemmTest, MatmulEpilogueErrors) {
+  Tensor a = Tensor::random({4, 8}, 51), b = Tensor::random({8, 6}, 52);
+  Tensor y({4, 6}), bias5({5}), r({4, 5});
+  expectFailure(
+      run(cleave_cpu_matmul, {a.desc(), b.desc(), bias5.desc()}, {y.desc()}),
+      "matmul", "the bias has 5 elements, Y's last dimension 6");
+  expectFailure(run(cleave_cpu_matmul,
+                    {a.desc(), b.desc(), CleaveTensor{}, r.desc()}, {y.desc()}),
+                "matmul", "R has 20 elements, Y 24");
+  expectFailure(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()}, {9}),
+                "matmul", "unknown epilogue 9");
+  expectFailure(run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()},
+                    {CLEAVE_EPILOGUE_CLIP}, {1.0, -1.0}),
+                "matmul", "the clamp's bounds [1, -1] are not ordered");
+  Tensor a64({4, 8}, CLEAVE_F64), b64({8, 6}, CLEAVE_F64),
+      y64({4, 6}, CLEAVE_F64);
+  expectFailure(run(cleave_cpu_matmul, {a64.desc(), b64.desc()}, {y64.desc()},
+                    {CLEAVE_EPILOGUE_RELU}),
+                "matmul", "applies to float32 products only");
 }
 
 /// The threads of this process.

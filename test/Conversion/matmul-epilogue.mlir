@@ -1,0 +1,84 @@
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --split-input-file %s | FileCheck %s
+// RUN: cleave-translate --print-device-program --split-input-file %s | FileCheck %s --check-prefix=OFF
+// The text form reads back to the same program (printed identically).
+// RUN: cleave-translate --print-device-program --fuse-kernel-epilogues --split-input-file --output-split-marker="// =====" %s -o %t.txt
+// RUN: cleave-translate --parse-device-program --split-input-file="// =====" --output-split-marker="// =====" %t.txt | diff %t.txt -
+
+// A float32 matrix product applies what follows it as a convolution does
+// (conv-epilogue.mlir): an add of one value per column (its third input,
+// the bias), an add of a tensor of its result's shape (its fourth, R),
+// and then a ReLU, clip, SiLU or GELU (its int, the CleaveEpilogue: 4
+// GELU, 5 GELU's tanh form; its floats, the clamp's bounds). A
+// transformer's feed-forward layer is two such steps.
+
+// CHECK-LABEL: program: 1 entries
+// CHECK: entry forward phase forward: 2 steps
+// CHECK-NEXT: step 0 kernel matmul (t0, t1, t2, none) -> (t[[H:[0-9]+]]) ints [4] floats [0, 0]  // matmul + bias + gelu "up"
+// CHECK-NEXT: step 1 kernel matmul (t[[H]], t3, t4, t0) -> (t{{[0-9]+}}) ints [0] floats [0, 0]  // matmul + bias + add "down"
+// CHECK-NOT: step
+// OFF-LABEL: program: 1 entries
+// OFF: step 0 kernel matmul (t0, t1, none, none) -> (t[[U:[0-9]+]]) ints [0] floats [0, 0]  // matmul "up"
+// OFF-NEXT: step 1 loop t[[H:[0-9]+]] = gelu_erf(add(t[[U]], t2))  // add + gelu "gelu"
+// OFF-NEXT: step 2 kernel matmul (t[[H]], t3, none, none) -> (t[[D:[0-9]+]])
+// OFF-NEXT: step 3 loop t{{[0-9]+}} = add(add(t4, t[[D]]), t0)
+func.func @feed_forward(%x: tensor<2x8x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64xf32>, %w2: tensor<64x16xf32>, %b2: tensor<16xf32>) -> tensor<2x8x16xf32> {
+  %u = cleave.matmul %x, %w1 : (tensor<2x8x16xf32>, tensor<16x64xf32>) -> tensor<2x8x64xf32> loc("up")
+  %ub = cleave.add %u, %b1 : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32> loc("bias1")
+  %h = cleave.gelu %ub : tensor<2x8x64xf32> loc("gelu")
+  %d = cleave.matmul %h, %w2 : (tensor<2x8x64xf32>, tensor<64x16xf32>) -> tensor<2x8x16xf32> loc("down")
+  %db = cleave.add %b2, %d : (tensor<16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32> loc("bias2")
+  %y = cleave.add %db, %x : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32> loc("residual")
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// The tanh form of GELU, a SiLU written as x * sigmoid(x), a clip, and a
+// ReLU straight after a product with no bias; a bias of shape 1 x N.
+// CHECK-LABEL: program: 1 entries
+// CHECK: step 0 kernel matmul (t0, t1, t2, none) -> (t{{[0-9]+}}) ints [5] floats [0, 0]  // matmul + bias + gelu "tanh"
+// CHECK: step 1 kernel matmul (t0, t1, none, none) -> (t{{[0-9]+}}) ints [3] floats [0, 0]  // matmul + silu "silu"
+// CHECK: step 2 kernel matmul (t0, t1, none, none) -> (t{{[0-9]+}}) ints [2] floats [-1, 1]  // matmul + clip "clip"
+// CHECK: step 3 kernel matmul (t0, t1, none, none) -> (t{{[0-9]+}}) ints [1] floats [0, 0]  // matmul + relu "relu"
+// CHECK-NOT: step
+func.func @activations(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %b: tensor<1x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) {
+  %a = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("tanh")
+  %ab = cleave.add %a, %b : (tensor<4x32xf32>, tensor<1x32xf32>) -> tensor<4x32xf32> loc("bias")
+  %ag = cleave.gelu %ab {approximate = "tanh"} : tensor<4x32xf32> loc("gelu")
+  %s = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("silu")
+  %sg = cleave.sigmoid %s : tensor<4x32xf32> loc("sigmoid")
+  %sm = cleave.mul %s, %sg : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc("mul")
+  %c = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("clip")
+  %cc = cleave.clip %c {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64} : tensor<4x32xf32> loc("clamp")
+  %r = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("relu")
+  %rr = cleave.relu %r : tensor<4x32xf32> loc("r")
+  return %ag, %sm, %cc, %rr : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// Left to loops: an add that broadcasts along another dimension than the
+// last (a bias per row) or raises the result's rank, a product whose result
+// is read twice, a product with a 1-D operand (Y's last dimension is not
+// B's columns), and float64 products.
+// CHECK-LABEL: program: 1 entries
+// CHECK: step 0 kernel matmul (t0, t1, none, none) -> (t[[R:[0-9]+]]) ints [0] floats [0, 0]  // matmul "rows"
+// CHECK-NEXT: step 1 loop {{.*}}add(t[[R]], t2)
+// CHECK: kernel matmul (t0, t1, none, none) -> (t[[U:[0-9]+]]) ints [0] floats [0, 0]  // matmul "rank"
+// CHECK-NEXT: loop {{.*}}add(t[[U]], t6)
+// CHECK: kernel matmul (t0, t1, none, none) -> (t{{[0-9]+}}) ints [0] floats [0, 0]  // matmul "twice"
+// CHECK: kernel matmul (t3, t1, none, none) -> (t{{[0-9]+}}) ints [0] floats [0, 0]  // matmul "vector"
+// CHECK: kernel matmul (t4, t5, none, none) -> (t{{[0-9]+}}) ints [0] floats [0, 0]  // matmul "f64"
+func.func @kept(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %rows: tensor<4x1xf32>, %v: tensor<16xf32>, %x64: tensor<4x16xf64>, %w64: tensor<16x32xf64>, %b3: tensor<1x1x32xf32>) -> (tensor<4x32xf32>, tensor<1x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf64>) {
+  %a = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("rows")
+  %ab = cleave.add %a, %rows : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32> loc("row_bias")
+  %u = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("rank")
+  %ub = cleave.add %u, %b3 : (tensor<4x32xf32>, tensor<1x1x32xf32>) -> tensor<1x4x32xf32> loc("rank_bias")
+  %t = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("twice")
+  %tr = cleave.relu %t : tensor<4x32xf32> loc("t_relu")
+  %v1 = cleave.matmul %v, %w : (tensor<16xf32>, tensor<16x32xf32>) -> tensor<32xf32> loc("vector")
+  %vr = cleave.relu %v1 : tensor<32xf32> loc("v_relu")
+  %d = cleave.matmul %x64, %w64 : (tensor<4x16xf64>, tensor<16x32xf64>) -> tensor<4x32xf64> loc("f64")
+  %dr = cleave.relu %d : tensor<4x32xf64> loc("d_relu")
+  return %ab, %ub, %t, %tr, %vr, %dr : tensor<4x32xf32>, tensor<1x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf64>
+}

@@ -1,0 +1,121 @@
+# A float32 matrix product applies the bias add, the residual add and the
+# activation that follow it in its kernel in a CPU program: a transformer's
+# feed-forward layer as exporters write it (MatMul, Add of the bias, GELU
+# in its erf decomposition, MatMul, Add of the bias, Add of the layer's
+# input) is two steps, "matmul + bias + gelu" and "matmul + bias + add";
+# GELU's tanh form (ONNX Gelu, opset 20), a SiLU written as Sigmoid and
+# Mul, and a ReLU after a product too small for a second thread are each
+# one step. Every output agrees with onnxruntime, and so does the same
+# model compiled with --no-fuse, where each stays a loop of its own.
+#
+# RUN: rm -rf %t && mkdir -p %t && %python %s build %t
+# RUN: cleave compile %t/model.onnx -o %t/fused.cleave --quiet
+# RUN: FileCheck %s < %t/fused.cleave/programs/stage_0.cpp
+# CHECK: matmul + bias + gelu (/ffn/up)
+# CHECK: static const int64_t ints[] = {4};
+# CHECK: matmul + bias + add (/ffn/down)
+# CHECK: static const int64_t ints[] = {0};
+# CHECK: matmul + bias + gelu (/tanh/proj)
+# CHECK: static const int64_t ints[] = {5};
+# CHECK: matmul + silu (/gate/proj)
+# CHECK: static const int64_t ints[] = {3};
+# CHECK: matmul + bias + relu (/small/proj)
+# CHECK: static const int64_t ints[] = {1};
+# RUN: cleave compile %t/model.onnx -o %t/loops.cleave --quiet --no-fuse
+# RUN: FileCheck %s --check-prefix=LOOPS < %t/loops.cleave/programs/stage_0.cpp
+# LOOPS-NOT: matmul +
+# RUN: %python %s check %t fused | FileCheck %s --check-prefix=NUMERIC
+# RUN: %python %s check %t loops | FileCheck %s --check-prefix=NUMERIC
+# NUMERIC: ffn: max abs error {{.*}} ok
+# NUMERIC: tanh: max abs error {{.*}} ok
+# NUMERIC: gate: max abs error {{.*}} ok
+# NUMERIC: small: max abs error {{.*}} ok
+
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+work = sys.argv[2]
+if sys.argv[1] == "build":
+    rng = np.random.default_rng(0)
+    inits = []
+
+    def weight(name, shape, scale=0.1):
+        inits.append(numpy_helper.from_array(
+            (rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def constant(name, value):
+        inits.append(numpy_helper.from_array(np.array(value, np.float32), name))
+        return name
+
+    def linear(prefix, x, n_in, n_out, bias=True):
+        nodes = [helper.make_node("MatMul", [x, weight(f"{prefix}_w",
+                                                      [n_in, n_out])],
+                                  [f"{prefix}_p"], name=f"{prefix}/proj")]
+        if not bias:
+            return nodes, f"{prefix}_p"
+        nodes.append(helper.make_node(
+            "Add", [f"{prefix}_p", weight(f"{prefix}_b", [n_out])],
+            [f"{prefix}_pb"], name=f"{prefix}/bias"))
+        return nodes, f"{prefix}_pb"
+
+    nodes = []
+    # The feed-forward layer: 128 -> 512 -> 128 over 2 x 64 tokens.
+    up, h = linear("/ffn/up", "x", 128, 512)
+    up[0].name = "/ffn/up"
+    nodes += up
+    nodes += [
+        helper.make_node("Div", [h, constant("sqrt2", 1.4142135)], ["g_div"],
+                         name="/ffn/gelu/div"),
+        helper.make_node("Erf", ["g_div"], ["g_erf"], name="/ffn/gelu/erf"),
+        helper.make_node("Add", ["g_erf", constant("one", 1.0)], ["g_add"],
+                         name="/ffn/gelu/add"),
+        helper.make_node("Mul", [h, "g_add"], ["g_mul"], name="/ffn/gelu/mul"),
+        helper.make_node("Mul", ["g_mul", constant("half", 0.5)], ["g"],
+                         name="/ffn/gelu/half"),
+    ]
+    down, d = linear("/ffn/down", "g", 512, 128)
+    down[0].name = "/ffn/down"
+    nodes += down
+    nodes.append(helper.make_node("Add", ["x", d], ["ffn"],
+                                  name="/ffn/residual"))
+    # GELU's tanh form, as ONNX's own operator.
+    proj, t = linear("/tanh", "x", 128, 256)
+    nodes += proj
+    nodes.append(helper.make_node("Gelu", [t], ["tanh"], name="/tanh/gelu",
+                                  approximate="tanh"))
+    # A SiLU gate with no bias, as Llama's feed-forward layers have.
+    proj, s = linear("/gate", "x", 128, 64, bias=False)
+    nodes += proj
+    nodes += [helper.make_node("Sigmoid", [s], ["s_sig"], name="/gate/sigmoid"),
+              helper.make_node("Mul", [s, "s_sig"], ["gate"], name="/gate/mul")]
+    # A product of 2^17 multiply-adds, and a ReLU.
+    proj, r = linear("/small", "x", 128, 8)
+    nodes += proj
+    nodes.append(helper.make_node("Relu", [r], ["small"], name="/small/relu"))
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64, 128])
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+               for n in ("ffn", "tanh", "gate", "small")]
+    graph = helper.make_graph(nodes, "products", [x], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    onnx.save(model, f"{work}/model.onnx")
+else:
+    import onnxruntime as ort
+
+    import cleave
+
+    data = np.random.default_rng(1).standard_normal((2, 64, 128)).astype(
+        np.float32)
+    got = cleave.Session(f"{work}/{sys.argv[3]}.cleave").run({"x": data})
+    session = ort.InferenceSession(f"{work}/model.onnx",
+                                   providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    for name, want in zip(names, session.run(None, {"x": data})):
+        error = float(np.abs(got[name] - want).max())
+        ok = got[name].shape == want.shape and error <= 1e-5 * np.abs(want).max()
+        print(f"{name}: max abs error {error:.2e} {'ok' if ok else 'MISMATCH'}")
