@@ -15,12 +15,14 @@
 # 1e-5 of its largest magnitude, since a split contraction adds its partial
 # sums in another order than one device. ResNet's running statistics are
 # per replica with dp=2 (as in PyTorch DDP) and not compared there; with
-# tp=2 they are. ResNet after 10 steps: within 1e-3 (losses too): its last
+# tp=2 they are. ResNet after 10 steps: within 1e-2 (losses too): its last
 # batch norms take statistics over a few values per channel, and its ReLUs
 # and max pooling switch on near-ties, so the rounding differences of the
 # first step (measured 6e-8 and 7e-8 of the scale) grow step by step, to
-# 4e-5 (weights; 2e-4 running variance) at tp=2 and 4e-4 at 2 x 2 x 2,
-# where one step (the 6th) jumps 60-fold.
+# 4e-5 (weights; 2e-4 running variance) at tp=2 and 4e-4 at 2 x 2 x 2 on
+# an Intel Xeon, where one step (the 6th) jumps 60-fold; on an AMD EPYC
+# (Zen 4), whose OpenBLAS kernels round otherwise, the same first-step
+# 8e-8 grew to 2.6e-3 (losses 1.8e-3) at tp=2 and 3e-6 at 2 x 2 x 2.
 #
 # REQUIRES: torch
 # RUN: rm -rf %t && mkdir -p %t
@@ -38,8 +40,8 @@ base = load_sibling(__file__, "families-train-torch.py")
 piped = load_sibling(__file__, "pipeline-families-torch.py")
 FAMILIES = ["gpt", "bert", "vit", "resnet", "wav2vec2", "deepspeech"]
 STEPS = piped.STEPS
-LOSS_RTOL = {"resnet": 1e-3}
-RTOL = {"resnet": 1e-3}
+LOSS_RTOL = {"resnet": 1e-2}
+RTOL = {"resnet": 1e-2}
 FIRST_STEP_RTOL = 1e-6
 SGD_LR = {"resnet": 1e-3}
 
