@@ -581,7 +581,7 @@ void ProgramBuilder::chooseKernelEpilogues() {
     Value result = op->getResult(0);
     if (!getElementTypeOrSelf(result.getType()).isF32())
       continue;
-    // An elementwise op of the convolution's type, in its model chunk.
+    // An elementwise op of the kernel's result type, in its model chunk.
     auto applicable = [&](Operation *user) {
       auto userKind = kinds.find(user);
       return userKind != kinds.end() &&
