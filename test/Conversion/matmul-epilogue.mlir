@@ -82,3 +82,26 @@ func.func @kept(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %rows: tensor<4x1xf
   %dr = cleave.relu %d : tensor<4x32xf64> loc("d_relu")
   return %ab, %ub, %t, %tr, %vr, %dr : tensor<4x32xf32>, tensor<1x4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4x32xf64>
 }
+
+// -----
+
+// A training step's products keep the ops after them as loops: a loop
+// rounds the same wherever a partitioning of the step puts it, which the
+// bitwise agreement of replicas, pipeline stages and schedules rests on.
+// CHECK-LABEL: program: 3 entries
+// CHECK: step 0 kernel matmul (t0, t1, none, none) -> (t[[M:[0-9]+]]) ints [0] floats [0, 0]  // matmul "product"
+// CHECK-NEXT: step 1 loop t{{[0-9]+}} = relu(add(t[[M]], t2))  // add + relu "relu"
+// CHECK-NEXT: step 2 kernel matmul
+func.func @training_step(%x: tensor<4x16xf32> {cleave.name = "x"}, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %v: tensor<32x8xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
+  %m = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("product")
+  %a = cleave.add %m, %b : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32> loc("bias")
+  %r = cleave.relu %a : tensor<4x32xf32> loc("relu")
+  %n = cleave.matmul %r, %v : (tensor<4x32xf32>, tensor<32x8xf32>) -> tensor<4x8xf32> loc("next")
+  %l = cleave.reduce_sum %n {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32> loc("sum")
+  %ls = cleave.state "loss.sum:loss" : tensor<f32>
+  %la = cleave.accumulate %l, %ls {loss} : tensor<f32>
+  %two = cleave.constant dense<2.0> : tensor<f32>
+  %mean = cleave.div %la, %two : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %c = cleave.clear %la : tensor<f32>
+  return %mean : tensor<f32>
+}
