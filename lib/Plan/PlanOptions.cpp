@@ -60,7 +60,8 @@ void PlanOptions::bindOptions(OptionBinder &binder, PlanOptionSet set) {
   binder.flag("fuse-pointwise", costOptions.fusePointwise,
               "Price a pointwise op whose operand nothing else reads as fused "
               "into that operand's producer (bias, activation, scaling and "
-              "residual adds as fused-kernel frameworks run them)");
+              "residual adds as fused-kernel frameworks run them; always for "
+              "inference on cpu targets, whose programs run them so)");
   if (set != PlanOptionSet::Planning)
     return;
   binder.flag("train", training.enabled,

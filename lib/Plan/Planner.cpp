@@ -309,7 +309,7 @@ LogicalResult AutoParallelPlanner::initialize() {
   for (const SegmentClass &segmentClass : model.classes) {
     FailureOr<SegmentShardingModel> classModel = buildSegmentShardingModel(
         model, segmentClass.representative, target, options.costOptions,
-        frozen ? &*frozen : nullptr);
+        frozen ? &*frozen : nullptr, options.training.enabled);
     if (failed(classModel))
       return failure();
     classModels.push_back(std::move(*classModel));

@@ -186,7 +186,7 @@ static SegmentParameter describeParameter(Value value, ArrayRef<int64_t> shape,
 FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     const SegmentedModel &model, int64_t segmentIndex,
     const TargetDescription &target, const CostOptions &costOptions,
-    const llvm::Regex *frozen) {
+    const llvm::Regex *frozen, bool training) {
   const ModelSegment &segment = model.segments[segmentIndex];
   SegmentShardingModel result;
   int64_t numOps = segment.numOps();
@@ -305,7 +305,7 @@ FailureOr<SegmentShardingModel> cleave::buildSegmentShardingModel(
     if (value.definition < 0 || value.isOutput)
       value.sequenceDim = model.getSequenceDim(value.value);
   markResidualStream(result);
-  if (costOptions.fusePointwise)
+  if (pricesPointwiseFused(costOptions, target.device, training))
     markFusedPointwise(result);
   return result;
 }

@@ -177,14 +177,16 @@ struct SegmentShardingModel {
   std::vector<SegmentParameter> parameters;
 };
 
-/// Builds the search model of segment `segment` of `model`. A float weight
+/// Builds the search model of segment `segment` of `model`, for a
+/// `training` step or inference (`pricesPointwiseFused`). A float weight
 /// is trainable unless its name matches `frozen`. Fails, with an error on
 /// the op, for an op the cost model cannot size.
 mlir::FailureOr<SegmentShardingModel>
 buildSegmentShardingModel(const SegmentedModel &model, int64_t segment,
                           const TargetDescription &target,
                           const CostOptions &costOptions,
-                          const llvm::Regex *frozen = nullptr);
+                          const llvm::Regex *frozen = nullptr,
+                          bool training = false);
 
 //===----------------------------------------------------------------------===//
 // Costing and searching

@@ -22,6 +22,12 @@ using namespace cleave;
 // Compute
 //===----------------------------------------------------------------------===//
 
+bool cleave::pricesPointwiseFused(const CostOptions &options,
+                                  const DeviceDescription &device,
+                                  bool training) {
+  return options.fusePointwise || (device.kind == "cpu" && !training);
+}
+
 Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
                              const DeviceDescription &device,
                              KernelClass kernelClass, double pixels) {

@@ -48,8 +48,21 @@ struct CostOptions {
   /// fused kernels run bias, activation, scaling and residual adds): the
   /// operand is neither written by its producer nor read back. The planner
   /// applies it (ShardingSearch.h); a single op's cost does not change.
+  /// Inference on a `cpu` device is priced so whatever this says
+  /// (`pricesPointwiseFused`).
   bool fusePointwise = false;
 };
+
+/// Whether the planner prices pointwise ops on `device` as fused into their
+/// producers (`CostOptions::fusePointwise`): when `options` ask, and always
+/// for inference on a `cpu` device, whose programs run a chain of pointwise
+/// ops as one loop and a convolution's or a matrix product's bias, residual
+/// add and activation in its kernel. A `training` step keeps what its
+/// backward reads (most of the forward's pointwise results) in memory and
+/// its products' adds and activations as loops of their own, so it is
+/// priced op by op unless `options` ask.
+bool pricesPointwiseFused(const CostOptions &options,
+                          const DeviceDescription &device, bool training);
 
 /// Bytes of a statically shaped ranked tensor as `options` hold it: its
 /// floating-point elements in `computePrecision` when that is set
