@@ -567,15 +567,18 @@ void ProgramBuilder::chooseKernelEpilogues() {
     if (matmul && (cast<ShapedType>(matmul.getLhs().getType()).getRank() < 2 ||
                    cast<ShapedType>(matmul.getRhs().getType()).getRank() < 2))
       continue;
+    // An ONNX Gemm adds its C itself: it takes the residual add and the
+    // activation.
+    const bool product = matmul || isa<GemmOp>(op);
     // A training step's products keep the ops after them as loops. Their
     // weights are writable, so they run on OpenBLAS and the epilogue would
     // be one more pass anyway; and a loop rounds as it does in every
     // partitioning of the step (a product's bias may fall in another
     // pipeline chunk), which the bitwise agreement of replicas, stages
     // and schedules rests on.
-    if (matmul && training)
+    if (product && training)
       continue;
-    if (!(isa<ConvOp>(op) || matmul) || kinds.lookup(op) != OpKind::Kernel ||
+    if (!(isa<ConvOp>(op) || product) || kinds.lookup(op) != OpKind::Kernel ||
         isStashed(op))
       continue;
     Value result = op->getResult(0);
@@ -661,13 +664,15 @@ ProgramBuilder::buildKernelWithEpilogue(Operation *op,
           ? *getKernelEpilogue(epilogue.activation)
           : std::make_tuple(int64_t(CLEAVE_EPILOGUE_NONE), 0.0, 0.0);
   KernelCall call;
-  if (failed(isa<ConvOp>(op) ? buildConvCall(op, kind, min, max, call)
-                             : buildMatMulCall(op, kind, min, max, call)))
+  if (failed(isa<ConvOp>(op)   ? buildConvCall(op, kind, min, max, call)
+             : isa<GemmOp>(op) ? buildGemmCall(op, kind, min, max, call)
+                               : buildMatMulCall(op, kind, min, max, call)))
     return failure();
   addCallInputs(op, call);
   std::string summary = op->getName().stripDialect().str();
-  // The inputs of conv (X, W, B, R) and matmul (A, B, bias, R): the bias
-  // and the residual are inputs 2 and 3 (KernelList.def).
+  // The inputs of conv (X, W, B, R), matmul (A, B, bias, R) and gemm (A,
+  // B, C, R): the bias and the residual are inputs 2 and 3
+  // (KernelList.def).
   if (epilogue.biasAdd || epilogue.add)
     call.inputs.resize(4, -1);
   if (epilogue.biasAdd) {
@@ -689,10 +694,11 @@ ProgramBuilder::buildKernelWithEpilogue(Operation *op,
   return step;
 }
 
-/// The residual a convolution's or a product's call adds (conv's and
-/// matmul's input R), or -1.
+/// The residual a convolution's or a product's call adds (conv's, matmul's
+/// and gemm's input R), or -1.
 static int getKernelResidual(const KernelCall &call) {
-  return (call.kernel == "conv" || call.kernel == "matmul") &&
+  return (call.kernel == "conv" || call.kernel == "matmul" ||
+          call.kernel == "gemm") &&
                  call.inputs.size() > 3
              ? call.inputs[3]
              : -1;

@@ -233,16 +233,7 @@ template <typename Range> static SmallVector<int64_t> toInts(Range &&values) {
 
 struct GemmModel : KernelInterface::ExternalModel<GemmModel, GemmOp> {
   LogicalResult buildKernelCall(Operation *op, KernelCall &call) const {
-    auto gemm = cast<GemmOp>(op);
-    kernels::Gemm args;
-    args.a = gemm.getA();
-    args.b = gemm.getB();
-    args.c = gemm.getC();
-    args.transA = gemm.getTransA();
-    args.transB = gemm.getTransB();
-    args.alpha = gemm.getAlpha().convertToDouble();
-    args.beta = gemm.getBeta().convertToDouble();
-    return kernels::buildCall(op, kernels::gemm, args, call);
+    return buildGemmCall(op, CLEAVE_EPILOGUE_NONE, 0.0, 0.0, call);
   }
 };
 
@@ -963,6 +954,25 @@ LogicalResult cleave::buildMatMulCall(Operation *matmul, int64_t epilogue,
   args.epilogueMin = epilogueMin;
   args.epilogueMax = epilogueMax;
   return kernels::buildCall(matmul, kernels::matmul, args, call);
+}
+
+LogicalResult cleave::buildGemmCall(Operation *gemm, int64_t epilogue,
+                                    double epilogueMin, double epilogueMax,
+                                    KernelCall &call) {
+  auto op = cast<GemmOp>(gemm);
+  kernels::Gemm args;
+  args.a = op.getA();
+  args.b = op.getB();
+  args.c = op.getC();
+  args.transA = op.getTransA();
+  args.transB = op.getTransB();
+  args.alpha = op.getAlpha().convertToDouble();
+  args.beta = op.getBeta().convertToDouble();
+  // The residual is the device program's to join.
+  args.epilogue = epilogue;
+  args.epilogueMin = epilogueMin;
+  args.epilogueMax = epilogueMax;
+  return kernels::buildCall(gemm, kernels::gemm, args, call);
 }
 
 //===----------------------------------------------------------------------===//

@@ -91,17 +91,47 @@ func.func @kept(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %rows: tensor<4x1xf
 // CHECK-LABEL: program: 3 entries
 // CHECK: step 0 kernel matmul (t0, t1, none, none) -> (t[[M:[0-9]+]]) ints [0] floats [0, 0]  // matmul "product"
 // CHECK-NEXT: step 1 loop t{{[0-9]+}} = relu(add(t[[M]], t2))  // add + relu "relu"
-// CHECK-NEXT: step 2 kernel matmul
+// CHECK-NEXT: step 2 kernel gemm (t{{[0-9]+}}, t3, none, none) -> (t[[G:[0-9]+]]) ints [0, 0, 0] floats [1, 1, 0, 0]  // gemm "next"
+// CHECK-NEXT: step 3 loop {{.*}}relu(t[[G]])
 func.func @training_step(%x: tensor<4x16xf32> {cleave.name = "x"}, %w: tensor<16x32xf32>, %b: tensor<32xf32>, %v: tensor<32x8xf32>) -> (tensor<f32> {cleave.name = "loss"}) {
   %m = cleave.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("product")
   %a = cleave.add %m, %b : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32> loc("bias")
   %r = cleave.relu %a : tensor<4x32xf32> loc("relu")
-  %n = cleave.matmul %r, %v : (tensor<4x32xf32>, tensor<32x8xf32>) -> tensor<4x8xf32> loc("next")
-  %l = cleave.reduce_sum %n {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32> loc("sum")
+  %n = cleave.gemm %r, %v : (tensor<4x32xf32>, tensor<32x8xf32>) -> tensor<4x8xf32> loc("next")
+  %nr = cleave.relu %n : tensor<4x8xf32> loc("relu2")
+  %l = cleave.reduce_sum %nr {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32> loc("sum")
   %ls = cleave.state "loss.sum:loss" : tensor<f32>
   %la = cleave.accumulate %l, %ls {loss} : tensor<f32>
   %two = cleave.constant dense<2.0> : tensor<f32>
   %mean = cleave.div %la, %two : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %c = cleave.clear %la : tensor<f32>
   return %mean : tensor<f32>
+}
+
+// -----
+
+// An ONNX Gemm (torch's Linear on a 2-D input) adds its C itself and takes
+// the residual add (its fourth input, R) and the activation after it (its
+// third int; its third and fourth floats, the clamp's bounds). An add of a
+// bias after a Gemm is no residual: it broadcasts, and stays a loop.
+// CHECK-LABEL: program: 1 entries
+// CHECK: step 0 kernel gemm (t0, t1, t2, none) -> (t[[H:[0-9]+]]) ints [0, 1, 1] floats [1, 1, 0, 0]  // gemm + relu "fc1"
+// CHECK-NEXT: step 1 kernel gemm (t[[H]], t3, t4, t0) -> (t[[Y:[0-9]+]]) ints [0, 1, 2] floats [1, 1, -1, 1]  // gemm + add + clip "fc2"
+// CHECK-NEXT: step 2 kernel gemm (t[[Y]], t3, none, none) -> (t[[Z:[0-9]+]]) ints [0, 1, 0] floats [1, 1, 0, 0]  // gemm "fc3"
+// CHECK-NEXT: step 3 loop t{{[0-9]+}} = add(t[[Z]], t4)
+// CHECK-NOT: step
+// OFF-LABEL: program: 1 entries
+// OFF: step 0 kernel gemm (t0, t1, t2, none) -> (t[[G:[0-9]+]]) ints [0, 1, 0] floats [1, 1, 0, 0]  // gemm "fc1"
+// OFF-NEXT: step 1 loop t{{[0-9]+}} = relu(t[[G]])
+// OFF-NEXT: step 2 kernel gemm (t{{[0-9]+}}, t3, t4, none) -> (t[[D:[0-9]+]]) ints [0, 1, 0] floats [1, 1, 0, 0]  // gemm "fc2"
+// OFF-NEXT: step 3 loop t{{[0-9]+}} = min(max(add(t[[D]], t0), -1), 1)
+func.func @linear(%x: tensor<4x16xf32>, %w1: tensor<16x16xf32>, %b1: tensor<16xf32>, %w2: tensor<16x16xf32>, %b2: tensor<16xf32>) -> tensor<4x16xf32> {
+  %g = cleave.gemm %x, %w1, %b1 {trans_b = true} : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<4x16xf32> loc("fc1")
+  %h = cleave.relu %g : tensor<4x16xf32> loc("relu")
+  %d = cleave.gemm %h, %w2, %b2 {trans_b = true} : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<4x16xf32> loc("fc2")
+  %r = cleave.add %d, %x : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> loc("residual")
+  %y = cleave.clip %r {max = 1.0 : f64, min = -1.0 : f64} : tensor<4x16xf32> loc("clip")
+  %z = cleave.gemm %y, %w2 {trans_b = true} : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32> loc("fc3")
+  %zb = cleave.add %z, %b2 : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32> loc("bias")
+  return %zb : tensor<4x16xf32>
 }

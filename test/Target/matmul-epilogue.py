@@ -5,8 +5,12 @@
 # input) is two steps, "matmul + bias + gelu" and "matmul + bias + add";
 # GELU's tanh form (ONNX Gelu, opset 20), a SiLU written as Sigmoid and
 # Mul, and a ReLU after a product too small for a second thread are each
-# one step. Every output agrees with onnxruntime, and so does the same
-# model compiled with --no-fuse, where each stays a loop of its own.
+# one step. An ONNX Gemm (torch's Linear on 2-D inputs, B transposed)
+# adds its C itself and takes the residual add and the activation: a
+# multilayer perceptron with a shortcut is "gemm + relu" and "gemm + add",
+# and a Gemm of a full C (left to OpenBLAS) "gemm + add + clip". Every
+# output agrees with onnxruntime, and so does the same model compiled with
+# --no-fuse, where each stays a loop of its own.
 #
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave compile %t/model.onnx -o %t/fused.cleave --quiet
@@ -21,15 +25,23 @@
 # CHECK: static const int64_t ints[] = {3};
 # CHECK: matmul + bias + relu (/small/proj)
 # CHECK: static const int64_t ints[] = {1};
+# CHECK: gemm + relu (/mlp/fc1)
+# CHECK: static const int64_t ints[] = {0, 1, 1};
+# CHECK: gemm + add (/mlp/fc2)
+# CHECK: static const int64_t ints[] = {0, 1, 0};
+# CHECK: gemm + add + clip (/full/second)
+# CHECK: static const int64_t ints[] = {0, 0, 2};
 # RUN: cleave compile %t/model.onnx -o %t/loops.cleave --quiet --no-fuse
 # RUN: FileCheck %s --check-prefix=LOOPS < %t/loops.cleave/programs/stage_0.cpp
-# LOOPS-NOT: matmul +
+# LOOPS-NOT: {{matmul|gemm}} +
 # RUN: %python %s check %t fused | FileCheck %s --check-prefix=NUMERIC
 # RUN: %python %s check %t loops | FileCheck %s --check-prefix=NUMERIC
 # NUMERIC: ffn: max abs error {{.*}} ok
 # NUMERIC: tanh: max abs error {{.*}} ok
 # NUMERIC: gate: max abs error {{.*}} ok
 # NUMERIC: small: max abs error {{.*}} ok
+# NUMERIC: mlp: max abs error {{.*}} ok
+# NUMERIC: full: max abs error {{.*}} ok
 
 import sys
 
@@ -97,10 +109,37 @@ if sys.argv[1] == "build":
     nodes += proj
     nodes.append(helper.make_node("Relu", [r], ["small"], name="/small/relu"))
 
+    # torch's Linear layers on a 2-D input: 256 -> 256 -> 256 over 64 rows,
+    # with a shortcut around both.
+    nodes += [
+        helper.make_node("Gemm", ["flat", weight("fc1_w", [256, 256]),
+                                  weight("fc1_b", [256])], ["fc1"],
+                         name="/mlp/fc1", transB=1),
+        helper.make_node("Relu", ["fc1"], ["fc1_relu"], name="/mlp/relu"),
+        helper.make_node("Gemm", ["fc1_relu", weight("fc2_w", [256, 256]),
+                                  weight("fc2_b", [256])], ["fc2"],
+                         name="/mlp/fc2", transB=1),
+        helper.make_node("Add", ["fc2", "flat"], ["mlp"], name="/mlp/residual"),
+    ]
+    # Two Gemms of a full C, B as it is, their sum clipped.
+    nodes += [
+        helper.make_node("Gemm", ["flat", weight("f1_w", [256, 32]),
+                                  weight("f1_c", [64, 32])], ["f1"],
+                         name="/full/first"),
+        helper.make_node("Gemm", ["flat", weight("f2_w", [256, 32]),
+                                  weight("f2_c", [64, 32])], ["f2"],
+                         name="/full/second", beta=0.5),
+        helper.make_node("Add", ["f1", "f2"], ["f_sum"], name="/full/add"),
+        helper.make_node("Clip", ["f_sum", constant("lo", -0.5),
+                                  constant("hi", 0.5)], ["full"],
+                         name="/full/clip"),
+    ]
+
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64, 128])
+    flat = helper.make_tensor_value_info("flat", TensorProto.FLOAT, [64, 256])
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-               for n in ("ffn", "tanh", "gate", "small")]
-    graph = helper.make_graph(nodes, "products", [x], outputs, inits)
+               for n in ("ffn", "tanh", "gate", "small", "mlp", "full")]
+    graph = helper.make_graph(nodes, "products", [x, flat], outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     model.ir_version = 9
     onnx.save(model, f"{work}/model.onnx")
@@ -109,13 +148,14 @@ else:
 
     import cleave
 
-    data = np.random.default_rng(1).standard_normal((2, 64, 128)).astype(
-        np.float32)
-    got = cleave.Session(f"{work}/{sys.argv[3]}.cleave").run({"x": data})
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((2, 64, 128)).astype(np.float32),
+             "flat": rng.standard_normal((64, 256)).astype(np.float32)}
+    got = cleave.Session(f"{work}/{sys.argv[3]}.cleave").run(feeds)
     session = ort.InferenceSession(f"{work}/model.onnx",
                                    providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
-    for name, want in zip(names, session.run(None, {"x": data})):
+    for name, want in zip(names, session.run(None, feeds)):
         error = float(np.abs(got[name] - want).max())
         ok = got[name].shape == want.shape and error <= 1e-5 * np.abs(want).max()
         print(f"{name}: max abs error {error:.2e} {'ok' if ok else 'MISMATCH'}")

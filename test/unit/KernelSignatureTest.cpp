@@ -342,9 +342,9 @@ CleaveTensor tensor(int32_t rank = 2) {
 TEST(KernelSignatureTest, ViewsCheckArity) {
   EXPECT_EQ(bindError<args::Gemm>({tensor()}, {tensor()}),
             "expected at least 2 inputs, got 1");
-  EXPECT_EQ(bindError<args::Gemm>({tensor(), tensor(), tensor(), tensor()},
-                                  {tensor()}),
-            "expected at most 3 inputs, got 4");
+  EXPECT_EQ(bindError<args::Gemm>(
+                {tensor(), tensor(), tensor(), tensor(), tensor()}, {tensor()}),
+            "expected at most 4 inputs, got 5");
   EXPECT_EQ(bindError<args::Gemm>({tensor(), tensor()}, {}),
             "expected at least 1 outputs, got 0");
   EXPECT_EQ(bindError<args::Lstm>({tensor(), tensor(), tensor()},
@@ -515,8 +515,11 @@ TEST(KernelSignatureTest, BuildersCheckTheirOp) {
   gemm.a = a;
   gemm.b = b;
   gemm.transA = 0;
+  gemm.epilogue = CLEAVE_EPILOGUE_NONE;
   gemm.alpha = 1.0;
   gemm.beta = 1.0;
+  gemm.epilogueMin = 0.0;
+  gemm.epilogueMax = 0.0;
   EXPECT_EQ(buildError(context, {a, b}, 1, kernels::gemm, gemm),
             "'test.kernel' op has a malformed call of kernel 'gemm': kernel "
             "attribute 'transB' is not set");

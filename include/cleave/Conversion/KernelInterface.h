@@ -31,6 +31,12 @@ mlir::LogicalResult buildMatMulCall(mlir::Operation *matmul, int64_t epilogue,
                                     double epilogueMin, double epilogueMax,
                                     KernelCall &call);
 
+/// The `gemm` call of ONNX Gemm `gemm` with `epilogue` (as buildConvCall's);
+/// the device program adds the residual that it joins to the product.
+mlir::LogicalResult buildGemmCall(mlir::Operation *gemm, int64_t epilogue,
+                                  double epilogueMin, double epilogueMax,
+                                  KernelCall &call);
+
 } // namespace cleave
 
 #endif // CLEAVE_CONVERSION_KERNELINTERFACE_H

@@ -262,6 +262,19 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
     return fail(ctx, kernel, "Y is %lldx%lld, expected %lldx%lld",
                 (long long)y.shape[0], (long long)y.shape[1], (long long)m,
                 (long long)n);
+  Epilogue epilogue;
+  if (epilogue.read(ctx, kernel, args.epilogue(), args.epilogueMin(),
+                    args.epilogueMax()))
+    return 1;
+  if (const CleaveTensor *residual = args.residual()) {
+    if (checkF32(ctx, kernel, *residual, "R"))
+      return 1;
+    if (numElements(*residual) != m * n)
+      return fail(ctx, kernel, "R has %lld elements, Y %lld",
+                  static_cast<long long>(numElements(*residual)),
+                  static_cast<long long>(m * n));
+    epilogue.residual = static_cast<const float *>(residual->data);
+  }
   float *py = static_cast<float *>(y.data);
   if (m * n == 0)
     return 0;
@@ -278,6 +291,7 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
   product.a = static_cast<const float *>(a.data);
   product.w = static_cast<const float *>(b.data);
   product.y = py;
+  product.epilogue = epilogue;
   if (rowBias)
     product.bias = static_cast<const float *>(optionalC->data);
   if (!transA && alpha == 1.0f && (rowBias || !optionalC || beta == 0.0f) &&
@@ -288,7 +302,11 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
       return status;
   }
 
-  float gemmBeta = 0.0f;
+  // A residual that is Y is added by the product itself (beta of 1, with
+  // beta C added to it first); another one in the pass that applies the
+  // activation.
+  const bool inPlace = epilogue.residual == py;
+  float gemmBeta = inPlace ? 1.0f : 0.0f;
   if (optionalC && beta != 0.0f) {
     // Unidirectional broadcast of C: a dimension of C is either the
     // result's or 1, right-aligned.
@@ -305,18 +323,22 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
     int64_t colStride = cCols == 1 ? 0 : 1;
     int threads = numThreads(ctx);
     parallelFor(threads, m * n > kParallelGrain, m, [&](int64_t i) {
-      for (int64_t j = 0; j < n; ++j)
-        py[i * n + j] = beta * pc[i * rowStride + j * colStride];
+      for (int64_t j = 0; j < n; ++j) {
+        float scaled = beta * pc[i * rowStride + j * colStride];
+        py[i * n + j] = inPlace ? py[i * n + j] + scaled : scaled;
+      }
     });
     gemmBeta = 1.0f;
   }
   if (k == 0) {
     if (gemmBeta == 0.0f)
       std::memset(py, 0, sizeof(float) * m * n);
-    return 0;
+  } else {
+    sgemm(numThreads(ctx), transA, transB, m, n, k, alpha,
+          static_cast<const float *>(a.data), a.shape[1],
+          static_cast<const float *>(b.data), b.shape[1], gemmBeta, py, n);
   }
-  sgemm(numThreads(ctx), transA, transB, m, n, k, alpha,
-        static_cast<const float *>(a.data), a.shape[1],
-        static_cast<const float *>(b.data), b.shape[1], gemmBeta, py, n);
+  applyEpilogueRows(epilogue, py, m, n, /*bias=*/nullptr,
+                    inPlace ? nullptr : epilogue.residual, numThreads(ctx));
   return 0;
 }

@@ -191,6 +191,11 @@ int32_t cleave::cuda::kernels::gemm(CleaveContext *ctx,
                 b.dtype, y.dtype);
   if (a.rank != 2 || b.rank != 2 || y.rank != 2)
     return fail(ctx, "gemm", "operands must be matrices");
+  // As for matmul, the ops after a Gemm stay loops in CUDA programs.
+  if (args.residual() || args.epilogue() != CLEAVE_EPILOGUE_NONE)
+    return fail(ctx, "gemm",
+                "a residual or epilogue: CUDA programs apply them as a loop "
+                "of their own");
   RowMajorGemm g;
   g.transA = args.transA() != 0;
   g.transB = args.transB() != 0;

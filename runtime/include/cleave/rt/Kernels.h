@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define CLEAVE_ABI_VERSION 17
+#define CLEAVE_ABI_VERSION 18
 #define CLEAVE_MAX_RANK 8
 
 /// Element types (DTypeList.def); the values are part of the ABI.

@@ -433,6 +433,76 @@ TEST_F(GemmTest, MatmulEpilogueErrors) {
                 "matmul", "applies to float32 products only");
 }
 
+/// An ONNX Gemm that applies the ops after it: Y = epilogue(A op(B) + C +
+/// R), for every activation, with no C, a row of C (which oneDNN adds as
+/// its bias) and a full one, B transposed or not, with no residual, one of
+/// its own and one that is Y itself (the add in place, after C); over
+/// constant weights (oneDNN's post-ops on x86-64-v4) and writable ones
+/// (OpenBLAS and one pass after), and once with alpha 0.5 (OpenBLAS).
+TEST_F(GemmTest, GemmEpilogue) {
+  const int64_t m = 64, k = 96, n = 128;
+  ASSERT_GE(m * k * n, int64_t(1) << 19);
+  Tensor a = Tensor::random({m, k}, 61, -2.0f, 2.0f);
+  for (bool transB : {false, true})
+    for (bool constant : {false, true})
+      for (Shape cShape : {Shape{}, Shape{n}, Shape{m, n}})
+        for (int64_t kind = CLEAVE_EPILOGUE_NONE;
+             kind <= CLEAVE_EPILOGUE_GELU_TANH; ++kind)
+          for (int residualMode : {0, 1, 2})
+            for (double alpha : {1.0, 0.5}) {
+              if (alpha != 1.0 && (kind != CLEAVE_EPILOGUE_RELU || !constant))
+                continue;
+              SCOPED_TRACE(testing::Message()
+                           << "transB " << transB << " constant " << constant
+                           << " C rank " << cShape.size() << " epilogue "
+                           << kind << " residual " << residualMode << " alpha "
+                           << alpha);
+              Tensor b = Tensor::random(transB ? Shape{n, k} : Shape{k, n}, 62,
+                                        -0.3f, 0.3f);
+              Tensor c = Tensor::random(cShape.empty() ? Shape{1} : cShape, 63);
+              Tensor r = Tensor::random({m, n}, 64), y({m, n});
+              ctx.constantWeights = constant ? b.f32() : nullptr;
+              ctx.constantWeightBytes = constant ? b.size() * sizeof(float) : 0;
+              const double lo = -0.25, hi = 0.5;
+              const bool hasC = !cShape.empty();
+              std::vector<float> expected = naiveGemm(
+                  a, b, hasC ? &c : nullptr, false, transB, float(alpha), 1.0f);
+              for (size_t i = 0; i < expected.size(); ++i) {
+                double v = expected[i];
+                if (residualMode)
+                  v += r.f32()[i];
+                expected[i] = float(activate(kind, v, lo, hi));
+              }
+              std::vector<CleaveTensor> in = {a.desc(), b.desc(),
+                                              hasC ? c.desc() : absent()};
+              if (residualMode == 1)
+                in.push_back(r.desc());
+              if (residualMode == 2) {
+                std::copy(r.values().begin(), r.values().end(), y.f32());
+                in.push_back(y.desc());
+              }
+              ASSERT_EQ(run(cleave_cpu_gemm, in, {y.desc()}, {0, transB, kind},
+                            {alpha, 1.0, lo, hi}),
+                        0)
+                  << ctx.error;
+              expectClose(y.vec(), expected, 2e-4f, 2e-4f);
+            }
+}
+
+TEST_F(GemmTest, GemmEpilogueErrors) {
+  Tensor a = Tensor::random({4, 8}, 71), b = Tensor::random({8, 6}, 72);
+  Tensor y({4, 6}), r({4, 5});
+  expectFailure(run(cleave_cpu_gemm, {a.desc(), b.desc(), absent(), r.desc()},
+                    {y.desc()}, {0, 0}, {1.0, 1.0}),
+                "gemm", "R has 20 elements, Y 24");
+  expectFailure(run(cleave_cpu_gemm, {a.desc(), b.desc()}, {y.desc()},
+                    {0, 0, 9}, {1.0, 1.0}),
+                "gemm", "unknown epilogue 9");
+  expectFailure(run(cleave_cpu_gemm, {a.desc(), b.desc()}, {y.desc()},
+                    {0, 0, CLEAVE_EPILOGUE_CLIP}, {1.0, 1.0, 1.0, -1.0}),
+                "gemm", "the clamp's bounds [1, -1] are not ordered");
+}
+
 /// The threads of this process.
 static size_t countThreads() {
   size_t count = 0;

@@ -129,7 +129,7 @@ protected:
               std::vector<double> floats = {}) {
     // Fields past the ones given read 0 (and the data is never null).
     ints.insert(ints.end(), 8, 0);
-    floats.push_back(0.0);
+    floats.insert(floats.end(), 8, 0.0);
     return kernel(&ctx, in.data(), static_cast<int32_t>(in.size()), out.data(),
                   static_cast<int32_t>(out.size()), ints.data(), floats.data());
   }
