@@ -181,12 +181,10 @@ struct SegmentShardingModel {
 /// `training` step or inference (`pricesPointwiseFused`). A float weight
 /// is trainable unless its name matches `frozen`. Fails, with an error on
 /// the op, for an op the cost model cannot size.
-mlir::FailureOr<SegmentShardingModel>
-buildSegmentShardingModel(const SegmentedModel &model, int64_t segment,
-                          const TargetDescription &target,
-                          const CostOptions &costOptions,
-                          const llvm::Regex *frozen = nullptr,
-                          bool training = false);
+mlir::FailureOr<SegmentShardingModel> buildSegmentShardingModel(
+    const SegmentedModel &model, int64_t segment,
+    const TargetDescription &target, const CostOptions &costOptions,
+    const llvm::Regex *frozen = nullptr, bool training = false);
 
 //===----------------------------------------------------------------------===//
 // Costing and searching
