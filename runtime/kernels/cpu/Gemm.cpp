@@ -117,11 +117,14 @@ void multiplyBatches(int threads, const MatrixBatch &ma, const MatrixBatch &mb,
     gemm(gemmThreads, m, n, k, pa + offsetA, pb + offsetB, py + index * m * n,
          accumulate);
   };
-  if (threads > 1 && batch >= threads) {
-    // One matrix per thread: no split products, no synchronisation.
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t index = 0; index < batch; ++index)
-      multiply(index, 1);
+  // One matrix per thread (no split products, no synchronisation) where
+  // the whole batch is worth a team; otherwise each product decides for
+  // itself, and small ones (an attention's scores, head by head) run on the
+  // calling thread.
+  if (forkTeam(threads, batch * m * n * k >= kParallelProductWork) &&
+      batch >= threads) {
+    parallelFor(threads, true, batch,
+                [&](int64_t index) { multiply(index, 1); });
   } else {
     for (int64_t index = 0; index < batch; ++index)
       multiply(index, threads);

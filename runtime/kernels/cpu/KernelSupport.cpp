@@ -110,10 +110,9 @@ void threadedGemm(int threads, bool transA, bool transB, int64_t m, int64_t n,
   useSingleThreadedBlas();
   const CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
-  // Below this many multiply-adds (about 20 us on one core) waking a
-  // second thread costs more than it saves (kParallelGrain).
-  constexpr int64_t kMinParallelWork = 1 << 19;
-  if (threads <= 1 || m * n * k < kMinParallelWork || (m < 2 && n < 32)) {
+  // Below kParallelProductWork waking a second thread costs more than it
+  // saves.
+  if (threads <= 1 || m * n * k < kParallelProductWork || (m < 2 && n < 32)) {
     cblasGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }

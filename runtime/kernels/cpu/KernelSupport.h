@@ -106,6 +106,10 @@ void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides);
 /// thousands of elements. docs/PERFORMANCE.md, "Fewer teams at 2 threads".
 constexpr int64_t kParallelGrain = 1 << 16;
 
+/// Multiply-adds below which a matrix product, or a batch of them, runs on
+/// one thread: about 20 us on one core, as for kParallelGrain.
+constexpr int64_t kParallelProductWork = int64_t(1) << 19;
+
 /// Whether a kernel of `threads` threads should fork a team for a loop it
 /// judged worth splitting (`worth`). Where it should not, the loop must run
 /// outside any OpenMP region, not in one of one thread: libgomp allocates

@@ -537,6 +537,38 @@ TEST_F(GemmTest, OneThreadedMatmulStartsNoTeam) {
               1e-4f);
 }
 
+TEST_F(GemmTest, SmallBatchedMatmulStartsNoTeam) {
+  // A batch of products with their own B (an attention's scores, head by
+  // head) at two threads: 32 products of 16 x 16 x 16 (2^17 multiply-adds
+  // in all) run on the calling thread, 32 of 64 x 64 x 64 (2^23) on a
+  // team, one product per thread. A team started by this new thread stays
+  // with it: the process has one thread more after it.
+  ctx.numThreads = 2;
+  auto threadsAdded = [&](int64_t size, std::vector<float> &got,
+                          std::vector<float> &expected) {
+    Tensor a = Tensor::random({32, size, size}, 13);
+    Tensor b = Tensor::random({32, size, size}, 14);
+    Tensor y({32, size, size});
+    size_t before = 0, after = 0;
+    int32_t status = -1;
+    std::thread rank([&] {
+      before = countThreads();
+      status = run(cleave_cpu_matmul, {a.desc(), b.desc()}, {y.desc()});
+      after = countThreads();
+    });
+    rank.join();
+    EXPECT_EQ(status, 0) << ctx.error;
+    got = y.vec();
+    expected = naiveMatmul(a, b);
+    return after - before;
+  };
+  std::vector<float> got, expected;
+  EXPECT_EQ(threadsAdded(16, got, expected), 0u);
+  expectClose(got, expected, 1e-4f, 1e-4f);
+  EXPECT_EQ(threadsAdded(64, got, expected), 1u);
+  expectClose(got, expected, 1e-4f, 1e-4f);
+}
+
 TEST_F(GemmTest, GemmRejectsBadOperands) {
   Tensor a = Tensor::random({2, 3}, 1), b = Tensor::random({3, 4}, 2);
   Tensor c = Tensor::random({3, 4}, 3), y({2, 4});
