@@ -614,15 +614,8 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
       checkBlock(ctx, "yBlock", layouts.y, shape, shape.outChannels))
     return 1;
   const int64_t outputs = numElements(args.y());
-  if (const CleaveTensor *residual = args.residual()) {
-    if (checkF32(ctx, kernel, *residual, "R"))
-      return 1;
-    if (numElements(*residual) != outputs)
-      return fail(ctx, kernel, "R has %lld elements, Y %lld",
-                  static_cast<long long>(numElements(*residual)),
-                  static_cast<long long>(outputs));
-    epilogue.residual = static_cast<const float *>(residual->data);
-  }
+  if (epilogue.readResidual(ctx, kernel, args.residual(), outputs))
+    return 1;
   // Y is written while X is read: the two must not share bytes (the
   // residual may be Y itself).
   if (y < x + numElements(args.x()) && x < y + outputs)

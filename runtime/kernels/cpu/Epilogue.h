@@ -42,6 +42,22 @@ struct Epilogue {
     return 0;
   }
 
+  /// Takes a kernel's optional residual, which must be float32 and hold
+  /// Y's `outputs` elements; returns non-zero after failing.
+  int32_t readResidual(CleaveContext *ctx, const char *kernel,
+                       const CleaveTensor *tensor, int64_t outputs) {
+    if (!tensor)
+      return 0;
+    if (checkF32(ctx, kernel, *tensor, "R"))
+      return 1;
+    if (numElements(*tensor) != outputs)
+      return fail(ctx, kernel, "R has %lld elements, Y %lld",
+                  static_cast<long long>(numElements(*tensor)),
+                  static_cast<long long>(outputs));
+    residual = static_cast<const float *>(tensor->data);
+    return 0;
+  }
+
   bool none() const { return kind == CLEAVE_EPILOGUE_NONE && !residual; }
 };
 

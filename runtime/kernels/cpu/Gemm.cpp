@@ -174,15 +174,8 @@ int32_t cleave::cpu::kernels::matmul(CleaveContext *ctx,
                     args.epilogueMax()))
     return 1;
   const CleaveTensor *bias = args.bias();
-  if (const CleaveTensor *residual = args.residual()) {
-    if (checkF32(ctx, kernel, *residual, "R"))
-      return 1;
-    if (numElements(*residual) != numElements(y))
-      return fail(ctx, kernel, "R has %lld elements, Y %lld",
-                  static_cast<long long>(numElements(*residual)),
-                  static_cast<long long>(numElements(y)));
-    epilogue.residual = static_cast<const float *>(residual->data);
-  }
+  if (epilogue.readResidual(ctx, kernel, args.residual(), numElements(y)))
+    return 1;
   if (bias) {
     if (checkF32(ctx, kernel, *bias, "the bias"))
       return 1;
@@ -269,15 +262,8 @@ int32_t cleave::cpu::kernels::gemm(CleaveContext *ctx, const args::Gemm &args) {
   if (epilogue.read(ctx, kernel, args.epilogue(), args.epilogueMin(),
                     args.epilogueMax()))
     return 1;
-  if (const CleaveTensor *residual = args.residual()) {
-    if (checkF32(ctx, kernel, *residual, "R"))
-      return 1;
-    if (numElements(*residual) != m * n)
-      return fail(ctx, kernel, "R has %lld elements, Y %lld",
-                  static_cast<long long>(numElements(*residual)),
-                  static_cast<long long>(m * n));
-    epilogue.residual = static_cast<const float *>(residual->data);
-  }
+  if (epilogue.readResidual(ctx, kernel, args.residual(), m * n))
+    return 1;
   float *py = static_cast<float *>(y.data);
   if (m * n == 0)
     return 0;
