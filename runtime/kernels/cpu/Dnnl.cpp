@@ -391,11 +391,23 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const memory::desc biasDesc({s.outChannels}, kF32, Tag::a);
   const bool keepX = keepBlocked && layouts.x == nativeBlock();
   const bool keepY = keepBlocked && layouts.y == nativeBlock();
+  // A 1-D convolution over a window of many channels, left to choose on
+  // AVX-512, takes oneDNN's brgconv kernels on channels-last data, which
+  // ran wav2vec 2.0's and Whisper's feature convolutions (512 channels,
+  // window 3, stride 1 and 2) at half the rate of its direct kernels on
+  // nCw16c. Those read and write the blocked layout, with a reorder on
+  // either side. Grouped ones have no blocked kernel, and one input
+  // channel (a waveform) is read best as it is.
+  const bool blocked1D = keepBlocked && n == 1 && s.group == 1 &&
+                         g.kernelSize() > 1 && g.channels >= nativeBlock();
+  const Tag blocked1DTag = nativeBlock() == 16 ? Tag::nCw16c : Tag::nCw8c;
   const memory::desc anyW(wDims, kF32, Tag::any);
   const memory::desc anyX =
-      keepX ? plainX : memory::desc(xDims, kF32, Tag::any);
+      keepX ? plainX
+            : memory::desc(xDims, kF32, blocked1D ? blocked1DTag : Tag::any);
   const memory::desc anyY =
-      keepY ? plainY : memory::desc(yDims, kF32, Tag::any);
+      keepY ? plainY
+            : memory::desc(yDims, kF32, blocked1D ? blocked1DTag : Tag::any);
   const memory::dims strides = ownSpatial(g.stride, n);
   // oneDNN counts dilation from 0 (no gap between taps).
   const memory::dims dilations = ownSpatial(g.dilation, n, 1);
@@ -415,7 +427,7 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const std::string impl = plan->pd.impl_info_str();
   plan->generic = impl.find("gemm") != std::string::npos ||
                   impl.find("ref") != std::string::npos;
-  if (plan->generic && (keepX || keepY))
+  if (plan->generic && (keepX || keepY || blocked1D))
     return makePlan(engine, s, bias, epilogue, layouts, false);
   // A reorder takes its thread count when it is made and when it runs.
   plan->serialXIn = plan->pd.src_desc().get_size() < kSerialReorderBytes;

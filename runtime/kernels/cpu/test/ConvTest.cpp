@@ -1009,6 +1009,71 @@ TEST_F(ConvTest, ResidualBeforeTheEpilogue) {
                 "conv", "Y overlaps X");
 }
 
+// 1-D convolutions over a window of many channels (speech front ends)
+// run on oneDNN's blocked kernels with reorders on either side: strides 1
+// and 2, a dilation, channels that are and are not a multiple of the
+// block, one input channel (a waveform, left to oneDNN's choice), a
+// grouped one (no blocked kernel), each with its bias, a residual (apart
+// from Y and in Y's place) and an activation, over constant weights, on a
+// first call and a second.
+TEST_F(ConvTest, OneDimensionalWindowsOverManyChannels) {
+  const std::vector<ConvCase> cases = {
+      {{1, 32, 261}, {24, 32, 3}, 1, {2}, {1, 1}, {1}, {}, true},
+      {{2, 16, 400}, {16, 16, 3}, 1, {1}, {1, 1}, {1}, {}, true},
+      {{1, 20, 401}, {40, 20, 2}, 1, {2}, {0, 0}, {1}, {}, false},
+      {{1, 48, 240}, {32, 48, 3}, 1, {1}, {2, 2}, {2}, {}, true},
+      {{1, 1, 8000}, {32, 1, 10}, 1, {5}, {0, 0}, {1}, {}, true},
+      {{1, 32, 400}, {32, 8, 5}, 4, {1}, {2, 2}, {1}, {}, true},
+  };
+  // Each is large enough for oneDNN (CLEAVE_CONV_BLOCKED_MACS).
+  for (const ConvCase &c : cases)
+    ASSERT_GE(count(convOutput(c, false)) * c.w[1] * c.w[2],
+              CLEAVE_CONV_BLOCKED_MACS);
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE("X " + std::to_string(c.x[1]) + "x" + std::to_string(c.x[2]) +
+                 ", W " + std::to_string(c.w[0]) + "x" +
+                 std::to_string(c.w[1]) + "x" + std::to_string(c.w[2]) +
+                 ", stride " + std::to_string(c.strides[0]));
+    Tensor x = Tensor::random(c.x, 91), w = Tensor::random(c.w, 92);
+    Tensor b = Tensor::random({c.w[0]}, 93);
+    const Shape ys = convOutput(c, false);
+    Tensor r = Tensor::random(ys, 94);
+    std::vector<float> plain =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    std::vector<float> expected = plain;
+    for (size_t i = 0; i < expected.size(); ++i)
+      expected[i] = std::max(expected[i] + r.f32()[i], 0.0f);
+    ctx.constantWeights = w.f32();
+    ctx.constantWeightBytes = w.size() * sizeof(float);
+    for (int call = 0; call < 2; ++call) {
+      Tensor y(ys);
+      ASSERT_EQ(run(cleave_cpu_conv,
+                    {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                    {y.desc()}, convInts(c, false), {0.0, 0.0}),
+                0)
+          << ctx.error;
+      expectClose(y.vec(), plain, 1e-4f, 1e-4f);
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(inPlace ? "residual in place" : "residual apart");
+        Tensor yr(ys), rk(ys);
+        const std::vector<float> rv = r.vec();
+        std::copy(rv.begin(), rv.end(), (inPlace ? yr : rk).f32());
+        std::vector<int64_t> ints = convInts(c, false);
+        epilogueOf(ints) = CLEAVE_EPILOGUE_RELU;
+        ASSERT_EQ(run(cleave_cpu_conv,
+                      {x.desc(), w.desc(), c.bias ? b.desc() : absent(),
+                       inPlace ? yr.desc() : rk.desc()},
+                      {yr.desc()}, ints, {0.0, 0.0}),
+                  0)
+            << ctx.error;
+        expectClose(yr.vec(), expected, 1e-4f, 1e-4f);
+      }
+    }
+  }
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+}
+
 // Windows whose outer taps read only the padding on every output are cut
 // to the taps that read inside X before oneDNN sees them (3x3 on a 1x1
 // map is its centre; stride 2 on 2x2 its lower-right 2x2; a depthwise
