@@ -644,8 +644,26 @@ Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
     ints.insert(ints.end(), {1, pad, pad, 1});
   }
   in[1] = w;
-  // No epilogue; X and Y in NCHW.
-  ints.insert(ints.end(), {CLEAVE_EPILOGUE_NONE, 0, 0});
+  // No epilogue. X and Y as a program holds them around the convolution:
+  // a CNN's program keeps the activations between its convolutions in
+  // oneDNN's channel blocks (16 channels at x86-64-v4, else 8) where the
+  // block divides the channels and the convolution is large enough to
+  // run on oneDNN (DeviceProgram.cpp, runsBlocked). For a depthwise one
+  // that decides the kernel: in NCHW it is reordered on every call, or
+  // runs on the runtime's direct loop on a large map, and was priced at
+  // twice MobileNetV2's measured time. Dense and pointwise ones stay in
+  // NCHW (a try with them blocked priced MobileNetV2 and EfficientNet-B0
+  // 20-40% fast: docs/PERFORMANCE.md).
+  const int64_t block = ctx->cpuLevel >= 4 ? 16 : 8;
+  const int64_t multiplyAdds = channels * perGroup *
+                               (spatialRank == 2 ? kernel * kernel : kernel) *
+                               spatial;
+  const int64_t layout = depthwise && spatialRank == 2 &&
+                                 channels % block == 0 &&
+                                 multiplyAdds >= CLEAVE_CONV_BLOCKED_MACS
+                             ? block
+                             : 0;
+  ints.insert(ints.end(), {CLEAVE_EPILOGUE_NONE, layout, layout});
   problem.call = [this, in, out, ints]() mutable {
     static const double bounds[2] = {0, 0};
     check(cleave_cpu_conv(ctx, in.data(), 2, &out, 1, ints.data(), bounds),
@@ -657,7 +675,8 @@ Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
   problem.shape = "C" + std::to_string(channels) + " " +
                   std::to_string(extent) +
                   (spatialRank == 2 ? "x" + std::to_string(extent) : "") +
-                  " k" + std::to_string(kernel);
+                  " k" + std::to_string(kernel) +
+                  (layout ? " nChw" + std::to_string(layout) + "c" : "");
   // 2-D tables are by map size and FLOPs (the cost model interpolates in
   // both); the 1-D one by FLOPs alone.
   if (spatialRank == 2)
@@ -713,7 +732,9 @@ void Calibrator::measureConvolutions() {
   Sizes line = {{16, 64}, {32, 256}, {128, 512}, {512, 512}};
   if (options.quick) {
     channels = depthwiseChannels = {8, 32};
-    extents = depthwiseExtents = {2, 16};
+    extents = {2, 16};
+    // 32 channels on 32x32: a depthwise problem a program holds blocked.
+    depthwiseExtents = {2, 32};
     line = {{16, 64}, {64, 128}};
   }
   measureConvolutionTable("conv", 2, 3, false,

@@ -75,6 +75,20 @@ def main():
     assert set(stability) == {"reference", "flops", "flops_per_s", "drift"}, stability
     assert stability["reference"] == "matmul 128x512x512", stability
     assert stability["flops"] == 2 * 128 * 512 * 512, stability
+    # Depthwise convolutions a program holds in oneDNN's channel blocks
+    # (16 at x86-64-v4, else 8; large enough for oneDNN) are timed so, and
+    # labelled with the layout; the dense and pointwise ones in NCHW.
+    block = 16 if devices["isa"] == "x86-64-v4" else 8
+    blocked = 0
+    for name in BY_MAP:
+        for sample in calibration["compute"][name]:
+            shape = sample["shape"].split()
+            channels = int(shape[0][1:])
+            macs = sample["flops"] / 2
+            want = name == "conv_depthwise" and channels % block == 0 and macs >= 2 ** 18
+            assert (shape[-1] == f"nChw{block}c") == want, (name, sample)
+            blocked += want
+    assert blocked > 0, "no blocked depthwise sample"
     rates = stability["flops_per_s"]
     assert len(rates) == 2 and all(rate > 0 for rate in rates), rates
     drift = (max(rates) - min(rates)) / min(rates)
