@@ -72,7 +72,8 @@ MODEL_TIMEOUT=45
 RUN_BUDGET_S=420
 
 usage() {
-  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^# docs\/gpu-check.md/p' "${BASH_SOURCE[0]}" | head -n -2 |
+    sed 's/^# \{0,1\}//'
   exit 2
 }
 
