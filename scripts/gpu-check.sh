@@ -142,8 +142,8 @@ prepare() {
   local python="$ROOT/.venv/bin/python"
 
   echo "== building"
-  ninja -C "$build" cleave cleave-worker cleave-cuda-kernel-tests cleave_rt \
-    cleave_rt_cuda
+  ninja -C "$build" cleave cleave-opt cleave-worker cleave-cuda-kernel-tests \
+    cleave_rt cleave_rt_cuda
   [[ -f "$build/lib/libcleave_rt_cuda.so" ]] || {
     echo "error: $build/lib/libcleave_rt_cuda.so was not built (no nvcc?)" >&2
     exit 1
@@ -175,6 +175,7 @@ prepare() {
   else
     prepare_models
   fi
+  predict_roofline
   rm -rf "$stage/onnx" "$stage/compile-error.txt"
   pack_stage "$set"
 }
@@ -340,6 +341,80 @@ prepare_training() {
     rm -rf "$dir/$name/cpu"
     printf '%s\t%s\t%s\n' "$name" "$label" "$rtol" >>"$stage/training.tsv"
   done
+}
+
+# What the cost model predicts for each one-device bundle (the rows.tsv rows
+# with no worker options): the step time of the bundle's own plan.json, and
+# the FLOPs, bytes and per-op bounds `cleave-opt --cleave-print-op-cost`
+# finds in its model.mlir on one device of the target, whose peaks head the
+# file. `run` reads roofline.tsv with awk alone.
+predict_roofline() {
+  echo "== the cost model's roofline of the one-device bundles on $TARGET"
+  local name label bundle flags rows=()
+  while IFS=$'\t' read -r name label bundle flags; do
+    if [[ -z "$flags" && ! -f "$stage/models/$name/$bundle/COMPILE-FAILED" ]]; then
+      rows+=("$name" "$label" "$bundle")
+    fi
+  done <"$stage/rows.tsv"
+  "$python" - "$stage" "$build/bin/cleave-opt" \
+    "$build/share/cleave/targets/$TARGET.json" "${rows[@]}" <<'PY'
+import json
+import re
+import subprocess
+import sys
+
+stage, cleave_opt, target_file = sys.argv[1:4]
+with open(target_file) as f:
+    target = json.load(f)
+device = target["devices"]
+# fp32 with TF32 off: contractions and the rest at the f32 vector rate.
+precision = "f32"
+OP = re.compile(r"remark: flops=(\d+) read=(\d+) written=(\d+) params=\d+ "
+                r"(\S+) time=(\S+)s (compute|memory)-bound")
+TOTAL = re.compile(r"remark: total on \S+: flops=(\d+) read=(\d+) "
+                   r"written=(\d+) time=(\S+)s")
+rows = []
+# NAME LABEL BUNDLE for each bundle.
+for i in range(4, len(sys.argv), 3):
+    name, label, bundle = sys.argv[i:i + 3]
+    path = f"{stage}/models/{name}/{bundle}"
+    with open(f"{path}/plan.json") as f:
+        plan = json.load(f)
+    mesh = plan["mesh"]
+    if (mesh["pp"], mesh["tp"], mesh["dp"]) != (1, 1, 1):
+        sys.exit(f"error: {label}: {path} is not for one device")
+    remarks = subprocess.run(
+        [cleave_opt, f"{path}/model.mlir", f"--cleave-print-op-cost=target={target_file}",
+         "--mlir-print-op-on-diagnostic=false", "-o", "/dev/null"],
+        capture_output=True, text=True, check=True).stderr
+    bound = {"compute": 0.0, "memory": 0.0}
+    precisions = set()
+    for flops, _, _, op_precision, time, kind in OP.findall(remarks):
+        bound[kind] += float(time)
+        if int(flops):
+            precisions.add(op_precision)
+    totals = TOTAL.findall(remarks)
+    if len(totals) != 1:
+        sys.exit(f"error: {label}: no total in cleave-opt's report of {path}")
+    flops, read, written, time = totals[0]
+    step = plan["predicted"]["step_time_s"]
+    rows.append([name, label, bundle, f"{step:.6g}", time, flops,
+                 str(int(read) + int(written)), f"{bound['compute']:.6g}",
+                 f"{bound['memory']:.6g}", "+".join(sorted(precisions)) or "-"])
+    print(f"{label}: predicted {step * 1e3:.4g} ms (ops {float(time) * 1e3:.4g} ms), "
+          f"{int(flops) / 1e9:.4g} GFLOP, {(int(read) + int(written)) / 1e6:.4g} MB")
+with open(f"{stage}/roofline.tsv", "w") as f:
+    f.write(f"#target\t{target['name']}\n")
+    f.write(f"#precision\t{precision}\n")
+    f.write(f"#peak_flops_per_s\t{device['peak_flops_per_s'][precision]:.6g}\n")
+    f.write(f"#memory_bandwidth_bytes_per_s\t{device['memory_bandwidth_bytes_per_s']:.6g}\n")
+    f.write(f"#compute_efficiency\t{device['compute_efficiency']:.6g}\n")
+    f.write(f"#memory_efficiency\t{device['memory_efficiency']:.6g}\n")
+    f.write("#name\tlabel\tbundle\tpredicted_s\top_sum_s\tflops\tbytes\t"
+            "compute_bound_s\tmemory_bound_s\tprecisions\n")
+    for row in rows:
+        f.write("\t".join(row) + "\n")
+PY
 }
 
 # Adds the programs and the libraries they need to the stage, records what
