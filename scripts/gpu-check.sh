@@ -6,7 +6,8 @@
 # every rank a thread of one process on the one GPU; then training steps of
 # a small GPT (one device, pp x dp, tp, ZeRO-1, bf16, fp16) by
 # `cleave-worker train`, their losses against the same bundles compiled for
-# the CPU and trained on the build machine.
+# the CPU and trained on the build machine; last, each one-device model that
+# passed timed against the roofline the cost model predicts for it.
 #
 #   scripts/gpu-check.sh prepare [models|exports]
 #                                  on a build machine (no GPU needed): build,
@@ -16,6 +17,9 @@
 #   scripts/gpu-check.sh run       on the GPU machine, from a copy of the
 #                                  repository with gpu-check/ carried in it;
 #                                  writes $OUT/gpu-check.md and gpu-check.log
+#   scripts/gpu-check.sh roofline PREDICTED TIMES
+#                                  prints the report's roofline section from
+#                                  roofline.tsv and the run's times
 #
 # docs/gpu-check.md says why it is built this way and how to call it.
 set -euo pipefail
@@ -70,6 +74,12 @@ TRAIN_TIMEOUT=60
 KERNEL_TESTS_TIMEOUT=180
 MODEL_TIMEOUT=45
 RUN_BUDGET_S=420
+# The roofline: each one-device model that passed is run again, one
+# untimed warm-up then TIMING_REPEAT timed runs, after every row is checked;
+# none starts after TIMING_BUDGET_S in all.
+TIMING_REPEAT=10
+TIMING_TIMEOUT=30
+TIMING_BUDGET_S=480
 
 usage() {
   sed -n '2,/^# docs\/gpu-check.md/p' "${BASH_SOURCE[0]}" | head -n -2 |
@@ -508,6 +518,8 @@ KERNEL_ROW="| cleave-cuda-kernel-tests | not run | | |"
 MODEL_ROWS=()
 TRAIN_ROWS=()
 NOTES=()
+# The labels of the rows that passed, which alone are timed.
+declare -A PASSED=()
 
 write_report() {
   [[ -n "$REPORT" ]] || return 0
@@ -532,6 +544,10 @@ write_report() {
     echo "| training bundle ($TRAIN_STEPS steps) | result | max rel loss difference from the CPU | bar | process ms |"
     echo "| --- | --- | ---: | ---: | ---: |"
     for row in "${TRAIN_ROWS[@]}"; do echo "$row"; done
+    if [[ -f "$WORK/gpu-check/roofline.tsv" ]]; then
+      echo
+      roofline_section "$WORK/gpu-check/roofline.tsv" "$WORK/roofline-times.tsv"
+    fi
     if [[ ${#NOTES[@]} -gt 0 ]]; then
       echo
       echo "## Notes"
@@ -575,6 +591,7 @@ check_bundle() {
   run_ms="$(sed -n 's/^ran .* in \([0-9.]*\) ms$/\1/p' "$out")"
   if [[ $rc -eq 0 ]] && grep -Eq '^(rank [0-9]+: )?PASS:' "$out"; then
     result=PASS
+    PASSED[$label]=1
   else
     FAILURES=$((FAILURES + 1))
     if [[ $rc -eq 124 ]]; then
@@ -631,6 +648,112 @@ check_training() {
   fi
   [[ $result == PASS ]] || FAILURES=$((FAILURES + 1))
   TRAIN_ROWS+=("| $label | $result | ${worst:-} | $rtol | $ms |")
+}
+
+# Times each one-device model of roofline.tsv that passed its check: one
+# untimed warm-up, then the median of TIMING_REPEAT runs, outputs checked
+# again. Writes $WORK/roofline-times.tsv: label, ms (empty when not
+# timed), and why not.
+time_models() {
+  local times="$WORK/roofline-times.tsv"
+  : >"$times"
+  [[ -f "$pack/roofline.tsv" ]] || return 0
+  local name label bundle rest
+  while IFS=$'\t' read -r name label bundle rest; do
+    [[ $name == \#* ]] && continue
+    if [[ -z "${PASSED[$label]:-}" ]]; then
+      printf '%s\t\t%s\n' "$label" "its check did not pass" >>"$times"
+      continue
+    fi
+    if (($(now_ms) - STARTED > TIMING_BUDGET_S * 1000)); then
+      printf '%s\t\t%s\n' "$label" "the time budget was spent" >>"$times"
+      continue
+    fi
+    log "== $label: $TIMING_REPEAT timed runs"
+    local model="$pack/models/$name" out="$WORK/${label// /-}-timed.txt" rc=0
+    LD_LIBRARY_PATH="$library_path" timeout "$TIMING_TIMEOUT" \
+      "$pack/bin/cleave-worker" run "$model/$bundle" \
+      --test-data "$model/test_data_set_0" --rtol "$RTOL" \
+      --atol "$(cat "$model/atol")" --repeat "$TIMING_REPEAT" \
+      >"$out" 2>&1 || rc=$?
+    tee -a "$LOG" <"$out"
+    local ms
+    ms="$(sed -n 's/^ran .* in \([0-9.]*\) ms (median of [0-9]* runs)$/\1/p' "$out")"
+    if [[ $rc -eq 0 && -n "$ms" ]]; then
+      printf '%s\t%s\t\n' "$label" "$ms" >>"$times"
+    elif [[ $rc -eq 124 ]]; then
+      printf '%s\t\t%s\n' "$label" "timed out after $TIMING_TIMEOUT s" >>"$times"
+    else
+      # It passed once: a repeated run that does not is a failure of its own.
+      local failure="exit $rc"
+      [[ $rc -eq 0 ]] && failure="no time in its output"
+      printf '%s\t\t%s\n' "$label" "the timed run failed ($failure)" >>"$times"
+      NOTES+=("$label: the timed runs failed ($failure) after its check passed; see gpu-check.log")
+      FAILURES=$((FAILURES + 1))
+    fi
+  done <"$pack/roofline.tsv"
+}
+
+# Prints the report's roofline section: for each model of PREDICTED
+# (roofline.tsv) its time in TIMES (time_models' file; missing, nothing was
+# timed), against the cost model's prediction and the target's peaks.
+roofline_section() {
+  local predicted=$1 times=$2
+  [[ -f "$times" ]] || times=/dev/null
+  awk -F'\t' -v repeat="$TIMING_REPEAT" '
+    # Three significant digits, without an exponent from 100 up.
+    function sig(x) { return sprintf(x >= 100 ? "%.0f" : "%.3g", x) }
+    function percent(x) { return sprintf(100 * x >= 10 ? "%.0f%%" : "%.2g%%", 100 * x) }
+    function share(x) { return sprintf("%.0f%%", 100 * x) }
+    FILENAME == ARGV[1] { ms[$1] = $2; why[$1] = $3; next }
+    /^#name/ { next }
+    /^#/ { header[substr($1, 2)] = $2; next }
+    { rows[++n] = $0 }
+    END {
+      peak = header["peak_flops_per_s"]; bandwidth = header["memory_bandwidth_bytes_per_s"]
+      print "## Roofline: one device, steady state"
+      print ""
+      printf "Each one-device model that passed, run again: one untimed warm-up, then the median of %d runs ", repeat
+      print "(`cleave-worker run --repeat`; a run includes copying the inputs to the GPU and the outputs back), " \
+        "against what the cost model predicts for one " header["target"] " device: the step time of the " \
+        "bundle'"'"'s plan.json, and the FLOPs and bytes moved of `cleave-opt --cleave-print-op-cost` on its model.mlir."
+      printf "Peaks: %s TFLOP/s (%s, TF32 off), %s TB/s; the cost model expects %s and %s of them.\n",
+        sig(peak / 1e12), header["precision"], sig(bandwidth / 1e12),
+        header["compute_efficiency"], header["memory_efficiency"]
+      print ""
+      print "| model | measured ms | predicted ms | predicted / measured | GFLOP | MB moved | GFLOP/s | of peak | GB/s | of bandwidth | bound (cost model, share of its time) |"
+      print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+      for (i = 1; i <= n; i++) {
+        split(rows[i], f, "\t")
+        label = f[2]; predicted = f[4]; flops = f[6]; bytes = f[7]
+        compute = f[8]; memory = f[9]
+        bound = compute + memory > 0 ? \
+          (compute > memory ? "compute (" share(compute / (compute + memory)) ")" \
+                            : "memory (" share(memory / (compute + memory)) ")") : "none"
+        if (f[10] != "-" && f[10] != header["precision"]) bound = bound ", ops in " f[10]
+        row = "| " label
+        if (ms[label] != "") {
+          s = ms[label] / 1e3
+          row = row " | " ms[label] " | " sig(predicted * 1e3) " | " sig(predicted / s) \
+            " | " sig(flops / 1e9) " | " sig(bytes / 1e6) \
+            " | " sig(flops / s / 1e9) " | " percent(flops / s / peak) \
+            " | " sig(bytes / s / 1e9) " | " percent(bytes / s / bandwidth)
+        } else {
+          reason = (label in why) ? why[label] : "not run"
+          row = row " | not timed: " reason " | " sig(predicted * 1e3) " | " \
+            "| " sig(flops / 1e9) " | " sig(bytes / 1e6) " | | | |"
+        }
+        print row " | " bound " |"
+        # The plan prices what the model.mlir ops add up to on one device;
+        # where it does not, the FLOPs and bytes are not what it priced.
+        if (predicted > 0 && (f[5] / predicted > 1.01 || f[5] / predicted < 0.99))
+          differs = differs (differs == "" ? "" : ", ") label " (ops " sig(f[5] * 1e3) " ms)"
+      }
+      if (differs != "") {
+        print ""
+        print "The predicted step is not the sum of the ops'"'"' times for: " differs "."
+      }
+    }' "$times" "$predicted"
 }
 
 run_check() {
@@ -739,6 +862,8 @@ run_check() {
     check_bundle "$name" "$label" "$bundle" $flags
   done <"$pack/rows.tsv"
 
+  time_models
+
   log "== $FAILURES failed; summary in $REPORT"
   [[ $FAILURES -eq 0 ]]
 }
@@ -746,5 +871,9 @@ run_check() {
 case "${1:-}" in
 prepare) prepare "${2:-}" ;;
 run) run_check ;;
+roofline)
+  [[ $# -eq 3 ]] || usage
+  roofline_section "$2" "$3"
+  ;;
 *) usage ;;
 esac
