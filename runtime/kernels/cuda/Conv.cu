@@ -7,9 +7,16 @@
 // (W^T X per group) followed by a col2im that gathers, so no atomics are
 // needed and the result is deterministic.
 //
+// A float32 conv applies its bias, residual and activation (Epilogue.h):
+// in cudnnConvolutionBiasActivationForward where cuDNN has them (a bias,
+// then a ReLU or no activation, the residual as its z); otherwise the
+// convolution accumulates onto the residual (beta 1) and one pass adds the
+// bias and applies the activation.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CudaCommon.h"
+#include "Epilogue.h"
 #include "Gemm.h"
 
 #ifdef CLEAVE_HAVE_CUDNN
@@ -160,10 +167,10 @@ int32_t addBias(CleaveContext *ctx, const char *kernel, const CleaveTensor &y,
 }
 
 /// conv through im2col and one strided-batched product (over groups) per
-/// image.
+/// image: y = conv(x, w) + beta y.
 int32_t convIm2col(CleaveContext *ctx, const CleaveTensor &x,
                    const CleaveTensor &w, const CleaveTensor &y, int64_t group,
-                   const ConvGeometry &g) {
+                   const ConvGeometry &g, double beta) {
   int64_t batch = x.shape[0], channels = x.shape[1], outChannels = y.shape[1];
   int64_t cg = channels / group, mg = outChannels / group;
   size_t bytes = dtypeSize(x.dtype);
@@ -188,6 +195,7 @@ int32_t convIm2col(CleaveContext *ctx, const CleaveTensor &x,
   gemm.strideB = gemm.k * g.outSize;
   gemm.strideY = mg * g.outSize;
   gemm.batch = group;
+  gemm.beta = beta;
   cudaStream_t stream = streamOf(ctx);
   for (int64_t img = 0; img < batch; ++img) {
     const char *xi =
@@ -216,17 +224,57 @@ int32_t convIm2col(CleaveContext *ctx, const CleaveTensor &x,
 }
 
 #ifdef CLEAVE_HAVE_CUDNN
-/// Tries cuDNN; returns false (having queued nothing) when it declines.
-bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
-               const CleaveTensor &y, int64_t group, const int64_t *pads,
-               const ConvGeometry &g, int32_t &result) {
-  auto handle = static_cast<cudnnHandle_t>(cleave_rt_cudnn(ctx));
-  if (!handle || g.n > 3)
+/// One convolution's cuDNN descriptors, destroyed with it.
+class CudnnConvolution {
+public:
+  CudnnConvolution() = default;
+  CudnnConvolution(const CudnnConvolution &) = delete;
+  CudnnConvolution &operator=(const CudnnConvolution &) = delete;
+  ~CudnnConvolution() {
+    if (activation)
+      cudnnDestroyActivationDescriptor(activation);
+    if (biasDesc)
+      cudnnDestroyTensorDescriptor(biasDesc);
+    if (convDesc)
+      cudnnDestroyConvolutionDescriptor(convDesc);
+    if (wDesc)
+      cudnnDestroyFilterDescriptor(wDesc);
+    if (yDesc)
+      cudnnDestroyTensorDescriptor(yDesc);
+    if (xDesc)
+      cudnnDestroyTensorDescriptor(xDesc);
+  }
+
+  /// Describes the convolution; false where cuDNN cannot take it (more
+  /// than 3 spatial dimensions, asymmetric pads, another element type, an
+  /// output other than the one the compiler inferred).
+  bool describe(const CleaveTensor &x, const CleaveTensor &w,
+                const CleaveTensor &y, int64_t group, const int64_t *pads,
+                const ConvGeometry &g);
+  /// The best algorithm that cuDNN's heuristic offers; false without one.
+  bool chooseAlgorithm(cudnnHandle_t handle, cudnnConvolutionFwdAlgo_t &algo,
+                       size_t &workspaceBytes);
+  /// Describes the bias (one value per output channel) and the activation
+  /// of cudnnConvolutionBiasActivationForward: ReLU, or none.
+  bool describeEpilogue(int64_t channels, bool relu);
+
+  cudnnDataType_t dataType = CUDNN_DATA_FLOAT;
+  int rank = 0;
+  cudnnTensorDescriptor_t xDesc = nullptr, yDesc = nullptr;
+  cudnnFilterDescriptor_t wDesc = nullptr;
+  cudnnConvolutionDescriptor_t convDesc = nullptr;
+  cudnnTensorDescriptor_t biasDesc = nullptr;
+  cudnnActivationDescriptor_t activation = nullptr;
+};
+
+bool CudnnConvolution::describe(const CleaveTensor &x, const CleaveTensor &w,
+                                const CleaveTensor &y, int64_t group,
+                                const int64_t *pads, const ConvGeometry &g) {
+  if (g.n > 3)
     return false;
   for (int d = 0; d < g.n; ++d)
     if (pads[d] != pads[g.n + d])
       return false;
-  cudnnDataType_t dataType;
   switch (x.dtype) {
   case CLEAVE_F32:
     dataType = CUDNN_DATA_FLOAT;
@@ -259,7 +307,7 @@ bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
     stride[d] = s < 0 ? 1 : static_cast<int>(g.stride[s]);
     dilation[d] = s < 0 ? 1 : static_cast<int>(g.dilation[s]);
   }
-  int rank = spatial + 2;
+  rank = spatial + 2;
   auto packed = [&](const int *dims, int *strides) {
     strides[rank - 1] = 1;
     for (int d = rank - 2; d >= 0; --d)
@@ -268,10 +316,6 @@ bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
   int xStrides[5], yStrides[5];
   packed(xDims, xStrides);
   packed(yDims, yStrides);
-
-  cudnnTensorDescriptor_t xDesc = nullptr, yDesc = nullptr;
-  cudnnFilterDescriptor_t wDesc = nullptr;
-  cudnnConvolutionDescriptor_t convDesc = nullptr;
   bool ok = cudnnCreateTensorDescriptor(&xDesc) == CUDNN_STATUS_SUCCESS &&
             cudnnCreateTensorDescriptor(&yDesc) == CUDNN_STATUS_SUCCESS &&
             cudnnCreateFilterDescriptor(&wDesc) == CUDNN_STATUS_SUCCESS &&
@@ -302,42 +346,116 @@ bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
     for (int d = 0; ok && d < rank; ++d)
       ok = inferred[d] == yDims[d];
   }
+  return ok;
+}
+
+bool CudnnConvolution::chooseAlgorithm(cudnnHandle_t handle,
+                                       cudnnConvolutionFwdAlgo_t &algo,
+                                       size_t &workspaceBytes) {
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
-  int chosen = -1;
-  if (ok && cudnnGetConvolutionForwardAlgorithm_v7(
-                handle, xDesc, wDesc, convDesc, yDesc,
-                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
-                perf) == CUDNN_STATUS_SUCCESS) {
-    for (int i = 0; i < returned && chosen < 0; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS)
-        chosen = i;
-  }
-  bool queued = false;
-  if (ok && chosen >= 0) {
-    void *workspace = nullptr;
-    size_t bytes = perf[chosen].memory;
-    if (bytes)
-      workspace = cleave_rt_scratch(ctx, bytes);
-    if (!bytes || workspace) {
-      float alpha = 1.f, beta = 0.f;
-      cudnnStatus_t status = cudnnConvolutionForward(
-          handle, &alpha, xDesc, x.data, wDesc, w.data, convDesc,
-          perf[chosen].algo, workspace, bytes, &beta, yDesc, y.data);
-      // A refusal at launch (an unsupported configuration) leaves the
-      // output to the im2col path.
-      queued = status == CUDNN_STATUS_SUCCESS;
-      result = 0;
-    } else {
-      queued = true;
-      result = 1; // cleave_rt_scratch has failed the run
+  if (cudnnGetConvolutionForwardAlgorithm_v7(
+          handle, xDesc, wDesc, convDesc, yDesc,
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+          perf) != CUDNN_STATUS_SUCCESS)
+    return false;
+  for (int i = 0; i < returned; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+      algo = perf[i].algo;
+      workspaceBytes = perf[i].memory;
+      return true;
     }
+  return false;
+}
+
+bool CudnnConvolution::describeEpilogue(int64_t channels, bool relu) {
+  int dims[5] = {1, static_cast<int>(channels), 1, 1, 1};
+  int strides[5] = {static_cast<int>(channels), 1, 1, 1, 1};
+  // NaN stays out of the ReLU, as cl::relu maps it to 0.
+  return cudnnCreateTensorDescriptor(&biasDesc) == CUDNN_STATUS_SUCCESS &&
+         cudnnSetTensorNdDescriptor(biasDesc, dataType, rank, dims, strides) ==
+             CUDNN_STATUS_SUCCESS &&
+         cudnnCreateActivationDescriptor(&activation) == CUDNN_STATUS_SUCCESS &&
+         cudnnSetActivationDescriptor(
+             activation,
+             relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+             CUDNN_NOT_PROPAGATE_NAN, 0.0) == CUDNN_STATUS_SUCCESS;
+}
+
+/// The workspace of `bytes` for a cuDNN call; false (after failing the
+/// run) where there is none.
+bool cudnnWorkspace(CleaveContext *ctx, size_t bytes, void *&workspace) {
+  workspace = bytes ? cleave_rt_scratch(ctx, bytes) : nullptr;
+  return !bytes || workspace;
+}
+
+/// Tries cuDNN: y = conv(x, w) + beta y. Returns false (having queued
+/// nothing) when it declines.
+bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
+               const CleaveTensor &y, int64_t group, const int64_t *pads,
+               const ConvGeometry &g, double beta, int32_t &result) {
+  auto handle = static_cast<cudnnHandle_t>(cleave_rt_cudnn(ctx));
+  CudnnConvolution conv;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t bytes = 0;
+  if (!handle || !conv.describe(x, w, y, group, pads, g) ||
+      !conv.chooseAlgorithm(handle, algo, bytes))
+    return false;
+  void *workspace = nullptr;
+  if (!cudnnWorkspace(ctx, bytes, workspace)) {
+    result = 1; // cleave_rt_scratch has failed the run
+    return true;
   }
-  cudnnDestroyConvolutionDescriptor(convDesc);
-  cudnnDestroyFilterDescriptor(wDesc);
-  cudnnDestroyTensorDescriptor(yDesc);
-  cudnnDestroyTensorDescriptor(xDesc);
-  return queued;
+  float alpha = 1.f, betaF = static_cast<float>(beta);
+  // A refusal at launch (an unsupported configuration) leaves the output
+  // to the im2col path.
+  result = 0;
+  return cudnnConvolutionForward(handle, &alpha, conv.xDesc, x.data, conv.wDesc,
+                                 w.data, conv.convDesc, algo, workspace, bytes,
+                                 &betaF, conv.yDesc,
+                                 y.data) == CUDNN_STATUS_SUCCESS;
+}
+
+/// Tries cudnnConvolutionBiasActivationForward on float32: y = act(conv(x,
+/// w) + z + bias), with act a ReLU or none, z a residual other than y, or
+/// none. Returns false (having queued nothing) when cuDNN declines.
+bool convCudnnFused(CleaveContext *ctx, const CleaveTensor &x,
+                    const CleaveTensor &w, const CleaveTensor &y, int64_t group,
+                    const int64_t *pads, const ConvGeometry &g,
+                    const void *bias, const void *z, bool relu,
+                    int32_t &result) {
+  auto handle = static_cast<cudnnHandle_t>(cleave_rt_cudnn(ctx));
+  CudnnConvolution conv;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t bytes = 0;
+  if (!handle || !conv.describe(x, w, y, group, pads, g) ||
+      !conv.describeEpilogue(y.shape[1], relu))
+    return false;
+  // cuDNN applies no activation (identity) with the implicit precomputed
+  // GEMM only; a ReLU with whichever algorithm its heuristic offers.
+  if (relu) {
+    if (!conv.chooseAlgorithm(handle, algo, bytes))
+      return false;
+  } else {
+    algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    if (cudnnGetConvolutionForwardWorkspaceSize(handle, conv.xDesc, conv.wDesc,
+                                                conv.convDesc, conv.yDesc, algo,
+                                                &bytes) != CUDNN_STATUS_SUCCESS)
+      return false;
+  }
+  void *workspace = nullptr;
+  if (!cudnnWorkspace(ctx, bytes, workspace)) {
+    result = 1; // cleave_rt_scratch has failed the run
+    return true;
+  }
+  // Without a residual z is y, scaled by 0 (cuDNN reads a z either way).
+  float alpha1 = 1.f, alpha2 = z ? 1.f : 0.f;
+  result = 0;
+  return cudnnConvolutionBiasActivationForward(
+             handle, &alpha1, conv.xDesc, x.data, conv.wDesc, w.data,
+             conv.convDesc, algo, workspace, bytes, &alpha2, conv.yDesc,
+             z ? z : y.data, conv.biasDesc, bias, conv.activation, conv.yDesc,
+             y.data) == CUDNN_STATUS_SUCCESS;
 }
 #endif
 
@@ -346,10 +464,9 @@ bool convCudnn(CleaveContext *ctx, const CleaveTensor &x, const CleaveTensor &w,
 int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
                                     const args::Conv &args) {
   const CleaveTensor &x = args.x(), &w = args.w(), &y = args.y();
-  CleaveTensor noBias{};
-  const CleaveTensor &bias = args.bias() ? *args.bias() : noBias;
+  const CleaveTensor *bias = args.bias(), *residual = args.residual();
   if (x.dtype != w.dtype || x.dtype != y.dtype ||
-      (bias.data && bias.dtype != x.dtype) || !gemmSupports(x.dtype) ||
+      (bias && bias->dtype != x.dtype) || !gemmSupports(x.dtype) ||
       x.dtype == CLEAVE_F64)
     return fail(ctx, "conv", "unsupported element type %d", x.dtype);
   ConvGeometry g;
@@ -361,13 +478,9 @@ int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
       w.shape[1] * group != x.shape[1] || w.shape[0] != y.shape[1])
     return fail(ctx, "conv", "channels do not match group %lld",
                 (long long)group);
-  // The compiler fuses an activation into a convolution for CPU programs
-  // only (DeviceProgramOptions::fuseKernelEpilogues).
-  if (args.epilogue() != CLEAVE_EPILOGUE_NONE)
-    return fail(ctx, "conv",
-                "epilogue %lld: CUDA programs apply it as a "
-                "loop of their own",
-                (long long)args.epilogue());
+  if (bias && numElements(*bias) != y.shape[1])
+    return fail(ctx, "conv", "the bias has %lld elements, Y %lld channels",
+                (long long)numElements(*bias), (long long)y.shape[1]);
   // Blocked layouts are those of the CPU's oneDNN kernels
   // (DeviceProgramOptions::convBlock).
   if (args.xBlock() != 0 || args.yBlock() != 0)
@@ -375,21 +488,46 @@ int32_t cleave::cuda::kernels::conv(CleaveContext *ctx,
                 "blocked layouts (xBlock %lld, yBlock %lld): CUDA programs "
                 "keep NCHW",
                 (long long)args.xBlock(), (long long)args.yBlock());
-  if (args.residual())
-    return fail(ctx, "conv",
-                "a residual: CUDA programs add it in a loop of their own");
+  Epilogue epilogue;
+  if (epilogue.read(ctx, "conv", args.epilogue(), args.epilogueMin(),
+                    args.epilogueMax()) ||
+      checkEpilogueInputs(ctx, "conv", y.dtype, epilogue, nullptr, 0, residual,
+                          numElements(y)))
+    return 1;
   if (numElements(y) == 0)
     return 0;
+  const void *r = residual ? residual->data : nullptr;
   int32_t status = 0;
 #ifdef CLEAVE_HAVE_CUDNN
-  if (!convCudnn(ctx, x, w, y, group, args.pads().data(), g, status))
-    status = convIm2col(ctx, x, w, y, group, g);
+  // cuDNN's fused call where it has the activation (a ReLU, or none with a
+  // residual) and a bias. A residual that is Y takes the path below: it
+  // stays in Y for the convolution to accumulate onto.
+  bool relu = epilogue.kind == CLEAVE_EPILOGUE_RELU;
+  if (bias && (relu || (epilogue.none() && r)) && r != y.data &&
+      convCudnnFused(ctx, x, w, y, group, args.pads().data(), g, bias->data, r,
+                     relu, status))
+    return status;
+#endif
+  // Otherwise the convolution accumulates onto the residual, and one pass
+  // adds the bias and applies the activation.
+  size_t bytes = numElements(y) * dtypeSize(y.dtype);
+  if (r && copyResidual(ctx, "conv", r, y.data, bytes))
+    return 1;
+  double beta = r ? 1.0 : 0.0;
+#ifdef CLEAVE_HAVE_CUDNN
+  if (!convCudnn(ctx, x, w, y, group, args.pads().data(), g, beta, status))
+    status = convIm2col(ctx, x, w, y, group, g, beta);
 #else
-  status = convIm2col(ctx, x, w, y, group, g);
+  status = convIm2col(ctx, x, w, y, group, g, beta);
 #endif
   if (status)
     return status;
-  return addBias(ctx, "conv", y, bias);
+  if (y.dtype != CLEAVE_F32)
+    return bias ? addBias(ctx, "conv", y, *bias) : 0;
+  return applyEpilogue(ctx, "conv", epilogue, static_cast<float *>(y.data),
+                       numElements(y),
+                       bias ? static_cast<const float *>(bias->data) : nullptr,
+                       product(y.shape, 2, y.rank), y.shape[1]);
 }
 
 int32_t cleave::cuda::kernels::conv_transpose(CleaveContext *ctx,

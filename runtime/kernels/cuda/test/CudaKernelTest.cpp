@@ -11,6 +11,7 @@
 #include "cleave/rt/Context.h"
 #include "cleave/rt/Device.h"
 #include "cleave/rt/Kernels.h"
+#include "cleave/rt/Scalar.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -63,10 +64,12 @@ struct Buffer {
   int32_t dtype = CLEAVE_F32;
   std::vector<uint8_t> host;
   void *device = nullptr;
+  /// Where the tensor starts in `device`: a kernel sees less aligned data.
+  size_t offset = 0;
 
   CleaveTensor tensor() const {
     CleaveTensor t{};
-    t.data = device;
+    t.data = static_cast<char *>(device) + offset;
     t.dtype = dtype;
     t.rank = static_cast<int32_t>(shape.size());
     for (size_t d = 0; d < shape.size(); ++d)
@@ -396,6 +399,246 @@ TEST_F(CudaKernelTest, GemmTransposesAndBias) {
     }
 }
 
+/// The epilogues of conv, matmul and gemm (CleaveEpilogue), as the CPU
+/// kernels and the program's loops compute them (rt/Scalar.h).
+float refActivation(int64_t kind, float v) {
+  constexpr float lo = -0.3f, hi = 0.4f;
+  switch (kind) {
+  case CLEAVE_EPILOGUE_RELU:
+    return cl::relu(v);
+  case CLEAVE_EPILOGUE_CLIP:
+    return v < lo ? lo : (v > hi ? hi : v);
+  case CLEAVE_EPILOGUE_SILU:
+    return v * cl::sigmoid(v);
+  case CLEAVE_EPILOGUE_GELU:
+    return cl::gelu_erf(v);
+  case CLEAVE_EPILOGUE_GELU_TANH:
+    return cl::gelu_tanh(v);
+  default:
+    return v;
+  }
+}
+
+/// The clamp's bounds refActivation uses, as a kernel's floats.
+constexpr double kClipMin = -0.3, kClipMax = 0.4;
+
+constexpr int64_t kEpilogues[] = {
+    CLEAVE_EPILOGUE_NONE, CLEAVE_EPILOGUE_RELU, CLEAVE_EPILOGUE_CLIP,
+    CLEAVE_EPILOGUE_SILU, CLEAVE_EPILOGUE_GELU, CLEAVE_EPILOGUE_GELU_TANH};
+
+/// How a fused kernel call passes its residual.
+enum class Residual { None, Separate, AliasingY };
+
+const char *describe(Residual r) {
+  return r == Residual::None       ? "no residual"
+         : r == Residual::Separate ? "a residual"
+                                   : "the residual in Y";
+}
+
+/// y[i] = act(product[i] + bias[(i / inner) % count] + r[i]).
+std::vector<float> refEpilogue(const std::vector<float> &product,
+                               const std::vector<float> *bias, int64_t inner,
+                               const std::vector<float> *r, int64_t kind) {
+  std::vector<float> y(product.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    double v = product[i];
+    if (bias)
+      v += (*bias)[(i / inner) % bias->size()];
+    if (r)
+      v += (*r)[i];
+    y[i] = refActivation(kind, static_cast<float>(v));
+  }
+  return y;
+}
+
+class CudaEpilogueTest : public CudaKernelTest {
+protected:
+  /// The output of a fused call: a NaN-filled Y, or the residual's values
+  /// where the residual is Y (the call's input 3 and its output).
+  Buffer &fusedOutput(const Shape &shape, Residual residual,
+                      const std::vector<float> &r) {
+    return residual == Residual::AliasingY ? input(shape, r) : output(shape);
+  }
+  Buffer *residualInput(const Shape &shape, Residual residual,
+                        const std::vector<float> &r, Buffer &y) {
+    if (residual == Residual::None)
+      return nullptr;
+    return residual == Residual::AliasingY ? &y : &input(shape, r);
+  }
+};
+
+TEST_F(CudaEpilogueTest, MatmulEveryEpilogue) {
+  // A {2, 6, 8} x B {8, 5}: one product of 12 rows (cuBLASLt); A {3, 6, 8}
+  // x B {3, 8, 5}: a batched one (cuBLAS, then the elementwise pass).
+  struct Case {
+    Shape a, b, y;
+  } cases[] = {{{2, 6, 8}, {8, 5}, {2, 6, 5}},
+               {{3, 6, 8}, {3, 8, 5}, {3, 6, 5}}};
+  for (const Case &c : cases) {
+    auto a = randomValues(count(c.a), 100), b = randomValues(count(c.b), 101);
+    auto bias = randomValues(5, 102), r = randomValues(count(c.y), 103);
+    auto product = refMatmul(a, c.a, b, c.b, c.y);
+    for (int64_t kind : kEpilogues)
+      for (bool withBias : {false, true})
+        for (Residual residual :
+             {Residual::None, Residual::Separate, Residual::AliasingY}) {
+          SCOPED_TRACE(testing::Message()
+                       << "A rank " << c.a.size() << ", epilogue " << kind
+                       << (withBias ? ", a bias, " : ", no bias, ")
+                       << describe(residual));
+          Buffer &y = fusedOutput(c.y, residual, r);
+          ASSERT_EQ(run(cleave_cuda_matmul,
+                        {&input(c.a, a), &input(c.b, b),
+                         withBias ? &input({5}, bias) : nullptr,
+                         residualInput(c.y, residual, r, y)},
+                        {&y}, {kind}, {kClipMin, kClipMax}),
+                    0)
+              << ctx->error;
+          expectNear(refEpilogue(product, withBias ? &bias : nullptr, 1,
+                                 residual == Residual::None ? nullptr : &r,
+                                 kind),
+                     y);
+        }
+  }
+}
+
+TEST_F(CudaEpilogueTest, MatmulBiasOffTheLtAlignment) {
+  // A bias at an address 4 bytes past an aligned one: added in the
+  // elementwise pass, with the ReLU after it.
+  auto a = randomValues(4 * 8, 110), b = randomValues(8 * 6, 111);
+  auto padded = randomValues(7, 112);
+  std::vector<float> bias(padded.begin() + 1, padded.end());
+  Buffer &biasBuffer = input({7}, padded);
+  biasBuffer.shape = {6};
+  biasBuffer.offset = sizeof(float);
+  Buffer &y = output({4, 6});
+  ASSERT_EQ(run(cleave_cuda_matmul,
+                {&input({4, 8}, a), &input({8, 6}, b), &biasBuffer, nullptr},
+                {&y}, {CLEAVE_EPILOGUE_RELU}),
+            0)
+      << ctx->error;
+  expectNear(refEpilogue(refMatmul(a, {4, 8}, b, {8, 6}, {4, 6}), &bias, 1,
+                         nullptr, CLEAVE_EPILOGUE_RELU),
+             y);
+}
+
+TEST_F(CudaEpilogueTest, MatmulWithNoProducts) {
+  // K = 0: Y = act(0 + bias + R).
+  auto bias = randomValues(3, 120), r = randomValues(2 * 3, 121);
+  for (Residual residual : {Residual::Separate, Residual::AliasingY}) {
+    SCOPED_TRACE(describe(residual));
+    Buffer &y = fusedOutput({2, 3}, residual, r);
+    ASSERT_EQ(run(cleave_cuda_matmul,
+                  {&input({2, 0}, {}), &input({0, 3}, {}), &input({3}, bias),
+                   residualInput({2, 3}, residual, r, y)},
+                  {&y}, {CLEAVE_EPILOGUE_SILU}),
+              0)
+        << ctx->error;
+    expectNear(refEpilogue(std::vector<float>(6, 0.f), &bias, 1, &r,
+                           CLEAVE_EPILOGUE_SILU),
+               y);
+  }
+}
+
+TEST_F(CudaEpilogueTest, GemmEveryEpilogue) {
+  const int64_t M = 7, K = 9, N = 6;
+  auto r = randomValues(M * N, 130), row = randomValues(N, 131),
+       full = randomValues(M * N, 132);
+  // C: none; one row with beta 1 (cuBLASLt's bias); a full C with beta 0.5
+  // (written into Y with the residual first).
+  enum class C { None, Row, Full };
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      Shape as = ta ? Shape{K, M} : Shape{M, K};
+      Shape bs = tb ? Shape{N, K} : Shape{K, N};
+      auto a = randomValues(M * K, 133 + ta), b = randomValues(K * N, 135 + tb);
+      std::vector<float> product(M * N);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < K; ++p)
+            acc += double(ta ? a[p * M + i] : a[i * K + p]) *
+                   (tb ? b[j * K + p] : b[p * N + j]);
+          product[i * N + j] = static_cast<float>(acc);
+        }
+      for (int64_t kind : kEpilogues)
+        for (C c : {C::None, C::Row, C::Full})
+          for (Residual residual :
+               {Residual::None, Residual::Separate, Residual::AliasingY}) {
+            SCOPED_TRACE(testing::Message()
+                         << "transA " << ta << ", transB " << tb
+                         << ", epilogue " << kind << ", C "
+                         << static_cast<int>(c) << ", " << describe(residual));
+            const double alpha = 1.5, beta = c == C::Full ? 0.5 : 1.0;
+            Buffer &y = fusedOutput({M, N}, residual, r);
+            Buffer *cBuffer = c == C::None  ? nullptr
+                              : c == C::Row ? &input({N}, row)
+                                            : &input({M, N}, full);
+            ASSERT_EQ(run(cleave_cuda_gemm,
+                          {&input(as, a), &input(bs, b), cBuffer,
+                           residualInput({M, N}, residual, r, y)},
+                          {&y}, {ta, tb, kind},
+                          {alpha, beta, kClipMin, kClipMax}),
+                      0)
+                << ctx->error;
+            std::vector<float> expected(M * N);
+            for (int64_t i = 0; i < M * N; ++i) {
+              double v = alpha * product[i];
+              if (c == C::Row)
+                v += beta * row[i % N];
+              else if (c == C::Full)
+                v += beta * full[i];
+              if (residual != Residual::None)
+                v += r[i];
+              expected[i] = refActivation(kind, static_cast<float>(v));
+            }
+            expectNear(expected, y);
+          }
+    }
+}
+
+TEST_F(CudaEpilogueTest, EpilogueErrorsNameTheKernel) {
+  // A float16 product has no epilogue.
+  Buffer &a = input({2, 4}, randomValues(8, 140), CLEAVE_F16);
+  Buffer &b = input({4, 3}, randomValues(12, 141), CLEAVE_F16);
+  Buffer &y = output({2, 3}, CLEAVE_F16);
+  EXPECT_NE(run(cleave_cuda_matmul, {&a, &b}, {&y}, {CLEAVE_EPILOGUE_RELU}), 0);
+  EXPECT_EQ(ctx->failedKernel, "matmul");
+  EXPECT_NE(ctx->error.find("float32"), std::string::npos) << ctx->error;
+  ctx->error.clear();
+  // A bias of the wrong length.
+  Buffer &y32 = output({2, 3});
+  EXPECT_NE(run(cleave_cuda_matmul,
+                {&input({2, 4}, randomValues(8, 142)),
+                 &input({4, 3}, randomValues(12, 143)),
+                 &input({4}, randomValues(4, 144))},
+                {&y32}),
+            0);
+  EXPECT_NE(ctx->error.find("the bias has 4 elements"), std::string::npos)
+      << ctx->error;
+  ctx->error.clear();
+  // An epilogue code that does not exist.
+  EXPECT_NE(run(cleave_cuda_gemm,
+                {&input({2, 4}, randomValues(8, 145)),
+                 &input({4, 3}, randomValues(12, 146))},
+                {&y32}, {0, 0, 9}, {1.0, 0.0}),
+            0);
+  EXPECT_EQ(ctx->failedKernel, "gemm");
+  EXPECT_NE(ctx->error.find("unknown epilogue 9"), std::string::npos)
+      << ctx->error;
+  ctx->error.clear();
+  // A clamp whose bounds are not ordered.
+  EXPECT_NE(run(cleave_cuda_conv,
+                {&input({1, 2, 3, 3}, randomValues(18, 147)),
+                 &input({2, 2, 1, 1}, randomValues(4, 148))},
+                {&output({1, 2, 3, 3})},
+                {2, 1, 1, 1, 0, 0, 0, 0, 1, 1, CLEAVE_EPILOGUE_CLIP, 0, 0},
+                {1.0, -1.0}),
+            0);
+  EXPECT_EQ(ctx->failedKernel, "conv");
+  EXPECT_NE(ctx->error.find("not ordered"), std::string::npos) << ctx->error;
+}
+
 //===----------------------------------------------------------------------===//
 // Convolutions
 //===----------------------------------------------------------------------===//
@@ -472,6 +715,47 @@ TEST_F(CudaKernelTest, ConvTranspose2d) {
             0)
       << ctx->error;
   expectNear(refConvTranspose2d(x, xs, w, ws, bias, ys, p), y);
+}
+
+TEST_F(CudaEpilogueTest, ConvEveryEpilogue) {
+  // 3x3, pads 1 (cuDNN, its fused call where it has the epilogue) and
+  // asymmetric pads (im2col, then the elementwise pass).
+  Shape xs{2, 4, 6, 5}, ws{6, 4, 3, 3};
+  auto x = randomValues(count(xs), 150), w = randomValues(count(ws), 151);
+  auto bias = randomValues(6, 152);
+  for (bool symmetric : {true, false}) {
+    Conv2d p;
+    p.padT = p.padL = p.padB = 1;
+    p.padR = symmetric ? 1 : 0;
+    Shape ys{2, 6, 6, symmetric ? 5 : 4};
+    auto r = randomValues(count(ys), 153);
+    auto plain = refConv2d(x, xs, w, ws, nullptr, ys, p);
+    for (int64_t kind : kEpilogues)
+      for (bool withBias : {false, true})
+        for (Residual residual :
+             {Residual::None, Residual::Separate, Residual::AliasingY}) {
+          SCOPED_TRACE(testing::Message()
+                       << (symmetric ? "symmetric" : "asymmetric")
+                       << " pads, epilogue " << kind
+                       << (withBias ? ", a bias, " : ", no bias, ")
+                       << describe(residual));
+          Buffer &y = fusedOutput(ys, residual, r);
+          ASSERT_EQ(run(cleave_cuda_conv,
+                        {&input(xs, x), &input(ws, w),
+                         withBias ? &input({6}, bias) : nullptr,
+                         residualInput(ys, residual, r, y)},
+                        {&y},
+                        {2, 1, 1, 1, p.padT, p.padL, p.padB, p.padR, 1, 1, kind,
+                         0, 0},
+                        {kClipMin, kClipMax}),
+                    0)
+              << ctx->error;
+          expectNear(
+              refEpilogue(plain, withBias ? &bias : nullptr, ys[2] * ys[3],
+                          residual == Residual::None ? nullptr : &r, kind),
+              y);
+        }
+  }
 }
 
 //===----------------------------------------------------------------------===//
