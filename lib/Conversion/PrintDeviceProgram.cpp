@@ -292,8 +292,8 @@ void cleave::registerDeviceProgramTranslation() {
   static llvm::cl::opt<bool> fuseKernelEpilogues(
       "fuse-kernel-epilogues",
       llvm::cl::desc("Let convolutions and matrix products apply the bias, "
-                     "residual add and activation that follow them, as CPU "
-                     "programs do"),
+                     "residual add and activation that follow them, as "
+                     "compiled programs do"),
       llvm::cl::init(false));
   static llvm::cl::opt<int64_t> convBlock(
       "conv-block",

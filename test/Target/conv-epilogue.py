@@ -1,7 +1,9 @@
 # A convolution followed by a ReLU or a clip applies it in its kernel in a
 # CPU program: one step, "conv + relu" or "conv + clip", where the
-# activation was a loop of its own (as it stays with --no-fuse, and in a
-# CUDA program). Dense convolutions large enough for oneDNN (its post-op),
+# activation was a loop of its own (as it stays with --no-fuse). A CUDA
+# program takes the same steps (cuDNN's fused call for a bias and a ReLU,
+# the kernels' own pass for the rest; runtime/kernels/cuda/test checks
+# their numerics where a GPU is). Dense convolutions large enough for oneDNN (its post-op),
 # small ones and depthwise ones (the kernels' own pass) agree with
 # onnxruntime, fused or not; so does a ReLU feeding a residual add, which
 # reads what the convolution stored. A residual add after a convolution is
@@ -44,8 +46,33 @@
 # PLAIN-NOT: conv + 
 # RUN: cleave compile %t/model.onnx -o %t/cuda.cleave --target h100-sxm --emit-only --quiet
 # RUN: FileCheck %s --check-prefix=CUDA < %t/cuda.cleave/programs/stage_0.cu
-# CUDA-NOT: conv + 
-# CUDA: cleave_cuda_conv(
+# CUDA: conv + relu (/dense)
+# CUDA: static const int64_t ints[] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+# CUDA-NEXT: static const double floats[] = {0.0, 0.0};
+# CUDA-NEXT: cleave_cuda_conv(ctx, in, 4, out, 1, ints, floats)
+# CUDA: conv + clip (/small)
+# CUDA: static const int64_t ints[] = {2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 0};
+# CUDA-NEXT: static const double floats[] = {-0.10000000149011612, 0.20000000298023224};
+# CUDA: conv + clip (/depthwise)
+# CUDA: conv + relu (/residual)
+# CUDA: add (/add)
+# CUDA: conv + relu (/res_a)
+# CUDA: conv + relu (/res_b)
+# CUDA: conv + add + relu (/res_c)
+# CUDA-NEXT: cleave_rt_step
+# CUDA-NEXT: {
+# CUDA-NEXT: const CleaveTensor in[] = {{[{][{]}}(arena + [[C6:[0-9]+]]), CLEAVE_F32, 4, {1, 32, 8, 8}},
+# CUDA-NEXT: weights
+# CUDA-NEXT: {nullptr, 0, 0, {0}},
+# CUDA-NEXT: {(arena + [[C5:[0-9]+]]), CLEAVE_F32, 4, {1, 32, 8, 8}}};
+# CUDA-NEXT: CleaveTensor out[] = {{[{][{]}}(arena + [[C5]]), CLEAVE_F32
+# CUDA: cleave_cuda_conv(ctx, in, 4, out, 1, ints, floats)
+# CUDA: conv + add (/proj)
+# CUDA: conv + silu (/silu)
+# CUDA: conv + silu (/silu_depthwise)
+# CUDA-NOT: // {{[0-9]+}}: relu
+# CUDA-NOT: // {{[0-9]+}}: clip
+# CUDA-NOT: // {{[0-9]+}}: sigmoid
 # RUN: %python %s check %t fused | FileCheck %s --check-prefix=NUMERIC
 # RUN: %python %s check %t plain | FileCheck %s --check-prefix=NUMERIC
 # NUMERIC: dense: max abs error {{.*}} ok

@@ -12,6 +12,12 @@
 # output agrees with onnxruntime, and so does the same model compiled with
 # --no-fuse, where each stays a loop of its own.
 #
+# A CUDA program takes the same steps: cuBLASLt adds the bias and applies
+# the ReLU, the residual is its C, and one pass of the kernels' own applies
+# the other activations (their numerics are runtime/kernels/cuda/test's,
+# which run where a GPU is). A training step's products keep the ops after
+# them as loops there as well.
+#
 # RUN: rm -rf %t && mkdir -p %t && %python %s build %t
 # RUN: cleave compile %t/model.onnx -o %t/fused.cleave --quiet
 # RUN: FileCheck %s < %t/fused.cleave/programs/stage_0.cpp
@@ -31,6 +37,45 @@
 # CHECK: static const int64_t ints[] = {0, 1, 0};
 # CHECK: gemm + add + clip (/full/second)
 # CHECK: static const int64_t ints[] = {0, 0, 2};
+# RUN: cleave compile %t/model.onnx -o %t/cuda.cleave --target h200-sxm --emit-only --quiet
+# RUN: FileCheck %s --check-prefix=CUDA < %t/cuda.cleave/programs/stage_0.cu
+# CUDA: matmul + bias + gelu (/ffn/up)
+# CUDA: static const int64_t ints[] = {4};
+# CUDA: cleave_cuda_matmul(ctx, in, 4, out, 1, ints, floats)
+# CUDA: matmul + bias + add (/ffn/down)
+# CUDA-NEXT: cleave_rt_step
+# CUDA-NEXT: {
+# CUDA-NEXT: const CleaveTensor in[] = {{[{][{]}}(arena + {{[0-9]+}}), CLEAVE_F32, 3, {2, 64, 512}},
+# CUDA-NEXT: {((uint8_t *)weights + {{[0-9]+}}), CLEAVE_F32, 2, {512, 128}},
+# CUDA-NEXT: {((uint8_t *)weights + {{[0-9]+}}), CLEAVE_F32, 1, {128}},
+# CUDA-NEXT: {((uint8_t *)inputs[0]), CLEAVE_F32, 3, {2, 64, 128}}};
+# CUDA: static const int64_t ints[] = {0};
+# CUDA: cleave_cuda_matmul(ctx, in, 4, out, 1, ints, floats)
+# CUDA: matmul + bias + gelu (/tanh/proj)
+# CUDA: static const int64_t ints[] = {5};
+# CUDA: matmul + silu (/gate/proj)
+# CUDA: static const int64_t ints[] = {3};
+# CUDA: matmul + bias + relu (/small/proj)
+# CUDA: static const int64_t ints[] = {1};
+# CUDA: gemm + relu (/mlp/fc1)
+# CUDA: static const int64_t ints[] = {0, 1, 1};
+# CUDA: cleave_cuda_gemm(ctx, in, 4, out, 1, ints, floats)
+# CUDA: gemm + add (/mlp/fc2)
+# CUDA: static const int64_t ints[] = {0, 1, 0};
+# CUDA: gemm + add + clip (/full/second)
+# CUDA: static const int64_t ints[] = {0, 0, 2};
+# CUDA-NEXT: static const double floats[] = {1.0, 0.5, -0.5, 0.5};
+# CUDA-NEXT: cleave_cuda_gemm(ctx, in, 4, out, 1, ints, floats)
+# CUDA-NOT: // {{[0-9]+}}: {{relu|add|clip|sigmoid|gelu|erf}}
+# RUN: %python %s train-model %t
+# RUN: cleave compile %t/train.onnx -o %t/train.cleave --train --loss loss --optimizer sgd --lr 0.1 --target h200-sxm --emit-only --quiet
+# RUN: FileCheck %s --check-prefix=TRAIN < %t/train.cleave/programs/stage_0.cu
+# TRAIN-NOT: {{matmul|gemm}} +
+# TRAIN: matmul (/train/fc1)
+# TRAIN: cleave_cuda_matmul(
+# TRAIN: add (/train/bias1)
+# TRAIN: relu (/train/relu)
+# TRAIN-NOT: {{matmul|gemm}} +
 # RUN: cleave compile %t/model.onnx -o %t/loops.cleave --quiet --no-fuse
 # RUN: FileCheck %s --check-prefix=LOOPS < %t/loops.cleave/programs/stage_0.cpp
 # LOOPS-NOT: {{matmul|gemm}} +
@@ -50,7 +95,34 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 work = sys.argv[2]
-if sys.argv[1] == "build":
+if sys.argv[1] == "train-model":
+    # MatMul, bias, ReLU, MatMul, bias and a mean squared error: a
+    # regression a training step fits.
+    rng = np.random.default_rng(2)
+    inits = [numpy_helper.from_array(
+        (rng.standard_normal(shape) * 0.1).astype(np.float32), name)
+        for name, shape in (("w1", [16, 32]), ("b1", [32]), ("w2", [32, 4]),
+                            ("b2", [4]))]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="/train/fc1"),
+        helper.make_node("Add", ["h", "b1"], ["hb"], name="/train/bias1"),
+        helper.make_node("Relu", ["hb"], ["hr"], name="/train/relu"),
+        helper.make_node("MatMul", ["hr", "w2"], ["o"], name="/train/fc2"),
+        helper.make_node("Add", ["o", "b2"], ["y"], name="/train/bias2"),
+        helper.make_node("Sub", ["y", "target"], ["e"], name="/train/error"),
+        helper.make_node("Mul", ["e", "e"], ["e2"], name="/train/square"),
+        helper.make_node("ReduceMean", ["e2"], ["loss"], name="/train/loss",
+                         keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "train",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 16]),
+         helper.make_tensor_value_info("target", TensorProto.FLOAT, [8, 4])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, f"{work}/train.onnx")
+elif sys.argv[1] == "build":
     rng = np.random.default_rng(0)
     inits = []
 

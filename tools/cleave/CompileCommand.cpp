@@ -189,7 +189,7 @@ int cleave::runCompileCommand(CompileCommand &command) {
 
   DeviceProgramOptions programOptions;
   programOptions.fuseElementwise = !command.noFuse;
-  programOptions.fuseKernelEpilogues = !command.noFuse && kind != "cuda";
+  programOptions.fuseKernelEpilogues = !command.noFuse;
   // oneDNN's block for the instruction set the kernels run (Dnnl.cpp caps
   // it at the bundle's level).
   if (!command.noFuse && kind == "cpu")

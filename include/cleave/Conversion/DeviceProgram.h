@@ -279,7 +279,7 @@ struct DeviceProgramOptions {
   /// Let a convolution's or a float32 matrix product's kernel apply the
   /// bias add (products), residual add and activation that are its
   /// result's only uses, on the outputs as it writes them, instead of a loop
-  /// reading them again (the CPU kernels can; CUDA programs keep the loop).
+  /// reading them again (the CPU and the CUDA kernels both can).
   bool fuseKernelEpilogues = false;
   /// Channels per block (8 or 16) of the layout nChw<block>c in which an
   /// inference program keeps the activations between the convolutions
