@@ -22,15 +22,46 @@ __all__ = ["Session", "TensorInfo", "Trainer", "compile", "CompileError",
            "sample_order"]
 
 
-def _prefer_passive_openmp_waits():
-    """Makes OpenMP threads sleep, not spin, while they wait for work,
-    unless the user chose (OMP_WAIT_POLICY, GOMP_SPINCOUNT): libgomp's
-    default spinning takes the cores the next kernel needs wherever they
-    are busy. libgomp reads the policy once, when it loads, so this is done
-    when cleave is imported, and does nothing when another module (torch,
-    say) loaded libgomp first. `cleave run`, `cleave train` and `cleave-worker`
-    do the same
-    for their own processes."""
+def _others_running() -> int:
+    """The threads of other processes running on this machine now: the
+    fewest of five readings of /proc/stat's procs_running, a millisecond
+    apart, less this process's own (CLEAVE_OPENMP_OTHERS where set; 0 where
+    /proc/stat cannot be read), as `cleave run` counts them."""
+    given = os.environ.get("CLEAVE_OPENMP_OTHERS", "")
+    if given.isdigit():
+        return int(given)
+    import time
+    fewest = None
+    for reading in range(5):
+        if reading:
+            time.sleep(0.001)
+        try:
+            with open("/proc/stat") as stat:
+                running = next((int(line.split()[1]) for line in stat
+                                if line.startswith("procs_running ")), None)
+        except (OSError, ValueError):
+            return 0
+        if running is None:
+            return 0
+        fewest = running if fewest is None else min(fewest, running)
+    return max(0, fewest - 1)
+
+
+def _choose_openmp_waits():
+    """Chooses how OpenMP threads wait for work, unless the user chose
+    (OMP_WAIT_POLICY, GOMP_SPINCOUNT): where no other process is running
+    (a Session's threads are the machine's cores), they spin a short while
+    (GOMP_SPINCOUNT=30000, about a millisecond, not libgomp's default
+    300000 spins), since waking a sleeping thread costs tens of
+    microseconds at every parallel region; where others are, they sleep at
+    once (OMP_WAIT_POLICY=PASSIVE), since a spinning thread takes the core
+    that another's working thread needs. libgomp lowers its spins by itself
+    where one process runs more threads than there are CPUs (a
+    SessionGroup's ranks). libgomp reads the variables once, when it loads,
+    so this is done when cleave is imported, and does nothing when another
+    module (torch, say) loaded libgomp first. CLEAVE_OPENMP_WAITS marks the
+    choice as cleave's: `cleave run`, `cleave train` and `cleave-worker`
+    started from this process choose again for themselves."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return
     try:
@@ -39,10 +70,14 @@ def _prefer_passive_openmp_waits():
                 return
     except OSError:
         pass
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    if _others_running() == 0:
+        os.environ["GOMP_SPINCOUNT"] = "30000"
+    else:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["CLEAVE_OPENMP_WAITS"] = "1"
 
 
-_prefer_passive_openmp_waits()
+_choose_openmp_waits()
 
 
 def _prefer_instruction_set_blas_kernels():

@@ -32,8 +32,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
+#include <sched.h>
 #include <set>
 #include <sstream>
 #include <string>
@@ -819,19 +821,123 @@ void joinGpuRanks(std::unique_ptr<Communicator> &comm, std::string &device) {
   device = "cuda:" + std::to_string(gpu);
 }
 
-/// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
-/// chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT), and with
-/// OPENBLAS_CORETYPE set where OpenBLAS chose kernels of fewer
-/// instructions than the CPU has (BlasCore.h). By default libgomp's idle
-/// threads spin for a while before they sleep, and on a machine whose
-/// cores are busy (several ranks, other processes) a spinning thread takes
-/// the core a working one needs, at every parallel region. libgomp and
-/// OpenBLAS read their variables once, when they load, hence the exec;
-/// where it fails, the run goes on as it is.
-void execWithRuntimeSettings() {
+namespace {
+
+/// How many spins libgomp's idle threads make before they sleep where a
+/// rank has its cores to itself: about a millisecond on the machines of
+/// docs/PERFORMANCE.md ("Short spinning waits"). Waking a sleeping thread
+/// cost 40-70 us there at every parallel region, more than most of a small
+/// program's kernels; spinning that long covers the gaps between one
+/// program step's regions, and sleeps soon after a run ends.
+constexpr const char *kOpenMpSpinCount = "30000";
+
+/// Set beside the wait variables that this process chose, so that the
+/// processes it starts (mpirun's ranks) choose again for themselves.
+constexpr const char *kWaitsMarker = "CLEAVE_OPENMP_WAITS";
+
+/// The CPUs this process may run on.
+int availableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// The ranks of this process's MPI job on this machine, as its launcher
+/// says (OpenMPI, MPICH's hydra, Slurm); 1 outside a job, 0 where a job's
+/// launcher does not say.
+int localRanks() {
+  if (!inMpiJob())
+    return 1;
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                           "SLURM_NTASKS_PER_NODE"})
+    if (const char *value = std::getenv(name)) {
+      char *end = nullptr;
+      long ranks = std::strtol(value, &end, 10);
+      if (end != value && *end == '\0' && ranks > 0)
+        return static_cast<int>(ranks);
+    }
+  return 0;
+}
+
+/// The threads of other processes that are running on this machine now:
+/// the fewest of five readings of the kernel's count of running threads
+/// (/proc/stat's procs_running), a millisecond apart, less this process's
+/// own; CLEAVE_OPENMP_OTHERS, where set, instead (the tests' fixed
+/// machine). 0 where /proc/stat cannot be read.
+int othersRunning() {
+  if (const char *given = std::getenv("CLEAVE_OPENMP_OTHERS")) {
+    char *end = nullptr;
+    long others = std::strtol(given, &end, 10);
+    if (end != given && *end == '\0' && others >= 0)
+      return static_cast<int>(std::min<long>(others, INT_MAX));
+  }
+  long fewest = LONG_MAX;
+  for (int reading = 0; reading < 5; ++reading) {
+    if (reading)
+      ::usleep(1000);
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    long running = -1;
+    while (stat >> key)
+      if (key == "procs_running") {
+        stat >> running;
+        break;
+      } else {
+        stat.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+      }
+    if (running < 0)
+      return 0;
+    fewest = std::min(fewest, running);
+  }
+  return static_cast<int>(std::max(0L, fewest - 1));
+}
+
+} // namespace
+
+/// Runs this process again with the OpenMP waits chosen for it, unless the
+/// user chose how OpenMP threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT), and
+/// with OPENBLAS_CORETYPE set where OpenBLAS chose kernels of fewer
+/// instructions than the CPU has (BlasCore.h). libgomp's idle threads spin
+/// 300000 times before they sleep by default. Where this machine's ranks,
+/// their threads and the other processes running now fit its CPUs, they
+/// spin kOpenMpSpinCount times: a sleeping thread takes tens of
+/// microseconds to wake at every parallel region. Where they do not (more
+/// ranks than cores, other work on the cores, or a launcher that does not
+/// say how many ranks share the machine), they sleep at once
+/// (OMP_WAIT_POLICY=PASSIVE): a spinning thread takes the core that
+/// another's working thread needs, and beside two busy processes on two
+/// cores a 2-thread ResNet step took 6-24 ms spinning against 3-6 ms
+/// asleep (docs/PERFORMANCE.md). libgomp and OpenBLAS read their variables
+/// once, when they load, hence the exec; where it fails, the run goes on
+/// as it is.
+void execWithRuntimeSettings(int threads) {
   const char *blasCore = getBlasCoreOverride();
-  bool waits =
-      !std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT");
+  // Waits this process's parent chose (kWaitsMarker) are chosen again: a
+  // rank's share of the machine is its own.
+  const bool chosenByUs = std::getenv(kWaitsMarker) != nullptr;
+  const bool userChose = !chosenByUs && (std::getenv("OMP_WAIT_POLICY") ||
+                                         std::getenv("GOMP_SPINCOUNT"));
+  bool waits = false;
+  if (!userChose) {
+    const int cpus = availableCpus();
+    const int ranks = localRanks();
+    const int perRank =
+        threads > 0 ? threads : std::max(1, cpus / std::max(1, ranks));
+    const bool spin =
+        ranks > 0 &&
+        static_cast<long>(ranks) * perRank + othersRunning() <= cpus;
+    const char *name = spin ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY";
+    const char *value = spin ? kOpenMpSpinCount : "PASSIVE";
+    const char *other = spin ? "OMP_WAIT_POLICY" : "GOMP_SPINCOUNT";
+    const char *current = std::getenv(name);
+    waits = !chosenByUs || !current || std::strcmp(current, value) != 0 ||
+            std::getenv(other);
+    if (waits && (::unsetenv(other) != 0 || ::setenv(name, value, 1) != 0 ||
+                  ::setenv(kWaitsMarker, "1", 1) != 0))
+      return;
+  }
   if (!waits && !blasCore)
     return;
   std::ifstream file("/proc/self/cmdline", std::ios::binary);
@@ -846,7 +952,6 @@ void execWithRuntimeSettings() {
     begin = end + 1;
   }
   if (args.empty() ||
-      (waits && ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0) != 0) ||
       (blasCore && ::setenv("OPENBLAS_CORETYPE", blasCore, 0) != 0))
     return;
   std::vector<char *> pointers;
@@ -865,7 +970,7 @@ int runCommand(int argc, char **argv) {
       std::fputs(usage, stdout);
       return 0;
     }
-    execWithRuntimeSettings();
+    execWithRuntimeSettings(options.threads);
     Manifest manifest = readManifest(options.bundle);
     if (manifest.devices == 1)
       return run(options, manifest, nullptr);

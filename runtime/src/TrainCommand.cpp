@@ -855,7 +855,7 @@ int trainCommand(int argc, char **argv) {
       std::fputs(usage, stdout);
       return 0;
     }
-    execWithRuntimeSettings();
+    execWithRuntimeSettings(options.threads);
     if (!options.checkpointDir.empty())
       prepareCheckpointDir(options.checkpointDir);
     SessionOptions sessionOptions;

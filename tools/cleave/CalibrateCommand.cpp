@@ -255,7 +255,7 @@ int cleave::runCalibrateCommand(CalibrateCommand &command) {
 
   // The kernels measured are those `cleave run` runs: the same OpenMP
   // waits and OpenBLAS kernels.
-  rt::execWithRuntimeSettings();
+  rt::execWithRuntimeSettings(command.threads);
   options.threads = command.threads;
   options.quick = command.quick;
   rt::CpuCalibration result;

@@ -252,7 +252,8 @@ dnnl::primitive_attr epilogueAttributes(const Epilogue &epilogue) {
 
 /// Below this many bytes a reorder of activations runs on the calling
 /// thread alone. Each oneDNN primitive is an OpenMP parallel region, and
-/// with idle threads asleep (OMP_WAIT_POLICY=PASSIVE, which cleave sets)
+/// with idle threads asleep (OMP_WAIT_POLICY=PASSIVE, which cleave sets
+/// where ranks share cores, and set for every run when this was measured)
 /// waking the team costs more than a copy this small takes: at 2 threads,
 /// bench/runtime_vs_onnxruntime.py gave resnet 2.13 and 2.07 times
 /// onnxruntime's time with parallel reorders and 1.55 and 1.73 with

@@ -1,7 +1,8 @@
-"""Prints the OpenMP wait policy after `import cleave`."""
+"""Prints the OpenMP waits after `import cleave`."""
 
 import os
 
 import cleave  # noqa: F401
 
-print("policy", os.environ.get("OMP_WAIT_POLICY"))
+print("policy", os.environ.get("OMP_WAIT_POLICY"), "spins", os.environ.get("GOMP_SPINCOUNT"),
+      "marked", os.environ.get("CLEAVE_OPENMP_WAITS"))

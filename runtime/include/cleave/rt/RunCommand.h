@@ -26,12 +26,15 @@ class Communicator;
 /// and 2 after printing `cleave run: error: ...` for any other failure.
 int runCommand(int argc, char **argv);
 
-/// Runs this process again with OMP_WAIT_POLICY=PASSIVE unless the user
-/// chose how OpenMP threads wait, and with OPENBLAS_CORETYPE naming the
-/// kernels of this CPU's instructions where OpenBLAS chose narrower ones
-/// and the user set none; returns only when it does not (nothing to set,
-/// or the exec failed). `run`, `train` and `calibrate` call it first.
-void execWithRuntimeSettings();
+/// Runs this process again with the OpenMP waits chosen for a rank of
+/// `threads` kernel threads (0: its share of the machine's cores) unless
+/// the user chose how OpenMP threads wait: short spinning waits where this
+/// machine's ranks and their threads fit its CPUs, else sleeping ones
+/// (OMP_WAIT_POLICY=PASSIVE); and with OPENBLAS_CORETYPE naming the kernels
+/// of this CPU's instructions where OpenBLAS chose narrower ones and the
+/// user set none. Returns only when it does not (nothing to set, or the
+/// exec failed). `run`, `train` and `calibrate` call it first.
+void execWithRuntimeSettings(int threads);
 
 /// A rank of an MPI job that runs a CUDA bundle: replaces `comm`, the MPI
 /// communicator, with NCCL's (bootstrapped over it) and sets `device` to
