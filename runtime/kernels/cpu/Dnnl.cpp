@@ -289,13 +289,14 @@ private:
 };
 
 /// The program's layout of an activation of `spatial` dimensions: NCHW
-/// (and its 1-D and 3-D forms), or nChw8c / nChw16c.
+/// (and its 1-D and 3-D forms), or its channel blocks of 8 or 16 (nChw8c,
+/// nChw16c; nCw8c, nCw16c in 1-D).
 Tag programLayout(int spatial, int64_t block) {
   static const Tag plain[] = {Tag::ncw, Tag::nchw, Tag::ncdhw};
   if (block == 8)
-    return Tag::nChw8c;
+    return spatial == 1 ? Tag::nCw8c : Tag::nChw8c;
   if (block == 16)
-    return Tag::nChw16c;
+    return spatial == 1 ? Tag::nCw16c : Tag::nChw16c;
   return plain[spatial - 1];
 }
 
@@ -392,23 +393,31 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const memory::desc biasDesc({s.outChannels}, kF32, Tag::a);
   const bool keepX = keepBlocked && layouts.x == nativeBlock();
   const bool keepY = keepBlocked && layouts.y == nativeBlock();
-  // A 1-D convolution over a window of many channels, left to choose on
-  // AVX-512, takes oneDNN's brgconv kernels on channels-last data, which
-  // ran wav2vec 2.0's and Whisper's feature convolutions (512 channels,
-  // window 3, stride 1 and 2) at half the rate of its direct kernels on
-  // nCw16c. Those read and write the blocked layout, with a reorder on
-  // either side. Grouped ones have no blocked kernel, and one input
-  // channel (a waveform) is read best as it is.
-  const bool blocked1D = keepBlocked && n == 1 && s.group == 1 &&
-                         g.kernelSize() > 1 && g.channels >= nativeBlock();
-  const Tag blocked1DTag = nativeBlock() == 16 ? Tag::nCw16c : Tag::nCw8c;
+  // Two kinds of convolution, left to choose on AVX-512, take oneDNN's
+  // kernels on channels-last data, which run well below its direct ones
+  // on channel blocks (1 thread, the blocks with reorders on either side):
+  // a 1-D convolution over a window of many channels (brgconv; wav2vec
+  // 2.0's and Whisper's feature convolutions, 512 channels, window 3,
+  // stride 1 and 2, at half the rate), and a 2-D depthwise one (brdgmm_dw:
+  // 0.75 against 0.44 ms for 7x7 on 96 x 56 x 56, ConvNeXt's, 0.58
+  // against 0.25 for 3x3 on 144 x 56 x 56). Those ask for the blocked
+  // layout. Grouped 1-D ones have no blocked kernel, one input channel (a
+  // waveform) is read best as it is, and on AVX2 (8-channel blocks) the
+  // runtime's own depthwise loop takes the large maps (Conv.cpp).
+  const bool blocked1D = n == 1 && s.group == 1 && g.kernelSize() > 1 &&
+                         g.channels >= nativeBlock();
+  const bool blockedDepthwise =
+      n == 2 && nativeBlock() == 16 && s.group == g.channels &&
+      s.outChannels == g.channels && g.channels % nativeBlock() == 0;
+  const bool askBlocked = keepBlocked && (blocked1D || blockedDepthwise);
+  const Tag blockedTag = programLayout(n, nativeBlock());
   const memory::desc anyW(wDims, kF32, Tag::any);
   const memory::desc anyX =
       keepX ? plainX
-            : memory::desc(xDims, kF32, blocked1D ? blocked1DTag : Tag::any);
+            : memory::desc(xDims, kF32, askBlocked ? blockedTag : Tag::any);
   const memory::desc anyY =
       keepY ? plainY
-            : memory::desc(yDims, kF32, blocked1D ? blocked1DTag : Tag::any);
+            : memory::desc(yDims, kF32, askBlocked ? blockedTag : Tag::any);
   const memory::dims strides = ownSpatial(g.stride, n);
   // oneDNN counts dilation from 0 (no gap between taps).
   const memory::dims dilations = ownSpatial(g.dilation, n, 1);
@@ -428,7 +437,7 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   const std::string impl = plan->pd.impl_info_str();
   plan->generic = impl.find("gemm") != std::string::npos ||
                   impl.find("ref") != std::string::npos;
-  if (plan->generic && (keepX || keepY || blocked1D))
+  if (plan->generic && (keepX || keepY || askBlocked))
     return makePlan(engine, s, bias, epilogue, layouts, false);
   // A reorder takes its thread count when it is made and when it runs.
   plan->serialXIn = plan->pd.src_desc().get_size() < kSerialReorderBytes;
@@ -783,5 +792,7 @@ int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
     return fail(ctx, kernel, "%s", e.what());
   }
 }
+
+bool dnnlHasAvx512() { return nativeBlock() == 16; }
 
 } // namespace cleave::cpu

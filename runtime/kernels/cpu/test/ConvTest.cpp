@@ -1074,6 +1074,81 @@ TEST_F(ConvTest, OneDimensionalWindowsOverManyChannels) {
   ctx.constantWeightBytes = 0;
 }
 
+// Depthwise convolutions over constant weights on maps at least as large
+// as kDirectDepthwisePlane, in NCHW: on AVX-512 oneDNN's blocked kernel
+// (X and Y reordered into 16-channel blocks and back), else the runtime's
+// direct loop. 3x3, 5x5 strided and 7x7 windows, 32 and 48 channels (and
+// 24, which the block does not divide), each with its bias, a residual in
+// Y's place and an activation, on a first call and a second.
+TEST_F(ConvTest, DepthwiseOnLargeMaps) {
+  const std::vector<ConvCase> cases = {
+      {{1, 32, 60, 60},
+       {32, 1, 3, 3},
+       32,
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       true},
+      {{1, 48, 121, 117},
+       {48, 1, 5, 5},
+       48,
+       {2, 2},
+       {2, 2, 2, 2},
+       {1, 1},
+       {},
+       true},
+      {{1, 32, 57, 58},
+       {32, 1, 7, 7},
+       32,
+       {1, 1},
+       {3, 3, 3, 3},
+       {1, 1},
+       {},
+       false},
+      {{1, 24, 60, 60},
+       {24, 1, 3, 3},
+       24,
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       true},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE("X " + std::to_string(c.x[1]) + "x" + std::to_string(c.x[2]) +
+                 "x" + std::to_string(c.x[3]) + ", window " +
+                 std::to_string(c.w[2]) + ", stride " +
+                 std::to_string(c.strides[0]));
+    const Shape ys = convOutput(c, false);
+    ASSERT_GE(count(Shape(ys.begin() + 2, ys.end())), 56 * 56);
+    Tensor x = Tensor::random(c.x, 95), w = Tensor::random(c.w, 96);
+    Tensor b = Tensor::random({c.w[0]}, 97), r = Tensor::random(ys, 98);
+    std::vector<float> expected =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    for (size_t i = 0; i < expected.size(); ++i)
+      expected[i] = std::max(expected[i] + r.f32()[i], 0.0f);
+    ctx.constantWeights = w.f32();
+    ctx.constantWeightBytes = w.size() * sizeof(float);
+    for (int call = 0; call < 2; ++call) {
+      Tensor y(ys);
+      const std::vector<float> rv = r.vec();
+      std::copy(rv.begin(), rv.end(), y.f32());
+      std::vector<int64_t> ints = convInts(c, false);
+      epilogueOf(ints) = CLEAVE_EPILOGUE_RELU;
+      ASSERT_EQ(
+          run(cleave_cpu_conv,
+              {x.desc(), w.desc(), c.bias ? b.desc() : absent(), y.desc()},
+              {y.desc()}, ints, {0.0, 0.0}),
+          0)
+          << ctx.error;
+      expectClose(y.vec(), expected, 1e-4f, 1e-4f);
+    }
+  }
+  ctx.constantWeights = nullptr;
+  ctx.constantWeightBytes = 0;
+}
+
 // Windows whose outer taps read only the padding on every output are cut
 // to the taps that read inside X before oneDNN sees them (3x3 on a 1x1
 // map is its centre; stride 2 on 2x2 its lower-right 2x2; a depthwise
