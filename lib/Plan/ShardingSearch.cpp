@@ -583,14 +583,12 @@ private:
     KernelClass kernelClass = KernelClass::Other;
     /// A convolution's output positions per image (0 for other ops).
     double pixels = 0;
-    /// The bytes of parameters it reads (part of `bytes`).
-    double weightBytes = 0;
 
     /// The roofline of the work with its FLOPs and bytes scaled.
     Roofline roofline(double flopsFactor, double bytesFactor) const {
       return getRoofline(flops * flopsFactor / tileEfficiency,
                          bytes * bytesFactor, precision, *device, kernelClass,
-                         pixels, weightBytes * bytesFactor);
+                         pixels);
     }
   };
 
@@ -638,7 +636,7 @@ private:
     }
     double writeShare = writtenWhole > 0 ? written / writtenWhole : 1.0;
 
-    double read = 0, weightBytes = 0;
+    double read = 0;
     if (info.readsWholeOperands) {
       llvm::SmallDenseSet<std::pair<int, int64_t>, 4> seen;
       for (auto [index, use] : llvm::enumerate(info.operands)) {
@@ -647,19 +645,15 @@ private:
             !seen.insert({static_cast<int>(use.kind), use.index}).second)
           continue;
         const ValueSharding &layout = chosen.operands[index];
-        if (use.kind == SegmentOperand::Kind::Parameter) {
-          double bytes = static_cast<double>(
+        if (use.kind == SegmentOperand::Kind::Parameter)
+          read += static_cast<double>(
               parameterBytes(model.parameters[use.index], layout));
-          read += bytes;
-          weightBytes += bytes;
-        } else {
+        else
           read += static_cast<double>(model.values[use.index].bytes) *
                   share(use.index, layout);
-        }
       }
     } else {
       read = static_cast<double>(info.cost.bytesRead) * writeShare;
-      weightBytes = static_cast<double>(info.cost.parameterBytes) * writeShare;
     }
     double bytes = std::max(
         0.0, read + static_cast<double>(info.cost.bytesWritten) * writeShare -
@@ -670,8 +664,7 @@ private:
             &context.target->device,
             info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0,
             info.cost.kernelClass,
-            info.cost.pixels,
-            weightBytes};
+            info.cost.pixels};
   }
 
   const SegmentShardingModel &model;

@@ -30,8 +30,7 @@ bool cleave::pricesPointwiseFused(const CostOptions &options,
 
 Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
                              const DeviceDescription &device,
-                             KernelClass kernelClass, double pixels,
-                             double weightBytes) {
+                             KernelClass kernelClass, double pixels) {
   Roofline roofline;
   // Work that moves and computes nothing (a view, a weight) calls no
   // kernel.
@@ -49,18 +48,6 @@ Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
                                          /*streamed=*/true);
       (compute ? roofline.computeTime : roofline.memoryTime) = time;
       roofline.missTime = std::max(0.0, streamed - time);
-      // A library kernel whose weights come from beyond the caches reads
-      // them at the memory's rate at best: the table's streamed rate,
-      // measured on its own shapes, misses that where an op reads more
-      // weight bytes per FLOP (a product of a few dozen rows by a large
-      // weight: wav2vec 2.0's, 49 x 768 by 768 x 3072, ran 2.5-2.7 ms
-      // where the table's rate said 2.2). Activations are left out: one
-      // op writes them for the next, which finds them in the last-level
-      // cache.
-      if (compute && weightBytes > 0 && device.memoryBandwidth > 0)
-        roofline.missTime = std::max(
-            roofline.missTime,
-            weightBytes / (device.memoryBandwidth * device.memoryEfficiency));
       return roofline;
     }
   }
@@ -229,8 +216,7 @@ FailureOr<OpCost> cleave::getOpCost(Operation *op,
   result.roofline =
       getRoofline(static_cast<double>(result.flops),
                   static_cast<double>(result.bytesMoved()), result.precision,
-                  target.device, result.kernelClass, result.pixels,
-                  static_cast<double>(result.parameterBytes));
+                  target.device, result.kernelClass, result.pixels);
   return result;
 }
 

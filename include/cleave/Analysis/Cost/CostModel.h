@@ -132,14 +132,13 @@ double getMatmulTileEfficiency(const MatmulOutputShape &shape,
 /// for a memory class (`DeviceCalibration::throughput`), on a map of
 /// `pixels` output positions for a convolution (0: not a convolution, or
 /// not known); at the resident rate, with `missTime` the difference to the
-/// streamed one, and for a compute class at least the time to read its
-/// `weightBytes` (the parameters it reads) at the memory bandwidth. A class
-/// the calibration has no table for (and `Other`) keeps the roofline, plus
-/// the call overhead. Work of no FLOPs and no bytes (a view) costs nothing.
+/// streamed one. A class the calibration has no table for (and `Other`)
+/// keeps the roofline, plus the call overhead. Work of no FLOPs and no
+/// bytes (a view) costs nothing.
 Roofline getRoofline(double flops, double bytes, Precision precision,
                      const DeviceDescription &device,
                      KernelClass kernelClass = KernelClass::Other,
-                     double pixels = 0, double weightBytes = 0);
+                     double pixels = 0);
 
 /// The work of one op and its time on one device.
 struct OpCost {
