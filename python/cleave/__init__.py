@@ -60,8 +60,8 @@ def _choose_openmp_waits():
     SessionGroup's ranks). libgomp reads the variables once, when it loads,
     so this is done when cleave is imported, and does nothing when another
     module (torch, say) loaded libgomp first. CLEAVE_OPENMP_WAITS marks the
-    choice as cleave's: `cleave run`, `cleave train` and `cleave-worker`
-    started from this process choose again for themselves."""
+    choice as this process's (its pid): `cleave run`, `cleave train` and
+    `cleave-worker` started from it choose again for themselves."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return
     try:
@@ -74,7 +74,7 @@ def _choose_openmp_waits():
         os.environ["GOMP_SPINCOUNT"] = "30000"
     else:
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-    os.environ["CLEAVE_OPENMP_WAITS"] = "1"
+    os.environ["CLEAVE_OPENMP_WAITS"] = str(os.getpid())
 
 
 _choose_openmp_waits()

@@ -831,7 +831,8 @@ namespace {
 /// program step's regions, and sleeps soon after a run ends.
 constexpr const char *kOpenMpSpinCount = "30000";
 
-/// Set beside the wait variables that this process chose, so that the
+/// Set beside the wait variables that a process chose, to its pid: the
+/// process keeps them after its own exec (which keeps the pid), and the
 /// processes it starts (mpirun's ranks) choose again for themselves.
 constexpr const char *kWaitsMarker = "CLEAVE_OPENMP_WAITS";
 
@@ -914,13 +915,16 @@ int othersRunning() {
 /// as it is.
 void execWithRuntimeSettings(int threads) {
   const char *blasCore = getBlasCoreOverride();
-  // Waits this process's parent chose (kWaitsMarker) are chosen again: a
-  // rank's share of the machine is its own.
-  const bool chosenByUs = std::getenv(kWaitsMarker) != nullptr;
-  const bool userChose = !chosenByUs && (std::getenv("OMP_WAIT_POLICY") ||
-                                         std::getenv("GOMP_SPINCOUNT"));
+  // Waits this process chose before its exec stand; those a parent chose
+  // are chosen again (a rank's share of the machine is its own); the
+  // user's stand.
+  const char *marker = std::getenv(kWaitsMarker);
+  const std::string self = std::to_string(::getpid());
+  const bool ours = marker && self == marker;
+  const bool userChose = !marker && (std::getenv("OMP_WAIT_POLICY") ||
+                                     std::getenv("GOMP_SPINCOUNT"));
   bool waits = false;
-  if (!userChose) {
+  if (!ours && !userChose) {
     const int cpus = availableCpus();
     const int ranks = localRanks();
     const int perRank =
@@ -932,10 +936,10 @@ void execWithRuntimeSettings(int threads) {
     const char *value = spin ? kOpenMpSpinCount : "PASSIVE";
     const char *other = spin ? "OMP_WAIT_POLICY" : "GOMP_SPINCOUNT";
     const char *current = std::getenv(name);
-    waits = !chosenByUs || !current || std::strcmp(current, value) != 0 ||
+    waits = !marker || !current || std::strcmp(current, value) != 0 ||
             std::getenv(other);
-    if (waits && (::unsetenv(other) != 0 || ::setenv(name, value, 1) != 0 ||
-                  ::setenv(kWaitsMarker, "1", 1) != 0))
+    if (::unsetenv(other) != 0 || ::setenv(name, value, 1) != 0 ||
+        ::setenv(kWaitsMarker, self.c_str(), 1) != 0)
       return;
   }
   if (!waits && !blasCore)

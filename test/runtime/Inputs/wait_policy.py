@@ -4,5 +4,6 @@ import os
 
 import cleave  # noqa: F401
 
+marker = os.environ.get("CLEAVE_OPENMP_WAITS")
 print("policy", os.environ.get("OMP_WAIT_POLICY"), "spins", os.environ.get("GOMP_SPINCOUNT"),
-      "marked", os.environ.get("CLEAVE_OPENMP_WAITS"))
+      "marked", "self" if marker == str(os.getpid()) else marker)
