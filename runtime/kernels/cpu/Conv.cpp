@@ -641,7 +641,7 @@ int32_t cleave::cpu::kernels::conv(CleaveContext *ctx, const args::Conv &args) {
     return dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts);
   if (depthwise && constant &&
       (g.outSize() < kDirectDepthwisePlane || !layouts.plain() ||
-       (dnnlHasAvx512() && g.channels % 16 == 0))) {
+       dnnlBlocksDepthwise(shape))) {
     int32_t status = dnnlConv(ctx, shape, x, w, b, y, epilogue, layouts,
                               /*declineGeneric=*/true);
     if (status != kDnnlDeclined)

@@ -406,10 +406,8 @@ std::unique_ptr<ConvPlan> makePlan(const dnnl::engine &engine,
   // runtime's own depthwise loop takes the large maps (Conv.cpp).
   const bool blocked1D = n == 1 && s.group == 1 && g.kernelSize() > 1 &&
                          g.channels >= nativeBlock();
-  const bool blockedDepthwise =
-      n == 2 && nativeBlock() == 16 && s.group == g.channels &&
-      s.outChannels == g.channels && g.channels % nativeBlock() == 0;
-  const bool askBlocked = keepBlocked && (blocked1D || blockedDepthwise);
+  const bool askBlocked =
+      keepBlocked && (blocked1D || (n == 2 && dnnlBlocksDepthwise(s)));
   const Tag blockedTag = programLayout(n, nativeBlock());
   const memory::desc anyW(wDims, kF32, Tag::any);
   const memory::desc anyX =
@@ -793,6 +791,10 @@ int32_t dnnlMatmul(CleaveContext *ctx, const char *kernel,
   }
 }
 
-bool dnnlHasAvx512() { return nativeBlock() == 16; }
+bool dnnlBlocksDepthwise(const ConvShape &shape) {
+  const int64_t channels = shape.window.channels;
+  return nativeBlock() == 16 && shape.group == channels &&
+         shape.outChannels == channels && channels % nativeBlock() == 0;
+}
 
 } // namespace cleave::cpu

@@ -37,10 +37,12 @@ int32_t dnnlConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
                  const Epilogue &epilogue, const ConvLayouts &layouts = {},
                  bool declineGeneric = false);
 
-/// Whether oneDNN runs with AVX-512, where its depthwise kernels on
-/// channel blocks beat the runtime's direct loop on maps of any size, even
-/// with X and Y reordered into the blocks and back (docs/PERFORMANCE.md).
-bool dnnlHasAvx512();
+/// Whether dnnlConv() runs `shape`, a depthwise convolution, on oneDNN's
+/// kernel for channel blocks whatever the layouts it is given (reordering
+/// X and Y into the blocks and back): where oneDNN runs with AVX-512 and
+/// its 16-channel blocks divide the channels. That kernel beats the
+/// runtime's direct loop on maps of any size (docs/PERFORMANCE.md).
+bool dnnlBlocksDepthwise(const ConvShape &shape);
 
 /// A matrix product of constant weights: Y (M x N) = epilogue(A (M x K) W
 /// + bias [+ R]), all float32 and row-major, with W stored K x N, or N x K

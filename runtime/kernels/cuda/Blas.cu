@@ -52,6 +52,27 @@ bool blasTypeOf(int32_t dtype, BlasType &type) {
   }
 }
 
+/// alpha and beta as cuBLAS reads them in host pointer mode: doubles for
+/// an f64 product, floats for the others.
+class Scales {
+public:
+  Scales(const BlasType &type, const RowMajorGemm &g)
+      : isDouble(type.isDouble), alpha64(g.alpha), beta64(g.beta),
+        alpha32(static_cast<float>(g.alpha)),
+        beta32(static_cast<float>(g.beta)) {}
+  const void *alpha() const {
+    return isDouble ? static_cast<const void *>(&alpha64) : &alpha32;
+  }
+  const void *beta() const {
+    return isDouble ? static_cast<const void *>(&beta64) : &beta32;
+  }
+
+private:
+  bool isDouble;
+  double alpha64, beta64;
+  float alpha32, beta32;
+};
+
 /// A cuBLASLt call's status where it queued nothing and the product is to
 /// run on cuBLAS instead.
 constexpr int32_t kLtDeclined = -1;
@@ -181,17 +202,13 @@ int32_t ltProduct(CleaveContext *ctx, const BlasType &type,
     if (!workspace)
       return 1; // cleave_rt_scratch has failed the run
   }
-  float alphaF = static_cast<float>(g.alpha),
-        betaF = static_cast<float>(g.beta);
-  const void *alpha = type.isDouble ? static_cast<const void *>(&g.alpha)
-                                    : static_cast<const void *>(&alphaF);
-  const void *beta = type.isDouble ? static_cast<const void *>(&g.beta)
-                                   : static_cast<const void *>(&betaF);
+  const Scales scales(type, g);
   // A refusal at launch (a configuration the algorithm does not take after
   // all) leaves the product to cuBLAS.
-  cublasStatus_t status = cublasLtMatmul(
-      handle, call.op, alpha, b, call.a, a, call.b, beta, c, call.y, y, call.y,
-      &chosen.algo, workspace, chosen.workspaceSize, streamOf(ctx));
+  cublasStatus_t status =
+      cublasLtMatmul(handle, call.op, scales.alpha(), b, call.a, a, call.b,
+                     scales.beta(), c, call.y, y, call.y, &chosen.algo,
+                     workspace, chosen.workspaceSize, streamOf(ctx));
   return status == CUBLAS_STATUS_SUCCESS ? 0 : kLtDeclined;
 }
 
@@ -217,21 +234,16 @@ int32_t cleave::cuda::rowMajorGemm(CleaveContext *ctx, const char *kernel,
   if (g.m > limit || g.n > limit || g.k > limit || g.batch > limit ||
       g.lda > limit || g.ldb > limit || g.ldy > limit)
     return fail(ctx, kernel, "dimensions exceed cuBLAS's 32-bit sizes");
-  float alphaF = static_cast<float>(g.alpha),
-        betaF = static_cast<float>(g.beta);
-  const void *alpha = type.isDouble ? static_cast<const void *>(&g.alpha)
-                                    : static_cast<const void *>(&alphaF);
-  const void *beta = type.isDouble ? static_cast<const void *>(&g.beta)
-                                   : static_cast<const void *>(&betaF);
+  const Scales scales(type, g);
   cublasStatus_t status =
       cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST);
   if (status == CUBLAS_STATUS_SUCCESS)
     status = cublasGemmStridedBatchedEx(
         handle, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
         g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(g.n),
-        static_cast<int>(g.m), static_cast<int>(g.k), alpha, b, type.data,
-        static_cast<int>(g.ldb), g.strideB, a, type.data,
-        static_cast<int>(g.lda), g.strideA, beta, y, type.data,
+        static_cast<int>(g.m), static_cast<int>(g.k), scales.alpha(), b,
+        type.data, static_cast<int>(g.ldb), g.strideB, a, type.data,
+        static_cast<int>(g.lda), g.strideA, scales.beta(), y, type.data,
         static_cast<int>(g.ldy), g.strideY, static_cast<int>(g.batch),
         type.compute, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS)

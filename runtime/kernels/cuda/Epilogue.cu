@@ -62,15 +62,11 @@ void launch(cudaStream_t stream, float *y, int64_t n, const float *bias,
 
 int32_t Epilogue::read(CleaveContext *ctx, const char *kernel, int64_t kind,
                        double min, double max) {
-  if (kind < CLEAVE_EPILOGUE_NONE || kind > CLEAVE_EPILOGUE_GELU_TANH)
-    return fail(ctx, kernel, "unknown epilogue %lld",
-                static_cast<long long>(kind));
+  if (cleave::rt::args::checkEpilogue(ctx, kernel, kind, min, max))
+    return 1;
   this->kind = kind;
   this->min = static_cast<float>(min);
   this->max = static_cast<float>(max);
-  if (kind == CLEAVE_EPILOGUE_CLIP && !(this->min <= this->max))
-    return fail(ctx, kernel, "the clamp's bounds [%g, %g] are not ordered", min,
-                max);
   return 0;
 }
 

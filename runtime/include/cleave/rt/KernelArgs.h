@@ -302,6 +302,24 @@ inline int32_t runKernel(int32_t (*kernel)(CleaveContext *, const Args &),
   return kernel(ctx, args);
 }
 
+/// Checks the epilogue arguments of a conv, matmul or gemm call on every
+/// backend: `kind` a CleaveEpilogue code, and a clamp's bounds ordered (as
+/// the float32s the kernels apply). Returns non-zero after cleave_rt_fail.
+inline int32_t checkEpilogue(CleaveContext *ctx, const char *kernel,
+                             int64_t kind, double min, double max) {
+  char message[160];
+  if (kind < CLEAVE_EPILOGUE_NONE || kind > CLEAVE_EPILOGUE_GELU_TANH)
+    std::snprintf(message, sizeof message, "unknown epilogue %lld",
+                  static_cast<long long>(kind));
+  else if (kind == CLEAVE_EPILOGUE_CLIP &&
+           !(static_cast<float>(min) <= static_cast<float>(max)))
+    std::snprintf(message, sizeof message,
+                  "the clamp's bounds [%g, %g] are not ordered", min, max);
+  else
+    return 0;
+  return cleave_rt_fail(ctx, kernel, message);
+}
+
 } // namespace cleave::rt::args
 
 #endif // CLEAVE_RT_KERNELARGS_H

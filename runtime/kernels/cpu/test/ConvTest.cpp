@@ -105,7 +105,51 @@ std::vector<float> naiveConv(const ConvCase &c, const Tensor &x,
   return result;
 }
 
-class ConvTest : public KernelTest {};
+class ConvTest : public KernelTest {
+protected:
+  /// Runs `c` over constant weights (random, from `seed` on) twice, each
+  /// time plainly, then with a residual apart from Y and one in Y's place
+  /// and a ReLU, and expects the direct loop's results.
+  void expectFusedFormsMatch(const ConvCase &c, uint64_t seed) {
+    Tensor x = Tensor::random(c.x, seed), w = Tensor::random(c.w, seed + 1);
+    Tensor b = Tensor::random({c.w[0]}, seed + 2);
+    const Shape ys = convOutput(c, false);
+    Tensor r = Tensor::random(ys, seed + 3);
+    const std::vector<float> rv = r.vec();
+    std::vector<float> plain =
+        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
+    std::vector<float> expected = plain;
+    for (size_t i = 0; i < expected.size(); ++i)
+      expected[i] = std::max(expected[i] + rv[i], 0.0f);
+    ctx.constantWeights = w.f32();
+    ctx.constantWeightBytes = w.size() * sizeof(float);
+    for (int call = 0; call < 2; ++call) {
+      Tensor y(ys);
+      ASSERT_EQ(run(cleave_cpu_conv,
+                    {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
+                    {y.desc()}, convInts(c, false), {0.0, 0.0}),
+                0)
+          << ctx.error;
+      expectClose(y.vec(), plain, 1e-4f, 1e-4f);
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(inPlace ? "residual in place" : "residual apart");
+        Tensor yr(ys), rk(ys);
+        std::copy(rv.begin(), rv.end(), (inPlace ? yr : rk).f32());
+        std::vector<int64_t> ints = convInts(c, false);
+        epilogueOf(ints) = CLEAVE_EPILOGUE_RELU;
+        ASSERT_EQ(run(cleave_cpu_conv,
+                      {x.desc(), w.desc(), c.bias ? b.desc() : absent(),
+                       inPlace ? yr.desc() : rk.desc()},
+                      {yr.desc()}, ints, {0.0, 0.0}),
+                  0)
+            << ctx.error;
+        expectClose(yr.vec(), expected, 1e-4f, 1e-4f);
+      }
+    }
+    ctx.constantWeights = nullptr;
+    ctx.constantWeightBytes = 0;
+  }
+};
 
 class ConvShapes : public ConvTest,
                    public ::testing::WithParamInterface<ConvCase> {};
@@ -1034,52 +1078,17 @@ TEST_F(ConvTest, OneDimensionalWindowsOverManyChannels) {
                  ", W " + std::to_string(c.w[0]) + "x" +
                  std::to_string(c.w[1]) + "x" + std::to_string(c.w[2]) +
                  ", stride " + std::to_string(c.strides[0]));
-    Tensor x = Tensor::random(c.x, 91), w = Tensor::random(c.w, 92);
-    Tensor b = Tensor::random({c.w[0]}, 93);
-    const Shape ys = convOutput(c, false);
-    Tensor r = Tensor::random(ys, 94);
-    std::vector<float> plain =
-        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
-    std::vector<float> expected = plain;
-    for (size_t i = 0; i < expected.size(); ++i)
-      expected[i] = std::max(expected[i] + r.f32()[i], 0.0f);
-    ctx.constantWeights = w.f32();
-    ctx.constantWeightBytes = w.size() * sizeof(float);
-    for (int call = 0; call < 2; ++call) {
-      Tensor y(ys);
-      ASSERT_EQ(run(cleave_cpu_conv,
-                    {x.desc(), w.desc(), c.bias ? b.desc() : absent()},
-                    {y.desc()}, convInts(c, false), {0.0, 0.0}),
-                0)
-          << ctx.error;
-      expectClose(y.vec(), plain, 1e-4f, 1e-4f);
-      for (bool inPlace : {false, true}) {
-        SCOPED_TRACE(inPlace ? "residual in place" : "residual apart");
-        Tensor yr(ys), rk(ys);
-        const std::vector<float> rv = r.vec();
-        std::copy(rv.begin(), rv.end(), (inPlace ? yr : rk).f32());
-        std::vector<int64_t> ints = convInts(c, false);
-        epilogueOf(ints) = CLEAVE_EPILOGUE_RELU;
-        ASSERT_EQ(run(cleave_cpu_conv,
-                      {x.desc(), w.desc(), c.bias ? b.desc() : absent(),
-                       inPlace ? yr.desc() : rk.desc()},
-                      {yr.desc()}, ints, {0.0, 0.0}),
-                  0)
-            << ctx.error;
-        expectClose(yr.vec(), expected, 1e-4f, 1e-4f);
-      }
-    }
+    expectFusedFormsMatch(c, 91);
   }
-  ctx.constantWeights = nullptr;
-  ctx.constantWeightBytes = 0;
 }
 
 // Depthwise convolutions over constant weights on maps at least as large
 // as kDirectDepthwisePlane, in NCHW: on AVX-512 oneDNN's blocked kernel
 // (X and Y reordered into 16-channel blocks and back), else the runtime's
 // direct loop. 3x3, 5x5 strided and 7x7 windows, 32 and 48 channels (and
-// 24, which the block does not divide), each with its bias, a residual in
-// Y's place and an activation, on a first call and a second.
+// 24, which the block does not divide), each with its bias, a residual
+// (apart from Y and in Y's place) and an activation, on a first call and a
+// second.
 TEST_F(ConvTest, DepthwiseOnLargeMaps) {
   const std::vector<ConvCase> cases = {
       {{1, 32, 60, 60},
@@ -1122,31 +1131,8 @@ TEST_F(ConvTest, DepthwiseOnLargeMaps) {
                  std::to_string(c.strides[0]));
     const Shape ys = convOutput(c, false);
     ASSERT_GE(count(Shape(ys.begin() + 2, ys.end())), 56 * 56);
-    Tensor x = Tensor::random(c.x, 95), w = Tensor::random(c.w, 96);
-    Tensor b = Tensor::random({c.w[0]}, 97), r = Tensor::random(ys, 98);
-    std::vector<float> expected =
-        naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
-    for (size_t i = 0; i < expected.size(); ++i)
-      expected[i] = std::max(expected[i] + r.f32()[i], 0.0f);
-    ctx.constantWeights = w.f32();
-    ctx.constantWeightBytes = w.size() * sizeof(float);
-    for (int call = 0; call < 2; ++call) {
-      Tensor y(ys);
-      const std::vector<float> rv = r.vec();
-      std::copy(rv.begin(), rv.end(), y.f32());
-      std::vector<int64_t> ints = convInts(c, false);
-      epilogueOf(ints) = CLEAVE_EPILOGUE_RELU;
-      ASSERT_EQ(
-          run(cleave_cpu_conv,
-              {x.desc(), w.desc(), c.bias ? b.desc() : absent(), y.desc()},
-              {y.desc()}, ints, {0.0, 0.0}),
-          0)
-          << ctx.error;
-      expectClose(y.vec(), expected, 1e-4f, 1e-4f);
-    }
+    expectFusedFormsMatch(c, 95);
   }
-  ctx.constantWeights = nullptr;
-  ctx.constantWeightBytes = 0;
 }
 
 // Windows whose outer taps read only the padding on every output are cut
