@@ -17,6 +17,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 using namespace cleave::cpu;
 
 namespace {
@@ -173,6 +177,55 @@ int32_t checkSameDType(CleaveContext *ctx, const char *kernel,
   return 0;
 }
 
+/// The side of the square blocks of 4-byte elements that transposeBlock
+/// moves with vector shuffles: one register per row.
+#if defined(__AVX__)
+constexpr int64_t kBlock = 8;
+#else
+constexpr int64_t kBlock = 4;
+#endif
+
+/// Writes the kBlock x kBlock block of 4-byte elements at `from` (rows
+/// `fromStride` elements apart) transposed to `to` (rows `toStride` apart).
+/// Shuffles move bits, so any 4-byte type passes through unchanged.
+inline void transposeBlock(const uint32_t *from, int64_t fromStride,
+                           uint32_t *to, int64_t toStride) {
+  const float *in = reinterpret_cast<const float *>(from);
+  float *out = reinterpret_cast<float *>(to);
+#if defined(__AVX__)
+  __m256 r[8], t[8];
+  for (int k = 0; k < 8; ++k)
+    r[k] = _mm256_loadu_ps(in + k * fromStride);
+  // Interleave pairs of rows, then pairs of pairs: each 128-bit lane then
+  // holds a 4x4 block transposed; the last step swaps the lanes across.
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+    r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+    r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+    r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(out + k * toStride,
+                     _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+    _mm256_storeu_ps(out + (k + 4) * toStride,
+                     _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+  }
+#else
+  __m128 r0 = _mm_loadu_ps(in), r1 = _mm_loadu_ps(in + fromStride),
+         r2 = _mm_loadu_ps(in + 2 * fromStride),
+         r3 = _mm_loadu_ps(in + 3 * fromStride);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(out, r0);
+  _mm_storeu_ps(out + toStride, r1);
+  _mm_storeu_ps(out + 2 * toStride, r2);
+  _mm_storeu_ps(out + 3 * toStride, r3);
+#endif
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -276,10 +329,24 @@ int32_t cleave::cpu::kernels::transpose(CleaveContext *ctx,
                   for (int64_t tl = 0; tl < tilesL; ++tl) {
                     const int64_t lBegin = tl * kTile,
                                   lEnd = std::min(shape[l], lBegin + kTile);
+                    int64_t iBlocked = pBegin, jBlocked = lBegin;
+                    if constexpr (sizeof(T) == 4) {
+                      // Whole blocks by shuffles; the ragged edges of the
+                      // tile element by element below.
+                      iBlocked = pBegin + (pEnd - pBegin) / kBlock * kBlock;
+                      jBlocked = lBegin + (lEnd - lBegin) / kBlock * kBlock;
+                      for (int64_t i = pBegin; i < iBlocked; i += kBlock)
+                        for (int64_t j = lBegin; j < jBlocked; j += kBlock)
+                          transposeBlock(
+                              in + inBase + i + j * stride[l], stride[l],
+                              outData + outBase + i * outStrides[p] + j,
+                              outStrides[p]);
+                    }
                     for (int64_t i = pBegin; i < pEnd; ++i) {
                       const T *from = in + inBase + i;
                       T *to = outData + outBase + i * outStrides[p];
-                      for (int64_t j = lBegin; j < lEnd; ++j)
+                      for (int64_t j = i < iBlocked ? jBlocked : lBegin;
+                           j < lEnd; ++j)
                         to[j] = from[j * stride[l]];
                     }
                   }

@@ -103,7 +103,15 @@ INSTANTIATE_TEST_SUITE_P(
                           {2, 1, 4, 1, 3}, {4, 3, 0, 2, 1}, CLEAVE_F16},
                       // Merged runs: (1, 2) move together.
                       TransposeCase{{5, 6, 7, 3}, {3, 1, 2, 0}, CLEAVE_BOOL},
-                      TransposeCase{{40, 33, 3}, {2, 1, 0}, CLEAVE_F64}));
+                      TransposeCase{{40, 33, 3}, {2, 1, 0}, CLEAVE_F64},
+                      // 4-byte elements go by vector blocks: whole tiles,
+                      // ragged tiles and blocks, and rows of one block.
+                      TransposeCase{{3, 64, 40}, {0, 2, 1}, CLEAVE_F32},
+                      TransposeCase{{67, 71}, {1, 0}, CLEAVE_I32},
+                      TransposeCase{{2, 19, 37, 13}, {0, 2, 3, 1}, CLEAVE_F32},
+                      TransposeCase{{2, 13, 37, 19}, {0, 3, 1, 2}, CLEAVE_F32},
+                      TransposeCase{{8, 8}, {1, 0}, CLEAVE_F32},
+                      TransposeCase{{4, 9}, {1, 0}, CLEAVE_F32}));
 
 TEST_F(DataMovementTest, TransposeRejectsBadPerm) {
   Tensor x({2, 3}), y({3, 2});
