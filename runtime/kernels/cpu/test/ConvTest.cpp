@@ -1135,6 +1135,64 @@ TEST_F(ConvTest, DepthwiseOnLargeMaps) {
   }
 }
 
+// Convolutions below oneDNN's size (im2col + sgemm here) on the maps of a
+// batch: small maps go as one product over every image's columns (a
+// pointwise one with one position per image, straight from X), larger
+// ones image by image; the bias and the epilogue over whole images where
+// the planes are small, else plane by plane. Each with its bias, a
+// residual (apart from Y and in Y's place) and a ReLU, on a first call
+// and a second, over constant weights.
+TEST_F(ConvTest, SmallMapsOfABatch) {
+  const std::vector<ConvCase> cases = {
+      // Pointwise on 2x2 and on 1x1 (batch 8 and 1), 3x3 padded on 3x3.
+      {{8, 16, 2, 2},
+       {96, 16, 1, 1},
+       1,
+       {1, 1},
+       {0, 0, 0, 0},
+       {1, 1},
+       {},
+       true},
+      {{8, 40, 1, 1},
+       {24, 40, 1, 1},
+       1,
+       {1, 1},
+       {0, 0, 0, 0},
+       {1, 1},
+       {},
+       true},
+      {{1, 40, 1, 1},
+       {24, 40, 1, 1},
+       1,
+       {1, 1},
+       {0, 0, 0, 0},
+       {1, 1},
+       {},
+       false},
+      {{4, 8, 3, 3}, {12, 8, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, {}, true},
+      // Grouped, strided; 1-D; a map of 81 positions (planes past the small
+      // size, still one product); 300 positions (image by image).
+      {{3, 8, 4, 4}, {6, 4, 3, 3}, 2, {2, 2}, {1, 1, 1, 1}, {1, 1}, {}, true},
+      {{5, 6, 7}, {10, 6, 3}, 1, {1}, {1, 1}, {1}, {}, true},
+      {{2, 4, 9, 9}, {8, 4, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, {}, true},
+      {{2, 3, 20, 15},
+       {5, 3, 1, 1},
+       1,
+       {1, 1},
+       {0, 0, 0, 0},
+       {1, 1},
+       {},
+       false},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE("X " + std::to_string(c.x[0]) + "x" + std::to_string(c.x[1]) +
+                 "x" + std::to_string(c.x[2]) + ", W " +
+                 std::to_string(c.w[0]) + "x" + std::to_string(c.w[1]) +
+                 ", group " + std::to_string(c.group));
+    expectFusedFormsMatch(c, 61);
+  }
+}
+
 // Windows whose outer taps read only the padding on every output are cut
 // to the taps that read inside X before oneDNN sees them (3x3 on a 1x1
 // map is its centre; stride 2 on 2x2 its lower-right 2x2; a depthwise
