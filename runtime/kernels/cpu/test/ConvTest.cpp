@@ -1136,8 +1136,7 @@ TEST_F(ConvTest, DepthwiseOnLargeMaps) {
 }
 
 // Convolutions below oneDNN's size (im2col + sgemm here) on the maps of a
-// batch: small maps go as one product over every image's columns (a
-// pointwise one with one position per image, straight from X), larger
+// batch: small maps go as one product over every image's columns, larger
 // ones image by image; the bias and the epilogue over whole images where
 // the planes are small, else plane by plane. Each with its bias, a
 // residual (apart from Y and in Y's place) and a ReLU, on a first call
