@@ -987,7 +987,9 @@ TEST_F(ConvTest, BlockedLayouts) {
 }
 
 // A residual R added before the epilogue (Y = epilogue(conv + B + R)), R
-// apart from Y or Y itself (in place), in Y's layout, on every path.
+// apart from Y or Y itself (in place), in Y's layout, on every path; a
+// ReLU or a clamp, and a SiLU (which oneDNN's convolutions leave to a pass
+// over Y after the sum).
 TEST_F(ConvTest, ResidualBeforeTheEpilogue) {
   for (const LayoutCase &k : layoutCases()) {
     const ConvCase &c = k.conv;
@@ -995,47 +997,55 @@ TEST_F(ConvTest, ResidualBeforeTheEpilogue) {
     Tensor b = Tensor::random({c.w[0]}, 83);
     const Shape ys = convOutput(c, false);
     Tensor r = Tensor::random(ys, 84);
-    const bool relu = c.bias;
-    std::vector<float> expected =
+    const std::vector<float> sum =
         naiveConv(c, x, w, c.bias ? &b : nullptr, ys, false);
-    for (size_t i = 0; i < expected.size(); ++i) {
-      const float v = expected[i] + r.f32()[i];
-      expected[i] =
-          relu ? std::max(v, 0.0f) : std::min(std::max(v, -0.25f), 0.5f);
-    }
     const int64_t plane = spatialCount(c.x), outPlane = spatialCount(ys);
     ctx.constantWeights = k.constant ? w.f32() : nullptr;
     ctx.constantWeightBytes = k.constant ? w.size() * sizeof(float) : 0;
-    for (int64_t block : {0, 8, 16})
-      for (bool inPlace : {false, true}) {
-        SCOPED_TRACE(std::string(k.what) + ", block " + std::to_string(block) +
-                     (inPlace ? ", in place" : ", apart"));
-        Tensor xk(c.x), y(ys), rk(ys);
-        std::vector<float> xv = x.vec(), rv = r.vec();
-        if (block) {
-          xv = reorderBlocks(xv, c.x[0], c.x[1], plane, block, true);
-          rv = reorderBlocks(rv, ys[0], ys[1], outPlane, block, true);
-        }
-        std::copy(xv.begin(), xv.end(), xk.f32());
-        std::copy(rv.begin(), rv.end(), (inPlace ? y : rk).f32());
-        std::vector<int64_t> ints = convInts(c, false);
-        epilogueOf(ints) = relu ? CLEAVE_EPILOGUE_RELU : CLEAVE_EPILOGUE_CLIP;
-        ints[ints.size() - 2] = block;
-        ints[ints.size() - 1] = block;
-        ASSERT_EQ(run(cleave_cpu_conv,
-                      {xk.desc(), w.desc(), c.bias ? b.desc() : absent(),
-                       inPlace ? y.desc() : rk.desc()},
-                      {y.desc()}, ints, {-0.25, 0.5}),
-                  0)
-            << ctx.error;
-        std::vector<float> got = y.vec();
-        if (block)
-          got = reorderBlocks(got, ys[0], ys[1], outPlane, block, false);
-        expectClose(got, expected, 1e-4f, 1e-4f);
-        // A residual apart from Y is only read.
-        if (!inPlace)
-          EXPECT_EQ(rk.vec(), rv);
+    for (int64_t kind : {c.bias ? int64_t(CLEAVE_EPILOGUE_RELU)
+                                : int64_t(CLEAVE_EPILOGUE_CLIP),
+                         int64_t(CLEAVE_EPILOGUE_SILU)}) {
+      std::vector<float> expected = sum;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        const float v = expected[i] + r.f32()[i];
+        expected[i] = kind == CLEAVE_EPILOGUE_RELU ? std::max(v, 0.0f)
+                      : kind == CLEAVE_EPILOGUE_CLIP
+                          ? std::min(std::max(v, -0.25f), 0.5f)
+                          : v / (1.0f + std::exp(-v));
       }
+      for (int64_t block : {0, 8, 16})
+        for (bool inPlace : {false, true}) {
+          SCOPED_TRACE(std::string(k.what) + ", block " +
+                       std::to_string(block) +
+                       (inPlace ? ", in place" : ", apart") + ", epilogue " +
+                       std::to_string(kind));
+          Tensor xk(c.x), y(ys), rk(ys);
+          std::vector<float> xv = x.vec(), rv = r.vec();
+          if (block) {
+            xv = reorderBlocks(xv, c.x[0], c.x[1], plane, block, true);
+            rv = reorderBlocks(rv, ys[0], ys[1], outPlane, block, true);
+          }
+          std::copy(xv.begin(), xv.end(), xk.f32());
+          std::copy(rv.begin(), rv.end(), (inPlace ? y : rk).f32());
+          std::vector<int64_t> ints = convInts(c, false);
+          epilogueOf(ints) = kind;
+          ints[ints.size() - 2] = block;
+          ints[ints.size() - 1] = block;
+          ASSERT_EQ(run(cleave_cpu_conv,
+                        {xk.desc(), w.desc(), c.bias ? b.desc() : absent(),
+                         inPlace ? y.desc() : rk.desc()},
+                        {y.desc()}, ints, {-0.25, 0.5}),
+                    0)
+              << ctx.error;
+          std::vector<float> got = y.vec();
+          if (block)
+            got = reorderBlocks(got, ys[0], ys[1], outPlane, block, false);
+          expectClose(got, expected, 1e-4f, 1e-4f);
+          // A residual apart from Y is only read.
+          if (!inPlace)
+            EXPECT_EQ(rk.vec(), rv);
+        }
+    }
   }
   ctx.constantWeights = nullptr;
   ctx.constantWeightBytes = 0;
