@@ -583,12 +583,15 @@ private:
     KernelClass kernelClass = KernelClass::Other;
     /// A convolution's output positions per image (0 for other ops).
     double pixels = 0;
+    /// The bytes of a convolution's reorders between NCHW and the CPU
+    /// kernels' channel blocks (`ChannelBlocking`).
+    double reorderBytes = 0;
 
     /// The roofline of the work with its FLOPs and bytes scaled.
     Roofline roofline(double flopsFactor, double bytesFactor) const {
       return getRoofline(flops * flopsFactor / tileEfficiency,
                          bytes * bytesFactor, precision, *device, kernelClass,
-                         pixels);
+                         pixels, reorderBytes * bytesFactor);
     }
   };
 
@@ -658,13 +661,17 @@ private:
     double bytes = std::max(
         0.0, read + static_cast<double>(info.cost.bytesWritten) * writeShare -
                  fusedWritten);
+    // A convolution's channels padded to whole blocks count as the tiles of
+    // a matrix product do.
     return {flops,
             bytes,
             info.cost.precision,
             &context.target->device,
-            info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0,
+            (info.usesMatrixUnits ? getTileEfficiency(info, chosen) : 1.0) *
+                info.cost.blocking.efficiency,
             info.cost.kernelClass,
-            info.cost.pixels};
+            info.cost.pixels,
+            info.cost.blocking.reorderBytes * writeShare};
   }
 
   const SegmentShardingModel &model;

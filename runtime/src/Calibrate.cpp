@@ -213,12 +213,17 @@ public:
     result.threads = ctx->numThreads;
     result.cpuLevel = ctx->cpuLevel;
     result.cacheBytes = coreCacheBytes() * ctx->numThreads;
+    result.convBlock = convBlock();
     // Twice the caches, so that reading it leaves none of a problem's data
     // in them.
     flushBuffer = std::make_unique<Buffer>(*device, result.cacheBytes / 2);
     budget =
         options.quick ? Budget{1, 0.002, 0.01, 15} : Budget{3, 0.03, 0.1, 30};
   }
+
+  /// The channel block of oneDNN's kernels at the calibrated level, as a
+  /// program built for it chooses (16 with AVX-512, else 8).
+  int64_t convBlock() const { return ctx->cpuLevel >= 4 ? 16 : 8; }
 
   /// Measures every table `budget.passes` times, a pass over all of them
   /// after another, and keeps each point's median rate over the passes:
@@ -648,18 +653,18 @@ Problem Calibrator::conv(int64_t spatialRank, int64_t channels, int64_t extent,
   // a CNN's program keeps the activations between its convolutions in
   // oneDNN's channel blocks (16 channels at x86-64-v4, else 8) where the
   // block divides the channels and the convolution is large enough to
-  // run on oneDNN (DeviceProgram.cpp, runsBlocked). For a depthwise one
-  // that decides the kernel: in NCHW it is reordered on every call, or
-  // runs on the runtime's direct loop on a large map, and was priced at
-  // twice MobileNetV2's measured time. Dense and pointwise ones stay in
-  // NCHW (a try with them blocked priced MobileNetV2 and EfficientNet-B0
-  // 20-40% fast: docs/PERFORMANCE.md).
-  const int64_t block = ctx->cpuLevel >= 4 ? 16 : 8;
+  // run on oneDNN (DeviceProgram.cpp, runsBlocked). In NCHW a call
+  // reorders X and Y on either side, which ResNet-50's pointwise
+  // convolutions on 56x56 maps never pay (their table rates were 35-40%
+  // below their times in a program), and a depthwise one runs on another
+  // kernel. Convolutions whose channels the block does not divide pay the
+  // reorders and the padding to whole blocks in the cost model instead
+  // (`getChannelBlocking`).
+  const int64_t block = convBlock();
   const int64_t multiplyAdds = channels * perGroup *
                                (spatialRank == 2 ? kernel * kernel : kernel) *
                                spatial;
-  const int64_t layout = depthwise && spatialRank == 2 &&
-                                 channels % block == 0 &&
+  const int64_t layout = spatialRank == 2 && channels % block == 0 &&
                                  multiplyAdds >= CLEAVE_CONV_BLOCKED_MACS
                              ? block
                              : 0;

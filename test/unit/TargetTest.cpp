@@ -466,6 +466,7 @@ TEST(TargetTest, Calibration) {
   // Without `cache_bytes` no stage's data counts as out of the caches,
   // and a sample without a streamed rate stands for both.
   EXPECT_EQ(calibration.cacheBytes, 0);
+  EXPECT_EQ(calibration.convBlock, 0);
   EXPECT_EQ(calibration.missFraction(1.0e9), 0);
   EXPECT_DOUBLE_EQ(
       calibration.throughput(KernelClass::Copy, 1.0e9, 0, /*streamed=*/true),
@@ -482,7 +483,7 @@ TEST(TargetTest, Calibration) {
 /// stage's data misses the caches in the share its footprint exceeds them.
 TEST(TargetTest, CalibrationStreamed) {
   const char *streamed = R"json({
-    "threads": 1, "call_overhead_s": 0, "cache_bytes": 1000,
+    "threads": 1, "call_overhead_s": 0, "cache_bytes": 1000, "conv_block": 16,
     "compute": {"matmul": [
       {"flops": 1.0e3, "flops_per_s": 1.0e10, "streamed_flops_per_s": 1.0e9},
       {"flops": 1.0e7, "flops_per_s": 1.0e11}]}
@@ -492,6 +493,7 @@ TEST(TargetTest, CalibrationStreamed) {
   ASSERT_TRUE(static_cast<bool>(target)) << llvm::toString(target.takeError());
   const DeviceCalibration &calibration = *target->device.calibration;
   EXPECT_EQ(calibration.cacheBytes, 1000);
+  EXPECT_EQ(calibration.convBlock, 16);
   EXPECT_DOUBLE_EQ(calibration.throughput(KernelClass::Matmul, 10), 1.0e10);
   EXPECT_DOUBLE_EQ(
       calibration.throughput(KernelClass::Matmul, 10, 0, /*streamed=*/true),
@@ -577,8 +579,13 @@ TEST(TargetTest, CalibrationErrors) {
             "number, got -1");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "gpu": {}})"),
             "bad.json: calibration.gpu: unknown field (expected description, "
-            "threads, call_overhead_s, cache_bytes, compute, memory, "
-            "stability)");
+            "threads, call_overhead_s, cache_bytes, conv_block, compute, "
+            "memory, stability)");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "conv_block": 12})"),
+            "bad.json: calibration.conv_block: expected 8 or 16, got 12");
+  EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "conv_block": 0})"),
+            "bad.json: calibration.conv_block: expected a positive number, "
+            "got 0");
   EXPECT_EQ(error(R"({"threads": 1, "call_overhead_s": 0, "cache_bytes": 0})"),
             "bad.json: calibration.cache_bytes: expected a positive number, "
             "got 0");

@@ -7,6 +7,9 @@
 
 #include "cleave/Analysis/Cost/CostModel.h"
 
+#include "cleave/Dialect/Cleave/IR/CleaveOps.h"
+#include "cleave/rt/Kernels.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
@@ -28,10 +31,22 @@ bool cleave::pricesPointwiseFused(const CostOptions &options,
   return options.fusePointwise || (device.kind == "cpu" && !training);
 }
 
+/// Seconds to reorder `bytes` (read and written) on `device`.
+static double getReorderTime(double bytes, const DeviceDescription &device) {
+  if (bytes <= 0)
+    return 0;
+  if (const std::optional<DeviceCalibration> &calibration = device.calibration;
+      calibration && !calibration->table(KernelClass::Transpose).empty())
+    return bytes / calibration->throughput(KernelClass::Transpose, bytes);
+  return bytes / (device.memoryBandwidth * device.memoryEfficiency);
+}
+
 Roofline cleave::getRoofline(double flops, double bytes, Precision precision,
                              const DeviceDescription &device,
-                             KernelClass kernelClass, double pixels) {
+                             KernelClass kernelClass, double pixels,
+                             double reorderBytes) {
   Roofline roofline;
+  roofline.reorderTime = getReorderTime(reorderBytes, device);
   // Work that moves and computes nothing (a view, a weight) calls no
   // kernel.
   if (const std::optional<DeviceCalibration> &calibration = device.calibration;
@@ -160,6 +175,44 @@ static LogicalResult checkStaticTensors(Operation *op) {
   return success();
 }
 
+ChannelBlocking cleave::getChannelBlocking(Operation *op,
+                                           const DeviceDescription &device) {
+  ChannelBlocking blocking;
+  auto conv = dyn_cast<ConvOp>(op);
+  const std::optional<DeviceCalibration> &calibration = device.calibration;
+  if (!conv || !calibration || calibration->convBlock <= 0)
+    return blocking;
+  auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  auto y = dyn_cast<RankedTensorType>(conv.getOutput().getType());
+  if (!x || !w || !y || !x.hasStaticShape() || !w.hasStaticShape() ||
+      !y.hasStaticShape() || x.getRank() != 4 || !x.getElementType().isF32())
+    return blocking;
+  const int64_t inChannels = x.getDimSize(1), outChannels = y.getDimSize(1);
+  // Depthwise ones are timed as programs run them, blocked or not.
+  if (w.getDimSize(1) == 1 && inChannels > 1)
+    return blocking;
+  if (y.getNumElements() * (w.getNumElements() / w.getDimSize(0)) <
+      CLEAVE_CONV_BLOCKED_MACS)
+    return blocking;
+  const int64_t block = calibration->convBlock;
+  auto padded = [&](int64_t channels) {
+    return static_cast<double>((channels + block - 1) / block * block);
+  };
+  // Fewer input channels than a block (an image's first convolution) take
+  // oneDNN's kernels for channels-last inputs, which pad nothing.
+  blocking.efficiency = (inChannels < block ? 1.0
+                                            : static_cast<double>(inChannels) /
+                                                  padded(inChannels)) *
+                        static_cast<double>(outChannels) / padded(outChannels);
+  // One input channel lies the same in either layout.
+  if (inChannels % block != 0 && inChannels > 1)
+    blocking.reorderBytes += 2.0 * static_cast<double>(getTensorBytes(x));
+  if (outChannels % block != 0)
+    blocking.reorderBytes += 2.0 * static_cast<double>(getTensorBytes(y));
+  return blocking;
+}
+
 double cleave::getConvolutionPixels(Operation *op, KernelClass kernelClass) {
   bool convolution = kernelClass == KernelClass::Conv ||
                      kernelClass == KernelClass::ConvPointwise ||
@@ -213,10 +266,11 @@ FailureOr<OpCost> cleave::getOpCost(Operation *op,
   result.precision = getComputePrecision(op, options);
   result.kernelClass = cost.getKernelClass();
   result.pixels = getConvolutionPixels(op, result.kernelClass);
-  result.roofline =
-      getRoofline(static_cast<double>(result.flops),
-                  static_cast<double>(result.bytesMoved()), result.precision,
-                  target.device, result.kernelClass, result.pixels);
+  result.blocking = getChannelBlocking(op, target.device);
+  result.roofline = getRoofline(
+      static_cast<double>(result.flops) / result.blocking.efficiency,
+      static_cast<double>(result.bytesMoved()), result.precision, target.device,
+      result.kernelClass, result.pixels, result.blocking.reorderBytes);
   return result;
 }
 

@@ -76,13 +76,18 @@ private:
              << " time=" << formatSeconds(cost->time()) << " "
              << (cost->roofline.isComputeBound() ? "compute-bound"
                                                  : "memory-bound");
-      // On a calibrated target, the table the time came from.
-      // On a calibrated target, the table the time came from, and what
-      // the call takes longer with its data out of the caches.
+      // On a calibrated target, the table the time came from, what the
+      // call takes longer with its data out of the caches, and a
+      // convolution's share of the channel blocks and its reorders.
       if (targetDescription->device.calibration)
         remark << " class=" << stringifyKernelClass(cost->kernelClass);
       if (cost->roofline.missTime > 0)
         remark << " miss=" << formatSeconds(cost->roofline.missTime);
+      if (cost->blocking.efficiency < 1)
+        remark << " blocks="
+               << llvm::formatv("{0:f3}", cost->blocking.efficiency).str();
+      if (cost->roofline.reorderTime > 0)
+        remark << " reorder=" << formatSeconds(cost->roofline.reorderTime);
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

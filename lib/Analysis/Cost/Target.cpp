@@ -504,7 +504,7 @@ static Error readCalibration(const ObjectReader &root,
     return reader.takeError();
   if (Error error = reader->checkKnownFields(
           {"description", "threads", "call_overhead_s", "cache_bytes",
-           "compute", "memory", "stability"}))
+           "conv_block", "compute", "memory", "stability"}))
     return error;
   if (Error error = readStability(*reader))
     return error;
@@ -526,6 +526,15 @@ static Error readCalibration(const ObjectReader &root,
     if (!cache)
       return cache.takeError();
     calibration.cacheBytes = *cache;
+  }
+  if (reader->object.get("conv_block")) {
+    Expected<int64_t> block = reader->getPositiveInteger("conv_block");
+    if (!block)
+      return block.takeError();
+    if (*block != 8 && *block != 16)
+      return reader->error("conv_block",
+                           "expected 8 or 16, got " + std::to_string(*block));
+    calibration.convBlock = *block;
   }
   if (Error error = readThroughputTables(*reader, "compute", true, calibration))
     return error;

@@ -68,27 +68,28 @@ def main():
     assert devices["memory_efficiency"] == 1
     calibration = calibrated["calibration"]
     assert set(calibration) == {"description", "threads", "call_overhead_s", "cache_bytes",
-                                "compute", "memory", "stability"}
+                                "conv_block", "compute", "memory", "stability"}
     # A level 2 cache of at least 64 KiB per thread.
     assert calibration["cache_bytes"] >= 65536 * threads, calibration["cache_bytes"]
     stability = calibration["stability"]
     assert set(stability) == {"reference", "flops", "flops_per_s", "drift"}, stability
     assert stability["reference"] == "matmul 128x512x512", stability
     assert stability["flops"] == 2 * 128 * 512 * 512, stability
-    # Depthwise convolutions a program holds in oneDNN's channel blocks
-    # (16 at x86-64-v4, else 8; large enough for oneDNN) are timed so, and
-    # labelled with the layout; the dense and pointwise ones in NCHW.
+    # Convolutions a program holds in oneDNN's channel blocks (16 at
+    # x86-64-v4, else 8, which the file names; large enough for oneDNN) are
+    # timed so, and labelled with the layout; the others in NCHW.
     block = 16 if devices["isa"] == "x86-64-v4" else 8
-    blocked = 0
+    assert calibration["conv_block"] == block, calibration["conv_block"]
+    blocked = {name: 0 for name in BY_MAP}
     for name in BY_MAP:
         for sample in calibration["compute"][name]:
             shape = sample["shape"].split()
             channels = int(shape[0][1:])
             macs = sample["flops"] / 2
-            want = name == "conv_depthwise" and channels % block == 0 and macs >= 2 ** 18
+            want = channels % block == 0 and macs >= 2 ** 18
             assert (shape[-1] == f"nChw{block}c") == want, (name, sample)
-            blocked += want
-    assert blocked > 0, "no blocked depthwise sample"
+            blocked[name] += want
+    assert all(blocked.values()), f"a table with no blocked sample: {blocked}"
     rates = stability["flops_per_s"]
     assert len(rates) == 2 and all(rate > 0 for rate in rates), rates
     drift = (max(rates) - min(rates)) / min(rates)

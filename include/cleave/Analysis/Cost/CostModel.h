@@ -89,9 +89,12 @@ struct Roofline {
   /// the share of it that its footprint makes miss
   /// (`DeviceCalibration::missFraction`).
   double missTime = 0;
+  /// What a convolution's reorders between NCHW and the kernels' channel
+  /// blocks take, in seconds, after its work (`getChannelBlocking`).
+  double reorderTime = 0;
 
   double time() const {
-    return std::max(computeTime, memoryTime) + overheadTime;
+    return std::max(computeTime, memoryTime) + overheadTime + reorderTime;
   }
   /// The time with `missFraction` of the data out of the caches.
   double time(double missFraction) const {
@@ -134,11 +137,33 @@ double getMatmulTileEfficiency(const MatmulOutputShape &shape,
 /// not known); at the resident rate, with `missTime` the difference to the
 /// streamed one. A class the calibration has no table for (and `Other`)
 /// keeps the roofline, plus the call overhead. Work of no FLOPs and no
-/// bytes (a view) costs nothing.
+/// bytes (a view) costs nothing. `reorderBytes` (read and written) of a
+/// convolution's reorders take `reorderTime`, at the calibration's
+/// transpose rate (the memory bandwidth without one).
 Roofline getRoofline(double flops, double bytes, Precision precision,
                      const DeviceDescription &device,
                      KernelClass kernelClass = KernelClass::Other,
-                     double pixels = 0);
+                     double pixels = 0, double reorderBytes = 0);
+
+/// How a convolution meets the channel blocks of a CPU's convolution
+/// kernels (`DeviceCalibration::convBlock`).
+struct ChannelBlocking {
+  /// The share of the kernel's work on real channels: the input and output
+  /// channels over their counts padded to whole blocks (1 where the block
+  /// divides both).
+  double efficiency = 1;
+  /// Bytes read and written to reorder the input or the output from NCHW
+  /// into the blocks and back, for each of them whose channels the block
+  /// does not divide: a program keeps only those that it divides blocked.
+  double reorderBytes = 0;
+};
+
+/// The channel blocking of `op` on `device`: that of a 2-D dense or grouped
+/// convolution large enough to run on oneDNN (CLEAVE_CONV_BLOCKED_MACS), on
+/// a CPU whose calibration ran its tables in the blocked layout; none
+/// otherwise.
+ChannelBlocking getChannelBlocking(mlir::Operation *op,
+                                   const DeviceDescription &device);
 
 /// The work of one op and its time on one device.
 struct OpCost {
@@ -154,6 +179,8 @@ struct OpCost {
   /// For a convolution, its output positions per image (the result's
   /// spatial dimensions multiplied); 0 for other ops.
   double pixels = 0;
+  /// For a convolution on a CPU, how it meets the kernels' channel blocks.
+  ChannelBlocking blocking;
   Roofline roofline;
 
   int64_t bytesMoved() const { return bytesRead + bytesWritten; }

@@ -126,6 +126,11 @@ struct DeviceCalibration {
   /// stage's weights and activations stays in them from one step to the
   /// next. 0 where the file does not say (every call priced resident).
   int64_t cacheBytes = 0;
+  /// The channel block (8 or 16) of the kernels that ran the convolution
+  /// tables: those of channels it divides ran in that blocked layout, as
+  /// programs hold their activations. 0 where the file does not say (an
+  /// older calibration, whose dense and pointwise samples ran in NCHW).
+  int64_t convBlock = 0;
   /// Per `KernelClass`, samples by ascending size; empty where the file
   /// gives none (the class is priced by the roofline).
   std::array<std::vector<ThroughputSample>, kNumKernelClasses> tables;

@@ -78,6 +78,10 @@ struct CpuCalibration {
   /// The private cache (level 2) of the cores the threads run on, all
   /// together: what a program keeps of its data from one call to the next.
   int64_t cacheBytes = 0;
+  /// The channel block of oneDNN's kernels at `cpuLevel` (16 at level 4,
+  /// else 8): the convolutions of the tables whose channels it divides
+  /// ran on activations in that block, as a program holds them.
+  int64_t convBlock = 0;
   std::vector<ThroughputTable> tables;
   /// Wall time the measurement took, in seconds.
   double elapsedSeconds = 0;
