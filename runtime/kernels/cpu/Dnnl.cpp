@@ -687,9 +687,9 @@ int32_t runMatmulPlan(CleaveContext *ctx, KernelCache &cache, MatmulPlan &plan,
 }
 
 /// Below this many multiply-adds (about 20 us on one core) a convolution
-/// runs on one thread: waking the team (kParallelGrain) costs more than it
-/// saves.
-constexpr int64_t kParallelMacs = int64_t(1) << 20;
+/// runs on one thread where threads sleep, an eighth of it where they spin:
+/// waking the team (kParallelGrain) costs more than it saves.
+const int64_t kParallelMacs = parallelWork(int64_t(1) << 20);
 
 /// Caps oneDNN's instructions at x86-64 level `level`, once per process.
 void capInstructions(int32_t level) {

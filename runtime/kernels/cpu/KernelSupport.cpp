@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <strings.h>
 
 extern "C" void openblas_set_num_threads(int numThreads);
 
@@ -49,6 +51,24 @@ int numThreads(CleaveContext *ctx) {
   useSingleThreadedBlas();
   int threads = cleave_rt_num_threads(ctx);
   return threads > 0 ? threads : 1;
+}
+
+bool waitsSpin(const char *policy, const char *spinCount) {
+  if (policy && strcasecmp(policy, "passive") == 0)
+    return false;
+  if (spinCount) {
+    char *end = nullptr;
+    const long long count = std::strtoll(spinCount, &end, 10);
+    if (end != spinCount && *end == '\0' && count == 0)
+      return false;
+  }
+  return true;
+}
+
+bool threadsSpin() {
+  static const bool spin =
+      waitsSpin(std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT"));
+  return spin;
 }
 
 void useSingleThreadedBlas() {

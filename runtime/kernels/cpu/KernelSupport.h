@@ -98,17 +98,34 @@ void useSingleThreadedBlas();
 /// Row-major strides of `shape[0..rank)` in elements.
 void rowMajorStrides(const int64_t *shape, int32_t rank, int64_t *strides);
 
-/// Work below which an OpenMP loop runs on one thread. cleave's OpenMP
-/// threads sleep while they wait (OMP_WAIT_POLICY=PASSIVE), and waking one
-/// for a region took 11 us back to back and 23 us after 200 us of other
-/// work on a 2-vCPU virtual machine (1.8-2.1 us for spinning threads): a
-/// second thread pays only on loops of tens of microseconds, tens of
-/// thousands of elements. docs/PERFORMANCE.md, "Fewer teams at 2 threads".
-constexpr int64_t kParallelGrain = 1 << 16;
+/// Whether OpenMP threads spin while they wait under OMP_WAIT_POLICY
+/// `policy` and GOMP_SPINCOUNT `spinCount` (null where unset), as libgomp
+/// reads them: unless the policy is PASSIVE or the count is 0.
+bool waitsSpin(const char *policy, const char *spinCount);
+
+/// waitsSpin of this process's environment when the runtime loaded (cleave
+/// run, cleave-worker and `import cleave` choose the waits before it does).
+bool threadsSpin();
+
+/// `sleeping` where waiting threads sleep; an eighth of it where they spin.
+inline int64_t parallelWork(int64_t sleeping) {
+  return threadsSpin() ? sleeping / 8 : sleeping;
+}
+
+/// Work below which an OpenMP loop runs on one thread, fixed when the
+/// runtime loads. Waking a sleeping thread for a region took 11 us back to
+/// back and 23 us after 200 us of other work on a 2-vCPU virtual machine,
+/// 1.8-2.1 us for a spinning one: with sleeping threads a second thread
+/// pays only on loops of tens of microseconds, tens of thousands of
+/// elements (docs/PERFORMANCE.md, "Fewer teams at 2 threads"); with
+/// spinning ones an eighth of that ("Smaller teams' work where threads
+/// spin").
+inline const int64_t kParallelGrain = parallelWork(int64_t(1) << 16);
 
 /// Multiply-adds below which a matrix product, or a batch of them, runs on
-/// one thread: about 20 us on one core, as for kParallelGrain.
-constexpr int64_t kParallelProductWork = int64_t(1) << 19;
+/// one thread: about 20 us on one core, as for kParallelGrain, with
+/// sleeping threads.
+inline const int64_t kParallelProductWork = parallelWork(int64_t(1) << 19);
 
 /// Whether a kernel of `threads` threads should fork a team for a loop it
 /// judged worth splitting (`worth`). Where it should not, the loop must run

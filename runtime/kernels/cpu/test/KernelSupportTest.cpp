@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include <omp.h>
@@ -70,3 +71,21 @@ TEST(KernelSupportTest, ParallelRegionSplitsItsLoopsOnlyWhereItForks) {
 }
 
 } // namespace
+
+// Waiting threads spin unless OMP_WAIT_POLICY is PASSIVE (in any case) or
+// GOMP_SPINCOUNT is 0, as libgomp reads them; the work below which a loop
+// or a product stays on one thread is an eighth where they spin.
+TEST(KernelSupportTest, ThreadsSpinAsLibgompReadsTheEnvironment) {
+  using namespace cleave::cpu;
+  EXPECT_TRUE(waitsSpin(nullptr, nullptr));
+  EXPECT_TRUE(waitsSpin("ACTIVE", nullptr));
+  EXPECT_TRUE(waitsSpin(nullptr, "30000"));
+  EXPECT_TRUE(waitsSpin(nullptr, "infinite"));
+  EXPECT_FALSE(waitsSpin("PASSIVE", nullptr));
+  EXPECT_FALSE(waitsSpin("passive", "30000"));
+  EXPECT_FALSE(waitsSpin(nullptr, "0"));
+  EXPECT_EQ(threadsSpin(), waitsSpin(std::getenv("OMP_WAIT_POLICY"),
+                                     std::getenv("GOMP_SPINCOUNT")));
+  EXPECT_EQ(kParallelGrain, threadsSpin() ? (1 << 16) / 8 : 1 << 16);
+  EXPECT_EQ(kParallelProductWork, threadsSpin() ? (1 << 19) / 8 : 1 << 19);
+}
