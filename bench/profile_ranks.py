@@ -14,6 +14,12 @@ per configuration the measured and predicted step and the cost model's
 error ((predicted - measured) / measured), and per model the step on 1, 2
 and 4 ranks with the speed-up of 2 and 4 ranks over 1.
 
+``--onnx FILE`` (repeatable) profiles an ONNX file of fixed input shapes
+too, say a deployed-size export of ``bench/runtime_vs_onnxruntime.py
+--realistic`` (its inputs are random: standard normal floats, integers
+1), named by its file; with ``--onnx`` and no ``--models``, only the
+files run.
+
 ``--target`` compiles for another target file than the ``cpu`` preset (one
 ``cleave calibrate`` wrote, say; the header then says how far the
 calibration's reference product drifted while it was measured), and ``--configs`` runs only the
@@ -179,6 +185,37 @@ def export(name: str, workdir: Path, batch: int | None) -> tuple[Path, list[str]
     return model, inputs
 
 
+def onnx_inputs(path: Path, workdir: Path) -> list[str]:
+    """--input arguments of random values for the graph inputs of `path`
+    (standard normal floats, integers 1); exits naming the input where one
+    has a dimension that is not fixed."""
+    import onnx
+    from onnx import helper
+
+    if not path.is_file():
+        sys.exit(f"profile_ranks.py: --onnx {path}: no such file")
+    graph = onnx.load(str(path), load_external_data=False).graph
+    initializers = {init.name for init in graph.initializer}
+    rng = np.random.default_rng(0)
+    inputs = []
+    for value in graph.input:
+        if value.name in initializers:
+            continue
+        tensor = value.type.tensor_type
+        shape = [dim.dim_value if dim.HasField("dim_value") else 0
+                 for dim in tensor.shape.dim]
+        if any(size <= 0 for size in shape):
+            sys.exit(f"profile_ranks.py: --onnx {path}: input '{value.name}' has a "
+                     "dimension that is not fixed; export it at a fixed size")
+        dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        array = (rng.standard_normal(shape).astype(dtype) if dtype.kind == "f"
+                 else np.ones(shape, dtype))
+        file = workdir / f"{path.stem}.{len(inputs)}.npy"
+        np.save(file, array)
+        inputs.append(f"{value.name}={file}")
+    return inputs
+
+
 def first_error(text: str) -> str:
     for line in text.splitlines():
         if "error" in line:
@@ -220,7 +257,11 @@ def percent(value) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="registry models (default: all, or none with --onnx)")
+    parser.add_argument("--onnx", type=Path, action="append", default=[],
+                        help="an ONNX file of fixed input shapes to profile too "
+                        "(repeatable)")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--cleave", type=Path, default=REPO / "build" / "bin" / "cleave")
     parser.add_argument("--worker", type=Path, default=None,
@@ -237,6 +278,10 @@ def main() -> int:
     parser.add_argument("--configs", nargs="+", default=None,
                         help="run only the configurations of these labels ('1', '2 pp2', ...)")
     args = parser.parse_args()
+    if args.models is None:
+        args.models = [] if args.onnx else MODELS
+    if args.onnx and args.batch:
+        parser.error("--onnx: a file's batch is its own; leave out --batch")
     configs = BATCH_CONFIGS if args.batch else CONFIGS
     if args.configs:
         unknown = set(args.configs) - {label for label, _, _ in configs}
@@ -247,6 +292,9 @@ def main() -> int:
         args.worker = args.cleave.parent / "cleave-worker"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cleave-profile-ranks-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    # The files' inputs first, so that a bad file stops the run before it
+    # starts.
+    files = {path.stem: (path.resolve(), onnx_inputs(path, workdir)) for path in args.onnx}
 
     cores = os.cpu_count() or 1
     threads = (f"{args.threads} kernel thread(s) per rank" if args.threads
@@ -267,8 +315,9 @@ def main() -> int:
     print(f"{'model':<14}{'ranks':<12}{'measured ms':>12}{'predicted ms':>14}{'error %':>9}"
           + (f"{'speed':>7}{'at speed %':>11}" if speed else "")
           + "  per stage: measured / predicted ms")
-    for name in args.models:
-        model, inputs = export(name, workdir, args.batch)
+    models = list(args.models) + list(files)
+    for name in models:
+        model, inputs = files[name] if name in files else export(name, workdir, args.batch)
         results[name] = {}
         for label, devices, options in configs:
             factor = speed.measure() if speed else None
@@ -295,7 +344,7 @@ def main() -> int:
         return result["summary"]["step"] if result and result["status"] == "ok" else None
 
     if not args.batch:
-        summarise_ranks(args.models, step)
+        summarise_ranks(models, step)
     else:
         summarise_batch(args.models, step, args.batch)
     if args.json:
