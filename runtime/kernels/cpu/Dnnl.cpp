@@ -257,8 +257,12 @@ dnnl::primitive_attr epilogueAttributes(const Epilogue &epilogue) {
 /// waking the team costs more than a copy this small takes: at 2 threads,
 /// bench/runtime_vs_onnxruntime.py gave resnet 2.13 and 2.07 times
 /// onnxruntime's time with parallel reorders and 1.55 and 1.73 with
-/// these serial, efficientnet_b0 1.31-1.33 and 1.20-1.29.
-constexpr size_t kSerialReorderBytes = size_t(1) << 20;
+/// these serial, efficientnet_b0 1.31-1.33 and 1.20-1.29. Where threads
+/// spin, an eighth of it (parallelWork): MobileNetV2 (width 0.25, 32x32)
+/// at batch 8 on 2 threads, medians of rounds of `cleave run --repeat
+/// 300`, 0.829 -> 0.662 and 0.505 -> 0.472 ms.
+const size_t kSerialReorderBytes =
+    static_cast<size_t>(parallelWork(int64_t(1) << 20));
 
 /// Copies `bytes` of `from` to `to`, split over the context's threads where
 /// they are many (the residual a sum post-op reads from Y).
