@@ -182,6 +182,12 @@ ChannelBlocking cleave::getChannelBlocking(Operation *op,
   const std::optional<DeviceCalibration> &calibration = device.calibration;
   if (!conv || !calibration || calibration->convBlock <= 0)
     return blocking;
+  // Depthwise ones are timed as programs run them, blocked or not; 1-D
+  // ones have a table of their own.
+  KernelClass kernelClass = cast<CostInterface>(op).getKernelClass();
+  if (kernelClass != KernelClass::Conv &&
+      kernelClass != KernelClass::ConvPointwise)
+    return blocking;
   auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
   auto y = dyn_cast<RankedTensorType>(conv.getOutput().getType());
@@ -189,9 +195,6 @@ ChannelBlocking cleave::getChannelBlocking(Operation *op,
       !y.hasStaticShape() || x.getRank() != 4 || !x.getElementType().isF32())
     return blocking;
   const int64_t inChannels = x.getDimSize(1), outChannels = y.getDimSize(1);
-  // Depthwise ones are timed as programs run them, blocked or not.
-  if (w.getDimSize(1) == 1 && inChannels > 1)
-    return blocking;
   if (y.getNumElements() * (w.getNumElements() / w.getDimSize(0)) <
       CLEAVE_CONV_BLOCKED_MACS)
     return blocking;

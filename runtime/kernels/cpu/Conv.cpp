@@ -525,9 +525,37 @@ copyRuns(const float *__restrict from, int64_t fromStride, float *__restrict to,
       to[r * toStride + i] = from[r * fromStride + i];
 }
 
+/// gemmConv's products image by image.
 int32_t gemmConvByImage(CleaveContext *ctx, const ConvShape &shape,
                         const float *x, const float *w, float *y,
-                        bool pointwise, int threads);
+                        bool pointwise, int threads) {
+  const WindowGeometry &g = shape.window;
+  const int64_t cg = g.channels / shape.group;
+  const int64_t mg = shape.outChannels / shape.group;
+  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
+  float *col = nullptr;
+  if (!pointwise) {
+    col = static_cast<float *>(
+        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
+    if (!col)
+      return 1;
+  }
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < shape.group; ++grp) {
+      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
+      const float *wg = w + grp * mg * cg * kernelSize;
+      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
+      const float *rhs = xg;
+      if (!pointwise) {
+        im2col(g, cg, xg, col, threads);
+        rhs = col;
+      }
+      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
+            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
+    }
+  }
+  return 0;
+}
 
 /// im2col + sgemm, 1x1 stride-1 windows straight from the input. Small
 /// maps of a batch go as one product per group over every image's columns
@@ -579,38 +607,6 @@ int32_t gemmConv(CleaveContext *ctx, const ConvShape &shape, const float *x,
       return status;
   }
   finishPlanes(bias, epilogue, y, g.batch, shape.outChannels, outSize, threads);
-  return 0;
-}
-
-/// gemmConv's products image by image.
-int32_t gemmConvByImage(CleaveContext *ctx, const ConvShape &shape,
-                        const float *x, const float *w, float *y,
-                        bool pointwise, int threads) {
-  const WindowGeometry &g = shape.window;
-  const int64_t cg = g.channels / shape.group;
-  const int64_t mg = shape.outChannels / shape.group;
-  const int64_t kernelSize = g.kernelSize(), outSize = g.outSize();
-  float *col = nullptr;
-  if (!pointwise) {
-    col = static_cast<float *>(
-        cleave_rt_scratch(ctx, sizeof(float) * cg * kernelSize * outSize));
-    if (!col)
-      return 1;
-  }
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t grp = 0; grp < shape.group; ++grp) {
-      const float *xg = x + (n * g.channels + grp * cg) * g.inSize();
-      const float *wg = w + grp * mg * cg * kernelSize;
-      float *yg = y + (n * shape.outChannels + grp * mg) * outSize;
-      const float *rhs = xg;
-      if (!pointwise) {
-        im2col(g, cg, xg, col, threads);
-        rhs = col;
-      }
-      sgemm(threads, false, false, mg, outSize, cg * kernelSize, 1.0f, wg,
-            cg * kernelSize, rhs, outSize, 0.0f, yg, outSize);
-    }
-  }
   return 0;
 }
 
